@@ -1,0 +1,157 @@
+//! Byte layout of table rows inside table blocks.
+//!
+//! Each row is a varint length followed by its fields, so a newer minor version can
+//! append fields that an older reader skips.
+
+use crate::bytes::{ByteReader, ByteWriter, ReadFail};
+use crate::ids::{FrameId, StringId, Tgid, Tid, Timestamp};
+use crate::tables::{Frame, FrameSpace, Mapping, ProcessInfo, Stack, ThreadInfo};
+
+/// A table row type that can be written to and read from a table block.
+pub trait Row: Sized {
+    /// Encode the fields (without the length prefix).
+    fn encode(&self, w: &mut ByteWriter);
+    /// Decode the fields from exactly the row's bytes.
+    fn decode(r: &mut ByteReader<'_>) -> Result<Self, ReadFail>;
+}
+
+/// Append a row with its length prefix.
+pub fn put_row<T: Row>(w: &mut ByteWriter, scratch: &mut ByteWriter, row: &T) {
+    scratch.buf.clear();
+    row.encode(scratch);
+    w.bytes(&scratch.buf);
+}
+
+/// Read a length-prefixed row.
+pub fn get_row<T: Row>(r: &mut ByteReader<'_>) -> Result<T, ReadFail> {
+    let body = r.bytes()?;
+    T::decode(&mut ByteReader::new(body))
+}
+
+impl Row for String {
+    fn encode(&self, w: &mut ByteWriter) {
+        w.buf.extend_from_slice(self.as_bytes());
+    }
+    fn decode(r: &mut ByteReader<'_>) -> Result<Self, ReadFail> {
+        let b = r.take(r.remaining())?;
+        std::str::from_utf8(b)
+            .map(str::to_owned)
+            .map_err(|_| ReadFail::BadUtf8)
+    }
+}
+
+impl Row for ThreadInfo {
+    fn encode(&self, w: &mut ByteWriter) {
+        w.varint(self.tid.0 as u64);
+        w.varint(self.tgid.0 as u64);
+        w.varint(self.since.0);
+        w.varint(self.comm.0 as u64);
+    }
+    fn decode(r: &mut ByteReader<'_>) -> Result<Self, ReadFail> {
+        Ok(ThreadInfo {
+            tid: Tid(r.varint_u32()?),
+            tgid: Tgid(r.varint_u32()?),
+            since: Timestamp(r.varint()?),
+            comm: StringId(r.varint_u32()?),
+        })
+    }
+}
+
+impl Row for ProcessInfo {
+    fn encode(&self, w: &mut ByteWriter) {
+        w.varint(self.tgid.0 as u64);
+        w.varint(self.parent.map_or(0, |p| p.0 as u64 + 1));
+        w.varint(self.since.0);
+        w.varint(self.exe.0 as u64);
+        w.varint(self.cmdline.0 as u64);
+    }
+    fn decode(r: &mut ByteReader<'_>) -> Result<Self, ReadFail> {
+        let tgid = Tgid(r.varint_u32()?);
+        let parent = match r.varint()? {
+            0 => None,
+            p => Some(Tgid(u32::try_from(p - 1).map_err(|_| ReadFail::BadVarint)?)),
+        };
+        Ok(ProcessInfo {
+            tgid,
+            parent,
+            since: Timestamp(r.varint()?),
+            exe: StringId(r.varint_u32()?),
+            cmdline: StringId(r.varint_u32()?),
+        })
+    }
+}
+
+impl Row for Mapping {
+    fn encode(&self, w: &mut ByteWriter) {
+        w.varint(self.tgid.0 as u64);
+        w.varint(self.since.0);
+        w.varint(self.start);
+        w.varint(self.end);
+        w.varint(self.file_offset);
+        w.varint(self.path.0 as u64);
+        w.bytes(&self.build_id);
+    }
+    fn decode(r: &mut ByteReader<'_>) -> Result<Self, ReadFail> {
+        Ok(Mapping {
+            tgid: Tgid(r.varint_u32()?),
+            since: Timestamp(r.varint()?),
+            start: r.varint()?,
+            end: r.varint()?,
+            file_offset: r.varint()?,
+            path: StringId(r.varint_u32()?),
+            build_id: r.bytes()?.to_vec(),
+        })
+    }
+}
+
+impl Row for Frame {
+    fn encode(&self, w: &mut ByteWriter) {
+        // Space: 0 = kernel, tgid + 1 = user.
+        w.varint(match self.space {
+            FrameSpace::Kernel => 0,
+            FrameSpace::User { tgid } => tgid.0 as u64 + 1,
+        });
+        w.varint(self.addr);
+        w.varint(self.module.0 as u64);
+        w.varint(self.symbol.0 as u64);
+        w.varint(self.sym_offset);
+    }
+    fn decode(r: &mut ByteReader<'_>) -> Result<Self, ReadFail> {
+        let space = match r.varint()? {
+            0 => FrameSpace::Kernel,
+            t => FrameSpace::User {
+                tgid: Tgid(u32::try_from(t - 1).map_err(|_| ReadFail::BadVarint)?),
+            },
+        };
+        Ok(Frame {
+            space,
+            addr: r.varint()?,
+            module: StringId(r.varint_u32()?),
+            symbol: StringId(r.varint_u32()?),
+            sym_offset: r.varint()?,
+        })
+    }
+}
+
+impl Row for Stack {
+    fn encode(&self, w: &mut ByteWriter) {
+        w.u8(self.truncated as u8);
+        w.varint(self.frames.len() as u64);
+        for f in &self.frames {
+            w.varint(f.0 as u64);
+        }
+    }
+    fn decode(r: &mut ByteReader<'_>) -> Result<Self, ReadFail> {
+        let truncated = r.u8()? != 0;
+        let n = r.varint()?;
+        // Each frame takes at least one byte: cap the allocation by what is left.
+        if n > r.remaining() as u64 {
+            return Err(ReadFail::Eof);
+        }
+        let mut frames = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            frames.push(FrameId(r.varint_u32()?));
+        }
+        Ok(Stack { frames, truncated })
+    }
+}

@@ -1,0 +1,172 @@
+//! Tables stored once per trace: strings, threads, processes, mappings, frames, stacks.
+//!
+//! Events refer to table rows by id. Rows are appended while recording and written in
+//! table blocks interleaved with event chunks (so a salvaged file keeps most of them);
+//! a reader concatenates all blocks of a table into one [`Tables`].
+
+use crate::ids::{FrameId, StackId, StringId, Tgid, Tid, Timestamp};
+use serde::{Deserialize, Serialize};
+
+/// A thread's identity from `since` on: its process and its name. A thread that renames
+/// itself (or execs) has several rows; the latest row not after a time applies then.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadInfo {
+    /// The thread.
+    pub tid: Tid,
+    /// Its process.
+    pub tgid: Tgid,
+    /// From when this row holds (0 if from before the recording).
+    pub since: Timestamp,
+    /// Thread name (`comm`).
+    pub comm: StringId,
+}
+
+/// A process from `since` on: parent, executable and command line.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessInfo {
+    /// The process.
+    pub tgid: Tgid,
+    /// Its parent, if known.
+    pub parent: Option<Tgid>,
+    /// From when this row holds (0 if from before the recording); a new row after exec.
+    pub since: Timestamp,
+    /// Path of the executable.
+    pub exe: StringId,
+    /// Command line, arguments separated by spaces.
+    pub cmdline: StringId,
+}
+
+/// An executable memory mapping of a process, for offline symbolization.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mapping {
+    /// The process.
+    pub tgid: Tgid,
+    /// From when the mapping exists (0 if from before the recording).
+    pub since: Timestamp,
+    /// First address.
+    pub start: u64,
+    /// One past the last address.
+    pub end: u64,
+    /// Offset in the file of `start`.
+    pub file_offset: u64,
+    /// Path of the mapped file.
+    pub path: StringId,
+    /// GNU build ID of the file, empty if unknown.
+    pub build_id: Vec<u8>,
+}
+
+/// Whose address space a frame's address is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "space", rename_all = "snake_case")]
+pub enum FrameSpace {
+    /// The kernel.
+    Kernel,
+    /// A user process.
+    User {
+        /// The process.
+        tgid: Tgid,
+    },
+}
+
+/// One code address of a stack, symbolized when the trace was written.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Frame {
+    /// Address space of `addr`.
+    pub space: FrameSpace,
+    /// The instruction address.
+    pub addr: u64,
+    /// File (module) the address is in; empty string if unknown.
+    pub module: StringId,
+    /// Function name; empty string if unknown.
+    pub symbol: StringId,
+    /// `addr` minus the function's start (0 if unknown).
+    pub sym_offset: u64,
+}
+
+/// A deduplicated call stack.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Stack {
+    /// Frames, innermost (leaf) first.
+    pub frames: Vec<FrameId>,
+    /// The walk stopped before reaching the outermost frame (depth budget, unwind
+    /// failure or scope), so this is not the whole stack.
+    pub truncated: bool,
+}
+
+/// All tables of a trace.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tables {
+    /// Strings by [`StringId`]; id 0 is always the empty string.
+    pub strings: Vec<String>,
+    /// Thread rows, in the order written.
+    pub threads: Vec<ThreadInfo>,
+    /// Process rows, in the order written.
+    pub processes: Vec<ProcessInfo>,
+    /// Mapping rows, in the order written.
+    pub mappings: Vec<Mapping>,
+    /// Frames by [`FrameId`].
+    pub frames: Vec<Frame>,
+    /// Stacks by [`StackId`].
+    pub stacks: Vec<Stack>,
+}
+
+/// Shown for ids that point past the end of a table (a damaged or salvaged trace).
+pub const MISSING: &str = "<missing>";
+
+impl Tables {
+    /// The string with this id, or [`MISSING`].
+    pub fn string(&self, id: StringId) -> &str {
+        self.strings
+            .get(id.0 as usize)
+            .map(String::as_str)
+            .unwrap_or(MISSING)
+    }
+
+    /// The frame with this id.
+    pub fn frame(&self, id: FrameId) -> Option<&Frame> {
+        self.frames.get(id.0 as usize)
+    }
+
+    /// The stack with this id.
+    pub fn stack(&self, id: StackId) -> Option<&Stack> {
+        self.stacks.get(id.0 as usize)
+    }
+
+    /// The thread row in force for `tid` at `ts`: the latest one with `since <= ts`, or
+    /// failing that the earliest one.
+    pub fn thread_at(&self, tid: Tid, ts: Timestamp) -> Option<&ThreadInfo> {
+        let mut best: Option<&ThreadInfo> = None;
+        let mut earliest: Option<&ThreadInfo> = None;
+        for t in self.threads.iter().filter(|t| t.tid == tid) {
+            if t.since <= ts && best.is_none_or(|b| t.since >= b.since) {
+                best = Some(t);
+            }
+            if earliest.is_none_or(|e| t.since < e.since) {
+                earliest = Some(t);
+            }
+        }
+        best.or(earliest)
+    }
+
+    /// Thread name of `tid` at `ts`, or `None` if the trace does not know the thread.
+    pub fn comm_at(&self, tid: Tid, ts: Timestamp) -> Option<&str> {
+        self.thread_at(tid, ts).map(|t| self.string(t.comm))
+    }
+
+    /// Symbolized text of a frame: `symbol+0xoff (module)` or the hex address.
+    pub fn frame_text(&self, id: FrameId) -> String {
+        match self.frame(id) {
+            None => MISSING.to_string(),
+            Some(f) => {
+                let sym = self.string(f.symbol);
+                let module = self.string(f.module);
+                let module = module.rsplit('/').next().unwrap_or(module);
+                match (sym.is_empty(), module.is_empty()) {
+                    (false, _) => format!("{sym}+{:#x}", f.sym_offset),
+                    (true, false) => format!("{:#x} ({module})", f.addr),
+                    (true, true) => format!("{:#x}", f.addr),
+                }
+            }
+        }
+    }
+}

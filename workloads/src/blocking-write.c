@@ -1,0 +1,259 @@
+/*
+ * blocking-write - a consumer that fsync()s every request (wPerf Figure 1).
+ *
+ * Problem: a "producer" thread builds requests (~10 us of CPU each) and
+ * hands them through a bounded queue (mutex + condvar, capacity 16) to a
+ * "consumer" thread that encodes (~10 us) and writes each 4 KiB request to
+ * a log file and calls fsync() after every single write.  The consumer and the disk take turns:
+ * while the disk flushes, the consumer sleeps, and while the consumer
+ * works, the disk is idle.  Neither is saturated, yet together they bound
+ * throughput.
+ *
+ * Expected diagnosis: the wait-for graph has a knot {consumer, disk}; the
+ * consumer -> disk edge carries the fsync() stack, disk -> consumer is the
+ * device waiting for new I/O (not optimisable).  The producer waits
+ * longest (blocked on the full queue) but it is outside the knot and is
+ * NOT the bottleneck.
+ *
+ * --fixed: the consumer drains every queued request, writes them all and
+ * calls fsync() once per batch (group commit), so the flush cost is shared
+ * by up to 16 requests and the consumer's CPU work becomes the limit.
+ *
+ * The log file lives in --dir (default: the current directory if writable,
+ * else /tmp, else /var/tmp -- skipping tmpfs, where fsync is a no-op) and
+ * is removed at exit.
+ */
+#include "common.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#ifndef TMPFS_MAGIC
+#define TMPFS_MAGIC 0x01021994
+#endif
+#ifndef RAMFS_MAGIC
+#define RAMFS_MAGIC 0x858458f6
+#endif
+
+#define REQ_SIZE 4096
+#define QUEUE_CAP 16
+/* The log is a 16 MiB ring so a long run never fills the disk. */
+#define LOG_SLOTS 4096
+
+static int produce_us = 10; /* producer CPU per request */
+/* Consumer CPU per request (wPerf's funB); kept below the fsync cost so the
+ * flush dominates the consumer's cycle. */
+static int encode_us = 10;
+
+struct queue {
+	pthread_mutex_t lock;
+	pthread_cond_t not_empty, not_full;
+	unsigned head, count;
+	int closed;
+	unsigned char slot[QUEUE_CAP][REQ_SIZE];
+};
+
+static struct queue q = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.not_empty = PTHREAD_COND_INITIALIZER,
+	.not_full = PTHREAD_COND_INITIALIZER,
+};
+
+static struct wl_args args;
+static int log_fd = -1;
+static char log_path[4096];
+
+static uint64_t persisted; /* written by the consumer only */
+static uint64_t fsync_calls;
+static int64_t fsync_ns;
+
+/* ---- log file ---------------------------------------------------- */
+
+static int is_memory_fs(const char *dir)
+{
+	struct statfs sfs;
+	if (statfs(dir, &sfs) != 0)
+		return 0;
+	return sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC;
+}
+
+static const char *pick_dir(const char *requested)
+{
+	if (requested) {
+		if (is_memory_fs(requested))
+			fprintf(stderr, "blocking-write: warning: %s is tmpfs/ramfs, "
+					"fsync will not block\n", requested);
+		return requested;
+	}
+	static const char *const candidates[] = { ".", "/tmp", "/var/tmp" };
+	for (size_t i = 0; i < sizeof candidates / sizeof *candidates; i++)
+		if (access(candidates[i], W_OK) == 0 && !is_memory_fs(candidates[i]))
+			return candidates[i];
+	wl_die("blocking-write: no writable disk-backed directory; use --dir");
+}
+
+/* The file must not outlive an interrupted run. */
+static void on_signal(int sig)
+{
+	if (log_path[0])
+		unlink(log_path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void open_log(const char *dir)
+{
+	snprintf(log_path, sizeof log_path, "%s/causeway-blocking-write.XXXXXX", dir);
+	log_fd = mkstemp(log_path);
+	if (log_fd < 0) {
+		int e = errno;
+		log_path[0] = 0;
+		wl_die("blocking-write: cannot create a file in %s: %s", dir,
+		       strerror(e));
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+}
+
+static __attribute__((noinline)) void write_record(const unsigned char *rec,
+						  uint64_t seq)
+{
+	wl_burn_ns(encode_us * WL_NS_PER_US); /* checksum / framing stand-in */
+	off_t off = (off_t)(seq % LOG_SLOTS) * REQ_SIZE;
+	ssize_t n = pwrite(log_fd, rec, REQ_SIZE, off);
+	if (n != REQ_SIZE)
+		wl_die("blocking-write: write: %s", n < 0 ? strerror(errno) : "short");
+}
+
+/* Kept out of line so the flush is an obvious frame in stacks. */
+static __attribute__((noinline)) void flush_log(void)
+{
+	int64_t t0 = wl_now_ns();
+	if (fsync(log_fd) != 0)
+		wl_die("blocking-write: fsync: %s", strerror(errno));
+	fsync_ns += wl_now_ns() - t0;
+	fsync_calls++;
+}
+
+/* ---- producer ---------------------------------------------------- */
+
+static __attribute__((noinline)) void build_request(unsigned char *req, uint64_t seq)
+{
+	wl_burn_ns(produce_us * WL_NS_PER_US); /* parsing / validation stand-in */
+	memset(req, (int)(seq & 0xff), REQ_SIZE);
+	memcpy(req, &seq, sizeof seq);
+}
+
+static void *producer_main(void *unused)
+{
+	(void)unused;
+	wl_name_thread("producer");
+	unsigned char req[REQ_SIZE];
+
+	for (uint64_t seq = 0; !wl_time_up(&args); seq++) {
+		build_request(req, seq);
+
+		pthread_mutex_lock(&q.lock);
+		while (q.count == QUEUE_CAP)
+			pthread_cond_wait(&q.not_full, &q.lock);
+		memcpy(q.slot[(q.head + q.count) % QUEUE_CAP], req, REQ_SIZE);
+		q.count++;
+		pthread_cond_signal(&q.not_empty);
+		pthread_mutex_unlock(&q.lock);
+	}
+
+	pthread_mutex_lock(&q.lock);
+	q.closed = 1;
+	pthread_cond_signal(&q.not_empty);
+	pthread_mutex_unlock(&q.lock);
+	return NULL;
+}
+
+/* ---- consumer ---------------------------------------------------- */
+
+/*
+ * Takes up to `max` requests out of the queue into `out`; returns 0 once
+ * the producer has closed the queue and it is empty.
+ */
+static unsigned dequeue(unsigned char (*out)[REQ_SIZE], unsigned max)
+{
+	pthread_mutex_lock(&q.lock);
+	while (q.count == 0 && !q.closed)
+		pthread_cond_wait(&q.not_empty, &q.lock);
+	unsigned n = q.count < max ? q.count : max;
+	for (unsigned i = 0; i < n; i++) {
+		memcpy(out[i], q.slot[q.head], REQ_SIZE);
+		q.head = (q.head + 1) % QUEUE_CAP;
+	}
+	q.count -= n;
+	if (n)
+		pthread_cond_signal(&q.not_full);
+	pthread_mutex_unlock(&q.lock);
+	return n;
+}
+
+static void *consumer_main(void *unused)
+{
+	(void)unused;
+	wl_name_thread("consumer");
+	static unsigned char batch[QUEUE_CAP][REQ_SIZE];
+	/* The bug: one request per round trip to the disk. */
+	unsigned max = args.fixed ? QUEUE_CAP : 1;
+
+	for (;;) {
+		unsigned n = dequeue(batch, max);
+		if (n == 0)
+			break;
+		for (unsigned i = 0; i < n; i++)
+			write_record(batch[i], persisted + i);
+		flush_log();
+		persisted += n;
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = NULL;
+	const struct wl_opt opts[] = {
+		{ "dir", WL_OPT_STR, &dir, 0, 0,
+		  "directory for the log file (default: ., /tmp or /var/tmp, "
+		  "not tmpfs)" },
+		{ "produce-us", WL_OPT_INT, &produce_us, 0, 1000000,
+		  "producer CPU work per request in us (default 10)" },
+		{ "encode-us", WL_OPT_INT, &encode_us, 0, 1000000,
+		  "consumer CPU work per request in us (default 10)" },
+		{ 0 },
+	};
+	wl_init(argc, argv, "blocking-write",
+		"producer -> bounded queue -> consumer that write()s and fsync()s "
+		"every 4 KiB request.\n--fixed: group commit, one fsync per "
+		"drained batch.",
+		opts, &args);
+
+	open_log(pick_dir(dir));
+
+	pthread_t prod, cons;
+	WL_CHECK_PT(pthread_create(&cons, NULL, consumer_main, NULL));
+	WL_CHECK_PT(pthread_create(&prod, NULL, producer_main, NULL));
+	pthread_join(prod, NULL);
+	pthread_join(cons, NULL);
+
+	close(log_fd);
+	unlink(log_path);
+
+	fprintf(stderr, "blocking-write: %s mode, file %s, %llu requests, "
+			"%llu fsyncs, avg fsync %.1f us, avg batch %.1f\n",
+		args.fixed ? "fixed" : "plain", log_path,
+		(unsigned long long)persisted, (unsigned long long)fsync_calls,
+		fsync_calls ? (double)fsync_ns / (double)fsync_calls / 1e3 : 0.0,
+		fsync_calls ? (double)persisted / (double)fsync_calls : 0.0);
+	if (fsync_calls && fsync_ns / (int64_t)fsync_calls < 20000)
+		fprintf(stderr, "blocking-write: warning: fsync averages under "
+				"20 us; it probably does not reach a device\n");
+	wl_report(&args, persisted);
+	return 0;
+}
