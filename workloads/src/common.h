@@ -204,16 +204,16 @@ static inline void wl_usage(FILE *out, const char *prog, const char *summary,
 		fprintf(out, " [--%s %s]", o->name,
 			o->type == WL_OPT_INT ? "N" : "S");
 	fprintf(out, "\n\n%s\n\noptions:\n", summary);
-	fprintf(out, "  --seconds N   run time in seconds, fractions allowed "
+	fprintf(out, "  --seconds N         run time in seconds, fractions allowed "
 		     "(default 5)\n");
-	fprintf(out, "  --fixed       run the fixed variant\n");
+	fprintf(out, "  --fixed             run the fixed variant\n");
 	for (const struct wl_opt *o = extra; o && o->name; o++) {
 		char lhs[64];
 		snprintf(lhs, sizeof lhs, "--%s %s", o->name,
 			 o->type == WL_OPT_INT ? "N" : "S");
-		fprintf(out, "  %-13s %s\n", lhs, o->help);
+		fprintf(out, "  %-19s %s\n", lhs, o->help);
 	}
-	fprintf(out, "  --help        show this text\n\n"
+	fprintf(out, "  --help              show this text\n\n"
 		     "prints one line 'throughput: X ops/s' on stdout; "
 		     "diagnostics go to stderr\n");
 }

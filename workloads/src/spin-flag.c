@@ -1,23 +1,25 @@
 /*
  * spin-flag - a thread waits for a flag in a sched_yield() loop.
  *
- * Problem (Argus RepeatedYield): each "waiter-i" hands a job to its
- * "setter-i" and then waits for the result with
+ * Problem (Argus RepeatedYield): every round, the "waiter" thread hands a
+ * job to background "helper-i" threads (default 2, running at nice 10 as
+ * batch helpers often do) and then waits for the result with
  *     while (!done) sched_yield();
- * The setter needs a few ms of CPU before it sets the flag.  The waiter
- * never blocks: it stays runnable, bouncing in and out of the kernel, and
- * steals CPU time from the setters it is waiting for.  With more runnable
- * threads than cores (default: 2 pairs = 4 threads on 2 cores) that slows
- * every round down.
+ * The helpers need ~2 ms of CPU each before the last one raises the flag.
+ * The waiter never blocks: it stays runnable and keeps its core busy.
+ * sched_yield() only helps threads queued on the *same* CPU, and the load
+ * balancer, which balances weight, sees one nice-0 spinner as heavier
+ * than both nice-10 helpers together -- so the helpers often end up
+ * sharing one core while the spinner holds the other.
  *
- * Expected diagnosis: RepeatedYield on the waiter threads -- a long
- * on-CPU stretch dominated by the sched_yield syscall that ends when the
- * data flag (the `done` word) is written by the setter; the setter is the
- * real work.
+ * Expected diagnosis: RepeatedYield on "waiter" -- a long on-CPU stretch
+ * dominated by the sched_yield syscall (spin_until_done) that ends when
+ * the data flag (`done`) is written by the last helper; the helpers'
+ * compute_part is the real work on the critical path.
  *
- * --fixed: the waiter sleeps on a condition variable (futex) that the
- * setter signals, so it uses no CPU while waiting and the setters get the
- * cores.  CPU time used (getrusage) is printed to stderr for comparison.
+ * --fixed: the waiter sleeps on a condition variable (futex) that the last
+ * helper signals, so its core is free for the helpers.  CPU time used
+ * (getrusage) is printed to stderr for comparison.
  */
 #include "common.h"
 
@@ -26,32 +28,35 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#define MAX_PAIRS 32
+#define MAX_HELPERS 32
 
-static int npairs = 2;
-static int setter_us = 2000; /* CPU the setter spends before setting the flag */
+static int nhelpers = 2;
+static int helper_us = 2000; /* CPU per helper per round */
+static int helper_nice = 10;
 static int waiter_us = 20;   /* CPU the waiter spends on each result */
-static int setter_nice = 0;
 
-struct pair {
-	int id;
-	pthread_t waiter, setter;
-	pthread_mutex_t lock;
-	pthread_cond_t job_cv;  /* waiter -> setter: a new round */
-	pthread_cond_t done_cv; /* setter -> waiter: only used by --fixed */
-	uint64_t request;       /* round number requested (under lock) */
-	int quit;               /* under lock */
-	_Atomic uint64_t done;  /* the data flag: last round finished */
-	uint64_t rounds;
-	uint64_t yields;
-} __attribute__((aligned(64)));
-
-static struct pair pairs[MAX_PAIRS];
 static struct wl_args args;
 
-static __attribute__((noinline)) void compute_result(void)
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t job_cv;  /* waiter -> helpers: round `job` started */
+static pthread_cond_t done_cv; /* last helper -> waiter, --fixed only */
+static uint64_t job;           /* under lock */
+static int quit;               /* under lock */
+static _Atomic int parts_left; /* helpers still working on this round */
+static _Atomic uint64_t done;  /* the data flag: last round finished */
+
+static uint64_t rounds, yields;
+
+struct helper {
+	pthread_t tid;
+	int id;
+} __attribute__((aligned(64)));
+
+static struct helper helpers[MAX_HELPERS];
+
+static __attribute__((noinline)) void compute_part(void)
 {
-	wl_burn_ns(setter_us * WL_NS_PER_US);
+	wl_burn_ns(helper_us * WL_NS_PER_US);
 }
 
 static __attribute__((noinline)) void use_result(void)
@@ -60,78 +65,81 @@ static __attribute__((noinline)) void use_result(void)
 }
 
 /* The bug: poll the flag, yielding the CPU between checks. */
-static __attribute__((noinline)) void spin_until_done(struct pair *p, uint64_t round)
+static __attribute__((noinline)) void spin_until_done(uint64_t round)
 {
-	while (atomic_load_explicit(&p->done, memory_order_acquire) != round) {
+	while (atomic_load_explicit(&done, memory_order_acquire) != round) {
 		sched_yield();
-		p->yields++;
+		yields++;
 	}
 }
 
-static __attribute__((noinline)) void sleep_until_done(struct pair *p, uint64_t round)
+static __attribute__((noinline)) void sleep_until_done(uint64_t round)
 {
-	pthread_mutex_lock(&p->lock);
-	while (atomic_load_explicit(&p->done, memory_order_relaxed) != round)
-		pthread_cond_wait(&p->done_cv, &p->lock);
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_lock(&lock);
+	while (atomic_load_explicit(&done, memory_order_relaxed) != round)
+		pthread_cond_wait(&done_cv, &lock);
+	pthread_mutex_unlock(&lock);
 }
 
-static void *waiter_main(void *arg)
+static void *waiter_main(void *unused)
 {
-	struct pair *p = arg;
-	wl_name_thread_idx("waiter", p->id);
+	(void)unused;
+	wl_name_thread("waiter");
 
 	for (uint64_t round = 1;; round++) {
-		pthread_mutex_lock(&p->lock);
+		pthread_mutex_lock(&lock);
 		if (wl_time_up(&args)) {
-			p->quit = 1;
-			pthread_cond_signal(&p->job_cv);
-			pthread_mutex_unlock(&p->lock);
+			quit = 1;
+			pthread_cond_broadcast(&job_cv);
+			pthread_mutex_unlock(&lock);
 			break;
 		}
-		p->request = round;
-		pthread_cond_signal(&p->job_cv);
-		pthread_mutex_unlock(&p->lock);
+		atomic_store(&parts_left, nhelpers);
+		job = round;
+		pthread_cond_broadcast(&job_cv);
+		pthread_mutex_unlock(&lock);
 
 		if (args.fixed)
-			sleep_until_done(p, round);
+			sleep_until_done(round);
 		else
-			spin_until_done(p, round);
+			spin_until_done(round);
 		use_result();
-		p->rounds++;
+		rounds++;
 	}
 	return NULL;
 }
 
-static void *setter_main(void *arg)
+static void *helper_main(void *arg)
 {
-	struct pair *p = arg;
-	wl_name_thread_idx("setter", p->id);
-	if (setter_nice)
-		setpriority(PRIO_PROCESS, (id_t)gettid(), setter_nice);
+	struct helper *h = arg;
+	wl_name_thread_idx("helper", h->id);
+	/* Background priority for the helpers (per-thread on Linux). */
+	setpriority(PRIO_PROCESS, (id_t)gettid(), helper_nice);
 	uint64_t served = 0;
 
 	for (;;) {
-		pthread_mutex_lock(&p->lock);
-		while (p->request == served && !p->quit)
-			pthread_cond_wait(&p->job_cv, &p->lock);
-		if (p->quit) {
-			pthread_mutex_unlock(&p->lock);
+		pthread_mutex_lock(&lock);
+		while (job == served && !quit)
+			pthread_cond_wait(&job_cv, &lock);
+		if (quit) {
+			pthread_mutex_unlock(&lock);
 			break;
 		}
-		served = p->request;
-		pthread_mutex_unlock(&p->lock);
+		served = job;
+		pthread_mutex_unlock(&lock);
 
-		compute_result();
+		compute_part();
+		if (atomic_fetch_sub(&parts_left, 1) != 1)
+			continue; /* not the last one */
 
 		if (args.fixed) {
-			pthread_mutex_lock(&p->lock);
-			atomic_store_explicit(&p->done, served, memory_order_relaxed);
-			pthread_cond_signal(&p->done_cv);
-			pthread_mutex_unlock(&p->lock);
+			pthread_mutex_lock(&lock);
+			atomic_store_explicit(&done, served, memory_order_relaxed);
+			pthread_cond_signal(&done_cv);
+			pthread_mutex_unlock(&lock);
 		} else {
 			/* Just raise the flag; the waiter is polling it. */
-			atomic_store_explicit(&p->done, served, memory_order_release);
+			atomic_store_explicit(&done, served, memory_order_release);
 		}
 	}
 	return NULL;
@@ -145,44 +153,40 @@ static double tv_secs(struct timeval tv)
 int main(int argc, char **argv)
 {
 	const struct wl_opt opts[] = {
-		{ "pairs", WL_OPT_INT, &npairs, 1, MAX_PAIRS,
-		  "waiter/setter pairs (default 2)" },
-		{ "setter-us", WL_OPT_INT, &setter_us, 0, 1000000,
-		  "setter CPU per round in us (default 2000)" },
-		{ "setter-nice", WL_OPT_INT, &setter_nice, 0, 19,
-		  "nice value of the setter threads (default 0)" },
+		{ "helpers", WL_OPT_INT, &nhelpers, 1, MAX_HELPERS,
+		  "helper threads (default 2)" },
+		{ "helper-us", WL_OPT_INT, &helper_us, 0, 1000000,
+		  "helper CPU per round in us (default 2000)" },
+		{ "helper-nice", WL_OPT_INT, &helper_nice, 0, 19,
+		  "nice value of the helpers (default 10)" },
 		{ 0 },
 	};
 	wl_init(argc, argv, "spin-flag",
-		"waiters poll a flag with sched_yield() while setters compute "
-		"it.\n--fixed: waiters sleep on a condvar.",
+		"a waiter polls a flag with sched_yield() while background "
+		"helpers compute it.\n--fixed: the waiter sleeps on a condvar.",
 		opts, &args);
 
-	for (int i = 0; i < npairs; i++) {
-		struct pair *p = &pairs[i];
-		p->id = i;
-		WL_CHECK_PT(pthread_mutex_init(&p->lock, NULL));
-		wl_cond_init(&p->job_cv);
-		wl_cond_init(&p->done_cv);
-		WL_CHECK_PT(pthread_create(&p->setter, NULL, setter_main, p));
-		WL_CHECK_PT(pthread_create(&p->waiter, NULL, waiter_main, p));
+	wl_cond_init(&job_cv);
+	wl_cond_init(&done_cv);
+	for (int i = 0; i < nhelpers; i++) {
+		helpers[i].id = i;
+		WL_CHECK_PT(pthread_create(&helpers[i].tid, NULL, helper_main,
+					   &helpers[i]));
 	}
-	uint64_t rounds = 0, yields = 0;
-	for (int i = 0; i < npairs; i++) {
-		pthread_join(pairs[i].waiter, NULL);
-		pthread_join(pairs[i].setter, NULL);
-		rounds += pairs[i].rounds;
-		yields += pairs[i].yields;
-	}
+	pthread_t waiter;
+	WL_CHECK_PT(pthread_create(&waiter, NULL, waiter_main, NULL));
+	pthread_join(waiter, NULL);
+	for (int i = 0; i < nhelpers; i++)
+		pthread_join(helpers[i].tid, NULL);
 
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	double wall = (double)(wl_now_ns() - args.start_ns) / 1e9;
 	double cpu = tv_secs(ru.ru_utime) + tv_secs(ru.ru_stime);
-	fprintf(stderr, "spin-flag: %s mode, %d pairs, %llu rounds, %llu yields, "
+	fprintf(stderr, "spin-flag: %s mode, %d helpers, %llu rounds, %llu yields, "
 			"CPU %.2f s (user %.2f, sys %.2f) = %.2f cores, "
-			"%.1f us CPU per round\n",
-		args.fixed ? "fixed" : "plain", npairs,
+			"%.0f us CPU per round\n",
+		args.fixed ? "fixed" : "plain", nhelpers,
 		(unsigned long long)rounds, (unsigned long long)yields, cpu,
 		tv_secs(ru.ru_utime), tv_secs(ru.ru_stime), cpu / wall,
 		rounds ? cpu * 1e6 / (double)rounds : 0.0);

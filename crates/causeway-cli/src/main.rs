@@ -1,3 +1,52 @@
-fn main() {
-    println!("Hello, world!");
+//! The `causeway` command-line tool: a thin layer over the format, import and model
+//! crates. Parsing is in `cli`, each subcommand in `cmd/`, output formatting in
+//! `render/`.
+
+mod cli;
+mod cmd;
+mod exit;
+mod progress;
+mod render;
+mod timefmt;
+
+use anyhow::{Context, Result};
+use causeway_format::TraceReader;
+use clap::Parser;
+use std::io::BufReader;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Open a trace for reading, with the path in any error.
+pub(crate) fn open_trace(path: &Path) -> Result<TraceReader<BufReader<std::fs::File>>> {
+    TraceReader::open(path).with_context(|| format!("reading trace {}", path.display()))
+}
+
+fn main() -> ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            // Help and version requests are not errors; bad usage is a user error.
+            return ExitCode::from(if e.use_stderr() {
+                exit::NOTHING_OR_USER_ERROR
+            } else {
+                exit::OK
+            });
+        }
+    };
+    let result = match &cli.command {
+        cli::Command::Info(a) => cmd::info::run(a),
+        cli::Command::Check(a) => cmd::check::run(a),
+        cli::Command::Dump(a) => cmd::dump::run(a),
+        cli::Command::Import(a) => cmd::import::run(a),
+        cli::Command::Demo(a) => cmd::demo::run(a),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) if exit::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("causeway: error: {e:#}");
+            ExitCode::from(exit::code_for(&e))
+        }
+    }
 }

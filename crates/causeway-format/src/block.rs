@@ -204,6 +204,18 @@ impl BlockHeader {
 
     /// Decompress `payload` into `out` (cleared first), checking the size.
     pub fn decompress_into(&self, payload: &[u8], out: &mut Vec<u8>, offset: u64) -> Result<()> {
+        self.decompress_with(payload, out, offset, &mut None)
+    }
+
+    /// [`BlockHeader::decompress_into`] with a zstd context kept by the caller (created
+    /// on first use), so a reader does not set one up for every block.
+    pub(crate) fn decompress_with(
+        &self,
+        payload: &[u8],
+        out: &mut Vec<u8>,
+        offset: u64,
+        dec: &mut Option<zstd::bulk::Decompressor<'static>>,
+    ) -> Result<()> {
         out.clear();
         let corrupt = |detail: String| FormatError::Corrupt {
             offset,
@@ -215,8 +227,15 @@ impl BlockHeader {
             Codec::None => out.extend_from_slice(payload),
             Codec::Zstd => {
                 out.reserve(self.raw_len as usize);
-                let mut dec = zstd::bulk::Decompressor::new()
-                    .map_err(|e| corrupt(format!("zstd init: {e}")))?;
+                let dec = match dec {
+                    Some(d) => d,
+                    None => dec.insert(
+                        zstd::bulk::Decompressor::new()
+                            .map_err(|e| corrupt(format!("zstd init: {e}")))?,
+                    ),
+                };
+                // Writes at most `out.capacity()` (= raw_len) bytes: a payload that
+                // inflates beyond what the header says fails instead of growing.
                 let n = dec
                     .decompress_to_buffer(payload, out)
                     .map_err(|e| corrupt(format!("zstd: {e}")))?;

@@ -97,15 +97,33 @@ impl<'a> ByteReader<'a> {
         self.pos += 1;
         Ok(b)
     }
+    /// Read from `data` starting at byte `pos`.
+    pub fn at(data: &'a [u8], pos: usize) -> Self {
+        ByteReader {
+            data,
+            pos: pos.min(data.len()),
+        }
+    }
     /// Unsigned LEB128.
     #[inline]
     pub fn varint(&mut self) -> Result<u64, ReadFail> {
-        // Fast path: one byte.
-        let b = *self.data.get(self.pos).ok_or(ReadFail::Eof)?;
-        if b < 0x80 {
-            self.pos += 1;
-            return Ok(b as u64);
+        // Fast paths: one and two bytes (small deltas, ids and counts).
+        if let Some(&b0) = self.data.get(self.pos) {
+            if b0 < 0x80 {
+                self.pos += 1;
+                return Ok(b0 as u64);
+            }
+            if let Some(&b1) = self.data.get(self.pos + 1) {
+                if b1 < 0x80 {
+                    self.pos += 2;
+                    return Ok((b0 & 0x7f) as u64 | (b1 as u64) << 7);
+                }
+            }
         }
+        self.varint_slow()
+    }
+    #[inline(never)]
+    fn varint_slow(&mut self) -> Result<u64, ReadFail> {
         let mut v: u64 = 0;
         let mut shift = 0u32;
         loop {

@@ -360,13 +360,118 @@ pub struct DecodeFail {
     pub detail: String,
 }
 
+/// Where a [`ChunkDecoder`] stands: everything but the bytes, so the merge can keep a
+/// chunk's bytes and its decoding position side by side and decode lazily.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DecodeState {
+    pos: usize,
+    prev_ts: u64,
+    current: u64,
+    /// Events of unknown sized kinds skipped so far.
+    pub(crate) skipped_unknown: u64,
+    /// Events decoded so far.
+    pub(crate) decoded: u64,
+}
+
+impl DecodeState {
+    /// At the start of a chunk beginning at `start`.
+    pub(crate) fn new(start: Timestamp) -> Self {
+        DecodeState {
+            pos: 0,
+            prev_ts: start.0,
+            current: NO_CURRENT,
+            skipped_unknown: 0,
+            decoded: 0,
+        }
+    }
+
+    /// The next event of `data` (a decompressed chunk of `cpu`), `Ok(None)` at its end.
+    #[inline(always)]
+    pub(crate) fn next_event(
+        &mut self,
+        data: &[u8],
+        cpu: Cpu,
+    ) -> Result<Option<Event>, DecodeFail> {
+        loop {
+            if self.pos >= data.len() {
+                return Ok(None);
+            }
+            let start = self.pos;
+            let mut r = ByteReader::at(data, start);
+            let res = self.decode_one(&mut r, cpu);
+            self.pos = r.pos();
+            match res {
+                Ok(Some(ev)) => {
+                    self.decoded += 1;
+                    return Ok(Some(ev));
+                }
+                Ok(None) => continue, // skipped unknown kind
+                Err(f) => {
+                    // Stay on the bad event: decoding again fails again.
+                    self.pos = start;
+                    return Err(DecodeFail {
+                        pos: start,
+                        detail: match f {
+                            Ok(f) => f.text().to_string(),
+                            Err(d) => d,
+                        },
+                    });
+                }
+            }
+        }
+    }
+
+    /// One event; `Ok(None)` for a skipped unknown sized kind. The error is either a
+    /// primitive read failure or a semantic one.
+    #[inline(always)]
+    fn decode_one(
+        &mut self,
+        r: &mut ByteReader<'_>,
+        cpu: Cpu,
+    ) -> Result<Option<Event>, Result<ReadFail, String>> {
+        let c = r.u8().map_err(Ok)?;
+        let delta = r.varint().map_err(Ok)?;
+        let ts = self
+            .prev_ts
+            .checked_add(delta)
+            .ok_or_else(|| Err("timestamp overflows".to_string()))?;
+        self.prev_ts = ts;
+        let cur = self.current;
+        let kind = if c < FIRST_SIZED_CODE {
+            match ChunkDecoder::decode_compact(r, c, cur).map_err(Ok)? {
+                Some(k) => k,
+                None => return Err(Err(format!("unknown event code {c} or field value"))),
+            }
+        } else {
+            let len = r.varint().map_err(Ok)?;
+            let len = usize::try_from(len).map_err(|_| Ok(ReadFail::Eof))?;
+            let payload = r.take(len).map_err(Ok)?;
+            let mut p = ByteReader::new(payload);
+            match ChunkDecoder::decode_sized(&mut p, c, cur).map_err(Ok)? {
+                Some(k) => k,
+                None => {
+                    self.skipped_unknown += 1;
+                    return Ok(None);
+                }
+            }
+        };
+        if let EventKind::SchedSwitch { next_tid, .. } = kind {
+            self.current = next_tid.0 as u64;
+        }
+        Ok(Some(Event {
+            ts: Timestamp(ts),
+            cpu,
+            kind,
+        }))
+    }
+}
+
 /// Decodes the events of one chunk.
 #[derive(Debug)]
 pub struct ChunkDecoder<'a> {
-    r: ByteReader<'a>,
+    data: &'a [u8],
     cpu: Cpu,
-    prev_ts: u64,
-    current: u64,
+    st: DecodeState,
     /// Events of unknown sized kinds skipped so far.
     pub skipped_unknown: u64,
 }
@@ -375,14 +480,22 @@ impl<'a> ChunkDecoder<'a> {
     /// Decode `data`, the decompressed chunk of `cpu` starting at `start`.
     pub fn new(data: &'a [u8], cpu: Cpu, start: Timestamp) -> Self {
         ChunkDecoder {
-            r: ByteReader::new(data),
+            data,
             cpu,
-            prev_ts: start.0,
-            current: NO_CURRENT,
+            st: DecodeState::new(start),
             skipped_unknown: 0,
         }
     }
 
+    /// The next event, `Ok(None)` at the end of the chunk.
+    #[inline]
+    pub fn next_event(&mut self) -> Result<Option<Event>, DecodeFail> {
+        let r = self.st.next_event(self.data, self.cpu);
+        self.skipped_unknown = self.st.skipped_unknown;
+        r
+    }
+
+    #[inline(always)]
     fn tid(r: &mut ByteReader<'_>, current: u64) -> Result<Tid, ReadFail> {
         match r.varint()? {
             0 if current != NO_CURRENT => Ok(Tid(current as u32)),
@@ -394,6 +507,7 @@ impl<'a> ChunkDecoder<'a> {
         }
     }
 
+    #[inline]
     fn waker(r: &mut ByteReader<'_>, current: u64) -> Result<Option<Waker>, ReadFail> {
         Ok(Some(match r.u8()? {
             waker_tag::UNKNOWN => Waker::Unknown,
@@ -418,71 +532,6 @@ impl<'a> ChunkDecoder<'a> {
                 .map(|s| Some(StackId(s)))
                 .map_err(|_| ReadFail::BadVarint),
         }
-    }
-
-    fn fail(&self, pos: usize, detail: impl Into<String>) -> DecodeFail {
-        DecodeFail {
-            pos,
-            detail: detail.into(),
-        }
-    }
-
-    /// The next event, `Ok(None)` at the end of the chunk.
-    #[inline]
-    pub fn next_event(&mut self) -> Result<Option<Event>, DecodeFail> {
-        loop {
-            if self.r.is_empty() {
-                return Ok(None);
-            }
-            let start = self.r.pos();
-            match self.decode_one() {
-                Ok(Some(ev)) => return Ok(Some(ev)),
-                Ok(None) => continue, // skipped unknown kind
-                Err(Ok(f)) => return Err(self.fail(start, f.text())),
-                Err(Err(detail)) => return Err(self.fail(start, detail)),
-            }
-        }
-    }
-
-    /// One event; `Ok(None)` for a skipped unknown sized kind. The error is either a
-    /// primitive read failure or a semantic one.
-    #[inline]
-    fn decode_one(&mut self) -> Result<Option<Event>, Result<ReadFail, String>> {
-        let r = &mut self.r;
-        let c = r.u8().map_err(Ok)?;
-        let delta = r.varint().map_err(Ok)?;
-        let ts = self
-            .prev_ts
-            .checked_add(delta)
-            .ok_or_else(|| Err("timestamp overflows".to_string()))?;
-        self.prev_ts = ts;
-        let cur = self.current;
-        let kind = if c < FIRST_SIZED_CODE {
-            match Self::decode_compact(r, c, cur).map_err(Ok)? {
-                Some(k) => k,
-                None => return Err(Err(format!("unknown event code {c} or field value"))),
-            }
-        } else {
-            let len = r.varint().map_err(Ok)?;
-            let len = usize::try_from(len).map_err(|_| Ok(ReadFail::Eof))?;
-            let payload = r.take(len).map_err(Ok)?;
-            let mut p = ByteReader::new(payload);
-            match Self::decode_sized(&mut p, c, cur).map_err(Ok)? {
-                Some(k) => k,
-                None => {
-                    self.skipped_unknown += 1;
-                    return Ok(None);
-                }
-            }
-        };
-        if let EventKind::SchedSwitch { next_tid, .. } = kind {
-            self.current = next_tid.0 as u64;
-        }
-        Ok(Some(Event {
-            ts: Timestamp(ts),
-            cpu: self.cpu,
-            kind,
-        }))
     }
 
     #[inline]

@@ -23,7 +23,9 @@ pub enum FormatError {
         supported: u16,
     },
     /// The file ends in the middle of something.
-    #[error("truncated trace at byte offset {offset} while reading {what}: need {need} bytes, {have} left")]
+    #[error(
+        "truncated trace at byte offset {offset} while reading {what}: need {need} bytes, {have} left"
+    )]
     Truncated {
         /// Where the missing part starts.
         offset: u64,
@@ -47,7 +49,9 @@ pub enum FormatError {
         detail: String,
     },
     /// The file has no valid footer (the writer did not finish).
-    #[error("no valid footer: the trace ends at byte {file_len} without its index ({detail}); the recording was probably interrupted, run `causeway check --salvage` to recover the intact chunks")]
+    #[error(
+        "no valid footer: the trace ends at byte {file_len} without its index ({detail}); the recording was probably interrupted, run `causeway check --salvage` to recover the intact chunks"
+    )]
     MissingFooter {
         /// File length.
         file_len: u64,

@@ -378,7 +378,9 @@ impl BlockOp {
             BlockOpKind::Discard => 3,
             BlockOpKind::Other => 4,
         };
-        k | (self.sync as u8) << 3 | (self.fua as u8) << 4 | (self.preflush as u8) << 5
+        k | (self.sync as u8) << 3
+            | (self.fua as u8) << 4
+            | (self.preflush as u8) << 5
             | (self.meta as u8) << 6
     }
 

@@ -35,8 +35,8 @@ pub mod writer;
 
 pub use error::{FormatError, Result};
 pub use event::{
-    BlockOp, BlockOpKind, Event, EventKind, EventKindTag, Marker, SoftirqVec, StackKind,
-    TaskState, Waker,
+    BlockOp, BlockOpKind, Event, EventKind, EventKindTag, Marker, SoftirqVec, StackKind, TaskState,
+    Waker,
 };
 pub use header::{ClockSource, Header, HostInfo, TraceStats};
 pub use ids::{Cpu, DevId, DurationNs, FrameId, StackId, StringId, Tgid, Tid, Timestamp};

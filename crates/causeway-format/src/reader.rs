@@ -7,7 +7,7 @@
 
 use crate::block::{BLOCK_HEADER_LEN, BlockHeader, BlockKind};
 use crate::bytes::ByteReader;
-use crate::codec::ChunkDecoder;
+use crate::codec::{DecodeFail, DecodeState};
 use crate::error::{FormatError, Result};
 use crate::event::Event;
 use crate::header::{Header, TraceStats};
@@ -18,8 +18,6 @@ use crate::writer::IndexEntry;
 use crate::{
     FILE_HEADER_FIXED_LEN, FILE_MAGIC, MAX_HEADER_JSON, TRAILER_LEN, TRAILER_MAGIC, VERSION_MAJOR,
 };
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
@@ -178,6 +176,7 @@ fn load_rows<T: Row>(
     e: &IndexEntry,
     block: usize,
     pad: Option<&dyn Fn() -> T>,
+    file_len: u64,
 ) -> Result<()> {
     let corrupt = |detail: String| FormatError::Corrupt {
         offset: e.offset,
@@ -187,7 +186,7 @@ fn load_rows<T: Row>(
     };
     let start = e.range_start;
     if let Some(pad) = pad {
-        pad_to(table, start, raw.len(), pad).map_err(corrupt)?;
+        pad_to(table, start, raw.len(), file_len, pad).map_err(corrupt)?;
     }
     let mut r = ByteReader::new(raw);
     while !r.is_empty() {
@@ -199,7 +198,13 @@ fn load_rows<T: Row>(
     Ok(())
 }
 
-fn pad_to<T>(table: &mut Vec<T>, start: u64, raw_len: usize, pad: &dyn Fn() -> T) -> Result<(), String> {
+fn pad_to<T>(
+    table: &mut Vec<T>,
+    start: u64,
+    raw_len: usize,
+    file_len: u64,
+    pad: &dyn Fn() -> T,
+) -> Result<(), String> {
     if start < table.len() as u64 {
         return Err(format!(
             "ids start at {start} but {} are already loaded",
@@ -208,7 +213,8 @@ fn pad_to<T>(table: &mut Vec<T>, start: u64, raw_len: usize, pad: &dyn Fn() -> T
     }
     // Never pad more rows than a lost block could plausibly have held (hostile ranges).
     let gap = start - table.len() as u64;
-    if gap > raw_len as u64 + 1_000_000 {
+    // The total is capped too: several index entries may name the same block.
+    if gap > raw_len as u64 + 1_000_000 || start > file_len + 1_000_000 {
         return Err(format!("implausible id gap of {gap}"));
     }
     for _ in 0..gap {
@@ -231,6 +237,8 @@ pub struct TraceReader<R> {
     skipped_unknown_blocks: u64,
     buf: Vec<u8>,
     raw: Vec<u8>,
+    /// zstd context reused for every block this reader decompresses.
+    zstd: Option<zstd::bulk::Decompressor<'static>>,
 }
 
 impl TraceReader<BufReader<File>> {
@@ -253,7 +261,8 @@ impl<R: Read + Seek> TraceReader<R> {
     pub fn new(mut src: R) -> Result<Self> {
         let file_len = src.seek(SeekFrom::End(0))?;
         src.seek(SeekFrom::Start(0))?;
-        let mut head = vec![0u8; (file_len.min((FILE_HEADER_FIXED_LEN + MAX_HEADER_JSON) as u64)) as usize];
+        let mut head =
+            vec![0u8; (file_len.min((FILE_HEADER_FIXED_LEN + MAX_HEADER_JSON) as u64)) as usize];
         src.read_exact(&mut head)?;
         let (minor, header, header_end) = parse_file_header(&head)?;
         drop(head);
@@ -270,6 +279,7 @@ impl<R: Read + Seek> TraceReader<R> {
             skipped_unknown_blocks: 0,
             buf: Vec::new(),
             raw: Vec::new(),
+            zstd: None,
         };
         rd.index = rd.read_footer(header_end)?;
         rd.load_tables()?;
@@ -300,7 +310,9 @@ impl<R: Read + Seek> TraceReader<R> {
         let index_offset = u64::from_le_bytes(ob);
         let trailer_at = self.file_len - TRAILER_LEN as u64;
         if index_offset < header_end || index_offset >= trailer_at {
-            return Err(missing(format!("index offset {index_offset} is outside the file")));
+            return Err(missing(format!(
+                "index offset {index_offset} is outside the file"
+            )));
         }
         let entry = IndexEntry {
             kind: BlockKind::Index,
@@ -354,7 +366,13 @@ impl<R: Read + Seek> TraceReader<R> {
                 e.len
             )));
         }
-        if e.kind != BlockKind::Index && (h.kind != e.kind || h.count != e.count) {
+        if e.kind != BlockKind::Index
+            && (h.kind != e.kind
+                || h.count != e.count
+                || h.cpu != e.cpu
+                || h.range_start != e.range_start
+                || h.range_end != e.range_end)
+        {
             return Err(corrupt("block header disagrees with the index".into()));
         }
         self.buf.clear();
@@ -363,7 +381,7 @@ impl<R: Read + Seek> TraceReader<R> {
         if !h.verify(&hb, &self.buf) {
             return Err(corrupt("checksum mismatch".into()));
         }
-        h.decompress_into(&self.buf, &mut self.raw, e.offset)
+        h.decompress_with(&self.buf, &mut self.raw, e.offset, &mut self.zstd)
             .map_err(|err| with_chunk(err, chunk))?;
         Ok((h, ()))
     }
@@ -404,6 +422,7 @@ impl<R: Read + Seek> TraceReader<R> {
     fn load_table_block(&mut self, e: &IndexEntry, i: usize) -> Result<()> {
         self.read_block_raw(e, i)?;
         let raw = std::mem::take(&mut self.raw);
+        let file_len = self.file_len;
         let t = &mut self.tables;
         let r = match e.kind {
             BlockKind::Strings => load_rows(
@@ -412,10 +431,11 @@ impl<R: Read + Seek> TraceReader<R> {
                 e,
                 i,
                 Some(&|| crate::tables::MISSING.to_string()),
+                file_len,
             ),
-            BlockKind::Threads => load_rows(&mut t.threads, &raw, e, i, None),
-            BlockKind::Processes => load_rows(&mut t.processes, &raw, e, i, None),
-            BlockKind::Mappings => load_rows(&mut t.mappings, &raw, e, i, None),
+            BlockKind::Threads => load_rows(&mut t.threads, &raw, e, i, None, file_len),
+            BlockKind::Processes => load_rows(&mut t.processes, &raw, e, i, None, file_len),
+            BlockKind::Mappings => load_rows(&mut t.mappings, &raw, e, i, None, file_len),
             BlockKind::Frames => load_rows(
                 &mut t.frames,
                 &raw,
@@ -428,6 +448,7 @@ impl<R: Read + Seek> TraceReader<R> {
                     symbol: Default::default(),
                     sym_offset: 0,
                 }),
+                file_len,
             ),
             BlockKind::Stacks => load_rows(
                 &mut t.stacks,
@@ -438,6 +459,7 @@ impl<R: Read + Seek> TraceReader<R> {
                     frames: Vec::new(),
                     truncated: true,
                 }),
+                file_len,
             ),
             BlockKind::Stats => serde_json::from_slice(&raw)
                 .map(|s| self.stats = s)
@@ -502,39 +524,31 @@ impl<R: Read + Seek> TraceReader<R> {
 
     /// Decode chunk `i` (position in [`TraceReader::chunks`]) into `out` (appended).
     pub fn read_chunk_into(&mut self, i: usize, out: &mut Vec<Event>) -> Result<()> {
+        let c = self.load_chunk(i)?;
+        let mut st = DecodeState::new(c.first);
+        // Every event takes at least three bytes: a hostile count cannot over-allocate.
+        out.reserve((c.count as usize).min(self.raw.len() / 3));
+        let r = loop {
+            match st.next_event(&self.raw, c.cpu) {
+                Ok(Some(ev)) => out.push(ev),
+                Ok(None) => break chunk_end(&c, &st),
+                Err(f) => break Err(chunk_corrupt(&c, f)),
+            }
+        };
+        self.skipped_unknown_events += st.skipped_unknown;
+        r
+    }
+
+    /// Read, check and decompress chunk `i` into `self.raw`.
+    fn load_chunk(&mut self, i: usize) -> Result<ChunkInfo> {
         let Some(c) = self.chunks.get(i).copied() else {
             return Err(FormatError::Invalid(format!("no chunk {i}")));
         };
-        let e = self.index[c.block];
+        let Some(e) = self.index.get(c.block).copied() else {
+            return Err(FormatError::Invalid(format!("no block {}", c.block)));
+        };
         self.read_block_raw(&e, c.block)?;
-        let mut dec = ChunkDecoder::new(&self.raw, c.cpu, c.first);
-        out.reserve(c.count.min(1 << 20) as usize);
-        let before = out.len();
-        loop {
-            match dec.next_event() {
-                Ok(Some(ev)) => out.push(ev),
-                Ok(None) => break,
-                Err(f) => {
-                    return Err(FormatError::Corrupt {
-                        offset: e.offset,
-                        chunk: Some(c.block),
-                        what: "event chunk",
-                        detail: format!("at decompressed byte {}: {}", f.pos, f.detail),
-                    });
-                }
-            }
-        }
-        self.skipped_unknown_events += dec.skipped_unknown;
-        let decoded = (out.len() - before) as u64 + dec.skipped_unknown;
-        if decoded != c.count as u64 {
-            return Err(FormatError::Corrupt {
-                offset: e.offset,
-                chunk: Some(c.block),
-                what: "event chunk",
-                detail: format!("holds {decoded} events, header says {}", c.count),
-            });
-        }
-        Ok(())
+        Ok(c)
     }
 
     /// All events, merged over CPUs in time order (ties broken by CPU number).
@@ -546,6 +560,30 @@ impl<R: Read + Seek> TraceReader<R> {
     pub fn events_in(&mut self, range: TimeRange) -> MergedEvents<'_, R> {
         MergedEvents::new(self, range)
     }
+}
+
+/// The error for an event chunk that fails to decode.
+fn chunk_corrupt(c: &ChunkInfo, f: DecodeFail) -> FormatError {
+    FormatError::Corrupt {
+        offset: c.offset,
+        chunk: Some(c.block),
+        what: "event chunk",
+        detail: format!("at decompressed byte {}: {}", f.pos, f.detail),
+    }
+}
+
+/// Check, at the end of chunk `c`, that it held as many events as its header says.
+fn chunk_end(c: &ChunkInfo, st: &DecodeState) -> Result<()> {
+    let decoded = st.decoded + st.skipped_unknown;
+    if decoded != c.count as u64 {
+        return Err(FormatError::Corrupt {
+            offset: c.offset,
+            chunk: Some(c.block),
+            what: "event chunk",
+            detail: format!("holds {decoded} events, header says {}", c.count),
+        });
+    }
+    Ok(())
 }
 
 fn with_chunk(err: FormatError, chunk: Option<usize>) -> FormatError {
@@ -565,128 +603,236 @@ fn with_chunk(err: FormatError, chunk: Option<usize>) -> FormatError {
     }
 }
 
-/// Per-CPU cursor of the merge.
-struct Stream {
-    chunks: Vec<usize>,
-    next_chunk: usize,
-    events: Vec<Event>,
-    pos: usize,
+/// Merge key: time, then CPU, then position of the chunk in file order (so events of
+/// one CPU with equal times keep the order they were written in), packed into one
+/// integer as `ts << 64 | cpu << 32 | chunk` so a match is a single comparison.
+type Key = u128;
+/// Key of an empty lane; greater than every real key (see [`key`]).
+const NO_KEY: Key = u128::MAX;
+
+/// The merge key of an event at `ts` on `cpu` in chunk `chunk`. Chunk positions past
+/// `u32::MAX - 1` (a file of over 170 GB) share one value and tie by lane instead.
+#[inline]
+fn key(ts: Timestamp, cpu: u32, chunk: usize) -> Key {
+    let chunk = chunk.min(u32::MAX as usize - 1) as u128;
+    (ts.0 as u128) << 64 | (cpu as u128) << 32 | chunk
 }
 
-/// Iterator over events merged across CPUs. Yields an error once and then stops.
+/// One chunk taking part in the merge: its decompressed bytes, decoded one event ahead.
+struct Lane {
+    raw: Vec<u8>,
+    st: DecodeState,
+    /// The lane's next event (valid while its key is not [`NO_KEY`]).
+    head: Event,
+    info: ChunkInfo,
+    /// Position of the chunk in [`TraceReader::chunks`].
+    chunk: usize,
+}
+
+impl Default for Lane {
+    fn default() -> Self {
+        Lane {
+            raw: Vec::new(),
+            st: DecodeState::new(Timestamp(0)),
+            head: Event {
+                ts: Timestamp(0),
+                cpu: Cpu(0),
+                kind: crate::event::EventKind::Lost { count: 0 },
+            },
+            info: ChunkInfo {
+                block: 0,
+                cpu: Cpu(0),
+                count: 0,
+                first: Timestamp(0),
+                last: Timestamp(0),
+                offset: 0,
+                len: 0,
+            },
+            chunk: 0,
+        }
+    }
+}
+
+/// Iterator over events merged across CPUs in time order (ties broken by CPU number,
+/// then by the order in which they were written). Yields an error once and then stops.
+///
+/// Every chunk is a sorted run of its own. Chunks wait in `pending`, sorted by their
+/// first timestamp, and are read only when that time comes up; a chunk in the merge
+/// keeps its decompressed bytes and is decoded one event at a time. So only the chunks
+/// overlapping the current time are in memory (normally one per CPU), and chunks of one
+/// CPU that overlap in time (events that arrived late) still merge into one sorted
+/// stream. The chunks being read sit in the lanes of a tournament tree, which finds the
+/// earliest next event in log2(lanes) comparisons.
 pub struct MergedEvents<'r, R> {
     reader: &'r mut TraceReader<R>,
     range: TimeRange,
-    streams: Vec<Stream>,
-    heap: BinaryHeap<Reverse<(Timestamp, u32, usize)>>,
-    /// Stream currently being drained without heap operations, and until when.
-    run: Option<(usize, (Timestamp, u32))>,
+    /// Chunks overlapping `range` with their keys, in key order.
+    pending: Vec<(Key, usize)>,
+    next_pending: usize,
+    lanes: Vec<Lane>,
+    /// Key of each lane's next event ([`NO_KEY`] when the lane is empty).
+    keys: Vec<Key>,
+    /// `tree[n]` is the winning lane of subtree `n` (`1..lanes.len()`); the children of
+    /// node `n` are `2n` and `2n + 1`, and node `lanes.len() + i` is lane `i`.
+    tree: Vec<usize>,
+    /// Empty lanes.
+    free: Vec<usize>,
+    /// Byte buffers of finished chunks, for reuse.
+    spare: Vec<Vec<u8>>,
+    /// An error met while decoding ahead, reported after the event before it.
+    deferred: Option<FormatError>,
     failed: bool,
-    started: bool,
 }
 
 impl<'r, R: Read + Seek> MergedEvents<'r, R> {
     fn new(reader: &'r mut TraceReader<R>, range: TimeRange) -> Self {
-        let mut by_cpu: std::collections::BTreeMap<u32, Vec<usize>> = Default::default();
-        for (i, c) in reader.chunks.iter().enumerate() {
-            if c.last >= range.start && c.first <= range.end {
-                by_cpu.entry(c.cpu.0).or_default().push(i);
-            }
-        }
-        let streams = by_cpu
-            .into_values()
-            .map(|mut chunks| {
-                chunks.sort_by_key(|&i| (reader.chunks[i].first, i));
-                Stream {
-                    chunks,
-                    next_chunk: 0,
-                    events: Vec::new(),
-                    pos: 0,
-                }
-            })
+        let mut pending: Vec<(Key, usize)> = reader
+            .chunks
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.last >= range.start && c.first <= range.end)
+            .map(|(i, c)| (key(c.first, c.cpu.0, i), i))
             .collect();
-        MergedEvents {
+        pending.sort_unstable();
+        let mut cpus: Vec<u32> = pending
+            .iter()
+            .filter_map(|&(_, i)| reader.chunks.get(i).map(|c| c.cpu.0))
+            .collect();
+        cpus.sort_unstable();
+        cpus.dedup();
+        let mut m = MergedEvents {
             reader,
             range,
-            streams,
-            heap: BinaryHeap::new(),
-            run: None,
+            pending,
+            next_pending: 0,
+            lanes: Vec::new(),
+            keys: Vec::new(),
+            tree: Vec::new(),
+            free: Vec::new(),
+            spare: Vec::new(),
+            deferred: None,
             failed: false,
-            started: false,
+        };
+        m.grow(cpus.len().clamp(2, 1 << 10).next_power_of_two());
+        m
+    }
+
+    /// Make room for `cap` lanes (a power of two) and rebuild the tree.
+    fn grow(&mut self, cap: usize) {
+        let old = self.lanes.len();
+        self.lanes.resize_with(cap, Lane::default);
+        self.keys.resize(cap, NO_KEY);
+        self.free.extend((old..cap).rev());
+        self.tree.clear();
+        self.tree.resize(cap, 0);
+        for n in (1..cap).rev() {
+            self.tree[n] = self.match_at(n);
         }
     }
 
-    /// Make sure stream `s` has a current event in range; false if it is exhausted.
-    fn fill(&mut self, s: usize) -> Result<bool> {
-        loop {
-            let st = &mut self.streams[s];
-            while st.pos < st.events.len() {
-                if st.events[st.pos].ts < self.range.start {
-                    st.pos += 1;
-                    continue;
-                }
-                return Ok(st.events[st.pos].ts <= self.range.end);
-            }
-            if st.next_chunk >= st.chunks.len() {
-                return Ok(false);
-            }
-            let ci = st.chunks[st.next_chunk];
-            st.next_chunk += 1;
-            let mut evs = std::mem::take(&mut st.events);
-            evs.clear();
-            let r = self.reader.read_chunk_into(ci, &mut evs);
-            let st = &mut self.streams[s];
-            st.events = evs;
-            st.pos = 0;
-            r?;
+    /// Winner of the two children of node `n`.
+    #[inline]
+    fn match_at(&self, n: usize) -> usize {
+        let cap = self.lanes.len();
+        let child = |c: usize| if c >= cap { c - cap } else { self.tree[c] };
+        let (a, b) = (child(2 * n), child(2 * n + 1));
+        if self.keys[b] < self.keys[a] { b } else { a }
+    }
+
+    /// Lane `l`'s key changed: replay its matches up to the root.
+    #[inline]
+    fn update(&mut self, l: usize) {
+        let mut n = (l + self.lanes.len()) / 2;
+        while n >= 1 {
+            self.tree[n] = self.match_at(n);
+            n /= 2;
         }
     }
 
-    fn push_stream(&mut self, s: usize) -> Result<()> {
-        if self.fill(s)? {
-            let e = &self.streams[s].events[self.streams[s].pos];
-            self.heap.push(Reverse((e.ts, e.cpu.0, s)));
-        }
+    /// Read chunk `ci` and give it a lane positioned on its first event in range.
+    fn activate(&mut self, ci: usize) -> Result<()> {
+        let info = self.reader.load_chunk(ci)?;
+        let l = match self.free.pop() {
+            Some(l) => l,
+            None => {
+                self.grow(self.lanes.len() * 2);
+                self.free.pop().unwrap_or(0)
+            }
+        };
+        let mut raw = self.spare.pop().unwrap_or_default();
+        std::mem::swap(&mut raw, &mut self.reader.raw);
+        let lane = &mut self.lanes[l];
+        lane.raw = raw;
+        lane.st = DecodeState::new(info.first);
+        lane.info = info;
+        lane.chunk = ci;
+        self.keys[l] = self.advance(l)?;
+        self.update(l);
         Ok(())
     }
 
-    fn step(&mut self) -> Result<Option<Event>> {
-        if !self.started {
-            self.started = true;
-            for s in 0..self.streams.len() {
-                self.push_stream(s)?;
-            }
-        }
-        // Fast path: keep taking from the same stream while it stays first.
-        if let Some((s, bound)) = self.run {
-            if self.fill(s)? {
-                let e = self.streams[s].events[self.streams[s].pos];
-                if (e.ts, e.cpu.0) <= bound {
-                    self.streams[s].pos += 1;
-                    return Ok(Some(e));
+    /// Decode lane `l`'s next event in range; its key, or [`NO_KEY`] when it is done
+    /// (the lane is then freed).
+    #[inline]
+    fn advance(&mut self, l: usize) -> Result<Key> {
+        let lane = &mut self.lanes[l];
+        let r = loop {
+            match lane.st.next_event(&lane.raw, lane.info.cpu) {
+                Ok(Some(e)) => {
+                    if e.ts < self.range.start {
+                        continue;
+                    }
+                    if e.ts > self.range.end {
+                        break Ok(());
+                    }
+                    lane.head = e;
+                    return Ok(key(e.ts, lane.info.cpu.0, lane.chunk));
                 }
-                self.heap.push(Reverse((e.ts, e.cpu.0, s)));
+                Ok(None) => break chunk_end(&lane.info, &lane.st),
+                Err(f) => break Err(chunk_corrupt(&lane.info, f)),
             }
-            self.run = None;
-        }
-        let Some(Reverse((_, _, s))) = self.heap.pop() else {
-            return Ok(None);
         };
-        let e = self.streams[s].events[self.streams[s].pos];
-        self.streams[s].pos += 1;
-        let bound = self
-            .heap
-            .peek()
-            .map(|Reverse((ts, cpu, _))| (*ts, *cpu))
-            .unwrap_or((Timestamp(u64::MAX), u32::MAX));
-        self.run = Some((s, bound));
-        Ok(Some(e))
+        self.reader.skipped_unknown_events += lane.st.skipped_unknown;
+        self.spare.push(std::mem::take(&mut lane.raw));
+        self.free.push(l);
+        r.map(|()| NO_KEY)
+    }
+
+    #[inline]
+    fn step(&mut self) -> Result<Option<Event>> {
+        if let Some(err) = self.deferred.take() {
+            return Err(err);
+        }
+        loop {
+            let w = self.tree[1];
+            let wk = self.keys[w];
+            if let Some(&(pk, ci)) = self.pending.get(self.next_pending) {
+                if pk < wk {
+                    self.next_pending += 1;
+                    self.activate(ci)?;
+                    continue;
+                }
+            }
+            if wk == NO_KEY {
+                return Ok(None);
+            }
+            let e = self.lanes[w].head;
+            self.keys[w] = match self.advance(w) {
+                Ok(k) => k,
+                Err(err) => {
+                    self.deferred = Some(err);
+                    NO_KEY
+                }
+            };
+            self.update(w);
+            return Ok(Some(e));
+        }
     }
 }
-
 impl<R: Read + Seek> Iterator for MergedEvents<'_, R> {
     type Item = Result<Event>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed {
             return None;

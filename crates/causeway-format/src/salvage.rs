@@ -7,11 +7,14 @@
 //! everything that can be trusted.
 
 use crate::block::{BLOCK_HEADER_LEN, BLOCK_MAGIC, BlockHeader, BlockKind};
+use crate::bytes::ByteReader;
 use crate::codec::ChunkDecoder;
 use crate::error::Result;
-use crate::header::Header;
+use crate::header::{Header, TraceStats};
 use crate::ids::{Cpu, Timestamp};
 use crate::reader::parse_file_header;
+use crate::table_codec::{Row, get_row};
+use crate::tables::{Frame, Mapping, ProcessInfo, Stack, ThreadInfo};
 use crate::writer::BlockSink;
 use crate::{FILE_HEADER_FIXED_LEN, TRAILER_LEN, TRAILER_MAGIC};
 use std::io::Write;
@@ -91,8 +94,14 @@ fn trailer_at(data: &[u8], pos: usize) -> bool {
 }
 
 /// Check one block at `pos`; `Ok` holds its header, `Err` what is wrong.
-fn check_block(data: &[u8], pos: usize, scratch: &mut Vec<u8>) -> std::result::Result<BlockHeader, String> {
-    let hb = data.get(pos..pos + BLOCK_HEADER_LEN).ok_or("truncated block header")?;
+fn check_block(
+    data: &[u8],
+    pos: usize,
+    scratch: &mut Vec<u8>,
+) -> std::result::Result<BlockHeader, String> {
+    let hb = data
+        .get(pos..pos + BLOCK_HEADER_LEN)
+        .ok_or("truncated block header")?;
     let h = BlockHeader::decode(hb, pos as u64).map_err(|e| e.to_string())?;
     let end = pos + BLOCK_HEADER_LEN + h.payload_len as usize;
     let payload = data.get(pos + BLOCK_HEADER_LEN..end).ok_or_else(|| {
@@ -106,21 +115,57 @@ fn check_block(data: &[u8], pos: usize, scratch: &mut Vec<u8>) -> std::result::R
     }
     h.decompress_into(payload, scratch, pos as u64)
         .map_err(|e| e.to_string())?;
-    if h.kind == BlockKind::Events {
-        let mut dec = ChunkDecoder::new(scratch, Cpu(h.cpu), Timestamp(h.range_start));
-        let mut n = 0u64;
-        loop {
-            match dec.next_event() {
-                Ok(Some(_)) => n += 1,
-                Ok(None) => break,
-                Err(f) => return Err(format!("event at decompressed byte {}: {}", f.pos, f.detail)),
+    match h.kind {
+        BlockKind::Events => {
+            let mut dec = ChunkDecoder::new(scratch, Cpu(h.cpu), Timestamp(h.range_start));
+            let mut n = 0u64;
+            loop {
+                match dec.next_event() {
+                    Ok(Some(_)) => n += 1,
+                    Ok(None) => break,
+                    Err(f) => {
+                        return Err(format!(
+                            "event at decompressed byte {}: {}",
+                            f.pos, f.detail
+                        ));
+                    }
+                }
+            }
+            if n + dec.skipped_unknown != h.count as u64 {
+                return Err(format!("chunk holds {n} events, header says {}", h.count));
             }
         }
-        if n + dec.skipped_unknown != h.count as u64 {
-            return Err(format!("chunk holds {n} events, header says {}", h.count));
+        BlockKind::Strings => check_rows::<String>(scratch, &h)?,
+        BlockKind::Threads => check_rows::<ThreadInfo>(scratch, &h)?,
+        BlockKind::Processes => check_rows::<ProcessInfo>(scratch, &h)?,
+        BlockKind::Mappings => check_rows::<Mapping>(scratch, &h)?,
+        BlockKind::Frames => check_rows::<Frame>(scratch, &h)?,
+        BlockKind::Stacks => check_rows::<Stack>(scratch, &h)?,
+        BlockKind::Stats => {
+            serde_json::from_slice::<TraceStats>(scratch)
+                .map_err(|e| format!("statistics do not parse: {e}"))?;
         }
+        BlockKind::Index | BlockKind::Unknown(_) => {}
     }
     Ok(h)
+}
+
+/// Check that a table block's rows decode and that there are as many as it says.
+fn check_rows<T: Row>(raw: &[u8], h: &BlockHeader) -> std::result::Result<(), String> {
+    let mut r = ByteReader::new(raw);
+    let mut n = 0u64;
+    while !r.is_empty() {
+        let pos = r.pos();
+        get_row::<T>(&mut r).map_err(|f| format!("row at payload byte {pos}: {}", f.text()))?;
+        n += 1;
+    }
+    if n != h.count as u64 || h.range_end.checked_sub(h.range_start) != Some(n) {
+        return Err(format!(
+            "table block holds {n} rows, header says {} (ids {}..{})",
+            h.count, h.range_start, h.range_end
+        ));
+    }
+    Ok(())
 }
 
 /// Walk `data` (a whole trace file) and classify every byte range.
@@ -197,7 +242,11 @@ pub struct SalvageSummary {
 
 /// Write a valid trace holding every intact block of `data` (as found by `scan`).
 /// If the header was lost, a synthetic one marks the trace as salvaged.
-pub fn write_salvaged<W: Write>(data: &[u8], rep: &ScanReport, out: W) -> Result<(W, SalvageSummary)> {
+pub fn write_salvaged<W: Write>(
+    data: &[u8],
+    rep: &ScanReport,
+    out: W,
+) -> Result<(W, SalvageSummary)> {
     let header = match &rep.header {
         Ok(h) => h.clone(),
         Err(_) => {
@@ -208,9 +257,28 @@ pub fn write_salvaged<W: Write>(data: &[u8], rep: &ScanReport, out: W) -> Result
     };
     let mut sink = BlockSink::new(out, &header)?;
     let mut sum = SalvageSummary::default();
+    // Next free id of the id tables (strings, frames, stacks): a block that overlaps
+    // rows already kept cannot be loaded after them, so it is left out.
+    let mut next_id = [0u64; 3];
     for b in &rep.blocks {
-        if b.header.kind == BlockKind::Index {
-            continue; // A new index is written by finish().
+        let slot = match b.header.kind {
+            BlockKind::Index => continue, // A new index is written by finish().
+            BlockKind::Strings => Some(0),
+            BlockKind::Frames => Some(1),
+            BlockKind::Stacks => Some(2),
+            _ => None,
+        };
+        if let Some(slot) = slot {
+            let h = &b.header;
+            // The reader pads a gap left by lost blocks, but only a plausible one.
+            let gap = h.range_start.checked_sub(next_id[slot]);
+            let room = sink.position() + b.len() + 1_000_000;
+            match gap {
+                Some(gap) if gap <= h.raw_len as u64 + 1_000_000 && h.range_start <= room => {
+                    next_id[slot] = h.range_end;
+                }
+                _ => continue,
+            }
         }
         let start = b.offset as usize;
         let mid = start + BLOCK_HEADER_LEN;

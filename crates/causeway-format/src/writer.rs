@@ -229,7 +229,9 @@ impl<W: Write> TraceWriter<W> {
     /// Start a trace on `out`.
     pub fn with_options(out: W, header: &Header, opts: WriterOptions) -> Result<Self> {
         if opts.chunk_events == 0 {
-            return Err(FormatError::Invalid("chunk_events must be at least 1".into()));
+            return Err(FormatError::Invalid(
+                "chunk_events must be at least 1".into(),
+            ));
         }
         let mut w = TraceWriter {
             sink: BlockSink::new(out, header)?,

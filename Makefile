@@ -1,0 +1,45 @@
+# causeway: the two commands of the README, and their parts.
+#   make demo  - set up, build, record the blocking-write workload and summarize it
+#   make test  - set up, build, and run every check and test (what CI runs)
+
+CARGO ?= cargo
+RELEASE := target/release
+
+.PHONY: all setup build workloads demo test lint unit-tests bench fuzz clean
+
+all: build
+
+setup:
+	bash scripts/setup.sh
+
+build: setup workloads
+	$(CARGO) build --release --workspace
+
+workloads:
+	$(MAKE) -C workloads -j2
+
+demo: build
+	$(RELEASE)/causeway demo
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
+	bash scripts/check-deps.sh
+
+# Tests that need root and the kernel fail here instead of skipping.
+unit-tests:
+	CAUSEWAY_REQUIRE_ROOT=1 $(CARGO) test --release --workspace
+
+test: build lint unit-tests
+	bash workloads/test.sh
+
+bench: build
+	$(CARGO) bench -p causeway-format
+
+# Fuzz the trace reader (needs a nightly toolchain and cargo-fuzz).
+fuzz:
+	cd fuzz && $(CARGO) +nightly fuzz run read_trace -- -max_total_time=600 -rss_limit_mb=2048
+
+clean:
+	$(CARGO) clean
+	$(MAKE) -C workloads clean

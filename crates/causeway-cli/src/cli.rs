@@ -1,0 +1,139 @@
+//! Command-line definition: every subcommand and flag, with its help text.
+//!
+//! Only parsing lives here; the commands themselves are in `cmd/`.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+const AFTER_HELP: &str = "\
+EXIT STATUS:
+    0  success
+    1  the analysis found nothing, or a usage error (bad flag, missing file, no permission)
+    2  bad input: the trace or recording is corrupt, truncated or not understood
+
+Traces are single files (`.cwt`). Start with `causeway demo`, or convert an existing
+perf recording with `causeway import perf.data -o trace.cwt` and run `causeway info`.";
+
+/// causeway: find what a slow, stuck or janky program waits for.
+#[derive(Debug, Parser)]
+#[command(name = "causeway", version, about, long_about = None, after_help = AFTER_HELP)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Summarize a trace: duration, events by kind, lost events, top threads by CPU and
+    /// by blocked time.
+    Info(InfoArgs),
+    /// Verify a trace block by block; if damaged, write a salvaged copy of every intact
+    /// chunk.
+    Check(CheckArgs),
+    /// Print events as text or JSON lines, filtered by thread, process, kind and time.
+    Dump(DumpArgs),
+    /// Convert a perf recording (perf.data or `perf script` text) into a causeway trace.
+    Import(ImportArgs),
+    /// Record the built-in `blocking-write` workload for a few seconds and summarize it.
+    Demo(DemoArgs),
+}
+
+/// `causeway info`.
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// Trace file.
+    pub trace: PathBuf,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// How many threads to list in each ranking.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+}
+
+/// `causeway check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Trace file.
+    pub trace: PathBuf,
+    /// Where to write the salvaged copy if the trace is damaged
+    /// [default: TRACE with `.salvaged.cwt` appended].
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Only report; never write a salvaged copy.
+    #[arg(long)]
+    pub no_salvage: bool,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `causeway dump`.
+#[derive(Debug, Args)]
+pub struct DumpArgs {
+    /// Trace file.
+    pub trace: PathBuf,
+    /// Print JSON lines (one event per line) instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Only events about these threads (comma-separated tids).
+    #[arg(long, value_delimiter = ',')]
+    pub tid: Vec<u32>,
+    /// Only events about threads of these processes (comma-separated pids).
+    #[arg(long, value_delimiter = ',')]
+    pub pid: Vec<u32>,
+    /// Only these event kinds (comma-separated), e.g. `sched_switch,wakeup`.
+    /// Run with `--kind help` to list them.
+    #[arg(long, value_delimiter = ',')]
+    pub kind: Vec<String>,
+    /// Start of the time window, relative to the first event: `1.5` (seconds), `1.5s`,
+    /// `200ms`, `30us` or `100ns`.
+    #[arg(long)]
+    pub from: Option<String>,
+    /// End of the time window, relative to the first event (same units as --from).
+    #[arg(long)]
+    pub to: Option<String>,
+    /// Print absolute trace-clock nanoseconds instead of seconds since the first event.
+    #[arg(long)]
+    pub abs: bool,
+    /// Show the frames of stack events.
+    #[arg(long)]
+    pub stacks: bool,
+    /// Stop after this many events.
+    #[arg(long)]
+    pub limit: Option<u64>,
+}
+
+/// `causeway import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// perf.data file recorded with e.g. `perf record -e 'sched:*' -e 'irq:*'
+    /// -e 'block:*' -g -a`, or (with --script) a `perf script` text file, `-` for stdin.
+    pub input: PathBuf,
+    /// Output trace file.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// The input is `perf script` text, not perf.data.
+    #[arg(long)]
+    pub script: bool,
+    /// Print the import summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `causeway demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Seconds to run the workload.
+    #[arg(long, default_value_t = 3.0)]
+    pub seconds: f64,
+    /// Directory for the recording and the trace.
+    #[arg(long, default_value = "demo-out")]
+    pub out_dir: PathBuf,
+    /// The blocking-write workload binary [default: found next to causeway or in
+    /// workloads/bin].
+    #[arg(long)]
+    pub workload: Option<PathBuf>,
+}

@@ -1,0 +1,113 @@
+//! `causeway dump`: print events, filtered.
+
+use crate::cli::DumpArgs;
+use crate::render::event_json::event_json;
+use crate::render::event_text::{details, stack_lines};
+use crate::render::names::Names;
+use crate::timefmt::parse_duration_ns;
+use crate::{exit, open_trace};
+use anyhow::{Context, Result, bail};
+use causeway_format::{EventKind, EventKindTag, TimeRange, Timestamp};
+use std::collections::HashSet;
+use std::io::{BufWriter, Write};
+
+fn parse_kinds(kinds: &[String]) -> Result<Option<HashSet<EventKindTag>>> {
+    if kinds.is_empty() {
+        return Ok(None);
+    }
+    let all: Vec<&str> = EventKindTag::ALL.iter().map(|k| k.name()).collect();
+    let mut set = HashSet::new();
+    for k in kinds {
+        match EventKindTag::from_name(k) {
+            Some(t) => {
+                set.insert(t);
+            }
+            None => bail!("unknown event kind `{k}`; known kinds: {}", all.join(", ")),
+        }
+    }
+    Ok(Some(set))
+}
+
+/// Run the command; returns the exit code.
+pub fn run(args: &DumpArgs) -> Result<u8> {
+    let kinds = parse_kinds(&args.kind)?;
+    let mut rd = open_trace(&args.trace)?;
+    let Some((first, _)) = rd.time_range() else {
+        eprintln!("{}: the trace holds no events", args.trace.display());
+        return Ok(exit::NOTHING_OR_USER_ERROR);
+    };
+    let from = args.from.as_deref().map(parse_duration_ns).transpose()?;
+    let to = args.to.as_deref().map(parse_duration_ns).transpose()?;
+    let range = TimeRange {
+        start: Timestamp(first.0.saturating_add(from.unwrap_or(0))),
+        end: to.map_or(Timestamp(u64::MAX), |t| {
+            Timestamp(first.0.saturating_add(t))
+        }),
+    };
+    let tables = rd.tables().clone();
+    let names = Names::new(&tables);
+    let tids: HashSet<u32> = args.tid.iter().copied().collect();
+    let pids: HashSet<u32> = args.pid.iter().copied().collect();
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut printed = 0u64;
+    let mut text = String::new();
+    for ev in rd.events_in(range) {
+        let ev = ev.with_context(|| format!("reading events of {}", args.trace.display()))?;
+        if let Some(k) = &kinds
+            && !k.contains(&ev.kind.tag())
+        {
+            continue;
+        }
+        if !tids.is_empty() && !ev.kind.tids().any(|t| tids.contains(&t.0)) {
+            continue;
+        }
+        if !pids.is_empty()
+            && !ev
+                .kind
+                .tids()
+                .any(|t| names.tgid(t).is_some_and(|p| pids.contains(&p.0)))
+        {
+            continue;
+        }
+        if let Some(limit) = args.limit
+            && printed >= limit
+        {
+            break;
+        }
+        printed += 1;
+        if args.json {
+            serde_json::to_writer(&mut out, &event_json(&names, &ev))?;
+            out.write_all(b"\n")?;
+            continue;
+        }
+        let ts = if args.abs {
+            ev.ts.0.to_string()
+        } else {
+            let rel = ev.ts.0.saturating_sub(first.0);
+            format!("{:>4}.{:09}", rel / 1_000_000_000, rel % 1_000_000_000)
+        };
+        writeln!(
+            out,
+            "{ts} [{:03}] {:<14} {}",
+            ev.cpu.0,
+            ev.kind.tag().name(),
+            details(&names, &ev)
+        )?;
+        if args.stacks
+            && let EventKind::Stack { user, kernel, .. } = ev.kind
+        {
+            text.clear();
+            for s in [kernel, user].into_iter().flatten() {
+                stack_lines(&names, s, &mut text);
+            }
+            out.write_all(text.as_bytes())?;
+        }
+    }
+    out.flush()?;
+    Ok(if printed == 0 {
+        exit::NOTHING_OR_USER_ERROR
+    } else {
+        exit::OK
+    })
+}

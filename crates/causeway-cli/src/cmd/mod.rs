@@ -1,0 +1,8 @@
+//! One module per subcommand. Each parses nothing (clap did) and renders through
+//! `crate::render`.
+
+pub mod check;
+pub mod demo;
+pub mod dump;
+pub mod import;
+pub mod info;

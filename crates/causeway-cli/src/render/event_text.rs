@@ -1,0 +1,167 @@
+//! One-line text form of an event, in the spirit of `perf script`.
+
+use super::names::Names;
+use causeway_format::{Event, EventKind, Marker, StackId, Waker};
+use std::fmt::Write;
+
+/// Describe a waker context.
+pub fn waker_text(names: &Names<'_>, w: &Waker, ev: &Event) -> String {
+    match *w {
+        Waker::Thread { tid } => names.label(tid, ev.ts),
+        Waker::Irq { irq, name } => format!("irq {irq} ({})", names.tables().string(name)),
+        Waker::Softirq { vec } => format!("softirq {}", vec.name()),
+        Waker::Unknown => "unknown".to_string(),
+    }
+}
+
+/// The fields of `ev` after its kind name.
+pub fn details(names: &Names<'_>, ev: &Event) -> String {
+    let t = names.tables();
+    let l = |tid| names.label(tid, ev.ts);
+    match ev.kind {
+        EventKind::SchedSwitch {
+            prev_tid,
+            prev_state,
+            next_tid,
+        } => format!(
+            "{} [{}] -> {}",
+            l(prev_tid),
+            prev_state.letter(),
+            l(next_tid)
+        ),
+        EventKind::Wakeup {
+            wakee,
+            target_cpu,
+            waker,
+        }
+        | EventKind::WakeupNew {
+            wakee,
+            target_cpu,
+            waker,
+        } => format!(
+            "{} on cpu {} by {}",
+            l(wakee),
+            target_cpu,
+            waker_text(names, &waker, ev)
+        ),
+        EventKind::Fork {
+            parent_tid,
+            parent_tgid,
+            child_tid,
+            child_tgid,
+        } => {
+            let what = if parent_tgid == child_tgid {
+                "thread"
+            } else {
+                "process"
+            };
+            format!(
+                "{} created {what} {child_tid} (pid {child_tgid})",
+                l(parent_tid)
+            )
+        }
+        EventKind::Exec {
+            tid,
+            comm,
+            filename,
+        } => format!("{} exec {} as {}", tid, t.string(filename), t.string(comm)),
+        EventKind::Exit { tid } => l(tid),
+        EventKind::IrqEntry { irq, name } => format!("irq {irq} ({})", t.string(name)),
+        EventKind::IrqExit { irq, handled } => {
+            format!(
+                "irq {irq} {}",
+                if handled { "handled" } else { "unhandled" }
+            )
+        }
+        EventKind::SoftirqEntry { vec } | EventKind::SoftirqExit { vec } => vec.name().into(),
+        EventKind::BlockIssue {
+            tid,
+            dev,
+            sector,
+            bytes,
+            op,
+        } => format!(
+            "{},{} {:?} sector {sector} {bytes} bytes by {}",
+            dev.major(),
+            dev.minor(),
+            op.kind,
+            l(tid)
+        ),
+        EventKind::BlockComplete {
+            dev,
+            sector,
+            bytes,
+            op,
+            error,
+        } => format!(
+            "{},{} {:?} sector {sector} {bytes} bytes error {error}",
+            dev.major(),
+            dev.minor(),
+            op.kind
+        ),
+        EventKind::NetXmit { tid, dev, bytes } | EventKind::NetRecv { tid, dev, bytes } => {
+            format!("{} {bytes} bytes ({})", t.string(dev), l(tid))
+        }
+        EventKind::SyscallEnter { tid, nr, args } => {
+            format!(
+                "{} nr {nr} args {:#x} {:#x} {:#x}",
+                l(tid),
+                args[0],
+                args[1],
+                args[2]
+            )
+        }
+        EventKind::SyscallExit { tid, nr, ret } => format!("{} nr {nr} = {ret}", l(tid)),
+        EventKind::Stack {
+            tid,
+            kind,
+            user,
+            kernel,
+        } => {
+            let n = |s: Option<StackId>| s.and_then(|s| t.stack(s)).map_or(0, |s| s.frames.len());
+            format!(
+                "{} {kind:?} user {} frames, kernel {} frames",
+                l(tid),
+                n(user),
+                n(kernel)
+            )
+        }
+        EventKind::Marker { tid, marker } => {
+            let m = match marker {
+                Marker::SpinBegin { id } => format!("spin begin {id}"),
+                Marker::SpinEnd { id } => format!("spin end {id}"),
+                Marker::FalseWakeup => "false wake-up".into(),
+                Marker::FlagRead { addr } => format!("flag read {addr:#x}"),
+                Marker::FlagWrite { addr } => format!("flag write {addr:#x}"),
+                Marker::MethodEnter { method } => format!("enter {}", t.string(method)),
+                Marker::MethodExit { method } => format!("exit {}", t.string(method)),
+                Marker::SpanBegin { name, id } => format!("span {} #{id} begin", t.string(name)),
+                Marker::SpanEnd { name, id } => format!("span {} #{id} end", t.string(name)),
+            };
+            format!("{} {m}", l(tid))
+        }
+        EventKind::Lost { count } => format!("{count} events lost"),
+    }
+}
+
+/// Frames of a stack, one per line, indented.
+pub fn stack_lines(names: &Names<'_>, id: StackId, out: &mut String) {
+    let t = names.tables();
+    match t.stack(id) {
+        None => {
+            let _ = writeln!(out, "\t<missing stack {id}>");
+        }
+        Some(s) => {
+            for f in &s.frames {
+                let module = t
+                    .frame(*f)
+                    .map(|fr| t.string(fr.module))
+                    .unwrap_or_default();
+                let _ = writeln!(out, "\t{} ({module})", t.frame_text(*f));
+            }
+            if s.truncated {
+                let _ = writeln!(out, "\t... (stack cut short)");
+            }
+        }
+    }
+}

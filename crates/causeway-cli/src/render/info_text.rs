@@ -1,0 +1,123 @@
+//! Text form of the `info` report.
+
+use crate::cmd::info::{InfoReport, ThreadRow};
+use crate::timefmt::secs;
+use std::fmt::Write;
+
+fn table(out: &mut String, title: &str, rows: &[ThreadRow], duration_ns: u64) {
+    let _ = writeln!(out, "\n{title}:");
+    if rows.is_empty() {
+        let _ = writeln!(out, "  (none)");
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "  {:>8} {:>8}  {:<16} {:>10} {:>10} {:>10}",
+        "tid", "pid", "comm", "cpu", "blocked", "runnable"
+    );
+    for r in rows {
+        let pct = |ns: u64| {
+            if duration_ns == 0 {
+                0.0
+            } else {
+                100.0 * ns as f64 / duration_ns as f64
+            }
+        };
+        let _ = writeln!(
+            out,
+            "  {:>8} {:>8}  {:<16} {:>10} {:>10} {:>10}   ({:.0}% cpu, {:.0}% blocked)",
+            r.tid,
+            r.pid,
+            r.comm,
+            secs(r.cpu_ns),
+            secs(r.blocked_ns),
+            secs(r.runnable_ns),
+            pct(r.cpu_ns),
+            pct(r.blocked_ns)
+        );
+    }
+}
+
+/// Render the report as text.
+pub fn render(r: &InfoReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "trace:      {} ({} bytes, format {})",
+        r.file, r.bytes, r.format_version
+    );
+    let _ = writeln!(out, "written by: {}", r.writer);
+    if !r.command_line.is_empty() {
+        let _ = writeln!(out, "command:    {}", r.command_line.join(" "));
+    }
+    let _ = writeln!(out, "host:       {}, {} CPUs", r.host, r.cpu_count);
+    let _ = writeln!(out, "duration:   {}", secs(r.duration_ns));
+    let _ = writeln!(
+        out,
+        "events:     {}   threads: {}   processes: {}",
+        r.events, r.threads, r.processes
+    );
+    if r.lost_events > 0 {
+        let per: Vec<String> = r
+            .lost_events_by_cpu
+            .iter()
+            .map(|(c, n)| format!("cpu{c}: {n}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "LOST:       {} events ({})",
+            r.lost_events,
+            per.join(", ")
+        );
+    } else {
+        let _ = writeln!(out, "lost:       0 events");
+    }
+    if r.skipped_unknown_events > 0 {
+        let _ = writeln!(
+            out,
+            "skipped:    {} events of kinds this version does not know",
+            r.skipped_unknown_events
+        );
+    }
+    if r.clock_inversions > 0 {
+        let _ = writeln!(out, "out of order: {} events", r.clock_inversions);
+    }
+    if r.model_anomalies > 0 {
+        let _ = writeln!(
+            out,
+            "anomalies:  {} events contradict the thread states seen before them",
+            r.model_anomalies
+        );
+        if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(&r.model_stats) {
+            let parts: Vec<String> = m
+                .iter()
+                .filter(|(k, v)| *k != "events" && v.as_u64().unwrap_or(0) > 0)
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            let _ = writeln!(out, "            ({})", parts.join(", "));
+        }
+    }
+    let _ = writeln!(out, "\nevents by kind:");
+    for (k, n) in &r.events_by_kind {
+        let _ = writeln!(out, "  {k:<16} {n:>12}");
+    }
+    if !r.counters.is_empty() {
+        let _ = writeln!(out, "\nrecorder counters:");
+        for (k, n) in &r.counters {
+            let _ = writeln!(out, "  {k:<40} {n:>12}");
+        }
+    }
+    table(
+        &mut out,
+        "top threads by CPU time",
+        &r.top_cpu,
+        r.duration_ns,
+    );
+    table(
+        &mut out,
+        "top threads by blocked time",
+        &r.top_blocked,
+        r.duration_ns,
+    );
+    out
+}

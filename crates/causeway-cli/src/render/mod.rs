@@ -1,0 +1,6 @@
+//! Renderers: turn typed trace data into text or JSON. No analysis happens here.
+
+pub mod event_json;
+pub mod event_text;
+pub mod info_text;
+pub mod names;

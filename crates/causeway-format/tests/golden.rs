@@ -1,0 +1,109 @@
+//! The golden trace: a small file committed to the repository that pins the format.
+//!
+//! `tests/data/golden-v1.0.cwt` must be rebuilt byte for byte by [`common::build_golden`]
+//! and read back as the expected events. If either fails after a change to the crate,
+//! the change altered the bytes on disk: make it deliberate (bump `VERSION_MINOR` for an
+//! addition older readers skip, `VERSION_MAJOR` otherwise, update `docs/format.md`) and
+//! regenerate the file with `CAUSEWAY_BLESS=1 cargo test -p causeway-format --test golden`
+//! (keep the old file as `golden-v<old>.cwt` so readers are still tested against it).
+
+mod common;
+
+use causeway_format::block::BlockKind;
+use causeway_format::{EventKindTag, TraceReader, VERSION_MAJOR, VERSION_MINOR};
+use std::path::PathBuf;
+
+fn golden_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1.0.cwt")
+}
+
+#[test]
+fn golden_file_is_rebuilt_byte_for_byte() {
+    let built = common::build_golden();
+    let path = golden_path();
+    if std::env::var_os("CAUSEWAY_BLESS").is_some() {
+        std::fs::write(&path, &built.bytes).expect("write golden");
+        eprintln!("wrote {}", path.display());
+        return;
+    }
+    let committed = std::fs::read(&path).expect("golden file is committed");
+    if committed == built.bytes {
+        return;
+    }
+    // Say whether the encoding changed or only the compressor's output did.
+    let what = match (
+        TraceReader::from_bytes(&committed).map(|mut r| r.events().collect::<Result<Vec<_>, _>>()),
+        causeway_format::salvage::scan(&committed),
+        causeway_format::salvage::scan(&built.bytes),
+    ) {
+        (Ok(Ok(evs)), a, b)
+            if evs == built.events && a.blocks.len() == b.blocks.len() && a.header == b.header =>
+        {
+            "the committed file still reads as the expected events, so the difference is in \
+             the compressed bytes (a zstd library change?) or in block framing"
+        }
+        _ => "the encoding itself differs",
+    };
+    panic!(
+        "the trace format changed: {} bytes built vs {} committed; {what}. If this is \
+         deliberate, bump VERSION_MINOR (an addition older readers skip) or VERSION_MAJOR \
+         (anything else) in src/lib.rs, describe the change in docs/format.md, and \
+         regenerate with CAUSEWAY_BLESS=1 cargo test -p causeway-format --test golden \
+         (currently version {VERSION_MAJOR}.{VERSION_MINOR})",
+        built.bytes.len(),
+        committed.len()
+    );
+}
+
+#[test]
+fn golden_file_reads_as_expected() {
+    let built = common::build_golden();
+    let bytes = std::fs::read(golden_path()).expect("golden file is committed");
+    let mut rd = TraceReader::from_bytes(&bytes).expect("golden opens");
+    assert_eq!(rd.minor_version(), 0);
+    assert_eq!(rd.header(), &common::golden_header());
+    assert_eq!(rd.tables(), &built.tables);
+    assert_eq!(rd.stats(), &built.stats);
+    assert_eq!(rd.stats().events, built.events.len() as u64);
+    assert_eq!(rd.stats().lost_total(), 17 + u64::MAX / 4);
+    assert_eq!(rd.stats().counters["dropped_stacks"], 2);
+    assert_eq!(rd.tables().string(causeway_format::StringId(0)), "");
+    assert!(rd.tables().strings.iter().any(|s| s == "late string"));
+    assert!(rd.chunks().len() >= 6, "golden has several chunks per CPU");
+    let events: Vec<_> = rd.events().collect::<Result<_, _>>().expect("events read");
+    assert_eq!(events, built.events);
+    // Every event kind is in it, and every table has rows.
+    for tag in EventKindTag::ALL {
+        assert!(
+            events.iter().any(|e| e.kind.tag() == tag),
+            "golden lacks {}",
+            tag.name()
+        );
+    }
+    let t = rd.tables();
+    assert!(!t.threads.is_empty() && !t.processes.is_empty() && !t.mappings.is_empty());
+    assert!(!t.frames.is_empty() && !t.stacks.is_empty());
+    for kind in [
+        BlockKind::Strings,
+        BlockKind::Threads,
+        BlockKind::Processes,
+        BlockKind::Mappings,
+        BlockKind::Frames,
+        BlockKind::Stacks,
+        BlockKind::Stats,
+        BlockKind::Events,
+    ] {
+        assert!(
+            rd.index().iter().any(|e| e.kind == kind),
+            "golden lacks a {} block",
+            kind.name()
+        );
+    }
+    assert_eq!(rd.skipped_unknown_events(), 0);
+    assert_eq!(rd.skipped_unknown_blocks(), 0);
+}
+
+#[test]
+fn golden_build_is_deterministic() {
+    assert_eq!(common::build_golden().bytes, common::build_golden().bytes);
+}

@@ -1,0 +1,130 @@
+//! The finished model: what every analysis reads.
+//!
+//! A [`Model`] is immutable and deterministic: threads are sorted by tid (then by time
+//! for reused tids), processes by tgid, CPUs by number, intervals by time.
+
+use crate::builder::ModelBuilder;
+use crate::irq::{BlockRequest, InterruptInterval};
+use crate::process::ProcessNode;
+use crate::segment::TimeSpan;
+use crate::stats::{LossWindow, ModelStats};
+use crate::thread::Thread;
+use crate::totals::CpuData;
+use causeway_format::{Cpu, Event, FormatError, Header, Tables, Tgid, Tid, TraceReader};
+use serde::{Deserialize, Serialize};
+use std::io::{Read, Seek};
+
+/// Why a model could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// The trace could not be read.
+    #[error("reading trace events: {0}")]
+    Format(#[from] FormatError),
+}
+
+/// Threads, processes, CPUs, interrupts and block requests of one trace.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Model {
+    pub(crate) span: Option<TimeSpan>,
+    pub(crate) threads: Vec<Thread>,
+    pub(crate) processes: Vec<ProcessNode>,
+    pub(crate) cpus: Vec<CpuData>,
+    pub(crate) interrupts: Vec<InterruptInterval>,
+    pub(crate) block_requests: Vec<BlockRequest>,
+    pub(crate) losses: Vec<LossWindow>,
+    pub(crate) stats: ModelStats,
+}
+
+impl Model {
+    /// Read every event of a trace and build its model.
+    pub fn from_reader<R: Read + Seek>(reader: &mut TraceReader<R>) -> Result<Model, ModelError> {
+        // The builder borrows the tables while the event iterator borrows the reader.
+        let tables = reader.tables().clone();
+        let header = reader.header().clone();
+        let mut b = ModelBuilder::new(&tables, &header);
+        for ev in reader.events() {
+            b.push(&ev?);
+        }
+        Ok(b.finish())
+    }
+
+    /// Build a model from events already in memory (tests, small traces).
+    pub fn from_events<'e>(
+        tables: &Tables,
+        header: &Header,
+        events: impl IntoIterator<Item = &'e Event>,
+    ) -> Model {
+        let mut b = ModelBuilder::new(tables, header);
+        for ev in events {
+            b.push(ev);
+        }
+        b.finish()
+    }
+
+    /// First and last event time; `None` for an empty trace.
+    pub fn span(&self) -> Option<TimeSpan> {
+        self.span
+    }
+
+    /// All threads except the idle task, sorted by tid; a reused tid appears once per
+    /// thread that had it, oldest first.
+    pub fn threads(&self) -> std::slice::Iter<'_, Thread> {
+        self.threads.iter()
+    }
+
+    /// The first thread with this tid.
+    pub fn thread(&self, tid: Tid) -> Option<&Thread> {
+        self.threads_with_tid(tid).first()
+    }
+
+    /// Every thread that had this tid, oldest first.
+    pub fn threads_with_tid(&self, tid: Tid) -> &[Thread] {
+        let lo = self.threads.partition_point(|t| t.tid < tid);
+        let hi = self.threads.partition_point(|t| t.tid <= tid);
+        self.threads.get(lo..hi).unwrap_or(&[])
+    }
+
+    /// Processes, sorted by tgid.
+    pub fn processes(&self) -> std::slice::Iter<'_, ProcessNode> {
+        self.processes.iter()
+    }
+
+    /// The process with this tgid.
+    pub fn process(&self, tgid: Tgid) -> Option<&ProcessNode> {
+        self.processes
+            .binary_search_by_key(&tgid, |p| p.tgid)
+            .ok()
+            .and_then(|i| self.processes.get(i))
+    }
+
+    /// Per-CPU time, sorted by CPU number (every CPU of the header, plus any other seen).
+    pub fn cpus(&self) -> &[CpuData] {
+        &self.cpus
+    }
+
+    /// One CPU's time.
+    pub fn cpu(&self, cpu: Cpu) -> Option<&CpuData> {
+        self.cpus.iter().find(|c| c.cpu == cpu)
+    }
+
+    /// Hard IRQ and softirq intervals, sorted by start time then CPU.
+    pub fn interrupts(&self) -> &[InterruptInterval] {
+        &self.interrupts
+    }
+
+    /// Completed block requests, sorted by issue time.
+    pub fn block_requests(&self) -> &[BlockRequest] {
+        &self.block_requests
+    }
+
+    /// Windows of lost events, in time order.
+    pub fn losses(&self) -> &[LossWindow] {
+        &self.losses
+    }
+
+    /// What the builder counted.
+    pub fn stats(&self) -> &ModelStats {
+        &self.stats
+    }
+}

@@ -1,0 +1,314 @@
+//! Concise construction of synthetic event streams for tests (this crate's and others').
+//!
+//! Times are plain nanosecond numbers and tids and CPUs plain integers, so a scenario
+//! reads like a table. [`Synth::events`] returns the events sorted by time and CPU
+//! (stably, so a stack stays right after its event), as a trace reader yields them.
+//!
+//! ```
+//! use causeway_format::{TaskState, Waker};
+//! use causeway_model::synth::Synth;
+//! let mut s = Synth::new();
+//! s.switch(100, 0, 7, TaskState::INTERRUPTIBLE, 0)
+//!     .wakeup(300, 1, 7, 0, Waker::Unknown)
+//!     .switch(400, 0, 0, TaskState::RUNNABLE, 7);
+//! let model = s.model(1);
+//! // Blocked, runnable, running (the zero-length running backfill at the trace
+//! // start is dropped).
+//! assert_eq!(model.thread(causeway_format::Tid(7)).unwrap().segments.len(), 3);
+//! ```
+
+use crate::model::Model;
+use causeway_format::{
+    BlockOp, BlockOpKind, Cpu, DevId, Event, EventKind, Header, Marker, SoftirqVec, StackId,
+    StackKind, StringId, Tables, TaskState, Tgid, Tid, Timestamp, Waker, WriterOptions,
+    write_to_vec,
+};
+
+/// A growing list of synthetic events.
+#[derive(Clone, Debug, Default)]
+pub struct Synth {
+    events: Vec<Event>,
+}
+
+impl Synth {
+    /// An empty stream.
+    pub fn new() -> Synth {
+        Synth::default()
+    }
+
+    /// Append any event.
+    pub fn push(&mut self, ts: u64, cpu: u32, kind: EventKind) -> &mut Synth {
+        self.events.push(Event {
+            ts: Timestamp(ts),
+            cpu: Cpu(cpu),
+            kind,
+        });
+        self
+    }
+
+    /// `sched_switch` on `cpu` from `prev` (leaving in `state`) to `next`.
+    pub fn switch(
+        &mut self,
+        ts: u64,
+        cpu: u32,
+        prev: u32,
+        state: TaskState,
+        next: u32,
+    ) -> &mut Synth {
+        self.push(
+            ts,
+            cpu,
+            EventKind::SchedSwitch {
+                prev_tid: Tid(prev),
+                prev_state: state,
+                next_tid: Tid(next),
+            },
+        )
+    }
+
+    /// Wake-up of `wakee`, performed on `cpu`, queued on `target`.
+    pub fn wakeup(
+        &mut self,
+        ts: u64,
+        cpu: u32,
+        wakee: u32,
+        target: u32,
+        waker: Waker,
+    ) -> &mut Synth {
+        self.push(
+            ts,
+            cpu,
+            EventKind::Wakeup {
+                wakee: Tid(wakee),
+                target_cpu: Cpu(target),
+                waker,
+            },
+        )
+    }
+
+    /// Wake-up of `wakee` by thread `waker` on `cpu`, queued on the same CPU.
+    pub fn wake_by(&mut self, ts: u64, cpu: u32, waker: u32, wakee: u32) -> &mut Synth {
+        self.wakeup(ts, cpu, wakee, cpu, Waker::Thread { tid: Tid(waker) })
+    }
+
+    /// First wake-up of a new thread `wakee` by `waker`, queued on `cpu`.
+    pub fn wakeup_new(&mut self, ts: u64, cpu: u32, waker: u32, wakee: u32) -> &mut Synth {
+        self.push(
+            ts,
+            cpu,
+            EventKind::WakeupNew {
+                wakee: Tid(wakee),
+                target_cpu: Cpu(cpu),
+                waker: Waker::Thread { tid: Tid(waker) },
+            },
+        )
+    }
+
+    /// `parent` (of process `parent_tgid`) creates `child` in process `child_tgid`.
+    pub fn fork(
+        &mut self,
+        ts: u64,
+        cpu: u32,
+        (parent, parent_tgid): (u32, u32),
+        (child, child_tgid): (u32, u32),
+    ) -> &mut Synth {
+        self.push(
+            ts,
+            cpu,
+            EventKind::Fork {
+                parent_tid: Tid(parent),
+                parent_tgid: Tgid(parent_tgid),
+                child_tid: Tid(child),
+                child_tgid: Tgid(child_tgid),
+            },
+        )
+    }
+
+    /// `tid` execs; `comm` and `filename` are string table ids.
+    pub fn exec(&mut self, ts: u64, cpu: u32, tid: u32, comm: u32, filename: u32) -> &mut Synth {
+        self.push(
+            ts,
+            cpu,
+            EventKind::Exec {
+                tid: Tid(tid),
+                comm: StringId(comm),
+                filename: StringId(filename),
+            },
+        )
+    }
+
+    /// `tid` exits (`sched_process_exit`; its final switch-out follows separately).
+    pub fn exit(&mut self, ts: u64, cpu: u32, tid: u32) -> &mut Synth {
+        self.push(ts, cpu, EventKind::Exit { tid: Tid(tid) })
+    }
+
+    /// Stack of `tid` for the event just pushed on `cpu` at `ts`.
+    pub fn stack(
+        &mut self,
+        ts: u64,
+        cpu: u32,
+        tid: u32,
+        kind: StackKind,
+        user: Option<u32>,
+        kernel: Option<u32>,
+    ) -> &mut Synth {
+        self.push(
+            ts,
+            cpu,
+            EventKind::Stack {
+                tid: Tid(tid),
+                kind,
+                user: user.map(StackId),
+                kernel: kernel.map(StackId),
+            },
+        )
+    }
+
+    /// Hard IRQ `irq` (handler name id `name`) entry.
+    pub fn irq_entry(&mut self, ts: u64, cpu: u32, irq: u32, name: u32) -> &mut Synth {
+        self.push(
+            ts,
+            cpu,
+            EventKind::IrqEntry {
+                irq,
+                name: StringId(name),
+            },
+        )
+    }
+
+    /// Hard IRQ `irq` exit.
+    pub fn irq_exit(&mut self, ts: u64, cpu: u32, irq: u32) -> &mut Synth {
+        self.push(ts, cpu, EventKind::IrqExit { irq, handled: true })
+    }
+
+    /// Softirq entry.
+    pub fn softirq_entry(&mut self, ts: u64, cpu: u32, vec: SoftirqVec) -> &mut Synth {
+        self.push(ts, cpu, EventKind::SoftirqEntry { vec })
+    }
+
+    /// Softirq exit.
+    pub fn softirq_exit(&mut self, ts: u64, cpu: u32, vec: SoftirqVec) -> &mut Synth {
+        self.push(ts, cpu, EventKind::SoftirqExit { vec })
+    }
+
+    /// System call entry.
+    pub fn syscall_enter(&mut self, ts: u64, cpu: u32, tid: u32, nr: u32) -> &mut Synth {
+        self.push(
+            ts,
+            cpu,
+            EventKind::SyscallEnter {
+                tid: Tid(tid),
+                nr,
+                args: [0; 3],
+            },
+        )
+    }
+
+    /// System call exit.
+    pub fn syscall_exit(&mut self, ts: u64, cpu: u32, tid: u32, nr: u32) -> &mut Synth {
+        self.push(
+            ts,
+            cpu,
+            EventKind::SyscallExit {
+                tid: Tid(tid),
+                nr,
+                ret: 0,
+            },
+        )
+    }
+
+    /// A synchronous write of `bytes` at `sector` issued by `tid`.
+    pub fn block_issue(
+        &mut self,
+        ts: u64,
+        cpu: u32,
+        tid: u32,
+        (dev, sector): (u32, u64),
+        bytes: u32,
+    ) -> &mut Synth {
+        self.push(
+            ts,
+            cpu,
+            EventKind::BlockIssue {
+                tid: Tid(tid),
+                dev: DevId(dev),
+                sector,
+                bytes,
+                op: write_op(),
+            },
+        )
+    }
+
+    /// Completion of the request at `sector`.
+    pub fn block_complete(&mut self, ts: u64, cpu: u32, (dev, sector): (u32, u64)) -> &mut Synth {
+        self.push(
+            ts,
+            cpu,
+            EventKind::BlockComplete {
+                dev: DevId(dev),
+                sector,
+                bytes: 0,
+                op: write_op(),
+                error: 0,
+            },
+        )
+    }
+
+    /// A marker from `tid`.
+    pub fn marker(&mut self, ts: u64, cpu: u32, tid: u32, marker: Marker) -> &mut Synth {
+        self.push(
+            ts,
+            cpu,
+            EventKind::Marker {
+                tid: Tid(tid),
+                marker,
+            },
+        )
+    }
+
+    /// `count` events lost on `cpu` just before `ts`.
+    pub fn lost(&mut self, ts: u64, cpu: u32, count: u64) -> &mut Synth {
+        self.push(ts, cpu, EventKind::Lost { count })
+    }
+
+    /// The events sorted by time, then CPU (stable).
+    pub fn events(&self) -> Vec<Event> {
+        let mut v = self.events.clone();
+        v.sort_by_key(|e| (e.ts, e.cpu));
+        v
+    }
+
+    /// The events exactly in the order they were pushed.
+    pub fn events_unsorted(&self) -> &[Event] {
+        &self.events
+    }
+
+    /// Build the model with empty tables and a synthetic header for `ncpu` CPUs.
+    pub fn model(&self, ncpu: u32) -> Model {
+        self.model_with(&Tables::default(), ncpu)
+    }
+
+    /// Build the model with these tables.
+    pub fn model_with(&self, tables: &Tables, ncpu: u32) -> Model {
+        Model::from_events(tables, &Header::synthetic(ncpu), &self.events())
+    }
+
+    /// Encode as a trace file (no tables).
+    pub fn to_trace_bytes(&self, ncpu: u32) -> causeway_format::Result<Vec<u8>> {
+        write_to_vec(
+            &Header::synthetic(ncpu),
+            &self.events(),
+            WriterOptions::default(),
+        )
+    }
+}
+
+fn write_op() -> BlockOp {
+    BlockOp {
+        kind: BlockOpKind::Write,
+        sync: true,
+        fua: false,
+        preflush: false,
+        meta: false,
+    }
+}
