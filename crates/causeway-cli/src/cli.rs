@@ -51,6 +51,13 @@ pub struct InfoArgs {
     /// How many threads to list in each ranking.
     #[arg(long, default_value_t = 10)]
     pub top: usize,
+    /// Rank only threads of these processes (comma-separated pids).
+    #[arg(long, value_delimiter = ',')]
+    pub pid: Vec<u32>,
+    /// Rank only threads of processes with this name (or executable file name), and
+    /// threads with this name.
+    #[arg(long)]
+    pub comm: Option<String>,
 }
 
 /// `causeway check`.

@@ -305,7 +305,8 @@ impl<W: Write> TraceWriter<W> {
 
     /// Add to a named recorder counter stored with the trace statistics.
     pub fn add_counter(&mut self, name: &str, n: u64) {
-        *self.stats.counters.entry(name.to_owned()).or_default() += n;
+        let c = self.stats.counters.entry(name.to_owned()).or_default();
+        *c = c.saturating_add(n);
     }
 
     /// Statistics so far.
@@ -328,7 +329,8 @@ impl<W: Write> TraceWriter<W> {
             self.last_written_ts.resize(c + 1, 0);
         }
         if let EventKind::Lost { count } = ev.kind {
-            *self.stats.lost_per_cpu.entry(cpu).or_default() += count;
+            let lost = self.stats.lost_per_cpu.entry(cpu).or_default();
+            *lost = lost.saturating_add(count);
         }
         self.stats.events += 1;
         self.cpus[c].push(*ev);

@@ -107,3 +107,35 @@ fn golden_file_reads_as_expected() {
 fn golden_build_is_deterministic() {
     assert_eq!(common::build_golden().bytes, common::build_golden().bytes);
 }
+
+/// Writes the fuzz seed corpus (`fuzz/corpus/read_trace/`): the golden trace and a few
+/// small variants, each once as is (first byte 0) and once with checksum repair (1).
+/// Run with `cargo test -p causeway-format --test golden -- --ignored write_fuzz_seeds`.
+#[test]
+#[ignore]
+fn write_fuzz_seeds() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/read_trace");
+    std::fs::create_dir_all(&dir).expect("corpus dir");
+    let golden = common::build_golden().bytes;
+    let multi = common::build_multi_chunk(400, 32).bytes;
+    let mut empty = causeway_format::TraceWriter::new(
+        Vec::new(),
+        &causeway_format::Header::synthetic(1),
+    )
+    .expect("writer");
+    empty.intern("x");
+    let empty = empty.finish().expect("finish");
+    let cut = golden[..golden.len() * 2 / 3].to_vec();
+    for (name, bytes) in [
+        ("golden", &golden),
+        ("multi-chunk", &multi),
+        ("empty", &empty),
+        ("truncated", &cut),
+    ] {
+        for mode in [0u8, 1] {
+            let mut seed = vec![mode];
+            seed.extend_from_slice(bytes);
+            std::fs::write(dir.join(format!("{name}-{mode}")), seed).expect("write seed");
+        }
+    }
+}

@@ -228,10 +228,8 @@ impl Callchains {
             return None;
         }
         // Truncated stacks are rare; do not cache them under the same key.
-        if !truncated {
-            if let Some(&id) = cache.get(frames) {
-                return Some(id);
-            }
+        if !truncated && let Some(&id) = cache.get(frames) {
+            return Some(id);
         }
         let id = w.intern_stack(Stack {
             frames: frames.to_vec(),

@@ -118,15 +118,15 @@ fn classify_entry(base: &str) -> (FrameMark, Option<String>) {
         .strip_prefix("asm_")
         .unwrap_or(base)
         .trim_start_matches('_');
-    if let Some(vector) = stripped.strip_prefix("sysvec_") {
-        if !vector.is_empty() {
-            return entry(vector);
-        }
+    if let Some(vector) = stripped.strip_prefix("sysvec_")
+        && !vector.is_empty()
+    {
+        return entry(vector);
     }
-    if let Some(vector) = stripped.strip_prefix("smp_") {
-        if vector.ends_with("_interrupt") {
-            return entry(vector);
-        }
+    if let Some(vector) = stripped.strip_prefix("smp_")
+        && vector.ends_with("_interrupt")
+    {
+        return entry(vector);
     }
     (FrameMark::None, None)
 }
@@ -240,12 +240,12 @@ impl IrqTracker {
 
     /// Forget the nesting of `cpu` (context switch, lost events).
     pub fn reset(&mut self, cpu: u32) {
-        if let Some(c) = self.cpus.get_mut(cpu as usize) {
-            if !c.irqs.is_empty() || !c.softirqs.is_empty() {
-                self.resets += 1;
-                c.irqs.clear();
-                c.softirqs.clear();
-            }
+        if let Some(c) = self.cpus.get_mut(cpu as usize)
+            && (!c.irqs.is_empty() || !c.softirqs.is_empty())
+        {
+            self.resets += 1;
+            c.irqs.clear();
+            c.softirqs.clear();
         }
     }
 

@@ -333,11 +333,11 @@ impl<W: Write> Converter<W> {
                 }
             }
             Tp::Wakeup { wakee, target_cpu } => {
-                if let Some(t0) = self.wakings.remove(&wakee) {
-                    if ts.saturating_sub(t0) <= self.opts.wakeup_dedup_window_ns {
-                        self.counters.wakeup_deduplicated += 1;
-                        return Ok(());
-                    }
+                if let Some(t0) = self.wakings.remove(&wakee)
+                    && ts.saturating_sub(t0) <= self.opts.wakeup_dedup_window_ns
+                {
+                    self.counters.wakeup_deduplicated += 1;
+                    return Ok(());
                 }
                 PendingKind::Wake {
                     wakee,
@@ -672,10 +672,11 @@ impl<W: Write> Converter<W> {
                 }
                 // Synthesized records (time 0) are followed by the thread's COMM record;
                 // a live fork's child starts with its parent's name.
-                if ts != 0 && !self.threads.knows(tid) {
-                    if let Some(comm) = self.threads.comm_of(parent_tid).map(str::to_string) {
-                        self.threads.observe(&mut self.w, tid, tgid, &comm, ts, ts);
-                    }
+                if ts != 0
+                    && !self.threads.knows(tid)
+                    && let Some(comm) = self.threads.comm_of(parent_tid).map(str::to_string)
+                {
+                    self.threads.observe(&mut self.w, tid, tgid, &comm, ts, ts);
                 }
                 if self.held_forks.contains_key(&tid) {
                     self.release_fork(tid, tgid)?;

@@ -29,7 +29,7 @@
 //! [`ImportSummary::ignored_events`]). Lines that do not parse are counted
 //! (`import.malformed_lines`), not fatal; only input with nothing recognizable fails
 //! ([`ImportError::NoEvents`]). The waker of each wake-up is found as described in
-//! [`context`](crate::context): tracked `irq:*` nesting first, the kernel callchain
+//! [`context`]: tracked `irq:*` nesting first, the kernel callchain
 //! second, the current thread otherwise.
 //!
 //! This crate does not read perf.data bytes, symbolize addresses or analyze anything.

@@ -94,11 +94,13 @@ pub fn run(args: &DemoArgs) -> Result<u8> {
     );
     let summary = import::convert(&perf_data, &trace, false)?;
     import::print_summary(&summary, &trace, false)?;
-    eprintln!("== causeway info {}", trace.display());
+    eprintln!("== causeway info --comm blocking-write {}", trace.display());
     info::run(&InfoArgs {
         trace: trace.clone(),
         json: false,
         top: 8,
+        pid: Vec::new(),
+        comm: Some("blocking-write".to_string()),
     })?;
     println!(
         "\nExpected diagnosis (workloads/README.md): the producer waits longest, but the\n\

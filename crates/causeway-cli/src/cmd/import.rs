@@ -31,7 +31,11 @@ pub fn convert(input: &Path, output: &Path, script: bool) -> Result<ImportSummar
         causeway_import::import_perf_data(input, out, &opts)
     };
     match result {
-        Ok((_, summary)) => Ok(summary),
+        Ok((mut out, summary)) => {
+            std::io::Write::flush(&mut out)
+                .with_context(|| format!("writing trace {}", output.display()))?;
+            Ok(summary)
+        }
         Err(e) => {
             // Do not leave a half-written trace behind.
             let _ = std::fs::remove_file(output);

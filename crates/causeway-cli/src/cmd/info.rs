@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use causeway_format::{EventKind, EventKindTag};
 use causeway_model::ModelBuilder;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 /// One thread in a ranking.
 #[derive(Debug, Serialize)]
@@ -52,7 +52,7 @@ pub struct InfoReport {
     pub events: u64,
     /// Events by kind name.
     pub events_by_kind: BTreeMap<&'static str, u64>,
-    /// Threads seen (idle tasks excluded).
+    /// Threads seen (idle tasks excluded), or the selected ones with `--pid`/`--comm`.
     pub threads: usize,
     /// Processes seen.
     pub processes: usize,
@@ -109,9 +109,24 @@ pub fn run(args: &InfoArgs) -> Result<u8> {
         let e = lost_by_cpu.entry(*cpu).or_default();
         *e = (*e).max(*c);
     }
+    let mut pids: HashSet<u32> = args.pid.iter().copied().collect();
+    if let Some(name) = &args.comm {
+        for p in model.processes() {
+            let exe = p.exe();
+            let exe_name = exe.rsplit('/').next().unwrap_or(exe);
+            if p.comm == *name || exe_name == name {
+                pids.insert(p.tgid.0);
+            }
+        }
+    }
+    let selected = |t: &causeway_model::Thread| {
+        let by_pid = t.tgid.is_some_and(|g| pids.contains(&g.0));
+        let by_comm = args.comm.as_ref().is_some_and(|c| *c == t.comm);
+        (args.pid.is_empty() && args.comm.is_none()) || by_pid || by_comm
+    };
     let rows: Vec<ThreadRow> = model
         .threads()
-        .filter(|t| !t.tid.is_idle())
+        .filter(|t| !t.tid.is_idle() && selected(t))
         .map(|t| ThreadRow {
             tid: t.tid.0,
             pid: t.tgid.map_or(0, |g| g.0),
