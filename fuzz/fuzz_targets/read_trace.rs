@@ -81,7 +81,10 @@ fn read(bytes: &[u8]) {
 
 fn check_error(e: &FormatError) {
     let text = e.to_string();
-    if matches!(e, FormatError::Truncated { .. } | FormatError::Corrupt { .. }) {
+    if matches!(
+        e,
+        FormatError::Truncated { .. } | FormatError::Corrupt { .. }
+    ) {
         assert!(text.contains("offset"), "error without offset: {text}");
     }
 }

@@ -113,8 +113,15 @@ static void *helper_main(void *arg)
 {
 	struct helper *h = arg;
 	wl_name_thread_idx("helper", h->id);
-	/* Background priority for the helpers (per-thread on Linux). */
-	setpriority(PRIO_PROCESS, (id_t)gettid(), helper_nice);
+	/* Background priority for the helpers: nice is per-thread on Linux,
+	 * and relative to the process so that running under nice(1) keeps
+	 * the gap to the waiter. */
+	errno = 0;
+	int base = getpriority(PRIO_PROCESS, 0);
+	if (errno == 0 && helper_nice > 0) {
+		int nice = base + helper_nice > 19 ? 19 : base + helper_nice;
+		setpriority(PRIO_PROCESS, (id_t)gettid(), nice);
+	}
 	uint64_t served = 0;
 
 	for (;;) {
@@ -158,7 +165,7 @@ int main(int argc, char **argv)
 		{ "helper-us", WL_OPT_INT, &helper_us, 0, 1000000,
 		  "helper CPU per round in us (default 2000)" },
 		{ "helper-nice", WL_OPT_INT, &helper_nice, 0, 19,
-		  "nice value of the helpers (default 10)" },
+		  "helpers run N nice levels below the waiter (default 10)" },
 		{ 0 },
 	};
 	wl_init(argc, argv, "spin-flag",

@@ -5,10 +5,7 @@
 //! system calls, interrupts, softirqs and stacks. Run with
 //! `cargo bench -p causeway-format --bench format`; results are in `bench/RESULTS.md`.
 
-use causeway_format::{
-    Cpu, Event, EventKind, Header, SoftirqVec, StackId, StackKind, StringId, TaskState, Tid,
-    Timestamp, TraceReader, TraceWriter, Waker, WriterOptions,
-};
+use causeway_format::{Event, EventKind, Header, TraceReader, TraceWriter, WriterOptions};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::Duration;

@@ -72,6 +72,7 @@ pub struct ByteReader<'a> {
 
 impl<'a> ByteReader<'a> {
     /// Read from the start of `data`.
+    #[inline]
     pub fn new(data: &'a [u8]) -> Self {
         ByteReader { data, pos: 0 }
     }
@@ -98,6 +99,7 @@ impl<'a> ByteReader<'a> {
         Ok(b)
     }
     /// Read from `data` starting at byte `pos`.
+    #[inline]
     pub fn at(data: &'a [u8], pos: usize) -> Self {
         ByteReader {
             data,
@@ -113,11 +115,11 @@ impl<'a> ByteReader<'a> {
                 self.pos += 1;
                 return Ok(b0 as u64);
             }
-            if let Some(&b1) = self.data.get(self.pos + 1) {
-                if b1 < 0x80 {
-                    self.pos += 2;
-                    return Ok((b0 & 0x7f) as u64 | (b1 as u64) << 7);
-                }
+            if let Some(&b1) = self.data.get(self.pos + 1)
+                && b1 < 0x80
+            {
+                self.pos += 2;
+                return Ok((b0 & 0x7f) as u64 | (b1 as u64) << 7);
             }
         }
         self.varint_slow()
@@ -154,6 +156,7 @@ impl<'a> ByteReader<'a> {
         Ok(((u >> 1) as i64) ^ -((u & 1) as i64))
     }
     /// `n` raw bytes.
+    #[inline]
     pub fn take(&mut self, n: usize) -> Result<&'a [u8], ReadFail> {
         if n > self.remaining() {
             return Err(ReadFail::Eof);
@@ -164,6 +167,7 @@ impl<'a> ByteReader<'a> {
     }
     /// Length-prefixed bytes; the length is checked against what is left before any
     /// allocation happens.
+    #[inline]
     pub fn bytes(&mut self) -> Result<&'a [u8], ReadFail> {
         let n = self.varint()?;
         let n = usize::try_from(n).map_err(|_| ReadFail::Eof)?;

@@ -525,6 +525,7 @@ impl<'a> ChunkDecoder<'a> {
         }))
     }
 
+    #[inline]
     fn opt_stack(v: u64) -> Result<Option<StackId>, ReadFail> {
         match v {
             0 => Ok(None),
@@ -608,6 +609,7 @@ impl<'a> ChunkDecoder<'a> {
 
     /// `Ok(None)` for an unknown code (to be skipped). Trailing payload bytes a newer
     /// minor version appended are ignored.
+    #[inline]
     fn decode_sized(
         p: &mut ByteReader<'_>,
         c: u8,

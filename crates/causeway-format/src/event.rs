@@ -218,6 +218,8 @@ impl TaskState {
     pub const IDLE: TaskState = TaskState(0x80);
     /// Preempted while runnable (`R+`), as some kernels report it.
     pub const PREEMPTED: TaskState = TaskState(0x100);
+    /// The recorder saw a state it could not interpret (outside the kernel's bits).
+    pub const UNKNOWN: TaskState = TaskState(0x8000);
 
     /// True if the thread stayed runnable (preempted or yielded).
     pub fn is_runnable(self) -> bool {
@@ -317,6 +319,8 @@ impl SoftirqVec {
     pub const HRTIMER: SoftirqVec = SoftirqVec(8);
     /// RCU callbacks.
     pub const RCU: SoftirqVec = SoftirqVec(9);
+    /// A softirq whose vector the recorder could not tell (e.g. inferred from a stack).
+    pub const UNKNOWN: SoftirqVec = SoftirqVec(u8::MAX);
 
     const NAMES: [&'static str; 10] = [
         "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER",
@@ -385,6 +389,7 @@ impl BlockOp {
     }
 
     /// Unpack from [`BlockOp::to_bits`]; unknown kinds become [`BlockOpKind::Other`].
+    #[inline]
     pub fn from_bits(b: u8) -> BlockOp {
         let kind = match b & 7 {
             0 => BlockOpKind::Read,
@@ -456,6 +461,7 @@ impl StackKind {
         }
     }
     /// Decode; unknown codes become [`StackKind::Other`].
+    #[inline]
     pub fn from_u8(b: u8) -> StackKind {
         match b {
             0 => StackKind::SwitchOut,

@@ -661,7 +661,7 @@ impl Default for Lane {
 /// keeps its decompressed bytes and is decoded one event at a time. So only the chunks
 /// overlapping the current time are in memory (normally one per CPU), and chunks of one
 /// CPU that overlap in time (events that arrived late) still merge into one sorted
-/// stream. The chunks being read sit in the lanes of a tournament tree, which finds the
+/// stream. The chunks being read sit in the lanes of a loser tree, which finds the
 /// earliest next event in log2(lanes) comparisons.
 pub struct MergedEvents<'r, R> {
     reader: &'r mut TraceReader<R>,
@@ -672,9 +672,10 @@ pub struct MergedEvents<'r, R> {
     lanes: Vec<Lane>,
     /// Key of each lane's next event ([`NO_KEY`] when the lane is empty).
     keys: Vec<Key>,
-    /// `tree[n]` is the winning lane of subtree `n` (`1..lanes.len()`); the children of
-    /// node `n` are `2n` and `2n + 1`, and node `lanes.len() + i` is lane `i`.
-    tree: Vec<usize>,
+    /// Loser tree over the lanes: `tree[n]` for `n` in `1..lanes.len()` holds the key
+    /// and lane that lost the match at node `n` (children `2n` and `2n + 1`; node
+    /// `lanes.len() + i` is lane `i`), and `tree[0]` the overall winner.
+    tree: Vec<(Key, usize)>,
     /// Empty lanes.
     free: Vec<usize>,
     /// Byte buffers of finished chunks, for reuse.
@@ -723,29 +724,46 @@ impl<'r, R: Read + Seek> MergedEvents<'r, R> {
         self.lanes.resize_with(cap, Lane::default);
         self.keys.resize(cap, NO_KEY);
         self.free.extend((old..cap).rev());
-        self.tree.clear();
-        self.tree.resize(cap, 0);
-        for n in (1..cap).rev() {
-            self.tree[n] = self.match_at(n);
-        }
+        self.rebuild();
     }
 
-    /// Winner of the two children of node `n`.
-    #[inline]
-    fn match_at(&self, n: usize) -> usize {
+    /// Play every match again from the lanes' keys (after a lane joined: O(lanes), once
+    /// per chunk).
+    fn rebuild(&mut self) {
         let cap = self.lanes.len();
-        let child = |c: usize| if c >= cap { c - cap } else { self.tree[c] };
-        let (a, b) = (child(2 * n), child(2 * n + 1));
-        if self.keys[b] < self.keys[a] { b } else { a }
+        // winners[n] is the winner of the subtree at node n; leaves are cap..2cap.
+        let mut winners = vec![(NO_KEY, 0usize); 2 * cap];
+        for (l, &k) in self.keys.iter().enumerate() {
+            winners[cap + l] = (k, l);
+        }
+        self.tree.clear();
+        self.tree.resize(cap, (NO_KEY, 0));
+        for n in (1..cap).rev() {
+            let (a, b) = (winners[2 * n], winners[2 * n + 1]);
+            let (win, lose) = if b.0 < a.0 { (b, a) } else { (a, b) };
+            winners[n] = win;
+            self.tree[n] = lose;
+        }
+        self.tree[0] = winners[1];
     }
 
-    /// Lane `l`'s key changed: replay its matches up to the root.
+    /// The winner, lane `l`, now has key `k`: replay its matches up to the root.
     #[inline]
-    fn update(&mut self, l: usize) {
+    fn replay(&mut self, l: usize, k: Key) {
+        let mut win = (k, l);
         let mut n = (l + self.lanes.len()) / 2;
         while n >= 1 {
-            self.tree[n] = self.match_at(n);
+            if let Some(node) = self.tree.get_mut(n) {
+                // Branch-free: which side wins is unpredictable when CPUs interleave.
+                let here = *node;
+                let lost = here.0 < win.0;
+                *node = if lost { win } else { here };
+                win = if lost { here } else { win };
+            }
             n /= 2;
+        }
+        if let Some(root) = self.tree.first_mut() {
+            *root = win;
         }
     }
 
@@ -767,7 +785,7 @@ impl<'r, R: Read + Seek> MergedEvents<'r, R> {
         lane.info = info;
         lane.chunk = ci;
         self.keys[l] = self.advance(l)?;
-        self.update(l);
+        self.rebuild();
         Ok(())
     }
 
@@ -804,31 +822,32 @@ impl<'r, R: Read + Seek> MergedEvents<'r, R> {
             return Err(err);
         }
         loop {
-            let w = self.tree[1];
-            let wk = self.keys[w];
-            if let Some(&(pk, ci)) = self.pending.get(self.next_pending) {
-                if pk < wk {
-                    self.next_pending += 1;
-                    self.activate(ci)?;
-                    continue;
-                }
+            let (wk, w) = self.tree[0];
+            if let Some(&(pk, ci)) = self.pending.get(self.next_pending)
+                && pk < wk
+            {
+                self.next_pending += 1;
+                self.activate(ci)?;
+                continue;
             }
             if wk == NO_KEY {
                 return Ok(None);
             }
             let e = self.lanes[w].head;
-            self.keys[w] = match self.advance(w) {
+            let k = match self.advance(w) {
                 Ok(k) => k,
                 Err(err) => {
                     self.deferred = Some(err);
                     NO_KEY
                 }
             };
-            self.update(w);
+            self.keys[w] = k;
+            self.replay(w, k);
             return Ok(Some(e));
         }
     }
 }
+
 impl<R: Read + Seek> Iterator for MergedEvents<'_, R> {
     type Item = Result<Event>;
 

@@ -73,7 +73,9 @@ pub enum FrameSpace {
 pub struct Frame {
     /// Address space of `addr`.
     pub space: FrameSpace,
-    /// The instruction address.
+    /// The instruction address: a virtual address of the process (or kernel) when the
+    /// recorder knows it; a file-relative address when the source only gave that (perf
+    /// prints user callchain addresses relative to their file). `module` says which file.
     pub addr: u64,
     /// File (module) the address is in; empty string if unknown.
     pub module: StringId,

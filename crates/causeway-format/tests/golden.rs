@@ -118,11 +118,9 @@ fn write_fuzz_seeds() {
     std::fs::create_dir_all(&dir).expect("corpus dir");
     let golden = common::build_golden().bytes;
     let multi = common::build_multi_chunk(400, 32).bytes;
-    let mut empty = causeway_format::TraceWriter::new(
-        Vec::new(),
-        &causeway_format::Header::synthetic(1),
-    )
-    .expect("writer");
+    let mut empty =
+        causeway_format::TraceWriter::new(Vec::new(), &causeway_format::Header::synthetic(1))
+            .expect("writer");
     empty.intern("x");
     let empty = empty.finish().expect("finish");
     let cut = golden[..golden.len() * 2 / 3].to_vec();

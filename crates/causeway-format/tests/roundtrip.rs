@@ -8,10 +8,10 @@ use causeway_format::block::BlockKind;
 use causeway_format::codec::{ChunkEncoder, push_raw_sized};
 use causeway_format::writer::BlockSink;
 use causeway_format::{
-    BlockOp, BlockOpKind, Cpu, DevId, Event, EventKind, FormatError, Frame, FrameId,
-    FrameSpace, Header, Mapping, Marker, ProcessInfo, SoftirqVec, Stack, StackId, StackKind,
-    StringId, Tables, TaskState, Tgid, ThreadInfo, Tid, TimeRange, Timestamp, TraceReader,
-    TraceWriter, Waker, WriterOptions,
+    BlockOp, BlockOpKind, Cpu, DevId, Event, EventKind, FormatError, Frame, FrameId, FrameSpace,
+    Header, Mapping, Marker, ProcessInfo, SoftirqVec, Stack, StackId, StackKind, StringId, Tables,
+    TaskState, Tgid, ThreadInfo, Tid, TimeRange, Timestamp, TraceReader, TraceWriter, Waker,
+    WriterOptions,
 };
 use proptest::prelude::*;
 use std::collections::{BTreeMap, HashMap};
@@ -205,11 +205,13 @@ fn options() -> impl Strategy<Value = WriterOptions> {
         prop_oneof![1usize..8, 1usize..200, Just(1 << 20)],
         prop_oneof![Just(1), Just(3), Just(-3), Just(9)],
     )
-        .prop_map(|(chunk_events, max_buffered_events, zstd_level)| WriterOptions {
-            chunk_events,
-            max_buffered_events,
-            zstd_level,
-        })
+        .prop_map(
+            |(chunk_events, max_buffered_events, zstd_level)| WriterOptions {
+                chunk_events,
+                max_buffered_events,
+                zstd_level,
+            },
+        )
 }
 
 /// What a trace built from `ops` must read back as.
@@ -340,7 +342,12 @@ fn check_round_trip(ops: &[Op], shuffled: bool, opts: WriterOptions) -> Result<(
     Ok(())
 }
 
-fn check_ranges(ops: &[Op], shuffled: bool, opts: WriterOptions, cuts: &[(usize, usize)]) -> Result<(), TestCaseError> {
+fn check_ranges(
+    ops: &[Op],
+    shuffled: bool,
+    opts: WriterOptions,
+    cuts: &[(usize, usize)],
+) -> Result<(), TestCaseError> {
     let exp = build(ops, shuffled, opts);
     let mut rd = TraceReader::from_bytes(&exp.bytes).unwrap();
     let times: Vec<u64> = exp.events.iter().map(|e| e.ts.0).collect();
@@ -358,8 +365,12 @@ fn check_ranges(ops: &[Op], shuffled: bool, opts: WriterOptions, cuts: &[(usize,
                 start: Timestamp(start),
                 end: Timestamp(end),
             };
-            let want: Vec<Event> =
-                exp.events.iter().filter(|e| range.contains(e.ts)).copied().collect();
+            let want: Vec<Event> = exp
+                .events
+                .iter()
+                .filter(|e| range.contains(e.ts))
+                .copied()
+                .collect();
             let got: Vec<Event> = rd.events_in(range).collect::<Result<_, _>>().unwrap();
             prop_assert_eq!(got, want, "range {}..={}", start, end);
         }
@@ -472,11 +483,14 @@ fn trace_with_chunk(
 
 #[test]
 fn unknown_sized_event_kinds_are_skipped_and_counted() {
-    let a = ev(100, EventKind::SchedSwitch {
-        prev_tid: Tid(0),
-        prev_state: TaskState::RUNNABLE,
-        next_tid: Tid(7),
-    });
+    let a = ev(
+        100,
+        EventKind::SchedSwitch {
+            prev_tid: Tid(0),
+            prev_state: TaskState::RUNNABLE,
+            next_tid: Tid(7),
+        },
+    );
     let b = ev(130, EventKind::Exit { tid: Tid(7) });
     let c = ev(150, EventKind::Lost { count: 1 });
     let bytes = trace_with_chunk(
@@ -518,15 +532,21 @@ fn unknown_marker_types_and_appended_fields_are_tolerated() {
     );
     let mut rd = TraceReader::from_bytes(&bytes).unwrap();
     let got: Vec<Event> = rd.events().collect::<Result<_, _>>().unwrap();
-    assert_eq!(got, vec![
-        ev(120, EventKind::Exit { tid: Tid(42) }),
-        ev(121, EventKind::Fork {
-            parent_tid: Tid(1),
-            parent_tgid: Tgid(1),
-            child_tid: Tid(3),
-            child_tgid: Tgid(3),
-        }),
-    ]);
+    assert_eq!(
+        got,
+        vec![
+            ev(120, EventKind::Exit { tid: Tid(42) }),
+            ev(
+                121,
+                EventKind::Fork {
+                    parent_tid: Tid(1),
+                    parent_tgid: Tgid(1),
+                    child_tid: Tid(3),
+                    child_tgid: Tgid(3),
+                }
+            ),
+        ]
+    );
     assert_eq!(rd.skipped_unknown_events(), 1);
 }
 
@@ -548,7 +568,12 @@ fn unknown_block_kinds_are_skipped_and_counted() {
     let rep = causeway_format::salvage::scan(&bytes);
     assert!(rep.is_clean());
     let (out, _) = causeway_format::salvage::write_salvaged(&bytes, &rep, Vec::new()).unwrap();
-    assert_eq!(TraceReader::from_bytes(&out).unwrap().skipped_unknown_blocks(), 1);
+    assert_eq!(
+        TraceReader::from_bytes(&out)
+            .unwrap()
+            .skipped_unknown_blocks(),
+        1
+    );
 }
 
 #[test]
@@ -584,5 +609,8 @@ fn newer_minor_version_is_read_and_other_major_is_refused() {
     let mut major = bytes;
     major[8..10].copy_from_slice(&2u16.to_le_bytes());
     let err = TraceReader::from_bytes(&major).err().expect("refused");
-    assert!(matches!(err, FormatError::UnsupportedVersion { major: 2, .. }), "{err}");
+    assert!(
+        matches!(err, FormatError::UnsupportedVersion { major: 2, .. }),
+        "{err}"
+    );
 }

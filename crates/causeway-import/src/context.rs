@@ -43,7 +43,7 @@ use causeway_format::{SoftirqVec, StringId};
 
 /// The softirq vector reported when a callchain shows softirq processing but not
 /// which vector (its [`SoftirqVec::name`] is `"?"`).
-pub const UNKNOWN_SOFTIRQ: SoftirqVec = SoftirqVec(u8::MAX);
+pub const UNKNOWN_SOFTIRQ: SoftirqVec = SoftirqVec::UNKNOWN;
 
 /// Deepest interrupt nesting tracked per CPU; deeper entries (only from damaged input)
 /// are dropped.

@@ -35,7 +35,7 @@ use std::io::Write;
 
 /// Task state written for a `prev_state` letter perf printed but causeway does not
 /// know: not runnable, no known bit set (its letter is `?`).
-pub const UNKNOWN_TASK_STATE: TaskState = TaskState(0x8000);
+pub const UNKNOWN_TASK_STATE: TaskState = TaskState::UNKNOWN;
 
 /// Highest CPU number accepted (the trace writer's limit).
 const MAX_CPU: u32 = causeway_format::writer::MAX_CPU;

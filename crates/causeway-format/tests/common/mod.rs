@@ -5,8 +5,8 @@
 
 use causeway_format::{
     BlockOp, BlockOpKind, ClockSource, Cpu, DevId, Event, EventKind, Frame, FrameSpace, Header,
-    HostInfo, Mapping, Marker, ProcessInfo, SoftirqVec, Stack, StackKind, TaskState, Tables,
-    Tgid, Tid, Timestamp, TraceReader, TraceStats, TraceWriter, Waker, WriterOptions,
+    HostInfo, Mapping, Marker, ProcessInfo, SoftirqVec, Stack, StackKind, Tables, TaskState, Tgid,
+    Tid, Timestamp, TraceReader, TraceStats, TraceWriter, Waker, WriterOptions,
 };
 
 /// A built trace and what reading it must give.
@@ -63,8 +63,8 @@ pub fn golden_options() -> WriterOptions {
 /// The golden trace: every event kind, every waker, marker, stack kind, block op and
 /// task state at least once, and rows in every table, on two CPUs over several chunks.
 pub fn build_golden() -> Built {
-    let mut w = TraceWriter::with_options(Vec::new(), &golden_header(), golden_options())
-        .expect("writer");
+    let mut w =
+        TraceWriter::with_options(Vec::new(), &golden_header(), golden_options()).expect("writer");
     let s = |w: &mut TraceWriter<Vec<u8>>, x: &str| w.intern(x);
     let bash = s(&mut w, "bash");
     let bash_path = s(&mut w, "/usr/bin/bash");
@@ -158,206 +158,346 @@ pub fn build_golden() -> Built {
         meta,
     };
     let mut events = vec![
-        ev(1_000_000, c0, EventKind::SchedSwitch {
-            prev_tid: Tid(0),
-            prev_state: TaskState::RUNNABLE,
-            next_tid: Tid(100),
-        }),
-        ev(1_000_100, c0, EventKind::SyscallEnter {
-            tid: Tid(100),
-            nr: 56,
-            args: [0x1200011, 0, 0],
-        }),
-        ev(1_000_400, c0, EventKind::Fork {
-            parent_tid: Tid(100),
-            parent_tgid: Tgid(100),
-            child_tid: Tid(200),
-            child_tgid: Tgid(200),
-        }),
-        ev(1_000_450, c0, EventKind::WakeupNew {
-            wakee: Tid(200),
-            target_cpu: c1,
-            waker: Waker::Thread { tid: Tid(100) },
-        }),
-        ev(1_000_460, c0, EventKind::SyscallExit {
-            tid: Tid(100),
-            nr: 56,
-            ret: 200,
-        }),
-        ev(1_000_500, c1, EventKind::SchedSwitch {
-            prev_tid: Tid(0),
-            prev_state: TaskState::IDLE,
-            next_tid: Tid(200),
-        }),
-        ev(1_000_550, c1, EventKind::Exec {
-            tid: Tid(200),
-            comm: worker,
-            filename: worker,
-        }),
-        ev(1_000_700, c0, EventKind::SyscallEnter {
-            tid: Tid(100),
-            nr: 0,
-            args: [0; 3],
-        }),
-        ev(1_000_800, c0, EventKind::SchedSwitch {
-            prev_tid: Tid(100),
-            prev_state: TaskState::INTERRUPTIBLE,
-            next_tid: Tid(101),
-        }),
+        ev(
+            1_000_000,
+            c0,
+            EventKind::SchedSwitch {
+                prev_tid: Tid(0),
+                prev_state: TaskState::RUNNABLE,
+                next_tid: Tid(100),
+            },
+        ),
+        ev(
+            1_000_100,
+            c0,
+            EventKind::SyscallEnter {
+                tid: Tid(100),
+                nr: 56,
+                args: [0x1200011, 0, 0],
+            },
+        ),
+        ev(
+            1_000_400,
+            c0,
+            EventKind::Fork {
+                parent_tid: Tid(100),
+                parent_tgid: Tgid(100),
+                child_tid: Tid(200),
+                child_tgid: Tgid(200),
+            },
+        ),
+        ev(
+            1_000_450,
+            c0,
+            EventKind::WakeupNew {
+                wakee: Tid(200),
+                target_cpu: c1,
+                waker: Waker::Thread { tid: Tid(100) },
+            },
+        ),
+        ev(
+            1_000_460,
+            c0,
+            EventKind::SyscallExit {
+                tid: Tid(100),
+                nr: 56,
+                ret: 200,
+            },
+        ),
+        ev(
+            1_000_500,
+            c1,
+            EventKind::SchedSwitch {
+                prev_tid: Tid(0),
+                prev_state: TaskState::IDLE,
+                next_tid: Tid(200),
+            },
+        ),
+        ev(
+            1_000_550,
+            c1,
+            EventKind::Exec {
+                tid: Tid(200),
+                comm: worker,
+                filename: worker,
+            },
+        ),
+        ev(
+            1_000_700,
+            c0,
+            EventKind::SyscallEnter {
+                tid: Tid(100),
+                nr: 0,
+                args: [0; 3],
+            },
+        ),
+        ev(
+            1_000_800,
+            c0,
+            EventKind::SchedSwitch {
+                prev_tid: Tid(100),
+                prev_state: TaskState::INTERRUPTIBLE,
+                next_tid: Tid(101),
+            },
+        ),
         // A stack belongs to the event just before it at the same time.
-        ev(1_000_800, c0, EventKind::Stack {
-            tid: Tid(100),
-            kind: StackKind::SwitchOut,
-            user: Some(st_user),
-            kernel: Some(st_kernel),
-        }),
-        ev(1_000_900, c1, EventKind::BlockIssue {
-            tid: Tid(200),
-            dev: DevId::from_parts(259, 0),
-            sector: 123_456_789,
-            bytes: 4096,
-            op: rw(BlockOpKind::Write, true, true, true, false),
-        }),
-        ev(1_000_950, c1, EventKind::SchedSwitch {
-            prev_tid: Tid(200),
-            prev_state: TaskState::UNINTERRUPTIBLE,
-            next_tid: Tid(0),
-        }),
-        ev(1_001_000, c1, EventKind::IrqEntry {
-            irq: 24,
-            name: irq_name,
-        }),
-        ev(1_001_010, c1, EventKind::BlockComplete {
-            dev: DevId::from_parts(259, 0),
-            sector: 123_456_789,
-            bytes: 4096,
-            op: rw(BlockOpKind::Write, true, true, true, false),
-            error: 0,
-        }),
-        ev(1_001_020, c1, EventKind::Wakeup {
-            wakee: Tid(200),
-            target_cpu: c1,
-            waker: Waker::Irq {
+        ev(
+            1_000_800,
+            c0,
+            EventKind::Stack {
+                tid: Tid(100),
+                kind: StackKind::SwitchOut,
+                user: Some(st_user),
+                kernel: Some(st_kernel),
+            },
+        ),
+        ev(
+            1_000_900,
+            c1,
+            EventKind::BlockIssue {
+                tid: Tid(200),
+                dev: DevId::from_parts(259, 0),
+                sector: 123_456_789,
+                bytes: 4096,
+                op: rw(BlockOpKind::Write, true, true, true, false),
+            },
+        ),
+        ev(
+            1_000_950,
+            c1,
+            EventKind::SchedSwitch {
+                prev_tid: Tid(200),
+                prev_state: TaskState::UNINTERRUPTIBLE,
+                next_tid: Tid(0),
+            },
+        ),
+        ev(
+            1_001_000,
+            c1,
+            EventKind::IrqEntry {
                 irq: 24,
                 name: irq_name,
             },
-        }),
-        ev(1_001_030, c1, EventKind::IrqExit {
-            irq: 24,
-            handled: true,
-        }),
-        ev(1_001_040, c1, EventKind::SoftirqEntry {
-            vec: SoftirqVec::NET_RX,
-        }),
-        ev(1_001_045, c1, EventKind::NetRecv {
-            tid: Tid(0),
-            dev: eth0,
-            bytes: 1500,
-        }),
-        ev(1_001_050, c1, EventKind::Wakeup {
-            wakee: Tid(100),
-            target_cpu: c0,
-            waker: Waker::Softirq {
+        ),
+        ev(
+            1_001_010,
+            c1,
+            EventKind::BlockComplete {
+                dev: DevId::from_parts(259, 0),
+                sector: 123_456_789,
+                bytes: 4096,
+                op: rw(BlockOpKind::Write, true, true, true, false),
+                error: 0,
+            },
+        ),
+        ev(
+            1_001_020,
+            c1,
+            EventKind::Wakeup {
+                wakee: Tid(200),
+                target_cpu: c1,
+                waker: Waker::Irq {
+                    irq: 24,
+                    name: irq_name,
+                },
+            },
+        ),
+        ev(
+            1_001_030,
+            c1,
+            EventKind::IrqExit {
+                irq: 24,
+                handled: true,
+            },
+        ),
+        ev(
+            1_001_040,
+            c1,
+            EventKind::SoftirqEntry {
                 vec: SoftirqVec::NET_RX,
             },
-        }),
-        ev(1_001_060, c1, EventKind::SoftirqExit {
-            vec: SoftirqVec::NET_RX,
-        }),
-        ev(1_001_070, c1, EventKind::SchedSwitch {
-            prev_tid: Tid(0),
-            prev_state: TaskState::RUNNABLE,
-            next_tid: Tid(200),
-        }),
-        ev(1_001_100, c0, EventKind::Wakeup {
-            wakee: Tid(100),
-            target_cpu: c0,
-            waker: Waker::Unknown,
-        }),
-        ev(1_001_110, c0, EventKind::Stack {
-            tid: Tid(101),
-            kind: StackKind::Waker,
-            user: None,
-            kernel: Some(st_kernel),
-        }),
-        ev(1_001_200, c0, EventKind::SchedSwitch {
-            prev_tid: Tid(101),
-            prev_state: TaskState::PREEMPTED,
-            next_tid: Tid(100),
-        }),
-        ev(1_001_210, c0, EventKind::SyscallExit {
-            tid: Tid(100),
-            nr: 0,
-            ret: -11,
-        }),
-        ev(1_001_300, c0, EventKind::NetXmit {
-            tid: Tid(100),
-            dev: eth0,
-            bytes: 66,
-        }),
-        ev(1_001_310, c0, EventKind::Stack {
-            tid: Tid(100),
-            kind: StackKind::Syscall,
-            user: Some(st_user),
-            kernel: None,
-        }),
-        ev(1_001_320, c0, EventKind::Stack {
-            tid: Tid(100),
-            kind: StackKind::Sample,
-            user: None,
-            kernel: None,
-        }),
-        ev(1_001_330, c0, EventKind::Stack {
-            tid: Tid(100),
-            kind: StackKind::Other,
-            user: Some(st_user),
-            kernel: Some(st_kernel),
-        }),
-        ev(1_001_400, c1, EventKind::BlockIssue {
-            tid: Tid(200),
-            dev: DevId::from_parts(8, 16),
-            sector: 0,
-            bytes: 512,
-            op: rw(BlockOpKind::Read, false, false, false, true),
-        }),
-        ev(1_001_410, c1, EventKind::BlockIssue {
-            tid: Tid(200),
-            dev: DevId::from_parts(8, 16),
-            sector: 0,
-            bytes: 0,
-            op: rw(BlockOpKind::Flush, false, false, false, false),
-        }),
-        ev(1_001_420, c1, EventKind::BlockComplete {
-            dev: DevId::from_parts(8, 16),
-            sector: 4096,
-            bytes: 8192,
-            op: rw(BlockOpKind::Discard, false, false, false, false),
-            error: -5,
-        }),
-        ev(1_001_430, c1, EventKind::BlockComplete {
-            dev: DevId::from_parts(8, 16),
-            sector: u64::MAX,
-            bytes: u32::MAX,
-            op: rw(BlockOpKind::Other, true, false, false, true),
-            error: i32::MIN,
-        }),
+        ),
+        ev(
+            1_001_045,
+            c1,
+            EventKind::NetRecv {
+                tid: Tid(0),
+                dev: eth0,
+                bytes: 1500,
+            },
+        ),
+        ev(
+            1_001_050,
+            c1,
+            EventKind::Wakeup {
+                wakee: Tid(100),
+                target_cpu: c0,
+                waker: Waker::Softirq {
+                    vec: SoftirqVec::NET_RX,
+                },
+            },
+        ),
+        ev(
+            1_001_060,
+            c1,
+            EventKind::SoftirqExit {
+                vec: SoftirqVec::NET_RX,
+            },
+        ),
+        ev(
+            1_001_070,
+            c1,
+            EventKind::SchedSwitch {
+                prev_tid: Tid(0),
+                prev_state: TaskState::RUNNABLE,
+                next_tid: Tid(200),
+            },
+        ),
+        ev(
+            1_001_100,
+            c0,
+            EventKind::Wakeup {
+                wakee: Tid(100),
+                target_cpu: c0,
+                waker: Waker::Unknown,
+            },
+        ),
+        ev(
+            1_001_110,
+            c0,
+            EventKind::Stack {
+                tid: Tid(101),
+                kind: StackKind::Waker,
+                user: None,
+                kernel: Some(st_kernel),
+            },
+        ),
+        ev(
+            1_001_200,
+            c0,
+            EventKind::SchedSwitch {
+                prev_tid: Tid(101),
+                prev_state: TaskState::PREEMPTED,
+                next_tid: Tid(100),
+            },
+        ),
+        ev(
+            1_001_210,
+            c0,
+            EventKind::SyscallExit {
+                tid: Tid(100),
+                nr: 0,
+                ret: -11,
+            },
+        ),
+        ev(
+            1_001_300,
+            c0,
+            EventKind::NetXmit {
+                tid: Tid(100),
+                dev: eth0,
+                bytes: 66,
+            },
+        ),
+        ev(
+            1_001_310,
+            c0,
+            EventKind::Stack {
+                tid: Tid(100),
+                kind: StackKind::Syscall,
+                user: Some(st_user),
+                kernel: None,
+            },
+        ),
+        ev(
+            1_001_320,
+            c0,
+            EventKind::Stack {
+                tid: Tid(100),
+                kind: StackKind::Sample,
+                user: None,
+                kernel: None,
+            },
+        ),
+        ev(
+            1_001_330,
+            c0,
+            EventKind::Stack {
+                tid: Tid(100),
+                kind: StackKind::Other,
+                user: Some(st_user),
+                kernel: Some(st_kernel),
+            },
+        ),
+        ev(
+            1_001_400,
+            c1,
+            EventKind::BlockIssue {
+                tid: Tid(200),
+                dev: DevId::from_parts(8, 16),
+                sector: 0,
+                bytes: 512,
+                op: rw(BlockOpKind::Read, false, false, false, true),
+            },
+        ),
+        ev(
+            1_001_410,
+            c1,
+            EventKind::BlockIssue {
+                tid: Tid(200),
+                dev: DevId::from_parts(8, 16),
+                sector: 0,
+                bytes: 0,
+                op: rw(BlockOpKind::Flush, false, false, false, false),
+            },
+        ),
+        ev(
+            1_001_420,
+            c1,
+            EventKind::BlockComplete {
+                dev: DevId::from_parts(8, 16),
+                sector: 4096,
+                bytes: 8192,
+                op: rw(BlockOpKind::Discard, false, false, false, false),
+                error: -5,
+            },
+        ),
+        ev(
+            1_001_430,
+            c1,
+            EventKind::BlockComplete {
+                dev: DevId::from_parts(8, 16),
+                sector: u64::MAX,
+                bytes: u32::MAX,
+                op: rw(BlockOpKind::Other, true, false, false, true),
+                error: i32::MIN,
+            },
+        ),
     ];
     let markers = [
         Marker::SpinBegin { id: 7 },
-        Marker::FlagRead { addr: 0x5555_0000_1000 },
+        Marker::FlagRead {
+            addr: 0x5555_0000_1000,
+        },
         Marker::SpinEnd { id: 7 },
         Marker::FalseWakeup,
-        Marker::FlagWrite { addr: 0x5555_0000_1000 },
+        Marker::FlagWrite {
+            addr: 0x5555_0000_1000,
+        },
         Marker::MethodEnter { method },
         Marker::SpanBegin { name: span, id: 1 },
         Marker::SpanEnd { name: span, id: 1 },
         Marker::MethodExit { method },
     ];
     for (i, marker) in markers.into_iter().enumerate() {
-        events.push(ev(1_002_000 + 10 * i as u64, c1, EventKind::Marker {
-            tid: Tid(200),
-            marker,
-        }));
+        events.push(ev(
+            1_002_000 + 10 * i as u64,
+            c1,
+            EventKind::Marker {
+                tid: Tid(200),
+                marker,
+            },
+        ));
     }
     let states = [
         TaskState::STOPPED,
@@ -369,28 +509,46 @@ pub fn build_golden() -> Built {
     ];
     for (i, st) in states.into_iter().enumerate() {
         let (prev, next) = if i % 2 == 0 { (100, 101) } else { (101, 100) };
-        events.push(ev(1_003_000 + 100 * i as u64, c0, EventKind::SchedSwitch {
-            prev_tid: Tid(prev),
-            prev_state: st,
-            next_tid: Tid(next),
-        }));
+        events.push(ev(
+            1_003_000 + 100 * i as u64,
+            c0,
+            EventKind::SchedSwitch {
+                prev_tid: Tid(prev),
+                prev_state: st,
+                next_tid: Tid(next),
+            },
+        ));
     }
     events.extend([
         ev(1_004_000, c0, EventKind::Lost { count: 17 }),
         ev(1_004_000, c0, EventKind::Exit { tid: Tid(101) }),
-        ev(1_004_100, c1, EventKind::Lost { count: u64::MAX / 4 }),
+        ev(
+            1_004_100,
+            c1,
+            EventKind::Lost {
+                count: u64::MAX / 4,
+            },
+        ),
         ev(1_004_200, c1, EventKind::Exit { tid: Tid(200) }),
         // Large values: varint edges.
-        ev(u64::MAX / 2, c1, EventKind::SyscallEnter {
-            tid: Tid(u32::MAX),
-            nr: u32::MAX,
-            args: [u64::MAX, 1 << 63, 127],
-        }),
-        ev(u64::MAX / 2, c1, EventKind::SyscallExit {
-            tid: Tid(u32::MAX),
-            nr: u32::MAX,
-            ret: i64::MIN,
-        }),
+        ev(
+            u64::MAX / 2,
+            c1,
+            EventKind::SyscallEnter {
+                tid: Tid(u32::MAX),
+                nr: u32::MAX,
+                args: [u64::MAX, 1 << 63, 127],
+            },
+        ),
+        ev(
+            u64::MAX / 2,
+            c1,
+            EventKind::SyscallExit {
+                tid: Tid(u32::MAX),
+                nr: u32::MAX,
+                ret: i64::MIN,
+            },
+        ),
     ]);
 
     // Rows added mid-trace land in later table blocks.
@@ -439,8 +597,7 @@ pub fn build_multi_chunk(n: usize, chunk_events: usize) -> Built {
         max_buffered_events: chunk_events * 3,
         zstd_level: 1,
     };
-    let mut w =
-        TraceWriter::with_options(Vec::new(), &Header::synthetic(4), opts).expect("writer");
+    let mut w = TraceWriter::with_options(Vec::new(), &Header::synthetic(4), opts).expect("writer");
     let mut events = Vec::with_capacity(n);
     let mut x: u64 = 0x1234_5678_9abc_def1;
     let mut rnd = move || {

@@ -1,4 +1,4 @@
-//! The synthetic event mix of the format benchmark (also used by examples).
+//! The synthetic event mix of the format benchmark.
 
 use causeway_format::{
     Cpu, Event, EventKind, SoftirqVec, StackId, StackKind, StringId, TaskState, Tid, Timestamp,
