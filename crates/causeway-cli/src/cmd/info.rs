@@ -95,7 +95,7 @@ pub fn run(args: &InfoArgs) -> Result<u8> {
         }
         builder.push(&ev);
         n += 1;
-        if n % 65536 == 0 {
+        if n.is_multiple_of(65536) {
             progress.set(n);
         }
     }
