@@ -63,6 +63,28 @@ impl ReadFail {
     }
 }
 
+/// A varint of any length at `data[pos..]`: its value and the position after it.
+#[inline(never)]
+fn varint_slow(data: &[u8], mut pos: usize) -> Result<(u64, usize), ReadFail> {
+    let mut v: u64 = 0;
+    let mut shift = 0u32;
+    loop {
+        let b = *data.get(pos).ok_or(ReadFail::Eof)?;
+        pos += 1;
+        if shift == 63 && b > 1 {
+            return Err(ReadFail::BadVarint);
+        }
+        v |= ((b & 0x7f) as u64) << shift;
+        if b < 0x80 {
+            return Ok((v, pos));
+        }
+        shift += 7;
+        if shift > 63 {
+            return Err(ReadFail::BadVarint);
+        }
+    }
+}
+
 /// Reads encoded values from a slice.
 #[derive(Debug, Clone)]
 pub struct ByteReader<'a> {
@@ -122,27 +144,11 @@ impl<'a> ByteReader<'a> {
                 return Ok((b0 & 0x7f) as u64 | (b1 as u64) << 7);
             }
         }
-        self.varint_slow()
-    }
-    #[inline(never)]
-    fn varint_slow(&mut self) -> Result<u64, ReadFail> {
-        let mut v: u64 = 0;
-        let mut shift = 0u32;
-        loop {
-            let b = *self.data.get(self.pos).ok_or(ReadFail::Eof)?;
-            self.pos += 1;
-            if shift == 63 && b > 1 {
-                return Err(ReadFail::BadVarint);
-            }
-            v |= ((b & 0x7f) as u64) << shift;
-            if b < 0x80 {
-                return Ok(v);
-            }
-            shift += 7;
-            if shift > 63 {
-                return Err(ReadFail::BadVarint);
-            }
-        }
+        // The slow path gets the position by value, so the reader of a hot loop stays
+        // in registers instead of having its address taken.
+        let (v, pos) = varint_slow(self.data, self.pos)?;
+        self.pos = pos;
+        Ok(v)
     }
     /// A varint that must fit in 32 bits.
     #[inline]

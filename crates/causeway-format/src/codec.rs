@@ -386,84 +386,484 @@ impl DecodeState {
     }
 
     /// The next event of `data` (a decompressed chunk of `cpu`), `Ok(None)` at its end.
-    #[inline(always)]
+    #[inline]
     pub(crate) fn next_event(
         &mut self,
         data: &[u8],
         cpu: Cpu,
     ) -> Result<Option<Event>, DecodeFail> {
-        loop {
-            if self.pos >= data.len() {
-                return Ok(None);
-            }
-            let start = self.pos;
-            let mut r = ByteReader::at(data, start);
-            let res = self.decode_one(&mut r, cpu);
-            self.pos = r.pos();
-            match res {
-                Ok(Some(ev)) => {
-                    self.decoded += 1;
-                    return Ok(Some(ev));
-                }
-                Ok(None) => continue, // skipped unknown kind
-                Err(f) => {
-                    // Stay on the bad event: decoding again fails again.
-                    self.pos = start;
-                    return Err(DecodeFail {
-                        pos: start,
-                        detail: match f {
-                            Ok(f) => f.text().to_string(),
-                            Err(d) => d,
-                        },
-                    });
-                }
-            }
+        let mut slot = [PLACEHOLDER];
+        match self.fill(data, cpu, &mut slot) {
+            (1, _) => Ok(Some(slot[0])),
+            (_, Stop::Fail(f)) => Err(f),
+            _ => Ok(None),
         }
     }
 
-    /// One event; `Ok(None)` for a skipped unknown sized kind. The error is either a
-    /// primitive read failure or a semantic one.
-    #[inline(always)]
-    fn decode_one(
-        &mut self,
-        r: &mut ByteReader<'_>,
-        cpu: Cpu,
-    ) -> Result<Option<Event>, Result<ReadFail, String>> {
-        let c = r.u8().map_err(Ok)?;
-        let delta = r.varint().map_err(Ok)?;
-        let ts = self
-            .prev_ts
-            .checked_add(delta)
-            .ok_or_else(|| Err("timestamp overflows".to_string()))?;
-        self.prev_ts = ts;
-        let cur = self.current;
-        let kind = if c < FIRST_SIZED_CODE {
-            match ChunkDecoder::decode_compact(r, c, cur).map_err(Ok)? {
-                Some(k) => k,
-                None => return Err(Err(format!("unknown event code {c} or field value"))),
+    /// Decode the next events of `data` (a decompressed chunk of `cpu`) into `out`, as
+    /// many as fit. Returns how many were written (at the start of `out`) and why the
+    /// decoding stopped. After a failure the state stays on the bad event, so decoding
+    /// again fails again.
+    #[inline]
+    pub(crate) fn fill(&mut self, data: &[u8], cpu: Cpu, out: &mut [Event]) -> (usize, Stop) {
+        // The state lives in locals (registers) for the whole batch.
+        let mut at = At {
+            pos: self.pos,
+            prev_ts: self.prev_ts,
+            current: self.current,
+        };
+        let mut n = 0usize;
+        let mut stop = Stop::Full;
+        for slot in out.iter_mut() {
+            // Fast path: a compact event with a whole window of bytes behind it.
+            if let Some(w) = data
+                .get(at.pos..at.pos.wrapping_add(WINDOW))
+                .and_then(|s| <&[u8; WINDOW]>::try_from(s).ok())
+                && let Some(len) = decode_fast(w, &mut at.prev_ts, &mut at.current, cpu, slot)
+            {
+                at.pos += len;
+                n += 1;
+                continue;
             }
-        } else {
-            let len = r.varint().map_err(Ok)?;
-            let len = usize::try_from(len).map_err(|_| Ok(ReadFail::Eof))?;
-            let payload = r.take(len).map_err(Ok)?;
-            let mut p = ByteReader::new(payload);
-            match ChunkDecoder::decode_sized(&mut p, c, cur).map_err(Ok)? {
-                Some(k) => k,
-                None => {
-                    self.skipped_unknown += 1;
-                    return Ok(None);
+            // Anything else (the chunk's last bytes, sized kinds, malformed events)
+            // takes the checked path, which also finds the exact error.
+            let (next, end) = self.checked(data, at, cpu, slot);
+            at = next;
+            match end {
+                None => n += 1,
+                Some(end) => {
+                    stop = end;
+                    break;
                 }
             }
-        };
-        if let EventKind::SchedSwitch { next_tid, .. } = kind {
-            self.current = next_tid.0 as u64;
         }
-        Ok(Some(Event {
-            ts: Timestamp(ts),
-            cpu,
-            kind,
-        }))
+        self.pos = at.pos;
+        self.prev_ts = at.prev_ts;
+        self.current = at.current;
+        self.decoded += n as u64;
+        (n, stop)
     }
+
+    /// Decode the event at `at` into `slot` with every read checked, skipping events
+    /// of unknown sized kinds: the state after it, and `None` if one was decoded or why
+    /// not. After a failure the state stays on the bad event.
+    #[inline(never)]
+    fn checked(&mut self, data: &[u8], at: At, cpu: Cpu, slot: &mut Event) -> (At, Option<Stop>) {
+        let mut at = at;
+        loop {
+            let mut r = ByteReader::at(data, at.pos);
+            if r.is_empty() {
+                return (at, Some(Stop::End));
+            }
+            let (mut prev_ts, mut current) = (at.prev_ts, at.current);
+            match decode_event(&mut r, &mut prev_ts, &mut current, cpu, slot) {
+                Ok(decoded) => {
+                    at = At {
+                        pos: r.pos(),
+                        prev_ts,
+                        current,
+                    };
+                    if decoded {
+                        return (at, None);
+                    }
+                    self.skipped_unknown += 1;
+                }
+                Err(f) => {
+                    let fail = DecodeFail {
+                        pos: at.pos,
+                        detail: f.text(),
+                    };
+                    return (at, Some(Stop::Fail(fail)));
+                }
+            }
+        }
+    }
+}
+
+/// Where decoding stands inside a chunk (the part of [`DecodeState`] a batch updates).
+#[derive(Clone, Copy)]
+struct At {
+    pos: usize,
+    prev_ts: u64,
+    current: u64,
+}
+
+/// Bytes a compact event can take at most: its code and at most six varints of at most
+/// ten bytes (a syscall entry: delta, tid, number and three arguments) is 61.
+const WINDOW: usize = 64;
+
+/// A fixed window of bytes read without bounds checks: every index is reduced modulo
+/// [`WINDOW`], and a compact event never reaches the end of the window (see there).
+struct Win<'a> {
+    w: &'a [u8; WINDOW],
+    i: usize,
+}
+
+impl Win<'_> {
+    #[inline(always)]
+    fn u8(&mut self) -> u8 {
+        let b = self.w[self.i % WINDOW];
+        self.i += 1;
+        b
+    }
+
+    /// Unsigned LEB128 of at most ten bytes; `None` for anything malformed.
+    #[inline(always)]
+    fn varint(&mut self) -> Option<u64> {
+        let b0 = self.u8() as u64;
+        if b0 < 0x80 {
+            return Some(b0);
+        }
+        let b1 = self.u8() as u64;
+        if b1 < 0x80 {
+            return Some(b0 & 0x7f | b1 << 7);
+        }
+        let (v, i) = win_varint_long(self.w, self.i, b0 & 0x7f | (b1 & 0x7f) << 7)?;
+        self.i = i;
+        Some(v)
+    }
+
+    #[inline(always)]
+    fn varint_u32(&mut self) -> Option<u32> {
+        u32::try_from(self.varint()?).ok()
+    }
+
+    /// A predicted thread id (see [`tid`]).
+    #[inline(always)]
+    fn tid(&mut self, current: u64) -> Option<Tid> {
+        let t = match self.varint()? {
+            0 => current,
+            v => v - 1,
+        };
+        u32::try_from(t).ok().map(Tid)
+    }
+}
+
+/// The rest of a varint of three or more bytes whose first 14 bits are `v`, from
+/// `w[i..]`: its value and the index after it. Same limits as the checked reader.
+#[inline(never)]
+fn win_varint_long(w: &[u8; WINDOW], mut i: usize, mut v: u64) -> Option<(u64, usize)> {
+    let mut shift = 14u32;
+    loop {
+        let b = w[i % WINDOW];
+        i += 1;
+        if shift == 63 && b > 1 {
+            return None;
+        }
+        v |= ((b & 0x7f) as u64) << shift;
+        if b < 0x80 {
+            return Some((v, i));
+        }
+        shift += 7;
+        if shift > 63 {
+            return None;
+        }
+    }
+}
+
+/// Decode the compact event at the start of `w` into `out`: the bytes it took, or
+/// `None` (nothing changed but maybe `out`) if it is not a well-formed compact event,
+/// which [`decode_event`] then handles.
+#[inline(always)]
+fn decode_fast(
+    w: &[u8; WINDOW],
+    prev_ts: &mut u64,
+    current: &mut u64,
+    cpu: Cpu,
+    out: &mut Event,
+) -> Option<usize> {
+    let mut r = Win { w, i: 0 };
+    let c = r.u8();
+    let delta = r.varint()?;
+    let ts = Timestamp(prev_ts.checked_add(delta)?);
+    let cur = *current;
+    let mut put = |kind| *out = Event { ts, cpu, kind };
+    match c {
+        code::SCHED_SWITCH => {
+            let prev_tid = r.tid(cur)?;
+            let prev_state = TaskState(u16::try_from(r.varint()?).ok()?);
+            let next_tid = Tid(r.varint_u32()?);
+            *current = next_tid.0 as u64;
+            put(EventKind::SchedSwitch {
+                prev_tid,
+                prev_state,
+                next_tid,
+            })
+        }
+        code::WAKEUP | code::WAKEUP_NEW => {
+            let wakee = Tid(r.varint_u32()?);
+            let target_cpu = Cpu(r.varint_u32()?);
+            let waker = match r.u8() {
+                waker_tag::THREAD => Waker::Thread { tid: r.tid(cur)? },
+                waker_tag::UNKNOWN => Waker::Unknown,
+                waker_tag::IRQ => Waker::Irq {
+                    irq: r.varint_u32()?,
+                    name: StringId(r.varint_u32()?),
+                },
+                waker_tag::SOFTIRQ => Waker::Softirq {
+                    vec: SoftirqVec(r.u8()),
+                },
+                _ => return None,
+            };
+            put(if c == code::WAKEUP {
+                EventKind::Wakeup {
+                    wakee,
+                    target_cpu,
+                    waker,
+                }
+            } else {
+                EventKind::WakeupNew {
+                    wakee,
+                    target_cpu,
+                    waker,
+                }
+            })
+        }
+        code::SYSCALL_ENTER => put(EventKind::SyscallEnter {
+            tid: r.tid(cur)?,
+            nr: r.varint_u32()?,
+            args: [r.varint()?, r.varint()?, r.varint()?],
+        }),
+        code::SYSCALL_EXIT => {
+            let tid = r.tid(cur)?;
+            let nr = r.varint_u32()?;
+            let u = r.varint()?;
+            put(EventKind::SyscallExit {
+                tid,
+                nr,
+                ret: ((u >> 1) as i64) ^ -((u & 1) as i64),
+            })
+        }
+        code::IRQ_ENTRY => put(EventKind::IrqEntry {
+            irq: r.varint_u32()?,
+            name: StringId(r.varint_u32()?),
+        }),
+        code::IRQ_EXIT => put(EventKind::IrqExit {
+            irq: r.varint_u32()?,
+            handled: r.u8() != 0,
+        }),
+        code::SOFTIRQ_ENTRY => put(EventKind::SoftirqEntry {
+            vec: SoftirqVec(r.u8()),
+        }),
+        code::SOFTIRQ_EXIT => put(EventKind::SoftirqExit {
+            vec: SoftirqVec(r.u8()),
+        }),
+        code::STACK => {
+            let tid = r.tid(cur)?;
+            let kind = StackKind::from_u8(r.u8());
+            let user = r.varint()?;
+            let kernel = r.varint()?;
+            put(EventKind::Stack {
+                tid,
+                kind,
+                user: opt_stack(user).ok()?,
+                kernel: opt_stack(kernel).ok()?,
+            })
+        }
+        code::LOST => put(EventKind::Lost { count: r.varint()? }),
+        _ => return None,
+    }
+    *prev_ts = ts.0;
+    Some(r.i)
+}
+
+/// A placeholder event for buffers about to be overwritten.
+pub(crate) const PLACEHOLDER: Event = Event {
+    ts: Timestamp(0),
+    cpu: Cpu(0),
+    kind: EventKind::Lost { count: 0 },
+};
+
+/// Why [`DecodeState::fill`] stopped.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    /// The output is full; there may be more events.
+    Full,
+    /// The chunk ended.
+    End,
+    /// The next event is malformed.
+    Fail(DecodeFail),
+}
+
+/// Why an event failed to decode: small and `Copy` so the hot path carries no `String`;
+/// the text is built only when a failure is reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fail {
+    /// A primitive read failed.
+    Read(ReadFail),
+    /// The timestamp does not fit in 64 bits.
+    TsOverflow,
+    /// An unknown compact code or field value (with the event code).
+    Unknown(u8),
+}
+
+impl From<ReadFail> for Fail {
+    #[inline(always)]
+    fn from(f: ReadFail) -> Self {
+        Fail::Read(f)
+    }
+}
+
+impl Fail {
+    #[cold]
+    fn text(self) -> String {
+        match self {
+            Fail::Read(f) => f.text().to_string(),
+            Fail::TsOverflow => "timestamp overflows".to_string(),
+            Fail::Unknown(c) => format!("unknown event code {c} or field value"),
+        }
+    }
+}
+
+/// Decode the event at `r` into `out`; `Ok(false)` for a skipped unknown sized kind.
+/// On failure `prev_ts` and `current` are unchanged (`out` may be partly written).
+#[inline(always)]
+fn decode_event(
+    r: &mut ByteReader<'_>,
+    prev_ts: &mut u64,
+    current: &mut u64,
+    cpu: Cpu,
+    out: &mut Event,
+) -> Result<bool, Fail> {
+    let c = r.u8()?;
+    let delta = r.varint()?;
+    let ts = prev_ts.checked_add(delta).ok_or(Fail::TsOverflow)?;
+    let cur = *current;
+    if c < FIRST_SIZED_CODE {
+        decode_compact(r, c, cur, current, Timestamp(ts), cpu, out)?;
+    } else {
+        let len = r.varint()?;
+        let len = usize::try_from(len).map_err(|_| ReadFail::Eof)?;
+        let payload = r.take(len)?;
+        let mut p = ByteReader::new(payload);
+        match ChunkDecoder::decode_sized(&mut p, c, cur)? {
+            Some(kind) => {
+                *out = Event {
+                    ts: Timestamp(ts),
+                    cpu,
+                    kind,
+                }
+            }
+            None => {
+                *prev_ts = ts;
+                return Ok(false);
+            }
+        }
+    }
+    *prev_ts = ts;
+    Ok(true)
+}
+
+/// A thread id with the "same as the current thread" prediction.
+#[inline(always)]
+fn tid(r: &mut ByteReader<'_>, current: u64) -> Result<Tid, ReadFail> {
+    let t = match r.varint()? {
+        0 => current,
+        v => v - 1,
+    };
+    // One check for both a tid over 32 bits and "same as current" with no current
+    // thread ([`NO_CURRENT`] does not fit either).
+    u32::try_from(t).map(Tid).map_err(|_| ReadFail::BadVarint)
+}
+
+#[inline(always)]
+fn waker(r: &mut ByteReader<'_>, current: u64, c: u8) -> Result<Waker, Fail> {
+    Ok(match r.u8()? {
+        waker_tag::THREAD => Waker::Thread {
+            tid: tid(r, current)?,
+        },
+        waker_tag::UNKNOWN => Waker::Unknown,
+        waker_tag::IRQ => Waker::Irq {
+            irq: r.varint_u32()?,
+            name: StringId(r.varint_u32()?),
+        },
+        waker_tag::SOFTIRQ => Waker::Softirq {
+            vec: SoftirqVec(r.u8()?),
+        },
+        _ => return Err(Fail::Unknown(c)),
+    })
+}
+
+#[inline(always)]
+fn opt_stack(v: u64) -> Result<Option<StackId>, ReadFail> {
+    match v {
+        0 => Ok(None),
+        v => u32::try_from(v - 1)
+            .map(|s| Some(StackId(s)))
+            .map_err(|_| ReadFail::BadVarint),
+    }
+}
+
+/// Decode the fields of a compact event of code `c` at `ts` into `out` (each kind is
+/// written whole where it is decoded, so no kind-sized value is moved around).
+#[inline(always)]
+fn decode_compact(
+    r: &mut ByteReader<'_>,
+    c: u8,
+    cur: u64,
+    current: &mut u64,
+    ts: Timestamp,
+    cpu: Cpu,
+    out: &mut Event,
+) -> Result<(), Fail> {
+    let mut put = |kind| *out = Event { ts, cpu, kind };
+    match c {
+        code::SCHED_SWITCH => {
+            let prev_tid = tid(r, cur)?;
+            let state = r.varint()?;
+            let prev_state = TaskState(u16::try_from(state).map_err(|_| ReadFail::BadVarint)?);
+            let next_tid = Tid(r.varint_u32()?);
+            *current = next_tid.0 as u64;
+            put(EventKind::SchedSwitch {
+                prev_tid,
+                prev_state,
+                next_tid,
+            })
+        }
+        code::WAKEUP => put(EventKind::Wakeup {
+            wakee: Tid(r.varint_u32()?),
+            target_cpu: Cpu(r.varint_u32()?),
+            waker: waker(r, cur, c)?,
+        }),
+        code::WAKEUP_NEW => put(EventKind::WakeupNew {
+            wakee: Tid(r.varint_u32()?),
+            target_cpu: Cpu(r.varint_u32()?),
+            waker: waker(r, cur, c)?,
+        }),
+        code::SYSCALL_ENTER => put(EventKind::SyscallEnter {
+            tid: tid(r, cur)?,
+            nr: r.varint_u32()?,
+            args: [r.varint()?, r.varint()?, r.varint()?],
+        }),
+        code::SYSCALL_EXIT => put(EventKind::SyscallExit {
+            tid: tid(r, cur)?,
+            nr: r.varint_u32()?,
+            ret: r.svarint()?,
+        }),
+        code::IRQ_ENTRY => put(EventKind::IrqEntry {
+            irq: r.varint_u32()?,
+            name: StringId(r.varint_u32()?),
+        }),
+        code::IRQ_EXIT => put(EventKind::IrqExit {
+            irq: r.varint_u32()?,
+            handled: r.u8()? != 0,
+        }),
+        code::SOFTIRQ_ENTRY => put(EventKind::SoftirqEntry {
+            vec: SoftirqVec(r.u8()?),
+        }),
+        code::SOFTIRQ_EXIT => put(EventKind::SoftirqExit {
+            vec: SoftirqVec(r.u8()?),
+        }),
+        code::STACK => put(EventKind::Stack {
+            tid: tid(r, cur)?,
+            kind: StackKind::from_u8(r.u8()?),
+            user: opt_stack(r.varint()?)?,
+            kernel: opt_stack(r.varint()?)?,
+        }),
+        code::LOST => put(EventKind::Lost { count: r.varint()? }),
+        _ => return Err(Fail::Unknown(c)),
+    }
+    Ok(())
 }
 
 /// Decodes the events of one chunk.
@@ -495,118 +895,6 @@ impl<'a> ChunkDecoder<'a> {
         r
     }
 
-    #[inline(always)]
-    fn tid(r: &mut ByteReader<'_>, current: u64) -> Result<Tid, ReadFail> {
-        match r.varint()? {
-            0 if current != NO_CURRENT => Ok(Tid(current as u32)),
-            // "Same as current" with no current thread is malformed.
-            0 => Err(ReadFail::BadVarint),
-            v => u32::try_from(v - 1)
-                .map(Tid)
-                .map_err(|_| ReadFail::BadVarint),
-        }
-    }
-
-    #[inline]
-    fn waker(r: &mut ByteReader<'_>, current: u64) -> Result<Option<Waker>, ReadFail> {
-        Ok(Some(match r.u8()? {
-            waker_tag::UNKNOWN => Waker::Unknown,
-            waker_tag::THREAD => Waker::Thread {
-                tid: Self::tid(r, current)?,
-            },
-            waker_tag::IRQ => Waker::Irq {
-                irq: r.varint_u32()?,
-                name: StringId(r.varint_u32()?),
-            },
-            waker_tag::SOFTIRQ => Waker::Softirq {
-                vec: SoftirqVec(r.u8()?),
-            },
-            _ => return Ok(None),
-        }))
-    }
-
-    #[inline]
-    fn opt_stack(v: u64) -> Result<Option<StackId>, ReadFail> {
-        match v {
-            0 => Ok(None),
-            v => u32::try_from(v - 1)
-                .map(|s| Some(StackId(s)))
-                .map_err(|_| ReadFail::BadVarint),
-        }
-    }
-
-    #[inline]
-    fn decode_compact(
-        r: &mut ByteReader<'_>,
-        c: u8,
-        cur: u64,
-    ) -> Result<Option<EventKind>, ReadFail> {
-        Ok(Some(match c {
-            code::SCHED_SWITCH => {
-                let prev_tid = Self::tid(r, cur)?;
-                let state = r.varint()?;
-                let prev_state = TaskState(u16::try_from(state).map_err(|_| ReadFail::BadVarint)?);
-                EventKind::SchedSwitch {
-                    prev_tid,
-                    prev_state,
-                    next_tid: Tid(r.varint_u32()?),
-                }
-            }
-            code::WAKEUP | code::WAKEUP_NEW => {
-                let wakee = Tid(r.varint_u32()?);
-                let target_cpu = Cpu(r.varint_u32()?);
-                let Some(waker) = Self::waker(r, cur)? else {
-                    return Ok(None);
-                };
-                if c == code::WAKEUP {
-                    EventKind::Wakeup {
-                        wakee,
-                        target_cpu,
-                        waker,
-                    }
-                } else {
-                    EventKind::WakeupNew {
-                        wakee,
-                        target_cpu,
-                        waker,
-                    }
-                }
-            }
-            code::SYSCALL_ENTER => EventKind::SyscallEnter {
-                tid: Self::tid(r, cur)?,
-                nr: r.varint_u32()?,
-                args: [r.varint()?, r.varint()?, r.varint()?],
-            },
-            code::SYSCALL_EXIT => EventKind::SyscallExit {
-                tid: Self::tid(r, cur)?,
-                nr: r.varint_u32()?,
-                ret: r.svarint()?,
-            },
-            code::IRQ_ENTRY => EventKind::IrqEntry {
-                irq: r.varint_u32()?,
-                name: StringId(r.varint_u32()?),
-            },
-            code::IRQ_EXIT => EventKind::IrqExit {
-                irq: r.varint_u32()?,
-                handled: r.u8()? != 0,
-            },
-            code::SOFTIRQ_ENTRY => EventKind::SoftirqEntry {
-                vec: SoftirqVec(r.u8()?),
-            },
-            code::SOFTIRQ_EXIT => EventKind::SoftirqExit {
-                vec: SoftirqVec(r.u8()?),
-            },
-            code::STACK => EventKind::Stack {
-                tid: Self::tid(r, cur)?,
-                kind: StackKind::from_u8(r.u8()?),
-                user: Self::opt_stack(r.varint()?)?,
-                kernel: Self::opt_stack(r.varint()?)?,
-            },
-            code::LOST => EventKind::Lost { count: r.varint()? },
-            _ => return Ok(None),
-        }))
-    }
-
     /// `Ok(None)` for an unknown code (to be skipped). Trailing payload bytes a newer
     /// minor version appended are ignored.
     #[inline]
@@ -617,21 +905,19 @@ impl<'a> ChunkDecoder<'a> {
     ) -> Result<Option<EventKind>, ReadFail> {
         let k = match c {
             code::FORK => EventKind::Fork {
-                parent_tid: Self::tid(p, cur)?,
+                parent_tid: tid(p, cur)?,
                 parent_tgid: Tgid(p.varint_u32()?),
                 child_tid: Tid(p.varint_u32()?),
                 child_tgid: Tgid(p.varint_u32()?),
             },
             code::EXEC => EventKind::Exec {
-                tid: Self::tid(p, cur)?,
+                tid: tid(p, cur)?,
                 comm: StringId(p.varint_u32()?),
                 filename: StringId(p.varint_u32()?),
             },
-            code::EXIT => EventKind::Exit {
-                tid: Self::tid(p, cur)?,
-            },
+            code::EXIT => EventKind::Exit { tid: tid(p, cur)? },
             code::BLOCK_ISSUE => EventKind::BlockIssue {
-                tid: Self::tid(p, cur)?,
+                tid: tid(p, cur)?,
                 dev: DevId(p.varint_u32()?),
                 sector: p.varint()?,
                 bytes: p.varint_u32()?,
@@ -645,7 +931,7 @@ impl<'a> ChunkDecoder<'a> {
                 error: i32::try_from(p.svarint()?).map_err(|_| ReadFail::BadVarint)?,
             },
             code::NET_XMIT | code::NET_RECV => {
-                let tid = Self::tid(p, cur)?;
+                let tid = tid(p, cur)?;
                 let dev = StringId(p.varint_u32()?);
                 let bytes = p.varint_u32()?;
                 if c == code::NET_XMIT {
@@ -655,7 +941,7 @@ impl<'a> ChunkDecoder<'a> {
                 }
             }
             code::MARKER => {
-                let tid = Self::tid(p, cur)?;
+                let tid = tid(p, cur)?;
                 let marker = match p.u8()? {
                     marker_tag::SPIN_BEGIN => Marker::SpinBegin { id: p.varint()? },
                     marker_tag::SPIN_END => Marker::SpinEnd { id: p.varint()? },

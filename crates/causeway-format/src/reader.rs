@@ -7,7 +7,7 @@
 
 use crate::block::{BLOCK_HEADER_LEN, BlockHeader, BlockKind};
 use crate::bytes::ByteReader;
-use crate::codec::{DecodeFail, DecodeState};
+use crate::codec::{DecodeFail, DecodeState, PLACEHOLDER, Stop};
 use crate::error::{FormatError, Result};
 use crate::event::Event;
 use crate::header::{Header, TraceStats};
@@ -19,6 +19,7 @@ use crate::{
     FILE_HEADER_FIXED_LEN, FILE_MAGIC, MAX_HEADER_JSON, TRAILER_LEN, TRAILER_MAGIC, VERSION_MAJOR,
 };
 use std::fs::File;
+use std::hint::select_unpredictable;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
@@ -375,9 +376,15 @@ impl<R: Read + Seek> TraceReader<R> {
         {
             return Err(corrupt("block header disagrees with the index".into()));
         }
+        // Read into the buffer's spare capacity: no zeroing of bytes about to be read.
         self.buf.clear();
-        self.buf.resize(h.payload_len as usize, 0);
-        self.src.read_exact(&mut self.buf)?;
+        self.buf.reserve(h.payload_len as usize);
+        let got = (&mut self.src)
+            .take(h.payload_len as u64)
+            .read_to_end(&mut self.buf)?;
+        if got != h.payload_len as usize {
+            return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
+        }
         if !h.verify(&hb, &self.buf) {
             return Err(corrupt("checksum mismatch".into()));
         }
@@ -528,11 +535,14 @@ impl<R: Read + Seek> TraceReader<R> {
         let mut st = DecodeState::new(c.first);
         // Every event takes at least three bytes: a hostile count cannot over-allocate.
         out.reserve((c.count as usize).min(self.raw.len() / 3));
+        let mut batch = [PLACEHOLDER; 64];
         let r = loop {
-            match st.next_event(&self.raw, c.cpu) {
-                Ok(Some(ev)) => out.push(ev),
-                Ok(None) => break chunk_end(&c, &st),
-                Err(f) => break Err(chunk_corrupt(&c, f)),
+            let (n, stop) = st.fill(&self.raw, c.cpu, &mut batch);
+            out.extend_from_slice(batch.get(..n).unwrap_or(&[]));
+            match stop {
+                Stop::Full => {}
+                Stop::End => break chunk_end(&c, &st),
+                Stop::Fail(f) => break Err(chunk_corrupt(&c, f)),
             }
         };
         self.skipped_unknown_events += st.skipped_unknown;
@@ -603,30 +613,30 @@ fn with_chunk(err: FormatError, chunk: Option<usize>) -> FormatError {
     }
 }
 
-/// Merge key: time, then CPU, then position of the chunk in file order (so events of
-/// one CPU with equal times keep the order they were written in), packed into one
-/// integer as `ts << 64 | cpu << 32 | chunk` so a match is a single comparison.
-type Key = u128;
-/// Key of an empty lane; greater than every real key (see [`key`]).
-const NO_KEY: Key = u128::MAX;
+/// Events a lane decodes at a time (a power of two).
+const BATCH: usize = 32;
 
-/// The merge key of an event at `ts` on `cpu` in chunk `chunk`. Chunk positions past
-/// `u32::MAX - 1` (a file of over 170 GB) share one value and tie by lane instead.
-#[inline]
-fn key(ts: Timestamp, cpu: u32, chunk: usize) -> Key {
-    let chunk = chunk.min(u32::MAX as usize - 1) as u128;
-    (ts.0 as u128) << 64 | (cpu as u128) << 32 | chunk
-}
+/// Key of an empty lane (or of a real event at the last possible time; see
+/// [`MergedEvents`] for how the two are told apart).
+const NO_KEY: u64 = u64::MAX;
 
-/// One chunk taking part in the merge: its decompressed bytes, decoded one event ahead.
+/// One chunk taking part in the merge: its decompressed bytes, decoded a batch ahead.
 struct Lane {
     raw: Vec<u8>,
     st: DecodeState,
-    /// The lane's next event (valid while its key is not [`NO_KEY`]).
-    head: Event,
+    /// Decoded events; `buf[next..len]` are still to be merged.
+    buf: Box<[Event; BATCH]>,
+    next: usize,
+    len: usize,
+    /// True while the lane holds a chunk.
+    active: bool,
+    /// Position of the chunk among the merged chunks ordered by CPU, then by position
+    /// in file order: the tie-break between events at the same time.
+    rank: u32,
+    /// What follows the buffered events: `None` more of the chunk, `Some(Ok)` nothing,
+    /// `Some(Err)` an error to report.
+    stop: Option<Result<()>>,
     info: ChunkInfo,
-    /// Position of the chunk in [`TraceReader::chunks`].
-    chunk: usize,
 }
 
 impl Default for Lane {
@@ -634,11 +644,12 @@ impl Default for Lane {
         Lane {
             raw: Vec::new(),
             st: DecodeState::new(Timestamp(0)),
-            head: Event {
-                ts: Timestamp(0),
-                cpu: Cpu(0),
-                kind: crate::event::EventKind::Lost { count: 0 },
-            },
+            buf: Box::new([PLACEHOLDER; BATCH]),
+            next: 0,
+            len: 0,
+            active: false,
+            rank: u32::MAX,
+            stop: None,
             info: ChunkInfo {
                 block: 0,
                 cpu: Cpu(0),
@@ -648,7 +659,18 @@ impl Default for Lane {
                 offset: 0,
                 len: 0,
             },
-            chunk: 0,
+        }
+    }
+}
+
+impl Lane {
+    /// Time of the lane's next event, [`NO_KEY`] if it has none buffered.
+    #[inline]
+    fn head_key(&self) -> u64 {
+        if self.next < self.len {
+            self.buf[self.next % BATCH].ts.0
+        } else {
+            NO_KEY
         }
     }
 }
@@ -658,48 +680,70 @@ impl Default for Lane {
 ///
 /// Every chunk is a sorted run of its own. Chunks wait in `pending`, sorted by their
 /// first timestamp, and are read only when that time comes up; a chunk in the merge
-/// keeps its decompressed bytes and is decoded one event at a time. So only the chunks
-/// overlapping the current time are in memory (normally one per CPU), and chunks of one
-/// CPU that overlap in time (events that arrived late) still merge into one sorted
-/// stream. The chunks being read sit in the lanes of a loser tree, which finds the
-/// earliest next event in log2(lanes) comparisons.
+/// keeps its decompressed bytes and is decoded a small batch of events at a time. So
+/// only the chunks overlapping the current time are in memory (normally one per CPU),
+/// and chunks of one CPU that overlap in time (events that arrived late) still merge
+/// into one sorted stream.
+///
+/// The chunks being read sit in the lanes of a loser tree, which finds the earliest
+/// next event in log2(lanes) comparisons of timestamps. Lanes are kept in the order of
+/// their chunks' ranks, active lanes first, so on equal times the left one wins: that
+/// is the tie-break by CPU and file position, and an empty lane (key `u64::MAX`) never
+/// beats an event at time `u64::MAX`.
 pub struct MergedEvents<'r, R> {
     reader: &'r mut TraceReader<R>,
     range: TimeRange,
-    /// Chunks overlapping `range` with their keys, in key order.
-    pending: Vec<(Key, usize)>,
+    /// Chunks overlapping `range` as (first time, rank, chunk), in that order.
+    pending: Vec<(u64, u32, usize)>,
     next_pending: usize,
     lanes: Vec<Lane>,
-    /// Key of each lane's next event ([`NO_KEY`] when the lane is empty).
-    keys: Vec<Key>,
     /// Loser tree over the lanes: `tree[n]` for `n` in `1..lanes.len()` holds the key
     /// and lane that lost the match at node `n` (children `2n` and `2n + 1`; node
-    /// `lanes.len() + i` is lane `i`), and `tree[0]` the overall winner.
-    tree: Vec<(Key, usize)>,
-    /// Empty lanes.
-    free: Vec<usize>,
+    /// `lanes.len() + i` is lane `i`).
+    tree: Vec<(u64, usize)>,
+    /// Levels of the tree: log2(lanes.len()).
+    depth: u32,
+    /// The overall winner: the time and lane of the next event.
+    root: (u64, usize),
+    /// [`MergedEvents::next`] takes the slow path when `root.0 >= slow`: always (0)
+    /// after an error, when the next pending chunk starts no later than the next event,
+    /// and at time [`NO_KEY`] (the end).
+    slow: u64,
     /// Byte buffers of finished chunks, for reuse.
     spare: Vec<Vec<u8>>,
     /// An error met while decoding ahead, reported after the event before it.
     deferred: Option<FormatError>,
     failed: bool,
+    /// The lane whose head was yielded last and has yet to move on, or [`NO_LANE`].
+    taken: usize,
 }
+
+/// No lane.
+const NO_LANE: usize = usize::MAX;
 
 impl<'r, R: Read + Seek> MergedEvents<'r, R> {
     fn new(reader: &'r mut TraceReader<R>, range: TimeRange) -> Self {
-        let mut pending: Vec<(Key, usize)> = reader
-            .chunks
+        let chunks = &reader.chunks;
+        let mut by_cpu: Vec<usize> = chunks
             .iter()
             .enumerate()
             .filter(|(_, c)| c.last >= range.start && c.first <= range.end)
-            .map(|(i, c)| (key(c.first, c.cpu.0, i), i))
+            .map(|(i, _)| i)
+            .collect();
+        by_cpu.sort_unstable_by_key(|&i| (chunks.get(i).map_or(0, |c| c.cpu.0), i));
+        let mut pending: Vec<(u64, u32, usize)> = by_cpu
+            .iter()
+            .enumerate()
+            .filter_map(|(rank, &i)| {
+                let rank = rank.min(u32::MAX as usize - 1) as u32;
+                chunks.get(i).map(|c| (c.first.0, rank, i))
+            })
             .collect();
         pending.sort_unstable();
-        let mut cpus: Vec<u32> = pending
+        let mut cpus: Vec<u32> = by_cpu
             .iter()
-            .filter_map(|&(_, i)| reader.chunks.get(i).map(|c| c.cpu.0))
+            .filter_map(|&i| chunks.get(i).map(|c| c.cpu.0))
             .collect();
-        cpus.sort_unstable();
         cpus.dedup();
         let mut m = MergedEvents {
             reader,
@@ -707,143 +751,218 @@ impl<'r, R: Read + Seek> MergedEvents<'r, R> {
             pending,
             next_pending: 0,
             lanes: Vec::new(),
-            keys: Vec::new(),
             tree: Vec::new(),
-            free: Vec::new(),
+            depth: 0,
+            root: (NO_KEY, 0),
+            slow: 0,
             spare: Vec::new(),
             deferred: None,
             failed: false,
+            taken: NO_LANE,
         };
-        m.grow(cpus.len().clamp(2, 1 << 10).next_power_of_two());
+        let cap = cpus.len().clamp(2, 1 << 10).next_power_of_two();
+        m.lanes.resize_with(cap, Lane::default);
+        m.rebuild();
+        m.update_slow();
         m
     }
 
-    /// Make room for `cap` lanes (a power of two) and rebuild the tree.
-    fn grow(&mut self, cap: usize) {
-        let old = self.lanes.len();
-        self.lanes.resize_with(cap, Lane::default);
-        self.keys.resize(cap, NO_KEY);
-        self.free.extend((old..cap).rev());
-        self.rebuild();
-    }
-
-    /// Play every match again from the lanes' keys (after a lane joined: O(lanes), once
-    /// per chunk).
+    /// Put the active lanes first, in rank order, and play every match again (after a
+    /// lane joined or left: O(lanes), once per chunk).
     fn rebuild(&mut self) {
+        // Stable, and ranks are distinct: the order is fully determined.
+        self.lanes.sort_by_key(|l| (!l.active, l.rank));
         let cap = self.lanes.len();
+        self.depth = cap.trailing_zeros();
         // winners[n] is the winner of the subtree at node n; leaves are cap..2cap.
         let mut winners = vec![(NO_KEY, 0usize); 2 * cap];
-        for (l, &k) in self.keys.iter().enumerate() {
-            winners[cap + l] = (k, l);
+        for (l, (w, lane)) in winners[cap..].iter_mut().zip(&self.lanes).enumerate() {
+            *w = (lane.head_key(), l);
         }
         self.tree.clear();
         self.tree.resize(cap, (NO_KEY, 0));
         for n in (1..cap).rev() {
             let (a, b) = (winners[2 * n], winners[2 * n + 1]);
+            // The left side wins ties.
             let (win, lose) = if b.0 < a.0 { (b, a) } else { (a, b) };
             winners[n] = win;
             self.tree[n] = lose;
         }
-        self.tree[0] = winners[1];
+        self.root = winners.get(1).copied().unwrap_or((NO_KEY, 0));
     }
 
     /// The winner, lane `l`, now has key `k`: replay its matches up to the root.
-    #[inline]
-    fn replay(&mut self, l: usize, k: Key) {
-        let mut win = (k, l);
-        let mut n = (l + self.lanes.len()) / 2;
-        while n >= 1 {
+    #[inline(always)]
+    fn replay(&mut self, l: usize, k: u64) {
+        let (mut wk, mut wl) = (k, l);
+        let mut child = l + self.tree.len();
+        for _ in 0..self.depth {
+            let n = child / 2;
             if let Some(node) = self.tree.get_mut(n) {
-                // Branch-free: which side wins is unpredictable when CPUs interleave.
-                let here = *node;
-                let lost = here.0 < win.0;
-                *node = if lost { win } else { here };
-                win = if lost { here } else { win };
+                let (hk, hl) = *node;
+                // The key stored here comes from the other child: it wins if smaller,
+                // or equal and from the left (the winner came up from the right).
+                let lost = (hk < wk) | ((hk == wk) & (child & 1 == 1));
+                // Which side wins is unpredictable when CPUs interleave: conditional
+                // moves, not branches.
+                *node = (
+                    select_unpredictable(lost, wk, hk),
+                    select_unpredictable(lost, wl, hl),
+                );
+                wk = select_unpredictable(lost, hk, wk);
+                wl = select_unpredictable(lost, hl, wl);
             }
-            n /= 2;
+            child = n;
         }
-        if let Some(root) = self.tree.first_mut() {
-            *root = win;
-        }
+        self.root = (wk, wl);
+    }
+
+    /// Set [`MergedEvents::slow`] from the error state and the next pending chunk.
+    fn update_slow(&mut self) {
+        self.slow = if self.failed || self.deferred.is_some() {
+            0
+        } else {
+            match self.pending.get(self.next_pending) {
+                Some(&(first, _, _)) => first,
+                None => NO_KEY,
+            }
+        };
     }
 
     /// Read chunk `ci` and give it a lane positioned on its first event in range.
-    fn activate(&mut self, ci: usize) -> Result<()> {
+    fn activate(&mut self, ci: usize, rank: u32) -> Result<()> {
         let info = self.reader.load_chunk(ci)?;
-        let l = match self.free.pop() {
-            Some(l) => l,
-            None => {
-                self.grow(self.lanes.len() * 2);
-                self.free.pop().unwrap_or(0)
-            }
-        };
+        // Inactive lanes are at the end.
+        if self.lanes.last().is_none_or(|l| l.active) {
+            let cap = (self.lanes.len() * 2).max(2);
+            self.lanes.resize_with(cap, Lane::default);
+        }
+        let l = self.lanes.iter().position(|l| !l.active).unwrap_or(0);
         let mut raw = self.spare.pop().unwrap_or_default();
         std::mem::swap(&mut raw, &mut self.reader.raw);
-        let lane = &mut self.lanes[l];
-        lane.raw = raw;
-        lane.st = DecodeState::new(info.first);
-        lane.info = info;
-        lane.chunk = ci;
-        self.keys[l] = self.advance(l)?;
-        self.rebuild();
+        if let Some(lane) = self.lanes.get_mut(l) {
+            lane.raw = raw;
+            lane.st = DecodeState::new(info.first);
+            lane.info = info;
+            lane.rank = rank;
+            lane.active = true;
+            lane.next = 0;
+            lane.len = 0;
+            lane.stop = None;
+        }
+        if self.refill(l).is_some() {
+            self.rebuild();
+        }
         Ok(())
     }
 
-    /// Decode lane `l`'s next event in range; its key, or [`NO_KEY`] when it is done
-    /// (the lane is then freed).
-    #[inline]
-    fn advance(&mut self, l: usize) -> Result<Key> {
-        let lane = &mut self.lanes[l];
-        let r = loop {
-            match lane.st.next_event(&lane.raw, lane.info.cpu) {
-                Ok(Some(e)) => {
-                    if e.ts < self.range.start {
-                        continue;
-                    }
-                    if e.ts > self.range.end {
-                        break Ok(());
-                    }
-                    lane.head = e;
-                    return Ok(key(e.ts, lane.info.cpu.0, lane.chunk));
+    /// Decode lane `l`'s next batch of events in range: the time of its next event, or
+    /// `None` when it is done (the lane is then freed and the tree rebuilt, and an error
+    /// it met deferred).
+    #[inline(never)]
+    fn refill(&mut self, l: usize) -> Option<u64> {
+        let range = self.range;
+        let lane = self.lanes.get_mut(l)?;
+        loop {
+            if let Some(stop) = lane.stop.take() {
+                self.reader.skipped_unknown_events += lane.st.skipped_unknown;
+                self.spare.push(std::mem::take(&mut lane.raw));
+                lane.next = 0;
+                lane.len = 0;
+                lane.active = false;
+                lane.rank = u32::MAX;
+                if let Err(err) = stop {
+                    self.deferred = Some(err);
+                    self.slow = 0;
                 }
-                Ok(None) => break chunk_end(&lane.info, &lane.st),
-                Err(f) => break Err(chunk_corrupt(&lane.info, f)),
+                self.rebuild();
+                return None;
             }
-        };
-        self.reader.skipped_unknown_events += lane.st.skipped_unknown;
-        self.spare.push(std::mem::take(&mut lane.raw));
-        self.free.push(l);
-        r.map(|()| NO_KEY)
+            let (n, stop) = lane.st.fill(&lane.raw, lane.info.cpu, &mut lane.buf[..]);
+            lane.stop = match stop {
+                Stop::Full => None,
+                Stop::End => Some(chunk_end(&lane.info, &lane.st)),
+                Stop::Fail(f) => Some(Err(chunk_corrupt(&lane.info, f))),
+            };
+            let evs = lane.buf.get(..n).unwrap_or(&[]);
+            let (mut next, mut len) = (0, n);
+            // Times never decrease within a chunk: skip the events before the range and
+            // stop at the first one after it.
+            if let (Some(first), Some(last)) = (evs.first(), evs.last())
+                && (first.ts < range.start || last.ts > range.end)
+            {
+                len = evs.partition_point(|e| e.ts <= range.end);
+                next = evs.partition_point(|e| e.ts < range.start).min(len);
+                if len < n {
+                    lane.stop = Some(Ok(()));
+                }
+            }
+            lane.next = next;
+            lane.len = len;
+            if next < len {
+                return Some(lane.head_key());
+            }
+        }
     }
 
-    #[inline]
-    fn step(&mut self) -> Result<Option<Event>> {
-        if let Some(err) = self.deferred.take() {
-            return Err(err);
+    /// Move lane `taken` (that yielded the last event, or [`NO_LANE`]) on to its next
+    /// event and replay its matches.
+    #[inline(always)]
+    fn advance(&mut self) {
+        let l = self.taken;
+        let Some(lane) = self.lanes.get_mut(l) else {
+            return;
+        };
+        self.taken = NO_LANE;
+        lane.next += 1;
+        if lane.next < lane.len {
+            let k = lane.buf[lane.next % BATCH].ts.0;
+            self.replay(l, k);
+        } else if let Some(k) = self.refill(l) {
+            self.replay(l, k);
         }
+    }
+
+    /// The next event: the head of lane `w`, which moves on at the next call. Leaving
+    /// the lane alone until then lets the event go straight from the lane to the caller.
+    #[inline(always)]
+    fn take(&mut self, w: usize) -> Option<Event> {
+        self.taken = w;
+        self.lanes
+            .get(w)
+            .filter(|lane| lane.next < lane.len)
+            .map(|lane| lane.buf[lane.next % BATCH])
+    }
+
+    /// Everything but the common case: errors, chunks joining the merge, the end.
+    #[cold]
+    #[inline(never)]
+    fn next_slow(&mut self) -> Option<Result<Event>> {
         loop {
-            let (wk, w) = self.tree[0];
-            if let Some(&(pk, ci)) = self.pending.get(self.next_pending)
-                && pk < wk
+            if self.failed {
+                return None;
+            }
+            if let Some(err) = self.deferred.take() {
+                self.failed = true;
+                self.slow = 0;
+                return Some(Err(err));
+            }
+            let (wk, w) = self.root;
+            let wrank = self.lanes.get(w).map_or(u32::MAX, |l| l.rank);
+            if let Some(&(first, rank, ci)) = self.pending.get(self.next_pending)
+                && (first, rank) < (wk, wrank)
             {
                 self.next_pending += 1;
-                self.activate(ci)?;
+                if let Err(err) = self.activate(ci, rank) {
+                    self.failed = true;
+                    self.slow = 0;
+                    return Some(Err(err));
+                }
                 continue;
             }
-            if wk == NO_KEY {
-                return Ok(None);
-            }
-            let e = self.lanes[w].head;
-            let k = match self.advance(w) {
-                Ok(k) => k,
-                Err(err) => {
-                    self.deferred = Some(err);
-                    NO_KEY
-                }
-            };
-            self.keys[w] = k;
-            self.replay(w, k);
-            return Ok(Some(e));
+            self.update_slow();
+            // At time NO_KEY the winner may be an empty lane: then all are.
+            return self.take(w).map(Ok);
         }
     }
 }
@@ -853,16 +972,11 @@ impl<R: Read + Seek> Iterator for MergedEvents<'_, R> {
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        if self.failed {
-            return None;
+        self.advance();
+        let (wk, w) = self.root;
+        if wk >= self.slow {
+            return self.next_slow();
         }
-        match self.step() {
-            Ok(Some(e)) => Some(Ok(e)),
-            Ok(None) => None,
-            Err(e) => {
-                self.failed = true;
-                Some(Err(e))
-            }
-        }
+        self.take(w).map(Ok)
     }
 }
