@@ -23,14 +23,31 @@ if ((${#missing[@]})); then
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# The workspace uses edition 2024 and let-chains: Rust 1.88 or newer, with rustfmt and
+# clippy for `make lint`. Debian's own cargo is too old; use rustup's toolchain.
 if ! command -v cargo >/dev/null 2>&1; then
-    echo "setup: cargo not found; install a Rust toolchain (rustup or Debian's cargo)" >&2
+    echo "setup: cargo not found; install Rust 1.88+ with rustup (https://rustup.rs)" >&2
     exit 1
+fi
+rust_minor=$(rustc --version | sed -E 's/^rustc 1\.([0-9]+).*/\1/')
+if [ "${rust_minor:-0}" -lt 88 ] 2>/dev/null; then
+    echo "setup: $(rustc --version) is too old; causeway needs Rust 1.88 or newer" >&2
+    exit 1
+fi
+for tool in rustfmt clippy-driver; do
+    command -v "$tool" >/dev/null 2>&1 || echo "setup: warning: $tool missing (rustup component add ${tool%-driver})" >&2
+done
+
+# Debian's perf is a wrapper that needs the perf build matching the running kernel.
+if ! perf --version >/dev/null 2>&1; then
+    echo "setup: warning: perf does not run on this kernel; \`causeway import\` tests and the demo need it" >&2
 fi
 
 # Kernel tracing needs tracefs; mount it where the kernel expects it if it is absent.
 if [ "$(id -u)" -eq 0 ] && [ -d /sys/kernel/tracing ] && [ ! -e /sys/kernel/tracing/events ]; then
-    mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || \
-        echo "setup: warning: could not mount tracefs at /sys/kernel/tracing" >&2
+    mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+fi
+if [ "$(id -u)" -eq 0 ] && [ ! -e /sys/kernel/tracing/events/sched ]; then
+    echo "setup: warning: tracefs is not available at /sys/kernel/tracing; kernel recording will fail" >&2
 fi
 exit 0

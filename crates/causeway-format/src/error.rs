@@ -50,7 +50,7 @@ pub enum FormatError {
     },
     /// The file has no valid footer (the writer did not finish).
     #[error(
-        "no valid footer: the trace ends at byte {file_len} without its index ({detail}); the recording was probably interrupted, run `causeway check --salvage` to recover the intact chunks"
+        "no valid footer: the trace ends at byte {file_len} without its index ({detail}); the recording was probably interrupted; a salvage (`causeway check`) recovers the intact chunks"
     )]
     MissingFooter {
         /// File length.

@@ -238,6 +238,9 @@ pub struct SalvageSummary {
     pub chunks: usize,
     /// Events in the copied chunks.
     pub events: u64,
+    /// Intact table blocks left out because their ids overlap rows already kept or
+    /// leave an implausible gap (the reader would reject the file with them).
+    pub dropped_blocks: usize,
 }
 
 /// Write a valid trace holding every intact block of `data` (as found by `scan`).
@@ -277,13 +280,17 @@ pub fn write_salvaged<W: Write>(
                 Some(gap) if gap <= h.raw_len as u64 + 1_000_000 && h.range_start <= room => {
                     next_id[slot] = h.range_end;
                 }
-                _ => continue,
+                _ => {
+                    sum.dropped_blocks += 1;
+                    continue;
+                }
             }
         }
         let start = b.offset as usize;
         let mid = start + BLOCK_HEADER_LEN;
         let end = start + b.len() as usize;
         let (Some(hb), Some(payload)) = (data.get(start..mid), data.get(mid..end)) else {
+            sum.dropped_blocks += 1;
             continue;
         };
         sink.write_framed(&b.header, hb, payload)?;

@@ -711,7 +711,7 @@ impl<W: Write> Converter<W> {
             }
             Record::Lost { count } => {
                 self.irqs.reset(head.cpu);
-                self.summary.lost_events += count;
+                self.summary.lost_events = self.summary.lost_events.saturating_add(count);
                 self.push(ts, head.cpu, EventKind::Lost { count })?;
             }
             Record::Other(name) => match self.ignored_records.get_mut(name) {

@@ -69,6 +69,24 @@ pub const SCRIPT_FIELDS: &str = "comm,tid,pid,cpu,time,event,trace,ip,sym,symoff
 /// with `-g`.
 pub const SCRIPT_FIELDS_NO_CALLCHAIN: &str = "comm,tid,pid,cpu,time,event,trace";
 
+/// The perf tracepoints to record (`perf record -e ...`) for everything the thread model
+/// uses: switches and wake-ups with their wakers, process lifetimes, interrupts (to tell
+/// which device ended a wait) and block requests.
+pub const RECORD_EVENTS: &[&str] = &[
+    "sched:sched_switch",
+    "sched:sched_waking",
+    "sched:sched_wakeup_new",
+    "sched:sched_process_fork",
+    "sched:sched_process_exec",
+    "sched:sched_process_exit",
+    "irq:irq_handler_entry",
+    "irq:irq_handler_exit",
+    "irq:softirq_entry",
+    "irq:softirq_exit",
+    "block:block_rq_issue",
+    "block:block_rq_complete",
+];
+
 /// How to import.
 #[derive(Clone, Debug)]
 pub struct ImportOptions {

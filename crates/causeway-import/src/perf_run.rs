@@ -90,6 +90,8 @@ pub fn import_perf_data<W: Write>(
             summary.perf_warnings = warnings(&stderr);
             Ok((out, summary))
         }
+        // We killed perf after our own failure (no exit code): ours is the real error.
+        (Err(e), Ok(status)) if status.code().is_none() => Err(e),
         // perf's own failure explains an empty or cut output better than we can.
         (_, Ok(status)) if !status.success() => Err(failed(&cmd, status, &stderr)),
         (Err(e), _) => Err(e),

@@ -52,12 +52,17 @@ fn import_case(case: &str) -> Imported {
 
 fn check_golden(case: &str, actual: &str) {
     let path = data(&format!("results/{case}.txt"));
-    if std::env::var_os("CAUSEWAY_BLESS").is_some_and(|v| v == "1") || !path.exists() {
+    if std::env::var_os("CAUSEWAY_BLESS").is_some_and(|v| v == "1") {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, actual).unwrap();
         return;
     }
-    let expected = std::fs::read_to_string(&path).unwrap();
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "missing expected result {} ({e}); create it with CAUSEWAY_BLESS=1",
+            path.display()
+        )
+    });
     if expected != actual {
         let (i, (e, a)) = expected
             .lines()

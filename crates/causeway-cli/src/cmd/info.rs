@@ -62,6 +62,8 @@ pub struct InfoReport {
     pub lost_events: u64,
     /// Events of unknown kinds skipped (newer format minor version).
     pub skipped_unknown_events: u64,
+    /// Blocks of unknown kinds skipped (newer format minor version).
+    pub skipped_unknown_blocks: u64,
     /// Events that arrived out of time order.
     pub clock_inversions: u64,
     /// Recorder counters stored in the trace.
@@ -91,7 +93,8 @@ pub fn run(args: &InfoArgs) -> Result<u8> {
         let ev = ev.with_context(|| format!("reading events of {}", args.trace.display()))?;
         *by_kind.entry(ev.kind.tag().name()).or_default() += 1;
         if let EventKind::Lost { count } = ev.kind {
-            *lost_by_cpu.entry(ev.cpu.0).or_default() += count;
+            let e = lost_by_cpu.entry(ev.cpu.0).or_default();
+            *e = e.saturating_add(count);
         }
         builder.push(&ev);
         n += 1;
@@ -167,9 +170,10 @@ pub fn run(args: &InfoArgs) -> Result<u8> {
             .collect(),
         threads: rows.len(),
         processes: model.processes().count(),
-        lost_events: lost_by_cpu.values().sum(),
+        lost_events: lost_by_cpu.values().fold(0u64, |a, b| a.saturating_add(*b)),
         lost_events_by_cpu: lost_by_cpu,
         skipped_unknown_events: rd.skipped_unknown_events(),
+        skipped_unknown_blocks: rd.skipped_unknown_blocks(),
         clock_inversions: stats.clock_inversions,
         counters: stats.counters.clone(),
         model_anomalies: model.stats().anomalies(),

@@ -153,11 +153,18 @@ pub fn stack_lines(names: &Names<'_>, id: StackId, out: &mut String) {
         }
         Some(s) => {
             for f in &s.frames {
+                // frame_text names the module itself when the symbol is unknown.
+                let text = t.frame_text(*f);
                 let module = t
                     .frame(*f)
+                    .filter(|fr| !t.string(fr.symbol).is_empty())
                     .map(|fr| t.string(fr.module))
                     .unwrap_or_default();
-                let _ = writeln!(out, "\t{} ({module})", t.frame_text(*f));
+                if module.is_empty() {
+                    let _ = writeln!(out, "\t{text}");
+                } else {
+                    let _ = writeln!(out, "\t{text} ({module})");
+                }
             }
             if s.truncated {
                 let _ = writeln!(out, "\t... (stack cut short)");

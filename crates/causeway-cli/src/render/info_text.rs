@@ -79,6 +79,13 @@ pub fn render(r: &InfoReport) -> String {
             r.skipped_unknown_events
         );
     }
+    if r.skipped_unknown_blocks > 0 {
+        let _ = writeln!(
+            out,
+            "skipped:    {} blocks of kinds this version does not know",
+            r.skipped_unknown_blocks
+        );
+    }
     if r.clock_inversions > 0 {
         let _ = writeln!(out, "out of order: {} events", r.clock_inversions);
     }
