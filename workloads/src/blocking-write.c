@@ -3,11 +3,11 @@
  *
  * Problem: a "producer" thread builds requests (~10 us of CPU each) and
  * hands them through a bounded queue (mutex + condvar, capacity 16) to a
- * "consumer" thread that encodes (~10 us) and writes each 4 KiB request to
- * a log file and calls fsync() after every single write.  The consumer and the disk take turns:
- * while the disk flushes, the consumer sleeps, and while the consumer
- * works, the disk is idle.  Neither is saturated, yet together they bound
- * throughput.
+ * "consumer" thread that encodes each 4 KiB request (~10 us), writes it to
+ * a log file and calls fsync() after every single write.  The consumer and
+ * the disk take turns: while the disk flushes, the consumer sleeps, and
+ * while the consumer works, the disk is idle.  Neither is saturated, yet
+ * together they bound throughput.
  *
  * Expected diagnosis: the wait-for graph has a knot {consumer, disk}; the
  * consumer -> disk edge carries the fsync() stack, disk -> consumer is the
@@ -26,17 +26,10 @@
 #include "common.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
-
-#ifndef TMPFS_MAGIC
-#define TMPFS_MAGIC 0x01021994
-#endif
-#ifndef RAMFS_MAGIC
-#define RAMFS_MAGIC 0x858458f6
-#endif
 
 #define REQ_SIZE 4096
 #define QUEUE_CAP 16

@@ -242,6 +242,12 @@ static inline int wl_parse_int(const char *prog, const char *name,
 	return (int)v;
 }
 
+/* Does the option name `name` (length `nlen`, not terminated) equal `want`? */
+static inline int wl_name_is(const char *name, size_t nlen, const char *want)
+{
+	return strlen(want) == nlen && !strncmp(name, want, nlen);
+}
+
 /*
  * Parses argv, then calibrates the busy loop and starts the clock.
  * Usage errors exit 2; --help prints usage and exits 0.
@@ -261,20 +267,23 @@ static inline void wl_init(int argc, char **argv, const char *prog,
 		const char *eq = strchr(name, '=');
 		size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
 
-		if (nlen == 4 && !strncmp(name, "help", 4) && !eq) {
-			wl_usage(stdout, prog, summary, extra);
-			exit(0);
-		}
-		if (nlen == 5 && !strncmp(name, "fixed", 5) && !eq) {
+		if (wl_name_is(name, nlen, "help") || wl_name_is(name, nlen, "fixed")) {
+			if (eq)
+				wl_usage_error(prog, "option '--%.*s' takes no "
+						     "value", (int)nlen, name);
+			if (name[0] == 'h') {
+				wl_usage(stdout, prog, summary, extra);
+				exit(0);
+			}
 			a->fixed = 1;
 			continue;
 		}
 
 		/* Everything else takes a value. */
 		const struct wl_opt *match = NULL;
-		int is_seconds = nlen == 7 && !strncmp(name, "seconds", 7);
+		int is_seconds = wl_name_is(name, nlen, "seconds");
 		for (const struct wl_opt *o = extra; !is_seconds && o && o->name; o++)
-			if (strlen(o->name) == nlen && !strncmp(o->name, name, nlen))
+			if (wl_name_is(name, nlen, o->name))
 				match = o;
 		if (!is_seconds && !match)
 			wl_usage_error(prog, "unknown option '%s'", arg);

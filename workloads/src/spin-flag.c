@@ -2,15 +2,18 @@
  * spin-flag - a thread waits for a flag in a sched_yield() loop.
  *
  * Problem (Argus RepeatedYield): every round, the "waiter" thread hands a
- * job to background "helper-i" threads (default 2, running at nice 10 as
- * batch helpers often do) and then waits for the result with
+ * job to background "helper-i" threads (default 2, running 10 nice levels
+ * below the waiter, as batch helpers often do) and then waits for the
+ * result with
  *     while (!done) sched_yield();
- * The helpers need ~2 ms of CPU each before the last one raises the flag.
+ * The helpers need ~10 ms of CPU each before the last one raises the flag.
  * The waiter never blocks: it stays runnable and keeps its core busy.
  * sched_yield() only helps threads queued on the *same* CPU, and the load
  * balancer, which balances weight, sees one nice-0 spinner as heavier
- * than both nice-10 helpers together -- so the helpers often end up
- * sharing one core while the spinner holds the other.
+ * than both nice-10 helpers together -- so the helpers end up sharing one
+ * core while the spinner holds the other (a priority inversion, like the
+ * spinning-cursor cases Argus studies).  With equal priorities the effect
+ * is much weaker on an EEVDF kernel and varies from run to run.
  *
  * Expected diagnosis: RepeatedYield on "waiter" -- a long on-CPU stretch
  * dominated by the sched_yield syscall (spin_until_done) that ends when
@@ -31,7 +34,9 @@
 #define MAX_HELPERS 32
 
 static int nhelpers = 2;
-static int helper_us = 2000; /* CPU per helper per round */
+/* CPU per helper per round.  Rounds much shorter than the scheduler tick
+ * (4 ms here) would let wake-up placement noise dominate both variants. */
+static int helper_us = 10000;
 static int helper_nice = 10;
 static int waiter_us = 20;   /* CPU the waiter spends on each result */
 
@@ -163,7 +168,7 @@ int main(int argc, char **argv)
 		{ "helpers", WL_OPT_INT, &nhelpers, 1, MAX_HELPERS,
 		  "helper threads (default 2)" },
 		{ "helper-us", WL_OPT_INT, &helper_us, 0, 1000000,
-		  "helper CPU per round in us (default 2000)" },
+		  "helper CPU per round in us (default 10000)" },
 		{ "helper-nice", WL_OPT_INT, &helper_nice, 0, 19,
 		  "helpers run N nice levels below the waiter (default 10)" },
 		{ 0 },

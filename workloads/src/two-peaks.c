@@ -7,7 +7,7 @@
  * holding one global mutex while it also sleeps ~200 us (a stand-in for
  * I/O done under a lock).  Slow calls queue behind each other on the
  * mutex, so the latency histogram (log2 buckets, printed to stderr) shows
- * a left peak at ~8-16 us and a right peak at ~0.25-1 ms.
+ * a left peak at ~8-16 us and a right peak at ~0.25-2 ms.
  *
  * Expected diagnosis: two latency peaks; the right one is explained by
  * slow_path(): time blocked in pthread_mutex_lock (futex) behind other
