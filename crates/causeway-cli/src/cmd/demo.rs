@@ -78,18 +78,27 @@ pub fn run(args: &DemoArgs) -> Result<u8> {
     let summary = import::convert(&perf_data, &trace, false)?;
     import::print_summary(&summary, &trace, false)?;
     eprintln!("== causeway info --comm blocking-write {}", trace.display());
-    let code = info::run(&InfoArgs {
+    let report = info::build(&InfoArgs {
         trace: trace.clone(),
         json: false,
         top: 8,
         pid: Vec::new(),
         comm: Some("blocking-write".to_string()),
     })?;
+    info::print(&report, false)?;
+    if report.model_anomalies > 0 {
+        println!(
+            "\nThe anomalies are events perf did not record: on some kernels perf drops events\n\
+             taken in interrupt context on an idle CPU (block completions, the wake-ups they\n\
+             cause) without a lost-event record. The model marks the affected time unknown\n\
+             instead of guessing (see docs/causeway-import.md)."
+        );
+    }
     println!(
         "\nExpected diagnosis (workloads/README.md): the producer waits longest, but the\n\
          consumer and the disk (its fsync) limit throughput. Look at the consumer's waits and\n\
          who ends them with `causeway dump {} --kind sched_switch,wakeup,stack --stacks`.",
         trace.display()
     );
-    Ok(code)
+    Ok(info::exit_code(&report))
 }

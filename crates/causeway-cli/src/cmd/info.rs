@@ -80,6 +80,32 @@ pub struct InfoReport {
 
 /// Run the command; returns the exit code.
 pub fn run(args: &InfoArgs) -> Result<u8> {
+    let report = build(args)?;
+    print(&report, args.json)?;
+    Ok(exit_code(&report))
+}
+
+/// Print a report as text or JSON.
+pub fn print(report: &InfoReport, json: bool) -> Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(report)?);
+    } else {
+        print!("{}", info_text::render(report));
+    }
+    Ok(())
+}
+
+/// 1 if the trace holds no events, else 0.
+pub fn exit_code(report: &InfoReport) -> u8 {
+    if report.events == 0 {
+        exit::NOTHING_OR_USER_ERROR
+    } else {
+        exit::OK
+    }
+}
+
+/// Read the trace and compute the report.
+pub fn build(args: &InfoArgs) -> Result<InfoReport> {
     let mut rd = open_trace(&args.trace)?;
     let tables = rd.tables().clone();
     let header = rd.header().clone();
@@ -181,14 +207,5 @@ pub fn run(args: &InfoArgs) -> Result<u8> {
         top_cpu: top(|r| r.cpu_ns),
         top_blocked: top(|r| r.blocked_ns),
     };
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", info_text::render(&report));
-    }
-    Ok(if report.events == 0 {
-        exit::NOTHING_OR_USER_ERROR
-    } else {
-        exit::OK
-    })
+    Ok(report)
 }
