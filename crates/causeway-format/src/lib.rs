@@ -41,7 +41,7 @@ pub use event::{
 pub use header::{ClockSource, Header, HostInfo, TraceStats};
 pub use ids::{Cpu, DevId, DurationNs, FrameId, StackId, StringId, Tgid, Tid, Timestamp};
 pub use reader::{ChunkInfo, MergedEvents, TimeRange, TraceReader};
-pub use tables::{Frame, FrameSpace, Mapping, ProcessInfo, Stack, Tables, ThreadInfo};
+pub use tables::{Frame, FrameSpace, Mapping, ProcessInfo, Stack, Tables, ThreadIndex, ThreadInfo};
 pub use writer::{TraceWriter, WriterOptions, write_to_vec};
 
 /// First bytes of every trace file.

@@ -6,6 +6,7 @@
 
 use crate::ids::{FrameId, StackId, StringId, Tgid, Tid, Timestamp};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 
 /// A thread's identity from `since` on: its process and its name. A thread that renames
 /// itself (or execs) has several rows; the latest row not after a time applies then.
@@ -135,7 +136,8 @@ impl Tables {
     }
 
     /// The thread row in force for `tid` at `ts`: the latest one with `since <= ts`, or
-    /// failing that the earliest one.
+    /// failing that the earliest one. This scans the whole thread table; for many
+    /// lookups build a [`ThreadIndex`].
     pub fn thread_at(&self, tid: Tid, ts: Timestamp) -> Option<&ThreadInfo> {
         let mut best: Option<&ThreadInfo> = None;
         let mut earliest: Option<&ThreadInfo> = None;
@@ -170,5 +172,81 @@ impl Tables {
                 }
             }
         }
+    }
+}
+
+/// Thread rows grouped by tid and sorted by time, for repeated lookups of a thread's
+/// identity at a time (renderers, the model). Built once in O(rows log rows).
+#[derive(Debug)]
+pub struct ThreadIndex<'t> {
+    tables: &'t Tables,
+    by_tid: HashMap<Tid, Vec<&'t ThreadInfo>>,
+}
+
+impl<'t> ThreadIndex<'t> {
+    /// Index the thread table of `tables`.
+    pub fn new(tables: &'t Tables) -> ThreadIndex<'t> {
+        let mut by_tid: HashMap<Tid, Vec<&'t ThreadInfo>> = HashMap::new();
+        for t in &tables.threads {
+            by_tid.entry(t.tid).or_default().push(t);
+        }
+        for rows in by_tid.values_mut() {
+            // Stable: rows with equal times keep their table order (the later one wins).
+            rows.sort_by_key(|r| r.since);
+        }
+        ThreadIndex { tables, by_tid }
+    }
+
+    /// The tables behind the index.
+    pub fn tables(&self) -> &'t Tables {
+        self.tables
+    }
+
+    /// All rows of `tid`, oldest first (empty if the trace does not know it).
+    pub fn rows(&self, tid: Tid) -> &[&'t ThreadInfo] {
+        self.by_tid.get(&tid).map_or(&[], Vec::as_slice)
+    }
+
+    /// The row in force for `tid` at `ts`, with the same rule as [`Tables::thread_at`].
+    pub fn at(&self, tid: Tid, ts: Timestamp) -> Option<&'t ThreadInfo> {
+        let rows = self.rows(tid);
+        let i = rows.partition_point(|r| r.since <= ts);
+        rows.get(i.saturating_sub(1)).copied()
+    }
+
+    /// Name of `tid` at `ts`, or `None` if the trace does not know the thread.
+    pub fn comm_at(&self, tid: Tid, ts: Timestamp) -> Option<&'t str> {
+        self.at(tid, ts).map(|t| self.tables.string(t.comm))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_index_agrees_with_the_table_scan() {
+        let mut t = Tables {
+            strings: vec!["".into(), "a".into(), "b".into(), "c".into()],
+            ..Tables::default()
+        };
+        for (tid, since, comm) in [(5, 100, 2), (5, 0, 1), (7, 50, 3), (5, 300, 3)] {
+            t.threads.push(ThreadInfo {
+                tid: Tid(tid),
+                tgid: Tgid(5),
+                since: Timestamp(since),
+                comm: StringId(comm),
+            });
+        }
+        let idx = ThreadIndex::new(&t);
+        for tid in [5, 7, 9] {
+            for ts in [0, 49, 50, 99, 100, 299, 300, 1000] {
+                let (tid, ts) = (Tid(tid), Timestamp(ts));
+                assert_eq!(idx.at(tid, ts), t.thread_at(tid, ts), "{tid} at {ts}");
+            }
+        }
+        assert_eq!(idx.comm_at(Tid(5), Timestamp(150)), Some("b"));
+        assert_eq!(idx.comm_at(Tid(7), Timestamp(0)), Some("c"));
+        assert_eq!(idx.comm_at(Tid(9), Timestamp(0)), None);
     }
 }

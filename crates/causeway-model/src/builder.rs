@@ -27,8 +27,8 @@ use crate::thread::{Annotation, Thread, ThreadIdentity};
 use crate::totals::ThreadTotals;
 use crate::tracker::{IdentityRow, Life, ThreadBuild};
 use causeway_format::{
-    Cpu, Event, EventKind, Header, Marker, StackKind, Tables, TaskState, Tgid, Tid, Timestamp,
-    Waker,
+    Cpu, Event, EventKind, Header, Marker, StackKind, Tables, TaskState, Tgid, ThreadIndex,
+    ThreadInfo, Tid, Timestamp, Waker,
 };
 use std::collections::{BTreeMap, HashMap};
 
@@ -68,7 +68,8 @@ pub struct ModelBuilder<'t> {
     tables: &'t Tables,
     cpu_count: u32,
     /// Table thread rows by tid, oldest first.
-    table_threads: HashMap<Tid, Vec<IdentityRow>>,
+    /// The trace's thread rows by tid, for threads not created in the trace.
+    table_threads: ThreadIndex<'t>,
     start: Option<Timestamp>,
     now: Timestamp,
     threads: HashMap<Tid, ThreadBuild>,
@@ -86,17 +87,7 @@ impl<'t> ModelBuilder<'t> {
     /// A builder for a trace with these tables and header. The tables give threads'
     /// names and processes; the header gives the CPU count.
     pub fn new(tables: &'t Tables, header: &Header) -> ModelBuilder<'t> {
-        let mut table_threads: HashMap<Tid, Vec<IdentityRow>> = HashMap::new();
-        for t in &tables.threads {
-            table_threads.entry(t.tid).or_default().push(IdentityRow {
-                since: t.since,
-                tgid: Some(t.tgid),
-                comm: Some(t.comm),
-            });
-        }
-        for rows in table_threads.values_mut() {
-            rows.sort_by_key(|r| r.since);
-        }
+        let table_threads = ThreadIndex::new(tables);
         ModelBuilder {
             tables,
             cpu_count: header.cpu_count,
@@ -279,7 +270,11 @@ impl<'t> ModelBuilder<'t> {
 
     /// Identity rows for a thread not created in the trace.
     fn table_identity(&self, tid: Tid) -> Vec<IdentityRow> {
-        self.table_threads.get(&tid).cloned().unwrap_or_default()
+        self.table_threads
+            .rows(tid)
+            .iter()
+            .map(|t| identity_row(t))
+            .collect()
     }
 
     /// The first loss window that may hide a state change of a segment that began at
@@ -672,15 +667,18 @@ impl<'t> ModelBuilder<'t> {
             tgid: Some(child_tgid),
             comm: parent_comm,
         }];
-        if let Some(rows) = self.table_threads.get(&child) {
-            // Rows written for the new thread; older ones belong to an earlier thread
-            // with the same tid.
-            for r in rows.iter().filter(|r| r.since >= ts) {
-                if r.since == ts {
-                    identity.clear();
-                }
-                identity.push(*r);
+        // Rows written for the new thread; older ones belong to an earlier thread with
+        // the same tid.
+        for r in self
+            .table_threads
+            .rows(child)
+            .iter()
+            .filter(|r| r.since >= ts)
+        {
+            if r.since == ts {
+                identity.clear();
             }
+            identity.push(identity_row(r));
         }
         let mut th = ThreadBuild::new(child, ts, identity);
         th.created = Some(ts);
@@ -793,7 +791,7 @@ impl<'t> ModelBuilder<'t> {
                 }
             }
         }
-        let processes = build_processes(tables, &self.proc_events, &threads);
+        let processes = build_processes(tables, &self.table_threads, &self.proc_events, &threads);
         Model {
             span: self.start.map(|s| TimeSpan { start: s, end }),
             threads,
@@ -812,6 +810,14 @@ fn unknown(cause: UnknownCause) -> SegmentState {
 }
 
 /// Blocked since before the thread's first event: state and reason not seen.
+fn identity_row(t: &ThreadInfo) -> IdentityRow {
+    IdentityRow {
+        since: t.since,
+        tgid: Some(t.tgid),
+        comm: Some(t.comm),
+    }
+}
+
 fn blocked_unseen() -> SegmentState {
     SegmentState::Blocked {
         state: None,

@@ -5,7 +5,7 @@
 //! and the finished threads. Per-process totals are left to analyses (sum the threads).
 
 use crate::thread::Thread;
-use causeway_format::{StringId, Tables, Tgid, Tid, Timestamp};
+use causeway_format::{StringId, Tables, Tgid, ThreadIndex, Tid, Timestamp};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -70,6 +70,7 @@ struct Draft {
 /// Assemble the process tree, sorted by tgid.
 pub(crate) fn build_processes(
     tables: &Tables,
+    index: &ThreadIndex<'_>,
     events: &ProcessEvents,
     threads: &[Thread],
 ) -> Vec<ProcessNode> {
@@ -142,7 +143,7 @@ pub(crate) fn build_processes(
             let comm = d
                 .leader_comm
                 .or_else(|| {
-                    tables
+                    index
                         .comm_at(Tid(tgid.0), Timestamp(u64::MAX))
                         .map(str::to_string)
                 })

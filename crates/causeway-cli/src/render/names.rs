@@ -1,39 +1,23 @@
-//! Fast thread-name lookup over the trace's thread table, for renderers.
+//! Thread labels for renderers, over the format crate's [`ThreadIndex`].
 
-use causeway_format::{Tables, Tgid, Tid, Timestamp};
-use std::collections::HashMap;
+use causeway_format::{Tables, Tgid, ThreadIndex, Tid, Timestamp};
 
 /// Thread names and processes by tid, with renames over time.
 pub struct Names<'t> {
-    tables: &'t Tables,
-    by_tid: HashMap<Tid, Vec<(Timestamp, Tgid, &'t str)>>,
+    index: ThreadIndex<'t>,
 }
 
 impl<'t> Names<'t> {
     /// Index the thread table.
     pub fn new(tables: &'t Tables) -> Names<'t> {
-        let mut by_tid: HashMap<Tid, Vec<(Timestamp, Tgid, &'t str)>> = HashMap::new();
-        for t in &tables.threads {
-            by_tid
-                .entry(t.tid)
-                .or_default()
-                .push((t.since, t.tgid, tables.string(t.comm)));
+        Names {
+            index: ThreadIndex::new(tables),
         }
-        for rows in by_tid.values_mut() {
-            rows.sort_by_key(|r| r.0);
-        }
-        Names { tables, by_tid }
     }
 
     /// The tables behind the index.
     pub fn tables(&self) -> &'t Tables {
-        self.tables
-    }
-
-    fn row(&self, tid: Tid, ts: Timestamp) -> Option<&(Timestamp, Tgid, &'t str)> {
-        let rows = self.by_tid.get(&tid)?;
-        let i = rows.partition_point(|r| r.0 <= ts);
-        rows.get(i.saturating_sub(1))
+        self.index.tables()
     }
 
     /// Name of `tid` at `ts` (`swapper` for tid 0, `?` if unknown).
@@ -41,12 +25,12 @@ impl<'t> Names<'t> {
         if tid.is_idle() {
             return "swapper";
         }
-        self.row(tid, ts).map(|r| r.2).unwrap_or("?")
+        self.index.comm_at(tid, ts).unwrap_or("?")
     }
 
-    /// Process of `tid`, if the trace says.
+    /// Process of `tid` (its latest row), if the trace says.
     pub fn tgid(&self, tid: Tid) -> Option<Tgid> {
-        self.by_tid.get(&tid).and_then(|r| r.last()).map(|r| r.1)
+        self.index.rows(tid).last().map(|r| r.tgid)
     }
 
     /// `comm/tid`.
