@@ -199,6 +199,18 @@ fn load_rows<T: Row>(
     Ok(())
 }
 
+/// Slack allowed beyond the sizes below: the rows of lost blocks in a small file.
+const ID_GAP_SLACK: u64 = 1_000_000;
+
+/// Whether a table block whose ids start at `start`, `gap` ids after the last loaded
+/// row, can be loaded by padding the gap: never more rows than a lost block could
+/// plausibly have held (hostile ranges), and the total capped by the file size too
+/// (several index entries may name the same block). Salvage uses the same rule so it
+/// never writes a file the reader rejects.
+pub(crate) fn plausible_id_gap(gap: u64, start: u64, raw_len: u64, file_len: u64) -> bool {
+    gap <= raw_len.saturating_add(ID_GAP_SLACK) && start <= file_len.saturating_add(ID_GAP_SLACK)
+}
+
 fn pad_to<T>(
     table: &mut Vec<T>,
     start: u64,
@@ -212,10 +224,8 @@ fn pad_to<T>(
             table.len()
         ));
     }
-    // Never pad more rows than a lost block could plausibly have held (hostile ranges).
     let gap = start - table.len() as u64;
-    // The total is capped too: several index entries may name the same block.
-    if gap > raw_len as u64 + 1_000_000 || start > file_len + 1_000_000 {
+    if !plausible_id_gap(gap, start, raw_len as u64, file_len) {
         return Err(format!("implausible id gap of {gap}"));
     }
     for _ in 0..gap {

@@ -12,7 +12,7 @@ use crate::codec::ChunkDecoder;
 use crate::error::Result;
 use crate::header::{Header, TraceStats};
 use crate::ids::{Cpu, Timestamp};
-use crate::reader::parse_file_header;
+use crate::reader::{parse_file_header, plausible_id_gap};
 use crate::table_codec::{Row, get_row};
 use crate::tables::{Frame, Mapping, ProcessInfo, Stack, ThreadInfo};
 use crate::writer::BlockSink;
@@ -275,9 +275,10 @@ pub fn write_salvaged<W: Write>(
             let h = &b.header;
             // The reader pads a gap left by lost blocks, but only a plausible one.
             let gap = h.range_start.checked_sub(next_id[slot]);
-            let room = sink.position() + b.len() + 1_000_000;
+            // The salvaged file's length is at least what is written so far plus this block.
+            let file_len = sink.position() + b.len();
             match gap {
-                Some(gap) if gap <= h.raw_len as u64 + 1_000_000 && h.range_start <= room => {
+                Some(gap) if plausible_id_gap(gap, h.range_start, h.raw_len as u64, file_len) => {
                     next_id[slot] = h.range_end;
                 }
                 _ => {
