@@ -62,6 +62,23 @@ pub fn golden_options() -> WriterOptions {
 
 /// The golden trace: every event kind, every waker, marker, stack kind, block op and
 /// task state at least once, and rows in every table, on two CPUs over several chunks.
+/// Finish `w` and describe what was written: the bytes, the events in merged order, the
+/// tables as a reader sees them and the writer's statistics.
+fn finish_built(w: TraceWriter<Vec<u8>>, events: Vec<Event>) -> Built {
+    let stats = w.stats().clone();
+    let bytes = w.finish().expect("finish");
+    let tables = TraceReader::from_bytes(&bytes)
+        .expect("written trace opens")
+        .tables()
+        .clone();
+    Built {
+        bytes,
+        events: merged_order(events),
+        tables,
+        stats,
+    }
+}
+
 pub fn build_golden() -> Built {
     let mut w =
         TraceWriter::with_options(Vec::new(), &golden_header(), golden_options()).expect("writer");
@@ -560,19 +577,7 @@ pub fn build_golden() -> Built {
     }
     let late = w.intern("late string");
     w.add_thread(ThreadInfoLite(201, 200, 1_004_150, late).into());
-    let stats = w.stats().clone();
-    let bytes = w.finish().expect("finish");
-
-    let tables = TraceReader::from_bytes(&bytes)
-        .expect("golden opens")
-        .tables()
-        .clone();
-    Built {
-        bytes,
-        events: merged_order(events),
-        tables,
-        stats,
-    }
+    finish_built(w, events)
 }
 
 /// Thread row shorthand: tid, tgid, since, comm.
@@ -667,16 +672,5 @@ pub fn build_multi_chunk(n: usize, chunk_events: usize) -> Built {
         w.push(&e).expect("push");
         events.push(e);
     }
-    let stats = w.stats().clone();
-    let bytes = w.finish().expect("finish");
-    let tables = TraceReader::from_bytes(&bytes)
-        .expect("opens")
-        .tables()
-        .clone();
-    Built {
-        bytes,
-        events: merged_order(events),
-        tables,
-        stats,
-    }
+    finish_built(w, events)
 }
