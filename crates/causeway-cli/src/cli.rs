@@ -38,6 +38,12 @@ pub enum Command {
     Import(ImportArgs),
     /// Record the built-in `blocking-write` workload for a few seconds and summarize it.
     Demo(DemoArgs),
+    /// Record programs with eBPF: switches, wake-ups and their wakers, interrupts, disk,
+    /// network and blocking syscalls, with scoped user stacks (needs root or CAP_BPF +
+    /// CAP_PERFMON).
+    Record(RecordArgs),
+    /// Ask running flight recorders (`causeway record --flight`) to dump their window.
+    Trigger(TriggerArgs),
 }
 
 /// `causeway info`.
@@ -143,4 +149,89 @@ pub struct DemoArgs {
     /// workloads/bin].
     #[arg(long)]
     pub workload: Option<PathBuf>,
+}
+
+/// `causeway record`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+EXAMPLES:
+    causeway record -- ./server --port 8080        launch and follow a command
+    causeway record -p 1234 --duration 10s         attach to a running process
+    causeway record --comm nginx -o nginx.cwt      any process named nginx, now or later
+    causeway record -a --duration 5s               everything (system-wide)
+    causeway record --flight 64M --trigger 'blocked>200ms comm=worker' -p 1234
+                                                   keep the last 64 MiB of events, dump
+                                                   when a worker thread blocks > 200 ms
+
+Stops at the end of the command, after --duration, when the processes given with -p
+have all exited, or on Ctrl-C / SIGTERM; the trace is always finished cleanly.")]
+pub struct RecordArgs {
+    /// Command to launch and record with every process it creates (after `--`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "CMD")]
+    pub command: Vec<String>,
+    /// Record these processes (comma-separated PIDs) and the processes they create.
+    #[arg(short, long, value_delimiter = ',')]
+    pub pid: Vec<u32>,
+    /// Record every process with this name (as in `ps -o comm`), now or later.
+    #[arg(long)]
+    pub comm: Option<String>,
+    /// Record every process on the system (except causeway itself).
+    #[arg(short = 'a', long = "all")]
+    pub all: bool,
+    /// Output trace file (flight mode: dumps are named OUTPUT.1.cwt, OUTPUT.2.cwt, ...).
+    #[arg(short, long, default_value = "causeway.cwt")]
+    pub output: std::path::PathBuf,
+    /// Stop after this long: `10` (seconds), `10s`, `500ms`.
+    #[arg(short, long)]
+    pub duration: Option<String>,
+    /// Event groups: all, or a comma list of sched, proc, irq, softirq, block, net,
+    /// syscall; `all,-net` removes one.
+    #[arg(short, long, default_value = "all")]
+    pub events: String,
+    /// Syscalls to record: `default` (those that can block: futex, read/write family,
+    /// poll/epoll/select, sleeps, accept/connect/send/recv, fsync, wait4, pipe,
+    /// eventfd), `none`, or names/numbers, comma-separated (`default,mmap` adds one).
+    #[arg(long, default_value = "default")]
+    pub syscalls: String,
+    /// Which user frames to keep (Uscope's modes): `app` the program's last call site,
+    /// `app-all` every call site in the program, `libs` the last call site in each
+    /// library and the program, `all` every frame, `none` no user stacks.
+    #[arg(long, default_value = "app-all")]
+    pub stack_mode: String,
+    /// Budget of user frames per stack (1-32).
+    #[arg(long, default_value_t = 8)]
+    pub stack_depth: u32,
+    /// Do not record kernel stacks.
+    #[arg(long)]
+    pub no_kernel_stacks: bool,
+    /// Where to take stacks: comma list of switch (blocking switch-out), waker,
+    /// syscall; or `none`.
+    #[arg(long, default_value = "switch,waker,syscall")]
+    pub stacks_on: String,
+    /// Ring buffer per CPU, e.g. `8M` (rounded up to a power of two)
+    /// [default: 8M, less on machines with over 64 CPUs].
+    #[arg(long)]
+    pub buffer_size: Option<String>,
+    /// Flight recorder: keep only the most recent SIZE of events in memory (e.g. `64M`)
+    /// and write them out on SIGUSR1, `causeway trigger` or --trigger.
+    #[arg(long, value_name = "SIZE")]
+    pub flight: Option<String>,
+    /// Dump the flight recorder when a condition holds: `blocked>200ms` or
+    /// `runnable>50ms`, optionally with `comm=NAME` (a thread name).
+    #[arg(long, requires = "flight", value_name = "COND")]
+    pub trigger: Option<String>,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Use raw tracepoints even where BTF tracepoints work (tests the fallback).
+    #[arg(long, hide = true)]
+    pub raw_tracepoints: bool,
+}
+
+/// `causeway trigger`.
+#[derive(Debug, Args)]
+pub struct TriggerArgs {
+    /// Only this recorder process (default: every running `causeway record --flight`).
+    #[arg(short, long)]
+    pub pid: Option<u32>,
 }

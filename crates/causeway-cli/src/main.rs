@@ -40,6 +40,8 @@ fn main() -> ExitCode {
         cli::Command::Dump(a) => cmd::dump::run(a),
         cli::Command::Import(a) => cmd::import::run(a),
         cli::Command::Demo(a) => cmd::demo::run(a),
+        cli::Command::Record(a) => cmd::record::run(a),
+        cli::Command::Trigger(a) => cmd::trigger::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -6,3 +6,5 @@ pub mod demo;
 pub mod dump;
 pub mod import;
 pub mod info;
+pub mod record;
+pub mod trigger;

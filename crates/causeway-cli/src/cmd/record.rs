@@ -1,0 +1,253 @@
+//! `causeway record`: record programs with the eBPF recorder.
+
+use crate::cli::RecordArgs;
+use crate::exit;
+use crate::timefmt::parse_duration_ns;
+use anyhow::{Context, Result, bail};
+use causeway_record::sink::Dump;
+use causeway_record::trigger::Condition;
+use causeway_record::{
+    EventSet, Notice, Output, RecordConfig, Request, StackMode, Summary, Target, syscalls,
+};
+use serde::Serialize;
+use std::io::IsTerminal;
+use std::time::Duration;
+
+/// Parse a size such as `64M`, `512K`, `1G` or a number of bytes.
+pub fn parse_size(s: &str) -> Result<u64> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m = match c.to_ascii_uppercase() {
+                'K' => 1u64 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                'B' => 1,
+                _ => bail!("invalid size `{s}`: use a number with K, M or G"),
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1),
+    };
+    let n: u64 = num
+        .trim()
+        .parse()
+        .with_context(|| format!("invalid size `{s}`: use a number with K, M or G"))?;
+    n.checked_mul(mult)
+        .with_context(|| format!("size `{s}` is too large"))
+}
+
+fn build_config(a: &RecordArgs) -> Result<(RecordConfig, Option<Vec<String>>)> {
+    let targets = [!a.command.is_empty(), !a.pid.is_empty(), a.comm.is_some(), a.all]
+        .iter()
+        .filter(|&&t| t)
+        .count();
+    if targets != 1 {
+        bail!(
+            "say what to record, exactly one of: `-- CMD ARGS`, `-p PID`, `--comm NAME`, `-a`"
+        );
+    }
+    let target = if a.all {
+        Target::All
+    } else if let Some(c) = &a.comm {
+        if c.is_empty() || c.len() > 15 {
+            bail!("--comm `{c}`: a process name has 1 to 15 bytes (the kernel's comm)");
+        }
+        Target::Comm(c.clone())
+    } else {
+        Target::Pids(a.pid.clone())
+    };
+    let mut cfg = RecordConfig::new(target);
+    cfg.events = EventSet::parse(&a.events).map_err(anyhow::Error::msg)?;
+    cfg.syscalls = syscalls::parse_list(&a.syscalls).map_err(anyhow::Error::msg)?;
+    cfg.stack_mode = StackMode::parse(&a.stack_mode).map_err(anyhow::Error::msg)?;
+    if !(1..=32).contains(&a.stack_depth) {
+        bail!("--stack-depth must be between 1 and 32");
+    }
+    cfg.stack_depth = a.stack_depth;
+    cfg.kernel_stacks = !a.no_kernel_stacks;
+    let (mut sw, mut wk, mut sc) = (false, false, false);
+    for w in a.stacks_on.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+        match w {
+            "switch" => sw = true,
+            "waker" => wk = true,
+            "syscall" => sc = true,
+            "none" => {}
+            _ => bail!("--stacks-on: unknown place `{w}` (switch, waker, syscall, none)"),
+        }
+    }
+    (cfg.stack_on_switch, cfg.stack_on_waker, cfg.stack_on_syscall) = (sw, wk, sc);
+    if let Some(b) = &a.buffer_size {
+        let n = parse_size(b)?;
+        if !(4096..=(1 << 30)).contains(&n) {
+            bail!("--buffer-size must be between 4K and 1G per CPU");
+        }
+        cfg.buffer_per_cpu = (n as u32).next_power_of_two();
+    }
+    cfg.force_raw_tracepoints = a.raw_tracepoints;
+    let cmd = (!a.command.is_empty()).then(|| a.command.clone());
+    Ok((cfg, cmd))
+}
+
+#[derive(Serialize)]
+struct JsonSummary<'a> {
+    output: Option<String>,
+    dumps: Vec<JsonDump>,
+    events: u64,
+    lost: u64,
+    lost_per_cpu: &'a [u64],
+    stacks: usize,
+    tracepoints: &'static str,
+    seconds: f64,
+    command_exit_code: Option<i32>,
+}
+
+#[derive(Serialize)]
+struct JsonDump {
+    path: String,
+    events: u64,
+    first_ts: u64,
+    last_ts: u64,
+}
+
+fn dump_json(d: &Dump) -> JsonDump {
+    JsonDump {
+        path: d.path.display().to_string(),
+        events: d.events,
+        first_ts: d.first_ts,
+        last_ts: d.last_ts,
+    }
+}
+
+/// Run `causeway record`.
+pub fn run(a: &RecordArgs) -> Result<u8> {
+    let (cfg, command) = build_config(a)?;
+    let duration = a
+        .duration
+        .as_deref()
+        .map(parse_duration_ns)
+        .transpose()?
+        .map(Duration::from_nanos);
+    let output = match &a.flight {
+        Some(size) => {
+            let bytes = parse_size(size)?;
+            let per_event = size_of::<causeway_format::Event>() as u64;
+            let capacity = (bytes / per_event).max(1000) as usize;
+            let trigger = a
+                .trigger
+                .as_deref()
+                .map(Condition::parse)
+                .transpose()
+                .map_err(anyhow::Error::msg)?;
+            Output::Flight {
+                capacity,
+                base: a.output.clone(),
+                trigger,
+            }
+        }
+        None => Output::File(a.output.clone()),
+    };
+    let req = Request {
+        config: cfg,
+        output,
+        duration,
+        command,
+        command_line: std::env::args().collect(),
+    };
+    let tty = std::io::stderr().is_terminal();
+    let quiet_json = a.json;
+    let mut notify = |n: Notice| match n {
+        Notice::Started { pids, .. } if !quiet_json => {
+            if pids.is_empty() {
+                eprintln!("causeway: recording; Ctrl-C to stop");
+            } else {
+                let list: Vec<String> = pids.iter().map(u32::to_string).collect();
+                eprintln!("causeway: recording PID {}; Ctrl-C to stop", list.join(","));
+            }
+        }
+        Notice::Progress { events, lost } if tty && !quiet_json => {
+            eprint!("\rcauseway: {events} events, {lost} lost   ");
+        }
+        Notice::Dumped(d) if !quiet_json => {
+            eprintln!(
+                "{}causeway: flight recorder dumped {} events ({:.3} s) to {}",
+                if tty { "\r" } else { "" },
+                d.events,
+                d.last_ts.saturating_sub(d.first_ts) as f64 / 1e9,
+                d.path.display()
+            );
+        }
+        _ => {}
+    };
+    let s: Summary = causeway_record::record(req, &mut notify).context("recording")?;
+    if tty && !quiet_json {
+        eprint!("\r");
+    }
+    let lost: u64 = s.lost_per_cpu.iter().sum();
+    let code = s.child_status.map(causeway_record::launch::exit_code);
+    if a.json {
+        let j = JsonSummary {
+            output: s.path.as_ref().map(|p| p.display().to_string()),
+            dumps: s.dumps.iter().map(dump_json).collect(),
+            events: s.events,
+            lost,
+            lost_per_cpu: &s.lost_per_cpu,
+            stacks: s.stacks,
+            tracepoints: match s.family {
+                causeway_record::Family::Btf => "btf",
+                causeway_record::Family::Raw => "raw",
+            },
+            seconds: s.elapsed.as_secs_f64(),
+            command_exit_code: code,
+        };
+        println!("{}", serde_json::to_string_pretty(&j)?);
+    } else {
+        let size = s
+            .path
+            .as_ref()
+            .and_then(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len());
+        eprintln!(
+            "causeway: recorded {} events and {} distinct stacks in {:.1} s",
+            s.events,
+            s.stacks,
+            s.elapsed.as_secs_f64()
+        );
+        if let (Some(p), Some(size)) = (&s.path, size) {
+            eprintln!(
+                "causeway: wrote {} ({:.1} MiB); next: causeway info {}",
+                p.display(),
+                size as f64 / (1 << 20) as f64,
+                p.display()
+            );
+        }
+        if s.path.is_none() && s.dumps.is_empty() {
+            eprintln!("causeway: the flight recorder was never triggered; nothing written");
+        }
+        if lost > 0 {
+            eprintln!(
+                "causeway: warning: {lost} records lost (ring buffers full); they are counted in the trace. Try a larger --buffer-size or fewer --events."
+            );
+        }
+        if let Some(c) = code
+            && c != 0
+        {
+            eprintln!("causeway: the recorded command exited with status {c}");
+        }
+    }
+    Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("64M").unwrap(), 64 << 20);
+        assert_eq!(parse_size("512k").unwrap(), 512 << 10);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert!(parse_size("12X").is_err());
+        assert!(parse_size("M").is_err());
+    }
+}

@@ -1,0 +1,988 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* causeway's kernel recorder.
+ *
+ * Scheduler, wake-up, process, interrupt, block, network and syscall events of the
+ * target processes go to one BPF ring buffer per CPU, with scoped user stacks (Uscope
+ * §III) and optional kernel stacks. Which processes are targets is kept in a tgid map
+ * that follows fork and exec (the Trace Map), decided by name once per process.
+ *
+ * Every program is compiled twice, as a BTF tracepoint (tp_btf) and as a raw
+ * tracepoint; user space loads one family (tp_btf first). Bodies read kernel memory
+ * only through BPF_CORE_READ so they verify in both.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include "records.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* ---- configuration, set by user space before load ---- */
+
+#define MODE_FOLLOW 0 /* tracked map filled by user space (-p, -- CMD), follows fork */
+#define MODE_COMM 1 /* any process with target_comm, decided at its first event */
+#define MODE_ALL 2 /* system-wide */
+
+#define EV_SCHED 1
+#define EV_PROC 2
+#define EV_IRQ 4
+#define EV_SOFTIRQ 8
+#define EV_BLOCK 16
+#define EV_NET 32
+#define EV_SYSCALL 64
+
+#define STACK_NONE 0
+#define STACK_APP 1
+#define STACK_APP_ALL 2
+#define STACK_LIBS 3
+#define STACK_ALL 4
+
+#define STACK_ON_SWITCH 1
+#define STACK_ON_WAKER 2
+#define STACK_ON_SYSCALL 4
+
+const volatile __u32 self_tgid = 0;
+const volatile __u32 mode = MODE_FOLLOW;
+const volatile char target_comm[COMM_LEN] = {};
+const volatile __u32 events = 0;
+const volatile __u32 stack_mode = STACK_APP_ALL;
+const volatile __u32 stack_depth = 8;
+const volatile __u32 stack_on = STACK_ON_SWITCH | STACK_ON_WAKER | STACK_ON_SYSCALL;
+const volatile bool kernel_stacks = true;
+const volatile __u64 obj_key = 0;
+
+/* ---- maps ---- */
+
+struct ring {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22);
+};
+
+/* One ring buffer per CPU: a single shared one serialises every producer on its lock. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct ring);
+} rings SEC(".maps");
+
+/* Records that found their ring full: the BPF ring buffer keeps no count itself. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+/* Trace Map: tgids being recorded. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} tracked SEC(".maps");
+
+/* Trace Map, negative half (MODE_COMM): tgids whose name did not match. Losing an
+ * entry only costs one more name comparison, so an LRU is enough. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} negative SEC(".maps");
+
+/* Threads whose name was already sent. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} seen SEC(".maps");
+
+/* Per syscall number: bit 0 record it, bit 1 its first argument is a file descriptor. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 512);
+	__type(key, __u32);
+	__type(value, __u8);
+} syscalls SEC(".maps");
+
+#define MAX_RANGES 8
+/* Code ranges of a process (one per executable file, index 0 the main binary), written
+ * by user space from the process's mappings; Uscope's code range lookup table. */
+struct code_ranges {
+	__u32 n;
+	__u32 pad;
+	__u64 start[MAX_RANGES];
+	__u64 end[MAX_RANGES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct code_ranges);
+} ranges SEC(".maps");
+
+/* What the CPU is serving: the device IRQ, hrtimer callback or softirq vector being
+ * run (kept from their tracepoints; the kernel's preempt count is not reachable from
+ * BPF without KALLSYMS_ALL), and how deeply recorder programs are nested. */
+struct cpu_ctx {
+	__u32 irq;
+	__u32 in_irq;
+	__u32 vec;
+	__u32 in_softirq;
+	__u32 in_hrtimer;
+	__u32 depth;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_ctx);
+} cpuctx SEC(".maps");
+
+/* Record assembly space, one per context level (task, softirq, hardirq, NMI) so an
+ * interrupt arriving while a record is built does not overwrite it. */
+struct scratch {
+	__u8 buf[MAX_RECORD];
+	__u64 kstack[MAX_KERNEL_FRAMES];
+	__u64 words[64];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 4);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+static __always_inline struct cpu_ctx *get_cpuctx(void);
+
+/* The scratch slot of the current nesting level: every program counts itself in and
+ * out of cpu_ctx.depth, so a program interrupting another uses the next slot. */
+static __always_inline struct scratch *get_scratch(void)
+{
+	struct cpu_ctx *cc = get_cpuctx();
+	__u32 level = cc && cc->depth ? cc->depth - 1 : 0;
+	if (level > 3)
+		level = 3;
+	return bpf_map_lookup_elem(&scratch, &level);
+}
+
+static __always_inline struct cpu_ctx *get_cpuctx(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&cpuctx, &zero);
+}
+
+static __always_inline void count_lost(void)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&lost, &zero);
+	if (n)
+		*n += 1;
+}
+
+/* Hand a finished record to this CPU's ring. The reader is woken only once a quarter
+ * of the ring is filled (it also polls on a timer), so the recorder's own wake-ups do
+ * not come once per event. */
+static __always_inline void submit(void *data, __u32 size)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	void *rb = bpf_map_lookup_elem(&rings, &cpu);
+	if (!rb) {
+		count_lost();
+		return;
+	}
+	__u64 avail = bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA);
+	__u64 rsize = bpf_ringbuf_query(rb, BPF_RB_RING_SIZE);
+	__u64 flags = avail > rsize / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	if (size > MAX_RECORD)
+		size = MAX_RECORD;
+	if (size < sizeof(struct rec_hdr))
+		return;
+	if (bpf_ringbuf_output(rb, data, size, flags))
+		count_lost();
+}
+
+/* ---- the Trace Map ---- */
+
+static __always_inline bool comm_matches(const char *comm)
+{
+	for (int i = 0; i < COMM_LEN; i++) {
+		if (comm[i] != target_comm[i])
+			return false;
+		if (comm[i] == 0)
+			return true;
+	}
+	return true;
+}
+
+static __always_inline void emit_maps_changed(__u32 tid, __u32 tgid, __u32 reason);
+
+/* Is this process recorded? Constant time after the first event of a process. */
+static __always_inline bool is_mine(__u32 tgid, struct task_struct *task)
+{
+	if (tgid == 0 || tgid == self_tgid)
+		return false;
+	if (mode == MODE_ALL)
+		return true;
+	if (bpf_map_lookup_elem(&tracked, &tgid))
+		return true;
+	if (mode != MODE_COMM || !task)
+		return false;
+	if (bpf_map_lookup_elem(&negative, &tgid))
+		return false;
+	char comm[COMM_LEN] = {};
+	BPF_CORE_READ_STR_INTO(&comm, task, group_leader, comm);
+	__u8 one = 1;
+	if (comm_matches(comm)) {
+		bpf_map_update_elem(&tracked, &tgid, &one, BPF_ANY);
+		emit_maps_changed(tgid, tgid, 3);
+		return true;
+	}
+	bpf_map_update_elem(&negative, &tgid, &one, BPF_ANY);
+	return false;
+}
+
+static __always_inline bool task_is_mine(struct task_struct *task)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	return is_mine(tgid, task);
+}
+
+/* ---- record building ---- */
+
+static __always_inline struct rec_hdr *begin(struct scratch *s, __u16 type, __u32 tid,
+					     __u32 tgid, __u64 ts)
+{
+	struct rec_hdr *h = (struct rec_hdr *)s->buf;
+	h->ts = ts;
+	h->type = type;
+	h->len = 0;
+	h->flags = 0;
+	h->pad = 0;
+	h->tid = tid;
+	h->tgid = tgid;
+	return h;
+}
+
+static __always_inline void emit_maps_changed(__u32 tid, __u32 tgid, __u32 reason)
+{
+	struct scratch *s = get_scratch();
+	if (!s)
+		return;
+	struct rec_hdr *h = begin(s, REC_MAPS_CHANGED, tid, tgid, bpf_ktime_get_ns());
+	struct rec_maps_changed *b = (void *)(s->buf + sizeof(*h));
+	b->reason = reason;
+	b->pad = 0;
+	h->len = sizeof(*h) + sizeof(*b);
+	submit(s->buf, h->len);
+}
+
+/* Send a thread's name the first time it appears (and after renames), so threads that
+ * live for a few milliseconds still have names when the trace is read. */
+static __always_inline void note_task(struct task_struct *task, __u32 tid, __u32 tgid, bool force)
+{
+	if (tid == 0)
+		return;
+	if (!force && bpf_map_lookup_elem(&seen, &tid))
+		return;
+	__u8 one = 1;
+	bpf_map_update_elem(&seen, &tid, &one, BPF_ANY);
+	struct scratch *s = get_scratch();
+	if (!s)
+		return;
+	struct rec_hdr *h = begin(s, REC_TASK, tid, tgid, bpf_ktime_get_ns());
+	struct rec_task *b = (void *)(s->buf + sizeof(*h));
+	BPF_CORE_READ_STR_INTO(&b->comm, task, comm);
+	h->len = sizeof(*h) + sizeof(*b);
+	submit(s->buf, h->len);
+}
+
+/* ---- scoped user stack walking (Uscope Algorithm 1) ---- */
+
+#define MAX_WALK 32
+
+/* Index of the code range holding addr, or -1. Range 0 is the main binary, read from
+ * the mm so it is right even before user space has filled the range table. */
+static __always_inline int range_of(__u64 addr, __u64 app_start, __u64 app_end,
+				    struct code_ranges *cr)
+{
+	if (addr >= app_start && addr < app_end)
+		return 0;
+	if (!cr)
+		return addr ? MAX_RANGES : -1; /* unknown library: one shared bucket */
+	for (int i = 1; i < MAX_RANGES; i++) {
+		if (i >= cr->n)
+			break;
+		if (addr >= cr->start[i] && addr < cr->end[i])
+			return i;
+	}
+	return -1;
+}
+
+struct walk {
+	__u8 *buf;
+	__u32 off; /* where the next frame goes */
+	__u32 n;
+	__u32 budget;
+	__u32 used_ranges; /* STACK_LIBS: ranges that already gave their call site */
+	__u64 app_start;
+	__u64 app_end;
+	struct code_ranges *cr;
+	bool app_seen;
+};
+
+static __always_inline bool put_frame(struct walk *w, __u64 addr)
+{
+	if (w->n >= w->budget || w->n >= MAX_USER_FRAMES)
+		return false;
+	__u32 o = w->off;
+	if (o > MAX_RECORD - 8)
+		return false;
+	*(__u64 *)(w->buf + o) = addr;
+	w->off = o + 8;
+	w->n += 1;
+	return true;
+}
+
+/* Does the mode keep this frame? Updates the per-range budget (Uscope's A map). */
+static __always_inline bool keep(struct walk *w, __u64 addr)
+{
+	if (stack_mode == STACK_ALL)
+		return addr != 0;
+	int r = range_of(addr, w->app_start, w->app_end, w->cr);
+	if (r < 0)
+		return false;
+	if (stack_mode == STACK_LIBS) {
+		__u32 bit = 1u << (r & 31);
+		if (w->used_ranges & bit)
+			return false;
+		w->used_ranges |= bit;
+		return true;
+	}
+	if (r != 0)
+		return false;
+	if (stack_mode == STACK_APP && w->app_seen)
+		return false;
+	w->app_seen = true;
+	return true;
+}
+
+static __always_inline bool walk_done(struct walk *w)
+{
+	if (w->n >= w->budget)
+		return true;
+	return stack_mode == STACK_APP && w->app_seen;
+}
+
+/* Walk the current thread's user stack into w; returns STK_F_* flags. */
+static __always_inline __u8 walk_user(struct walk *w, struct scratch *s)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+	if (!mm)
+		return STK_F_USER_FAILED;
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return STK_F_USER_FAILED;
+	__u64 ip = BPF_CORE_READ(regs, ip);
+	__u64 sp = BPF_CORE_READ(regs, sp);
+	__u64 bp = BPF_CORE_READ(regs, bp);
+	w->app_start = BPF_CORE_READ(mm, start_code);
+	w->app_end = BPF_CORE_READ(mm, end_code);
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	w->cr = bpf_map_lookup_elem(&ranges, &tgid);
+	__u8 flags = 0;
+
+	if (keep(w, ip))
+		put_frame(w, ip);
+	if (walk_done(w))
+		return flags | STK_F_USER_TRUNCATED;
+
+	/* A thread blocked in a C library built without frame pointers has the library's
+	 * frames above it and the frame pointer chain starts at its caller's caller: scan
+	 * the top of the stack for the first return address into the program, which is
+	 * the call site the user wants first (Uscope Mode 1). */
+	__u64 scanned_slot = 0;
+	if (stack_mode != STACK_ALL && !w->app_seen &&
+	    bpf_probe_read_user(s->words, sizeof(s->words), (void *)sp) == 0) {
+		for (int i = 0; i < 64; i++) {
+			__u64 v = s->words[i];
+			if (v >= w->app_start && v < w->app_end) {
+				w->app_seen = true;
+				if (stack_mode == STACK_LIBS)
+					w->used_ranges |= 1;
+				put_frame(w, v);
+				flags |= STK_F_SCANNED;
+				scanned_slot = sp + i * 8;
+				break;
+			}
+		}
+	}
+
+	for (int i = 0; i < MAX_WALK; i++) {
+		if (walk_done(w))
+			return flags | STK_F_USER_TRUNCATED;
+		if (bp == 0 || (bp & 7))
+			return flags;
+		__u64 pair[2];
+		if (bpf_probe_read_user(pair, sizeof(pair), (void *)bp))
+			return flags;
+		__u64 ret = pair[1];
+		if (ret == 0)
+			return flags;
+		if (bp + 8 != scanned_slot && keep(w, ret))
+			put_frame(w, ret);
+		if (pair[0] <= bp)
+			return flags;
+		bp = pair[0];
+	}
+	return flags | STK_F_USER_TRUNCATED;
+}
+
+/* Append a stack trailer (kind, user frames, kernel frames) to the record at h. */
+static __always_inline void add_stack(void *ctx, struct scratch *s, struct rec_hdr *h,
+				      __u32 body, __u8 kind, bool user)
+{
+	__u32 base = sizeof(struct rec_hdr) + body;
+	if (base > 64)
+		return;
+	struct rec_stack *st = (void *)(s->buf + base);
+	st->kind = kind;
+	st->flags = 0;
+	st->n_user = 0;
+	st->n_kernel = 0;
+	st->pad = 0;
+	struct walk w = {
+		.buf = s->buf,
+		.off = base + sizeof(*st),
+		.budget = stack_depth,
+	};
+	if (user && stack_mode != STACK_NONE) {
+		st->flags |= walk_user(&w, s);
+		st->n_user = w.n;
+	}
+	if (kernel_stacks) {
+		long got = bpf_get_stack(ctx, s->kstack, sizeof(s->kstack), 0);
+		if (got > 0) {
+			__u32 nk = got / 8;
+			if (nk >= MAX_KERNEL_FRAMES)
+				st->flags |= STK_F_KERNEL_TRUNCATED;
+			for (int i = 0; i < MAX_KERNEL_FRAMES; i++) {
+				if (i >= nk)
+					break;
+				__u32 o = w.off;
+				if (o > MAX_RECORD - 8)
+					break;
+				*(__u64 *)(s->buf + o) = s->kstack[i];
+				w.off = o + 8;
+				st->n_kernel += 1;
+			}
+		}
+	}
+	if (w.off == base + sizeof(*st) && !st->flags)
+		return;
+	h->flags |= REC_F_STACK;
+	h->len = w.off;
+}
+
+/* ---- handlers ---- */
+
+static __always_inline void on_switch(void *ctx, bool preempt, struct task_struct *prev,
+				      struct task_struct *next, unsigned int prev_state)
+{
+	if (!(events & EV_SCHED))
+		return;
+	__u32 prev_tgid = BPF_CORE_READ(prev, tgid);
+	__u32 next_tgid = BPF_CORE_READ(next, tgid);
+	bool prev_mine = is_mine(prev_tgid, prev);
+	if (!prev_mine && !is_mine(next_tgid, next))
+		return;
+	__u32 prev_tid = BPF_CORE_READ(prev, pid);
+	__u32 next_tid = BPF_CORE_READ(next, pid);
+	note_task(prev, prev_tid, prev_tgid, false);
+	note_task(next, next_tid, next_tgid, false);
+	struct scratch *s = get_scratch();
+	if (!s)
+		return;
+	struct rec_hdr *h = begin(s, REC_SWITCH, prev_tid, prev_tgid, bpf_ktime_get_ns());
+	struct rec_switch *b = (void *)(s->buf + sizeof(*h));
+	b->next_tid = next_tid;
+	b->next_tgid = next_tgid;
+	b->prev_state = prev_state;
+	b->prev_exit_state = BPF_CORE_READ(prev, exit_state);
+	b->preempt = preempt;
+	h->len = sizeof(*h) + sizeof(*b);
+	/* A blocking switch-out of a recorded thread: where it waits. */
+	if (prev_mine && !preempt && prev_state != 0 && (stack_on & STACK_ON_SWITCH))
+		add_stack(ctx, s, h, sizeof(*b), 0, true);
+	submit(s->buf, h->len);
+}
+
+static __always_inline void on_wake(void *ctx, struct task_struct *p, __u16 type)
+{
+	if (!(events & EV_SCHED))
+		return;
+	__u32 wakee_tgid = BPF_CORE_READ(p, tgid);
+	if (wakee_tgid == self_tgid)
+		return;
+	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
+	__u32 cur_tgid = BPF_CORE_READ(cur, tgid);
+	__u32 kind = WAKER_THREAD;
+	__u32 what = 0;
+	struct cpu_ctx *cc = get_cpuctx();
+	if (cc && cc->in_irq) {
+		kind = WAKER_IRQ;
+		what = cc->irq;
+	} else if (cc && cc->in_hrtimer) {
+		kind = WAKER_TIMER;
+	} else if (cc && cc->in_softirq) {
+		kind = WAKER_SOFTIRQ;
+		what = cc->vec;
+	}
+	bool waker_mine = kind == WAKER_THREAD && is_mine(cur_tgid, cur);
+	if (!is_mine(wakee_tgid, p) && !waker_mine)
+		return;
+	__u32 wakee_tid = BPF_CORE_READ(p, pid);
+	__u32 cur_tid = BPF_CORE_READ(cur, pid);
+	note_task(p, wakee_tid, wakee_tgid, false);
+	if (kind == WAKER_THREAD)
+		note_task(cur, cur_tid, cur_tgid, false);
+	struct scratch *s = get_scratch();
+	if (!s)
+		return;
+	struct rec_hdr *h = begin(s, type, cur_tid, cur_tgid, bpf_ktime_get_ns());
+	struct rec_wake *b = (void *)(s->buf + sizeof(*h));
+	b->wakee_tid = wakee_tid;
+	b->wakee_tgid = wakee_tgid;
+	b->target_cpu = BPF_CORE_READ(p, wake_cpu);
+	b->waker_kind = kind;
+	b->irq_or_vec = what;
+	b->pad = 0;
+	h->len = sizeof(*h) + sizeof(*b);
+	if (stack_on & STACK_ON_WAKER)
+		add_stack(ctx, s, h, sizeof(*b), 1, kind == WAKER_THREAD);
+	submit(s->buf, h->len);
+}
+
+static __always_inline void on_fork(struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	if (!is_mine(ptgid, parent))
+		return;
+	__u32 ctid = BPF_CORE_READ(child, pid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	if (ctgid != ptgid) {
+		__u8 one = 1;
+		bpf_map_update_elem(&tracked, &ctgid, &one, BPF_ANY);
+		bpf_map_delete_elem(&negative, &ctgid);
+	}
+	if (!(events & EV_PROC))
+		return;
+	note_task(child, ctid, ctgid, true);
+	struct scratch *s = get_scratch();
+	if (!s)
+		return;
+	struct rec_hdr *h =
+		begin(s, REC_FORK, BPF_CORE_READ(parent, pid), ptgid, bpf_ktime_get_ns());
+	struct rec_fork *b = (void *)(s->buf + sizeof(*h));
+	b->child_tid = ctid;
+	b->child_tgid = ctgid;
+	h->len = sizeof(*h) + sizeof(*b);
+	submit(s->buf, h->len);
+	if (ctgid != ptgid)
+		emit_maps_changed(ctid, ctgid, 3);
+}
+
+static __always_inline void on_exec(struct task_struct *p, struct linux_binprm *bprm)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 tid = BPF_CORE_READ(p, pid);
+	if (mode == MODE_COMM && !bpf_map_lookup_elem(&tracked, &tgid)) {
+		/* A new program: decide again by its new name. */
+		bpf_map_delete_elem(&negative, &tgid);
+	}
+	if (!is_mine(tgid, p))
+		return;
+	bpf_map_delete_elem(&ranges, &tgid);
+	if (events & EV_PROC) {
+		struct scratch *s = get_scratch();
+		if (!s)
+			return;
+		struct rec_hdr *h = begin(s, REC_EXEC, tid, tgid, bpf_ktime_get_ns());
+		struct rec_exec *b = (void *)(s->buf + sizeof(*h));
+		BPF_CORE_READ_STR_INTO(&b->comm, p, comm);
+		const char *fname = BPF_CORE_READ(bprm, filename);
+		bpf_probe_read_kernel_str(b->filename, sizeof(b->filename), fname);
+		h->len = sizeof(*h) + sizeof(*b);
+		submit(s->buf, h->len);
+	}
+	note_task(p, tid, tgid, true);
+	emit_maps_changed(tid, tgid, 1);
+}
+
+static __always_inline void on_exit(struct task_struct *p)
+{
+	if (!(events & EV_PROC))
+		return;
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	if (!is_mine(tgid, p))
+		return;
+	struct scratch *s = get_scratch();
+	if (!s)
+		return;
+	struct rec_hdr *h = begin(s, REC_EXIT, BPF_CORE_READ(p, pid), tgid, bpf_ktime_get_ns());
+	h->len = sizeof(*h);
+	submit(s->buf, h->len);
+}
+
+/* The process is gone for good (its last switch is past): forget it, so a later
+ * process reusing the number is decided afresh. */
+static __always_inline void on_free(struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	bpf_map_delete_elem(&seen, &tid);
+	if (tid == tgid) {
+		bpf_map_delete_elem(&tracked, &tgid);
+		bpf_map_delete_elem(&negative, &tgid);
+		bpf_map_delete_elem(&ranges, &tgid);
+	}
+}
+
+static __always_inline void on_rename(struct task_struct *task)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	if (!is_mine(tgid, task))
+		return;
+	/* The tracepoint fires before the new name is copied: the record is sent after a
+	 * short delay by marking the thread unseen; its next event carries the name. */
+	__u32 tid = BPF_CORE_READ(task, pid);
+	bpf_map_delete_elem(&seen, &tid);
+}
+
+/* Interrupt records: kept when they interrupt a recorded thread or an idle CPU (where
+ * completions of the target's I/O land), or everywhere with -a. */
+static __always_inline bool irq_interesting(void)
+{
+	if (mode == MODE_ALL)
+		return true;
+	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
+	__u32 pid = BPF_CORE_READ(cur, pid);
+	if (pid == 0)
+		return true;
+	return task_is_mine(cur);
+}
+
+static __always_inline void on_irq(struct irqaction *action, int irq, int ret, bool entry)
+{
+	struct cpu_ctx *cc = get_cpuctx();
+	if (cc) {
+		cc->irq = irq;
+		cc->in_irq = entry;
+	}
+	if (!(events & EV_IRQ) || !irq_interesting())
+		return;
+	struct scratch *s = get_scratch();
+	if (!s)
+		return;
+	struct rec_hdr *h = begin(s, entry ? REC_IRQ_ENTRY : REC_IRQ_EXIT, 0, 0,
+				  bpf_ktime_get_ns());
+	struct rec_irq *b = (void *)(s->buf + sizeof(*h));
+	b->irq = irq;
+	b->ret = ret;
+	if (entry) {
+		const char *name = BPF_CORE_READ(action, name);
+		bpf_probe_read_kernel_str(b->name, sizeof(b->name), name);
+	} else {
+		b->name[0] = 0;
+	}
+	h->len = sizeof(*h) + sizeof(*b);
+	submit(s->buf, h->len);
+}
+
+static __always_inline void on_softirq(unsigned int vec, bool entry)
+{
+	struct cpu_ctx *cc = get_cpuctx();
+	if (cc) {
+		cc->vec = vec;
+		cc->in_softirq = entry;
+	}
+	if (!(events & EV_SOFTIRQ) || !irq_interesting())
+		return;
+	struct scratch *s = get_scratch();
+	if (!s)
+		return;
+	struct rec_hdr *h = begin(s, entry ? REC_SOFTIRQ_ENTRY : REC_SOFTIRQ_EXIT, 0, 0,
+				  bpf_ktime_get_ns());
+	struct rec_softirq *b = (void *)(s->buf + sizeof(*h));
+	b->vec = vec;
+	b->pad = 0;
+	h->len = sizeof(*h) + sizeof(*b);
+	submit(s->buf, h->len);
+}
+
+/* Block requests are recorded for every process: the disk is shared, and its busy
+ * time is what the disk pseudo thread of the wait-for graph needs. */
+static __always_inline void on_block(struct request *rq, int error, unsigned int nr_bytes,
+				     bool issue)
+{
+	if (!(events & EV_BLOCK))
+		return;
+	struct scratch *s = get_scratch();
+	if (!s)
+		return;
+	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
+	struct rec_hdr *h = begin(s, issue ? REC_BLOCK_ISSUE : REC_BLOCK_COMPLETE,
+				  BPF_CORE_READ(cur, pid), BPF_CORE_READ(cur, tgid),
+				  bpf_ktime_get_ns());
+	struct rec_block *b = (void *)(s->buf + sizeof(*h));
+	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
+	__u32 major = 0, minor = 0;
+	if (disk) {
+		major = BPF_CORE_READ(disk, major);
+		minor = BPF_CORE_READ(disk, first_minor);
+	}
+	b->dev = major << 20 | minor;
+	b->sector = BPF_CORE_READ(rq, __sector);
+	b->bytes = issue ? BPF_CORE_READ(rq, __data_len) : nr_bytes;
+	b->cmd_flags = BPF_CORE_READ(rq, cmd_flags);
+	b->error = error;
+	h->len = sizeof(*h) + sizeof(*b);
+	submit(s->buf, h->len);
+}
+
+static __always_inline void on_net(struct net_device *dev, __u32 len, bool xmit)
+{
+	if (!(events & EV_NET))
+		return;
+	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
+	struct cpu_ctx *cc = get_cpuctx();
+	bool in_softirq = cc && cc->in_softirq;
+	if (mode != MODE_ALL && !task_is_mine(cur) && !(!xmit && in_softirq))
+		return;
+	struct scratch *s = get_scratch();
+	if (!s)
+		return;
+	struct rec_hdr *h = begin(s, xmit ? REC_NET_XMIT : REC_NET_RECV, BPF_CORE_READ(cur, pid),
+				  BPF_CORE_READ(cur, tgid), bpf_ktime_get_ns());
+	struct rec_net *b = (void *)(s->buf + sizeof(*h));
+	BPF_CORE_READ_STR_INTO(&b->dev, dev, name);
+	b->bytes = len;
+	b->pad = 0;
+	h->len = sizeof(*h) + sizeof(*b);
+	submit(s->buf, h->len);
+}
+
+/* ---- kernel object identity behind a file descriptor ---- */
+
+static __always_inline __u64 mix(__u64 x)
+{
+	x ^= obj_key;
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x ? x : 1;
+}
+
+#define S_IFMT 00170000
+#define S_IFSOCK 0140000
+#define S_IFIFO 0010000
+#define S_IFREG 0100000
+#define ANON_INODE_FS_MAGIC 0x09041934
+
+/* Both ends of a pipe, a Unix socket pair or a TCP connection get the same identity,
+ * so an analysis can pair a write with the read it unblocks. Pointers are hashed with
+ * a per-recording key: the trace never holds kernel addresses. */
+static __always_inline __u64 object_of(struct task_struct *task, int fd, __u32 *kind)
+{
+	*kind = OBJ_NONE;
+	if (fd < 0)
+		return 0;
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	if (!fdt)
+		return 0;
+	unsigned int max = BPF_CORE_READ(fdt, max_fds);
+	if ((unsigned int)fd >= max)
+		return 0;
+	struct file **fds = BPF_CORE_READ(fdt, fd);
+	struct file *f = NULL;
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
+		return 0;
+	struct inode *inode = BPF_CORE_READ(f, f_inode);
+	__u16 imode = BPF_CORE_READ(inode, i_mode);
+	void *priv = BPF_CORE_READ(f, private_data);
+	switch (imode & S_IFMT) {
+	case S_IFIFO:
+		*kind = OBJ_PIPE;
+		return mix((__u64)priv);
+	case S_IFSOCK: {
+		*kind = OBJ_SOCKET;
+		struct socket *sock = priv;
+		struct sock *sk = BPF_CORE_READ(sock, sk);
+		__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+		if (family == 1 /* AF_UNIX */) {
+			struct sock *peer = BPF_CORE_READ((struct unix_sock *)sk, peer);
+			__u64 a = (__u64)sk, b = peer ? (__u64)peer : a;
+			return mix(a < b ? a * 31 + b : b * 31 + a);
+		}
+		if (family == 2 || family == 10) {
+			__u64 l = (__u64)BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr) << 16 |
+				  BPF_CORE_READ(sk, __sk_common.skc_num);
+			__u64 r = (__u64)BPF_CORE_READ(sk, __sk_common.skc_daddr) << 16 |
+				  bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+			return mix(l < r ? l * 0x9e3779b97f4a7c15ULL + r
+					 : r * 0x9e3779b97f4a7c15ULL + l);
+		}
+		return mix((__u64)sk);
+	}
+	default:
+		break;
+	}
+	unsigned long magic = BPF_CORE_READ(inode, i_sb, s_magic);
+	if (magic == ANON_INODE_FS_MAGIC) {
+		*kind = OBJ_ANON;
+		return mix((__u64)priv);
+	}
+	*kind = OBJ_FILE;
+	return mix((__u64)inode);
+}
+
+#define NR_MMAP 9
+#define PROT_EXEC 4
+
+static __always_inline void on_sys_enter(void *ctx, struct pt_regs *regs, long id)
+{
+	if (id < 0 || id >= 512)
+		return;
+	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
+	__u32 tgid = BPF_CORE_READ(cur, tgid);
+	if (!is_mine(tgid, cur))
+		return;
+	__u32 tid = BPF_CORE_READ(cur, pid);
+	if (id == NR_MMAP && (BPF_CORE_READ(regs, dx) & PROT_EXEC))
+		emit_maps_changed(tid, tgid, 2);
+	if (!(events & EV_SYSCALL))
+		return;
+	__u32 key = id;
+	__u8 *conf = bpf_map_lookup_elem(&syscalls, &key);
+	if (!conf || !(*conf & 1))
+		return;
+	struct scratch *s = get_scratch();
+	if (!s)
+		return;
+	struct rec_hdr *h = begin(s, REC_SYS_ENTER, tid, tgid, bpf_ktime_get_ns());
+	struct rec_sys_enter *b = (void *)(s->buf + sizeof(*h));
+	b->nr = id;
+	b->arg0 = BPF_CORE_READ(regs, di);
+	b->obj = 0;
+	b->obj_kind = OBJ_NONE;
+	if (*conf & 2) {
+		__u32 k = 0;
+		b->obj = object_of(cur, (int)b->arg0, &k);
+		b->obj_kind = k;
+	}
+	h->len = sizeof(*h) + sizeof(*b);
+	if (stack_on & STACK_ON_SYSCALL)
+		add_stack(ctx, s, h, sizeof(*b), 2, true);
+	submit(s->buf, h->len);
+}
+
+static __always_inline void on_sys_exit(struct pt_regs *regs, long ret)
+{
+	if (!(events & EV_SYSCALL))
+		return;
+	long id = BPF_CORE_READ(regs, orig_ax);
+	if (id < 0 || id >= 512)
+		return;
+	__u32 key = id;
+	__u8 *conf = bpf_map_lookup_elem(&syscalls, &key);
+	if (!conf || !(*conf & 1))
+		return;
+	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
+	__u32 tgid = BPF_CORE_READ(cur, tgid);
+	if (!is_mine(tgid, cur))
+		return;
+	struct scratch *s = get_scratch();
+	if (!s)
+		return;
+	struct rec_hdr *h =
+		begin(s, REC_SYS_EXIT, BPF_CORE_READ(cur, pid), tgid, bpf_ktime_get_ns());
+	struct rec_sys_exit *b = (void *)(s->buf + sizeof(*h));
+	b->nr = id;
+	b->ret = ret;
+	b->pad = 0;
+	h->len = sizeof(*h) + sizeof(*b);
+	submit(s->buf, h->len);
+}
+
+static __always_inline void on_hrtimer(bool entry)
+{
+	struct cpu_ctx *cc = get_cpuctx();
+	if (cc)
+		cc->in_hrtimer = entry;
+}
+
+/* ---- entry points: one BTF tracepoint and one raw tracepoint per handler ---- */
+
+static __always_inline void nest(int d)
+{
+	struct cpu_ctx *cc = get_cpuctx();
+	if (cc)
+		cc->depth += d;
+}
+
+#define BOTH(tp, args, body)                                                              \
+	SEC("tp_btf/" #tp) int BPF_PROG(btf_##tp, args)                                    \
+	{                                                                                  \
+		nest(1);                                                                   \
+		body;                                                                      \
+		nest(-1);                                                                  \
+		return 0;                                                                  \
+	}                                                                                  \
+	SEC("raw_tp/" #tp) int BPF_PROG(raw_##tp, args)                                    \
+	{                                                                                  \
+		nest(1);                                                                   \
+		body;                                                                      \
+		nest(-1);                                                                  \
+		return 0;                                                                  \
+	}
+
+#define ARGS(...) __VA_ARGS__
+
+BOTH(sched_switch, ARGS(bool preempt, struct task_struct *prev, struct task_struct *next,
+			unsigned int prev_state),
+     on_switch(ctx, preempt, prev, next, prev_state))
+BOTH(sched_waking, ARGS(struct task_struct *p), on_wake(ctx, p, REC_WAKING))
+BOTH(sched_wakeup_new, ARGS(struct task_struct *p), on_wake(ctx, p, REC_WAKEUP_NEW))
+BOTH(sched_process_fork, ARGS(struct task_struct *parent, struct task_struct *child),
+     on_fork(parent, child))
+BOTH(sched_process_exec, ARGS(struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm),
+     on_exec(p, bprm))
+BOTH(sched_process_exit, ARGS(struct task_struct *p), on_exit(p))
+BOTH(sched_process_free, ARGS(struct task_struct *p), on_free(p))
+BOTH(task_rename, ARGS(struct task_struct *task, const char *comm), on_rename(task))
+BOTH(irq_handler_entry, ARGS(int irq, struct irqaction *action), on_irq(action, irq, 0, true))
+BOTH(irq_handler_exit, ARGS(int irq, struct irqaction *action, int ret),
+     on_irq(action, irq, ret, false))
+BOTH(hrtimer_expire_entry, ARGS(struct hrtimer *t, ktime_t *now), on_hrtimer(true))
+BOTH(hrtimer_expire_exit, ARGS(struct hrtimer *t), on_hrtimer(false))
+BOTH(softirq_entry, ARGS(unsigned int vec), on_softirq(vec, true))
+BOTH(softirq_exit, ARGS(unsigned int vec), on_softirq(vec, false))
+BOTH(block_rq_issue, ARGS(struct request *rq), on_block(rq, 0, 0, true))
+BOTH(block_rq_complete, ARGS(struct request *rq, int error, unsigned int nr_bytes),
+     on_block(rq, error, nr_bytes, false))
+BOTH(net_dev_xmit, ARGS(struct sk_buff *skb, int rc, struct net_device *dev, unsigned int len),
+     on_net(dev, len, true))
+BOTH(netif_receive_skb, ARGS(struct sk_buff *skb),
+     on_net(BPF_CORE_READ(skb, dev), BPF_CORE_READ(skb, len), false))
+BOTH(sys_enter, ARGS(struct pt_regs *regs, long id), on_sys_enter(ctx, regs, id))
+BOTH(sys_exit, ARGS(struct pt_regs *regs, long ret), on_sys_exit(regs, ret))

@@ -1,0 +1,157 @@
+/* Records the BPF programs send to user space through the per-CPU ring buffers.
+ * Mirrored by src/records.rs; change both together and bump RECORD_ABI. */
+#ifndef CAUSEWAY_RECORDS_H
+#define CAUSEWAY_RECORDS_H
+
+#define RECORD_ABI 1
+
+#define MAX_USER_FRAMES 32
+#define MAX_KERNEL_FRAMES 48
+#define MAX_RECORD 768
+#define COMM_LEN 16
+#define IRQ_NAME_LEN 32
+#define PATH_LEN 128
+
+enum rec_type {
+	REC_SWITCH = 1,
+	REC_WAKING = 2,
+	REC_WAKEUP_NEW = 3,
+	REC_FORK = 4,
+	REC_EXEC = 5,
+	REC_EXIT = 6,
+	REC_IRQ_ENTRY = 7,
+	REC_IRQ_EXIT = 8,
+	REC_SOFTIRQ_ENTRY = 9,
+	REC_SOFTIRQ_EXIT = 10,
+	REC_BLOCK_ISSUE = 11,
+	REC_BLOCK_COMPLETE = 12,
+	REC_NET_XMIT = 13,
+	REC_NET_RECV = 14,
+	REC_SYS_ENTER = 15,
+	REC_SYS_EXIT = 16,
+	REC_TASK = 17,
+	REC_MAPS_CHANGED = 18,
+};
+
+/* Who ran the code that woke a thread. */
+enum waker_kind {
+	WAKER_THREAD = 0,
+	WAKER_IRQ = 1,
+	WAKER_SOFTIRQ = 2,
+	WAKER_TIMER = 3, /* an hrtimer callback (sleep timeouts, timer expiry) */
+	WAKER_UNKNOWN = 4,
+};
+
+/* Bits of rec_hdr.flags. */
+#define REC_F_STACK 1 /* a struct rec_stack and its frames follow the body */
+
+/* Every record starts with this header; len covers header, body and stack. */
+struct rec_hdr {
+	__u64 ts;
+	__u16 type;
+	__u16 len;
+	__u16 flags;
+	__u16 pad;
+	__u32 tid; /* the thread the record is about (for switch: prev) */
+	__u32 tgid;
+};
+
+struct rec_switch {
+	__u32 next_tid;
+	__u32 next_tgid;
+	__u32 prev_state; /* raw task __state */
+	__u32 prev_exit_state;
+	__u8 preempt;
+	__u8 pad[7];
+};
+
+/* rec_hdr.tid / tgid are the waker (current) */
+struct rec_wake {
+	__u32 wakee_tid;
+	__u32 wakee_tgid;
+	__u32 target_cpu;
+	__u32 waker_kind;
+	__u32 irq_or_vec;
+	__u32 pad;
+};
+
+struct rec_fork {
+	__u32 child_tid;
+	__u32 child_tgid;
+};
+
+struct rec_exec {
+	char comm[COMM_LEN];
+	char filename[PATH_LEN];
+};
+
+struct rec_irq {
+	__u32 irq;
+	__s32 ret;
+	char name[IRQ_NAME_LEN];
+};
+
+struct rec_softirq {
+	__u32 vec;
+	__u32 pad;
+};
+
+struct rec_block {
+	__u64 sector;
+	__u32 dev; /* major << 20 | minor */
+	__u32 bytes;
+	__u32 cmd_flags;
+	__s32 error;
+};
+
+struct rec_net {
+	char dev[COMM_LEN];
+	__u32 bytes;
+	__u32 pad;
+};
+
+struct rec_sys_enter {
+	__u64 arg0;
+	__u64 obj; /* keyed hash of the kernel object behind fd arg0, 0 if none */
+	__u32 nr;
+	__u32 obj_kind; /* enum obj_kind */
+};
+
+enum obj_kind {
+	OBJ_NONE = 0,
+	OBJ_PIPE = 1,
+	OBJ_SOCKET = 2,
+	OBJ_ANON = 3, /* eventfd, timerfd, signalfd, epoll: anonymous inodes */
+	OBJ_FILE = 4,
+};
+
+struct rec_sys_exit {
+	__s64 ret;
+	__u32 nr;
+	__u32 pad;
+};
+
+struct rec_task {
+	char comm[COMM_LEN];
+};
+
+struct rec_maps_changed {
+	__u32 reason; /* 1 exec, 2 executable mmap, 3 newly tracked */
+	__u32 pad;
+};
+
+/* Trailer of records with REC_F_STACK. Frames: user ones first, then kernel ones. */
+struct rec_stack {
+	__u8 kind; /* StackKind: 0 switch-out, 1 waker, 2 syscall */
+	__u8 flags; /* STK_F_* */
+	__u8 n_user;
+	__u8 n_kernel;
+	__u32 pad;
+};
+
+#define STK_F_USER_TRUNCATED 1 /* the walk stopped on the budget, not at the stack end */
+#define STK_F_USER_FAILED 2 /* no user registers or the first read failed */
+#define STK_F_SCANNED 4 /* the first app frame was found by scanning, not by frame pointers */
+#define STK_F_KERNEL_TRUNCATED 8
+
+#endif

@@ -1,0 +1,237 @@
+//! What to record: targets, event groups, stack scope and buffer sizes.
+
+use crate::syscalls::SyscallInfo;
+use std::time::Duration;
+
+/// Which processes are recorded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// These processes and every process they create afterwards.
+    Pids(Vec<u32>),
+    /// Any process with this name (`comm`, at most 15 bytes), now or later; decided at
+    /// a process's first event and again after it execs.
+    Comm(String),
+    /// Every process except the recorder.
+    All,
+}
+
+/// Groups of events, each switchable with `--events`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventSet {
+    /// Context switches and wake-ups.
+    pub sched: bool,
+    /// fork, exec, exit.
+    pub proc: bool,
+    /// Hard IRQ handler entry and exit.
+    pub irq: bool,
+    /// Softirq entry and exit.
+    pub softirq: bool,
+    /// Block request issue and completion.
+    pub block: bool,
+    /// Network transmit and receive per device.
+    pub net: bool,
+    /// Entry and exit of the chosen syscalls.
+    pub syscall: bool,
+}
+
+impl EventSet {
+    /// Every group.
+    pub const ALL: EventSet = EventSet {
+        sched: true,
+        proc: true,
+        irq: true,
+        softirq: true,
+        block: true,
+        net: true,
+        syscall: true,
+    };
+
+    /// Names accepted by [`EventSet::parse`].
+    pub const NAMES: &'static [&'static str] =
+        &["sched", "proc", "irq", "softirq", "block", "net", "syscall"];
+
+    /// Parse `sched,block,...`, `all`, or `all,-net` (a leading `-` removes a group).
+    pub fn parse(s: &str) -> Result<EventSet, String> {
+        let mut set = EventSet {
+            sched: false,
+            proc: false,
+            irq: false,
+            softirq: false,
+            block: false,
+            net: false,
+            syscall: false,
+        };
+        for item in s.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (on, name) = match item.strip_prefix('-') {
+                Some(n) => (false, n),
+                None => (true, item),
+            };
+            if name == "all" {
+                set = if on { EventSet::ALL } else { set };
+                continue;
+            }
+            let slot = match name {
+                "sched" => &mut set.sched,
+                "proc" => &mut set.proc,
+                "irq" => &mut set.irq,
+                "softirq" => &mut set.softirq,
+                "block" => &mut set.block,
+                "net" => &mut set.net,
+                "syscall" | "syscalls" => &mut set.syscall,
+                _ => {
+                    return Err(format!(
+                        "unknown event group `{name}` (known: all, {})",
+                        Self::NAMES.join(", ")
+                    ));
+                }
+            };
+            *slot = on;
+        }
+        Ok(set)
+    }
+
+    /// The BPF side's bit mask.
+    pub fn bits(self) -> u32 {
+        [
+            self.sched,
+            self.proc,
+            self.irq,
+            self.softirq,
+            self.block,
+            self.net,
+            self.syscall,
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, &on)| (on as u32) << i)
+        .sum()
+    }
+}
+
+/// Uscope's tracing modes: which user frames a stack walk keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum StackMode {
+    /// No user stacks.
+    None,
+    /// The program's last call site only (Mode 1).
+    App,
+    /// Every call site in the program, up to the depth budget (Mode 2).
+    #[default]
+    AppAll,
+    /// The last call site of each code range (program and each library) (Mode 3).
+    Libs,
+    /// Every frame, up to the depth budget (Mode 4).
+    All,
+}
+
+impl StackMode {
+    /// Parse `none|app|app-all|libs|all`.
+    pub fn parse(s: &str) -> Result<StackMode, String> {
+        Ok(match s {
+            "none" => StackMode::None,
+            "app" => StackMode::App,
+            "app-all" => StackMode::AppAll,
+            "libs" => StackMode::Libs,
+            "all" => StackMode::All,
+            _ => return Err(format!("unknown stack mode `{s}` (none, app, app-all, libs, all)")),
+        })
+    }
+
+    /// The BPF side's number.
+    pub fn code(self) -> u32 {
+        match self {
+            StackMode::None => 0,
+            StackMode::App => 1,
+            StackMode::AppAll => 2,
+            StackMode::Libs => 3,
+            StackMode::All => 4,
+        }
+    }
+}
+
+/// Everything `causeway record` needs to start.
+#[derive(Clone, Debug)]
+pub struct RecordConfig {
+    /// Whom to record.
+    pub target: Target,
+    /// Which events.
+    pub events: EventSet,
+    /// Which syscalls, when `events.syscall`.
+    pub syscalls: Vec<SyscallInfo>,
+    /// User stack scope.
+    pub stack_mode: StackMode,
+    /// Budget of user frames per stack (Uscope's S), 1..=32.
+    pub stack_depth: u32,
+    /// Also record kernel stacks.
+    pub kernel_stacks: bool,
+    /// Stacks on blocking switch-out.
+    pub stack_on_switch: bool,
+    /// Stacks of wakers.
+    pub stack_on_waker: bool,
+    /// Stacks on the chosen syscalls.
+    pub stack_on_syscall: bool,
+    /// Ring buffer size per CPU, bytes (a power of two, at least a page).
+    pub buffer_per_cpu: u32,
+    /// How often the reader drains the rings when nothing woke it.
+    pub poll_interval: Duration,
+    /// Load raw tracepoints even where BTF tracepoints work (a test switch for the
+    /// fallback path).
+    pub force_raw_tracepoints: bool,
+}
+
+impl RecordConfig {
+    /// Defaults for a target: all event groups, the blocking syscalls, program call
+    /// sites up to depth 8 with kernel stacks, 8 MiB of ring per CPU.
+    pub fn new(target: Target) -> RecordConfig {
+        RecordConfig {
+            target,
+            events: EventSet::ALL,
+            syscalls: crate::syscalls::default_set(),
+            stack_mode: StackMode::AppAll,
+            stack_depth: 8,
+            kernel_stacks: true,
+            stack_on_switch: true,
+            stack_on_waker: true,
+            stack_on_syscall: true,
+            buffer_per_cpu: default_buffer_per_cpu(num_cpus()),
+            poll_interval: Duration::from_millis(100),
+            force_raw_tracepoints: false,
+        }
+    }
+}
+
+/// 8 MiB per CPU, less on large machines so the total stays near 512 MiB.
+pub fn default_buffer_per_cpu(ncpu: u32) -> u32 {
+    let per = (512u64 << 20) / ncpu.max(1) as u64;
+    let per = per.clamp(1 << 20, 8 << 20);
+    1u32 << (63 - per.leading_zeros())
+}
+
+/// Number of possible CPUs (ring buffers are indexed by CPU number).
+pub fn num_cpus() -> u32 {
+    libbpf_rs::num_possible_cpus().map(|n| n as u32).unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_sets_parse() {
+        assert_eq!(EventSet::parse("all").unwrap(), EventSet::ALL);
+        let s = EventSet::parse("all,-net,-syscall").unwrap();
+        assert!(s.sched && !s.net && !s.syscall);
+        let s = EventSet::parse("sched,block").unwrap();
+        assert_eq!(s.bits(), 1 | 16);
+        assert!(EventSet::parse("sched,bogus").unwrap_err().contains("bogus"));
+    }
+
+    #[test]
+    fn buffers_are_powers_of_two() {
+        for n in [1, 2, 3, 64, 1000] {
+            let b = default_buffer_per_cpu(n);
+            assert!(b.is_power_of_two() && b >= 1 << 20, "{n} -> {b}");
+        }
+        assert_eq!(default_buffer_per_cpu(2), 8 << 20);
+    }
+}

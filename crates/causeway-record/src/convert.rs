@@ -1,0 +1,567 @@
+//! Turning ring-buffer records into trace events and table rows.
+//!
+//! The converter owns the recorder's own id spaces: strings and stacks are numbered
+//! here, in first-seen order, and a sink maps them onto a trace writer (directly for a
+//! streaming recording, per dump in flight-recorder mode).
+
+use crate::records::{Body, RawStack, Record, WakerCtx, stack_flags};
+use crate::stacks::{StackKey, StackTable};
+use causeway_format::{
+    BlockOp, BlockOpKind, Cpu, DevId, Event, EventKind, Mapping, ProcessInfo, SoftirqVec,
+    StackKind, StringId, TaskState, Tgid, ThreadInfo, Tid, Timestamp, Waker,
+};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// IRQ number used for wake-ups from hard-IRQ context without a device handler
+/// (the local timer or an IPI); its name is "timer".
+pub const TIMER_IRQ: u32 = u32::MAX;
+
+/// Strings numbered in first-seen order; id 0 is the empty string.
+#[derive(Debug)]
+pub struct Strings {
+    list: Vec<String>,
+    ids: HashMap<String, StringId>,
+}
+
+impl Default for Strings {
+    fn default() -> Self {
+        let mut s = Strings {
+            list: Vec::new(),
+            ids: HashMap::new(),
+        };
+        s.intern("");
+        s
+    }
+}
+
+impl Strings {
+    /// The id of `s`, adding it if new.
+    pub fn intern(&mut self, s: &str) -> StringId {
+        if let Some(&id) = self.ids.get(s) {
+            return id;
+        }
+        let id = StringId(self.list.len() as u32);
+        self.list.push(s.to_owned());
+        self.ids.insert(s.to_owned(), id);
+        id
+    }
+
+    /// The string with this id.
+    pub fn get(&self, id: StringId) -> &str {
+        self.list.get(id.0 as usize).map_or("", String::as_str)
+    }
+
+    /// All strings, by id.
+    pub fn all(&self) -> &[String] {
+        &self.list
+    }
+}
+
+/// Map a raw `__state` / `exit_state` pair to the report state the tracepoint shows.
+pub fn task_state(prev_state: u32, exit_state: u32, preempt: bool) -> TaskState {
+    const TASK_IDLE: u32 = 0x402;
+    const TASK_RTLOCK_WAIT: u32 = 0x1000;
+    if preempt {
+        return TaskState::PREEMPTED;
+    }
+    if prev_state == TASK_IDLE {
+        return TaskState::IDLE;
+    }
+    if prev_state & TASK_RTLOCK_WAIT != 0 {
+        return TaskState::UNINTERRUPTIBLE;
+    }
+    let rep = (prev_state | exit_state) & 0x7f;
+    if rep == 0 {
+        return TaskState::RUNNABLE;
+    }
+    TaskState(1 << (31 - rep.leading_zeros()))
+}
+
+/// Block operation from a request's `cmd_flags` (Linux 6.x bit numbers).
+pub fn block_op(cmd_flags: u32) -> BlockOp {
+    let kind = match cmd_flags & 0xff {
+        0 => BlockOpKind::Read,
+        1 => BlockOpKind::Write,
+        2 => BlockOpKind::Flush,
+        3 => BlockOpKind::Discard,
+        _ => BlockOpKind::Other,
+    };
+    BlockOp {
+        kind,
+        sync: cmd_flags & (1 << 11) != 0,
+        meta: cmd_flags & (1 << 12) != 0,
+        fua: cmd_flags & (1 << 17) != 0,
+        preflush: cmd_flags & (1 << 18) != 0,
+    }
+}
+
+/// State built while converting: ids, table rows, and what user space must refresh.
+#[derive(Debug, Default)]
+pub struct Converter {
+    /// String table (recorder ids).
+    pub strings: Strings,
+    /// Stack table (recorder ids).
+    pub stacks: StackTable,
+    /// Thread rows in the order learned.
+    pub threads: Vec<ThreadInfo>,
+    /// Process rows in the order learned.
+    pub processes: Vec<ProcessInfo>,
+    /// Mapping rows in the order learned.
+    pub mappings: Vec<Mapping>,
+    /// Processes being recorded (known to user space).
+    pub targets: BTreeSet<u32>,
+    /// Processes whose mappings must be read again.
+    pub maps_pending: BTreeSet<u32>,
+    /// Recorder counters written into the trace statistics.
+    pub counters: BTreeMap<String, u64>,
+    /// Converted events waiting for the sink.
+    pub out: Vec<Event>,
+    /// Last timestamp seen per CPU (for placing `lost` records).
+    pub last_ts: Vec<u64>,
+    thread_now: HashMap<u32, (u32, StringId)>,
+    process_known: BTreeSet<u32>,
+    mapping_keys: BTreeSet<(u32, u64, u64, u64)>,
+    has_mappings: BTreeSet<u32>,
+    irq_names: HashMap<u32, StringId>,
+    all_targets: bool,
+}
+
+impl Converter {
+    /// A converter; `all` when every process is a target.
+    pub fn new(all: bool) -> Converter {
+        Converter {
+            all_targets: all,
+            ..Default::default()
+        }
+    }
+
+    /// Add to a named counter.
+    pub fn count(&mut self, name: &str, n: u64) {
+        *self.counters.entry(name.to_owned()).or_default() += n;
+    }
+
+    /// Is this process a target?
+    pub fn is_target(&self, tgid: u32) -> bool {
+        self.all_targets || self.targets.contains(&tgid)
+    }
+
+    /// A thread's process and current name, if known.
+    pub fn thread(&self, tid: u32) -> Option<(u32, &str)> {
+        self.thread_now
+            .get(&tid)
+            .map(|&(tgid, c)| (tgid, self.strings.get(c)))
+    }
+
+    /// Learn an IRQ handler's name.
+    pub fn set_irq_name(&mut self, irq: u32, name: &str) {
+        let id = self.strings.intern(name);
+        self.irq_names.insert(irq, id);
+    }
+
+    /// Record a thread's identity; a new row only when it changed.
+    pub fn note_thread(&mut self, tid: u32, tgid: u32, comm: &str, ts: u64) {
+        if tid == 0 {
+            return;
+        }
+        let cid = self.strings.intern(comm);
+        let since = match self.thread_now.get(&tid) {
+            Some(&(g, c)) if g == tgid && c == cid => return,
+            Some(_) => ts,
+            None => 0,
+        };
+        self.thread_now.insert(tid, (tgid, cid));
+        self.threads.push(ThreadInfo {
+            tid: Tid(tid),
+            tgid: Tgid(tgid),
+            since: Timestamp(since),
+            comm: cid,
+        });
+        if !self.process_known.contains(&tgid) {
+            self.note_process_from_proc(tgid, 0);
+        }
+    }
+
+    /// Add a process row read from /proc (or from what is known if it is gone).
+    pub fn note_process_from_proc(&mut self, tgid: u32, since: u64) {
+        self.process_known.insert(tgid);
+        let exe = crate::procfs::exe(tgid).unwrap_or_default();
+        let cmdline = crate::procfs::cmdline(tgid).unwrap_or_default();
+        let parent = crate::procfs::ppid(tgid).map(Tgid);
+        let exe = self.strings.intern(&exe);
+        let cmdline = self.strings.intern(&cmdline);
+        self.processes.push(ProcessInfo {
+            tgid: Tgid(tgid),
+            parent,
+            since: Timestamp(since),
+            exe,
+            cmdline,
+        });
+    }
+
+    /// Read a process's executable mappings; returns them for the range table.
+    pub fn refresh_mappings(&mut self, tgid: u32, ts: u64) -> Vec<crate::procfs::ExecMapping> {
+        let maps = crate::procfs::exec_mappings(tgid);
+        let first = self.has_mappings.insert(tgid);
+        for m in &maps {
+            if !self.mapping_keys.insert((tgid, m.start, m.end, m.offset)) {
+                continue;
+            }
+            let path = self.strings.intern(&m.path);
+            let build_id = if m.path.starts_with('/') {
+                crate::stacks::build_id(&m.path)
+            } else {
+                Vec::new()
+            };
+            self.mappings.push(Mapping {
+                tgid: Tgid(tgid),
+                since: Timestamp(if first { 0 } else { ts }),
+                start: m.start,
+                end: m.end,
+                file_offset: m.offset,
+                path,
+                build_id,
+            });
+        }
+        maps
+    }
+
+    fn push(&mut self, ts: u64, cpu: u32, kind: EventKind) {
+        self.out.push(Event {
+            ts: Timestamp(ts),
+            cpu: Cpu(cpu),
+            kind,
+        });
+    }
+
+    fn push_stack(&mut self, ts: u64, cpu: u32, tid: u32, tgid: u32, st: RawStack) {
+        let kind = match st.kind {
+            0 => StackKind::SwitchOut,
+            1 => StackKind::Waker,
+            2 => StackKind::Syscall,
+            _ => StackKind::Other,
+        };
+        if st.flags & stack_flags::USER_FAILED != 0 {
+            self.count("user_stack_unavailable", 1);
+        }
+        if st.flags & stack_flags::SCANNED != 0 {
+            self.count("user_frames_found_by_scan", 1);
+        }
+        let user = (!st.user.is_empty()).then(|| {
+            if !self.has_mappings.contains(&tgid) {
+                self.maps_pending.insert(tgid);
+            }
+            self.stacks.intern(StackKey {
+                tgid,
+                frames: st.user,
+                truncated: st.flags
+                    & (stack_flags::USER_TRUNCATED | stack_flags::USER_FAILED)
+                    != 0,
+            })
+        });
+        let kernel = (!st.kernel.is_empty()).then(|| {
+            self.stacks.intern(StackKey {
+                tgid: 0,
+                frames: st.kernel,
+                truncated: st.flags & stack_flags::KERNEL_TRUNCATED != 0,
+            })
+        });
+        if user.is_none() && kernel.is_none() {
+            return;
+        }
+        self.push(
+            ts,
+            cpu,
+            EventKind::Stack {
+                tid: Tid(tid),
+                kind,
+                user,
+                kernel,
+            },
+        );
+    }
+
+    fn waker(&mut self, ctx: WakerCtx, tid: u32) -> Waker {
+        match ctx {
+            WakerCtx::Thread => Waker::Thread { tid: Tid(tid) },
+            WakerCtx::Irq(irq) => {
+                let name = match self.irq_names.get(&irq) {
+                    Some(&n) => n,
+                    None => self.strings.intern(&format!("irq{irq}")),
+                };
+                Waker::Irq { irq, name }
+            }
+            WakerCtx::Softirq(v) => Waker::Softirq {
+                vec: SoftirqVec(v.min(255) as u8),
+            },
+            WakerCtx::Timer => Waker::Irq {
+                irq: TIMER_IRQ,
+                name: self.strings.intern("timer"),
+            },
+            WakerCtx::Unknown => Waker::Unknown,
+        }
+    }
+
+    /// Convert one record read on `cpu`.
+    pub fn convert(&mut self, cpu: u32, r: Record) {
+        let c = cpu as usize;
+        if c >= self.last_ts.len() {
+            self.last_ts.resize(c + 1, 0);
+        }
+        self.last_ts[c] = self.last_ts[c].max(r.ts);
+        let (ts, tid, tgid) = (r.ts, r.tid, r.tgid);
+        match r.body {
+            Body::Switch {
+                next_tid,
+                prev_state,
+                prev_exit_state,
+                preempt,
+                ..
+            } => {
+                self.push(
+                    ts,
+                    cpu,
+                    EventKind::SchedSwitch {
+                        prev_tid: Tid(tid),
+                        prev_state: task_state(prev_state, prev_exit_state, preempt),
+                        next_tid: Tid(next_tid),
+                    },
+                );
+            }
+            Body::Wake {
+                new,
+                wakee_tid,
+                target_cpu,
+                waker,
+                ..
+            } => {
+                let waker = self.waker(waker, tid);
+                let (wakee, target_cpu) = (Tid(wakee_tid), Cpu(target_cpu));
+                let kind = if new {
+                    EventKind::WakeupNew {
+                        wakee,
+                        target_cpu,
+                        waker,
+                    }
+                } else {
+                    EventKind::Wakeup {
+                        wakee,
+                        target_cpu,
+                        waker,
+                    }
+                };
+                self.push(ts, cpu, kind);
+            }
+            Body::Fork {
+                child_tid,
+                child_tgid,
+            } => {
+                if child_tgid != tgid {
+                    if self.is_target(tgid) {
+                        self.targets.insert(child_tgid);
+                    }
+                    self.process_known.insert(child_tgid);
+                    let parent = self.processes.iter().rev().find(|p| p.tgid.0 == tgid);
+                    let (exe, cmdline) = parent.map_or((StringId(0), StringId(0)), |p| (p.exe, p.cmdline));
+                    self.processes.push(ProcessInfo {
+                        tgid: Tgid(child_tgid),
+                        parent: Some(Tgid(tgid)),
+                        since: Timestamp(ts),
+                        exe,
+                        cmdline,
+                    });
+                }
+                self.push(
+                    ts,
+                    cpu,
+                    EventKind::Fork {
+                        parent_tid: Tid(tid),
+                        parent_tgid: Tgid(tgid),
+                        child_tid: Tid(child_tid),
+                        child_tgid: Tgid(child_tgid),
+                    },
+                );
+            }
+            Body::Exec { comm, filename } => {
+                let comm_id = self.strings.intern(&comm);
+                let file_id = self.strings.intern(&filename);
+                let cmdline = crate::procfs::cmdline(tgid).unwrap_or_else(|| filename.clone());
+                let cmdline = self.strings.intern(&cmdline);
+                let parent = self
+                    .processes
+                    .iter()
+                    .rev()
+                    .find(|p| p.tgid.0 == tgid)
+                    .and_then(|p| p.parent);
+                self.process_known.insert(tgid);
+                self.processes.push(ProcessInfo {
+                    tgid: Tgid(tgid),
+                    parent,
+                    since: Timestamp(ts),
+                    exe: file_id,
+                    cmdline,
+                });
+                self.note_thread(tid, tgid, &comm, ts);
+                self.push(
+                    ts,
+                    cpu,
+                    EventKind::Exec {
+                        tid: Tid(tid),
+                        comm: comm_id,
+                        filename: file_id,
+                    },
+                );
+            }
+            Body::Exit => self.push(ts, cpu, EventKind::Exit { tid: Tid(tid) }),
+            Body::Irq {
+                entry,
+                irq,
+                ret,
+                name,
+            } => {
+                if entry {
+                    let name = if name.is_empty() {
+                        format!("irq{irq}")
+                    } else {
+                        name
+                    };
+                    let id = self.strings.intern(&name);
+                    self.irq_names.insert(irq, id);
+                    self.push(ts, cpu, EventKind::IrqEntry { irq, name: id });
+                } else {
+                    self.push(
+                        ts,
+                        cpu,
+                        EventKind::IrqExit {
+                            irq,
+                            handled: ret != 0,
+                        },
+                    );
+                }
+            }
+            Body::Softirq { entry, vec } => {
+                let vec = SoftirqVec(vec.min(255) as u8);
+                let kind = if entry {
+                    EventKind::SoftirqEntry { vec }
+                } else {
+                    EventKind::SoftirqExit { vec }
+                };
+                self.push(ts, cpu, kind);
+            }
+            Body::Block {
+                issue,
+                dev,
+                sector,
+                bytes,
+                cmd_flags,
+                error,
+            } => {
+                let (dev, op) = (DevId(dev), block_op(cmd_flags));
+                let kind = if issue {
+                    EventKind::BlockIssue {
+                        tid: Tid(tid),
+                        dev,
+                        sector,
+                        bytes,
+                        op,
+                    }
+                } else {
+                    EventKind::BlockComplete {
+                        dev,
+                        sector,
+                        bytes,
+                        op,
+                        error,
+                    }
+                };
+                self.push(ts, cpu, kind);
+            }
+            Body::Net { xmit, dev, bytes } => {
+                let dev = self.strings.intern(&dev);
+                let tid = Tid(tid);
+                let kind = if xmit {
+                    EventKind::NetXmit { tid, dev, bytes }
+                } else {
+                    EventKind::NetRecv { tid, dev, bytes }
+                };
+                self.push(ts, cpu, kind);
+            }
+            Body::SysEnter {
+                nr,
+                arg0,
+                obj,
+                obj_kind,
+            } => self.push(
+                ts,
+                cpu,
+                EventKind::SyscallEnter {
+                    tid: Tid(tid),
+                    nr,
+                    args: [arg0, obj, obj_kind as u64],
+                },
+            ),
+            Body::SysExit { nr, ret } => self.push(
+                ts,
+                cpu,
+                EventKind::SyscallExit {
+                    tid: Tid(tid),
+                    nr,
+                    ret,
+                },
+            ),
+            Body::Task { comm } => self.note_thread(tid, tgid, &comm, ts),
+            Body::MapsChanged { reason } => {
+                if reason == 3 {
+                    self.targets.insert(tgid);
+                }
+                self.maps_pending.insert(tgid);
+            }
+        }
+        if let Some(st) = r.stack {
+            self.push_stack(ts, cpu, tid, tgid, st);
+        }
+    }
+
+    /// A `lost` event for `count` records lost on `cpu`, placed at its last timestamp.
+    pub fn lost(&mut self, cpu: u32, count: u64, now: u64) {
+        let ts = self.last_ts.get(cpu as usize).copied().filter(|&t| t > 0).unwrap_or(now);
+        self.push(ts, cpu, EventKind::Lost { count });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_match_the_tracepoint_report() {
+        assert_eq!(task_state(0, 0, true), TaskState::PREEMPTED);
+        assert_eq!(task_state(0, 0, false), TaskState::RUNNABLE);
+        assert_eq!(task_state(1, 0, false), TaskState::INTERRUPTIBLE);
+        assert_eq!(task_state(2, 0, false), TaskState::UNINTERRUPTIBLE);
+        assert_eq!(task_state(0x402, 0, false), TaskState::IDLE);
+        assert_eq!(task_state(0x80, 0x10, false), TaskState::DEAD);
+        assert_eq!(task_state(0x80, 0x20, false), TaskState::ZOMBIE);
+        // TASK_WAKEKILL | TASK_UNINTERRUPTIBLE (a killable sleep) reports D.
+        assert_eq!(task_state(0x102, 0, false), TaskState::UNINTERRUPTIBLE);
+    }
+
+    #[test]
+    fn block_flags_decode() {
+        let op = block_op(1 | 1 << 11 | 1 << 17);
+        assert_eq!(op.kind, BlockOpKind::Write);
+        assert!(op.sync && op.fua && !op.preflush);
+        assert_eq!(block_op(2 | 1 << 18).kind, BlockOpKind::Flush);
+    }
+
+    #[test]
+    fn threads_get_rows_only_when_they_change() {
+        let mut c = Converter::new(true);
+        c.note_thread(10, 10, "a", 5);
+        c.note_thread(10, 10, "a", 6);
+        c.note_thread(10, 10, "b", 7);
+        assert_eq!(c.threads.len(), 2);
+        assert_eq!(c.threads[0].since, Timestamp(0));
+        assert_eq!(c.threads[1].since, Timestamp(7));
+        assert_eq!(c.strings.get(c.threads[1].comm), "b");
+    }
+}

@@ -1,0 +1,37 @@
+//! causeway's kernel recorder: `causeway record`.
+//!
+//! eBPF programs (src/bpf/recorder.bpf.c) record scheduler switches and wake-ups with
+//! the waker's context, process life cycle, interrupts, block and network requests and
+//! chosen syscalls of the target processes into one ring buffer per CPU, with scoped
+//! user stacks (Uscope's flexible walking) and kernel stacks. User space converts the
+//! records into the causeway trace format, streaming to a file or keeping a window of
+//! recent events for flight-recorder dumps, and symbolizes stacks at the end.
+//!
+//! Layers, each in its own module: [`config`] (what to record), `probes` (loading and
+//! maps), [`records`] (ring-buffer record layout), [`convert`] (records to events and
+//! tables), [`stacks`] (dedup and symbolization), [`sink`] (file or flight window),
+//! [`trigger`] (dump conditions), [`run`] (the recording loop).
+
+pub mod config;
+pub mod convert;
+mod error;
+pub mod launch;
+mod probes;
+pub mod procfs;
+pub mod records;
+pub mod run;
+pub mod signals;
+pub mod sink;
+pub mod stacks;
+pub mod syscalls;
+pub mod trigger;
+
+mod skel {
+    #![allow(missing_docs, clippy::all, unused_imports)]
+    include!(concat!(env!("OUT_DIR"), "/recorder.skel.rs"));
+}
+
+pub use config::{EventSet, RecordConfig, StackMode, Target};
+pub use error::RecordError;
+pub use probes::Family;
+pub use run::{Notice, Output, Request, Summary, record};

@@ -1,0 +1,293 @@
+//! Loading the BPF programs, filling their maps and attaching them.
+//!
+//! Each handler exists as a BTF tracepoint and as a raw tracepoint. The BTF family is
+//! loaded first; if the kernel refuses it (no BTF for a tracepoint, an old kernel) the
+//! whole object is opened again with the raw family, whose bodies are the same.
+
+use crate::config::{RecordConfig, StackMode, Target};
+use crate::error::RecordError;
+use crate::skel::{OpenRecorderSkel, RecorderSkel, RecorderSkelBuilder};
+use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
+use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
+use std::mem::MaybeUninit;
+use std::os::fd::AsFd;
+
+/// Which family of entry points is loaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// `tp_btf/...`
+    Btf,
+    /// `raw_tp/...`
+    Raw,
+}
+
+impl Family {
+    fn prefix(self) -> &'static str {
+        match self {
+            Family::Btf => "btf_",
+            Family::Raw => "raw_",
+        }
+    }
+}
+
+/// Number of code ranges per process in the BPF range table (`MAX_RANGES`).
+pub const MAX_RANGES: usize = 8;
+
+/// The loaded and attached recorder.
+pub struct Probes {
+    skel: RecorderSkel<'static>,
+    _links: Vec<Link>,
+    rings: Vec<MapHandle>,
+    /// The entry point family in use.
+    pub family: Family,
+}
+
+/// Tracepoints whose handler is needed for a configuration (without family prefix).
+fn wanted(cfg: &RecordConfig) -> Vec<&'static str> {
+    // The scheduler, process and interrupt handlers keep the Trace Map and the waker
+    // context current even when their own records are switched off.
+    let mut v = vec![
+        "sched_switch",
+        "sched_waking",
+        "sched_wakeup_new",
+        "sched_process_fork",
+        "sched_process_exec",
+        "sched_process_exit",
+        "sched_process_free",
+        "task_rename",
+        "hrtimer_expire_entry",
+        "hrtimer_expire_exit",
+        "irq_handler_entry",
+        "irq_handler_exit",
+        "softirq_entry",
+        "softirq_exit",
+    ];
+    if cfg.events.block {
+        v.extend(["block_rq_issue", "block_rq_complete"]);
+    }
+    if cfg.events.net {
+        v.extend(["net_dev_xmit", "netif_receive_skb"]);
+    }
+    // sys_enter also reports executable mmaps, which keep the range table current.
+    if cfg.events.syscall || cfg.stack_mode == StackMode::Libs {
+        v.push("sys_enter");
+    }
+    if cfg.events.syscall {
+        v.push("sys_exit");
+    }
+    v
+}
+
+fn configure(open: &mut OpenRecorderSkel<'static>, cfg: &RecordConfig, family: Family) {
+    let rodata = open
+        .maps
+        .rodata_data
+        .as_deref_mut()
+        .expect("the BPF object has read-only data");
+    rodata.self_tgid = std::process::id();
+    rodata.mode = match cfg.target {
+        Target::Pids(_) => 0,
+        Target::Comm(_) => 1,
+        Target::All => 2,
+    };
+    if let Target::Comm(name) = &cfg.target {
+        for (i, b) in name.bytes().take(15).enumerate() {
+            rodata.target_comm[i] = b as i8;
+        }
+    }
+    rodata.events = cfg.events.bits();
+    rodata.stack_mode = cfg.stack_mode.code();
+    rodata.stack_depth = cfg.stack_depth.clamp(1, 32);
+    rodata.stack_on = cfg.stack_on_switch as u32
+        | (cfg.stack_on_waker as u32) << 1
+        | (cfg.stack_on_syscall as u32) << 2;
+    rodata.kernel_stacks = cfg.kernel_stacks;
+    rodata.obj_key = random_key();
+    let want = wanted(cfg);
+    for mut p in open.open_object_mut().progs_mut() {
+        let name = p.name().to_string_lossy().into_owned();
+        let load = name
+            .strip_prefix(family.prefix())
+            .is_some_and(|tp| want.contains(&tp));
+        p.set_autoload(load);
+    }
+}
+
+/// A per-recording key for hashing kernel object addresses (they never reach the trace).
+fn random_key() -> u64 {
+    let mut k = [0u8; 8];
+    // SAFETY: getrandom writes at most k.len() bytes into k.
+    let n = unsafe { libc::getrandom(k.as_mut_ptr().cast(), k.len(), 0) };
+    if n == 8 {
+        u64::from_ne_bytes(k)
+    } else {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0x5eed)
+            ^ std::process::id() as u64
+    }
+}
+
+fn open_and_load(
+    cfg: &RecordConfig,
+    family: Family,
+    rings: &[MapHandle],
+) -> Result<RecorderSkel<'static>, RecordError> {
+    // The skeleton borrows its open-object storage for its whole life; one recorder
+    // lives as long as the process needs it, so the few bytes are leaked on purpose.
+    let storage: &'static mut MaybeUninit<libbpf_rs::OpenObject> =
+        Box::leak(Box::new(MaybeUninit::uninit()));
+    let builder = RecorderSkelBuilder::default();
+    let mut open = builder
+        .open(storage)
+        .map_err(|e| RecordError::Load(format!("opening the BPF object: {e}")))?;
+    configure(&mut open, cfg, family);
+    let ncpu = rings.len() as u32;
+    open.maps
+        .rings
+        .set_max_entries(ncpu)
+        .map_err(|e| RecordError::Load(format!("sizing the ring table: {e}")))?;
+    open.maps
+        .rings
+        .set_inner_map_fd(rings[0].as_fd())
+        .map_err(|e| RecordError::Load(format!("ring template: {e}")))?;
+    open.load()
+        .map_err(|e| RecordError::Load(format!("{e}")))
+}
+
+impl Probes {
+    /// Load, fill the maps for `cfg` and the initial `tgids`, and attach.
+    pub fn start(cfg: &RecordConfig, tgids: &[u32]) -> Result<Probes, RecordError> {
+        check_privileges()?;
+        let ncpu = crate::config::num_cpus();
+        let size = cfg.buffer_per_cpu.max(4096).next_power_of_two();
+        let rings = (0..ncpu)
+            .map(|c| {
+                let opts = libbpf_sys::bpf_map_create_opts {
+                    sz: size_of::<libbpf_sys::bpf_map_create_opts>() as _,
+                    ..Default::default()
+                };
+                MapHandle::create(MapType::RingBuf, Some(format!("cw_ring{c}")), 0, 0, size, &opts)
+                    .map_err(|e| RecordError::Load(format!("creating ring buffer for CPU {c}: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let (skel, family) = if cfg.force_raw_tracepoints {
+            (open_and_load(cfg, Family::Raw, &rings)?, Family::Raw)
+        } else {
+            match open_and_load(cfg, Family::Btf, &rings) {
+                Ok(s) => (s, Family::Btf),
+                Err(btf_err) => match open_and_load(cfg, Family::Raw, &rings) {
+                    Ok(s) => (s, Family::Raw),
+                    Err(raw_err) => {
+                        return Err(RecordError::Load(format!(
+                            "BTF tracepoints: {btf_err}; raw tracepoints: {raw_err}"
+                        )));
+                    }
+                },
+            }
+        };
+        for (c, r) in rings.iter().enumerate() {
+            let fd = r.as_fd();
+            let raw = std::os::fd::AsRawFd::as_raw_fd(&fd);
+            skel.maps
+                .rings
+                .update(&(c as u32).to_ne_bytes(), &raw.to_ne_bytes(), MapFlags::ANY)
+                .map_err(|e| RecordError::Load(format!("installing ring {c}: {e}")))?;
+        }
+        for s in &cfg.syscalls {
+            let v = 1u8 | (s.fd_arg as u8) << 1;
+            skel.maps
+                .syscalls
+                .update(&s.nr.to_ne_bytes(), &[v], MapFlags::ANY)
+                .map_err(|e| RecordError::Load(format!("syscall table: {e}")))?;
+        }
+        let mut probes = Probes {
+            skel,
+            _links: Vec::new(),
+            rings,
+            family,
+        };
+        for &t in tgids {
+            probes.track(t)?;
+        }
+        let mut links = Vec::new();
+        for p in probes.skel.object().progs_mut() {
+            if !p.autoload() {
+                continue;
+            }
+            let name = p.name().to_string_lossy().into_owned();
+            let link = p.attach().map_err(|e| {
+                let tp = name.get(4..).unwrap_or(&name);
+                RecordError::Attach(tp.to_string(), e.to_string())
+            })?;
+            links.push(link);
+        }
+        probes._links = links;
+        Ok(probes)
+    }
+
+    /// Record this process (and what it creates) from now on.
+    pub fn track(&self, tgid: u32) -> Result<(), RecordError> {
+        self.skel
+            .maps
+            .tracked
+            .update(&tgid.to_ne_bytes(), &[1u8], MapFlags::ANY)
+            .map_err(|e| RecordError::Load(format!("adding process {tgid}: {e}")))
+    }
+
+    /// Replace a process's code ranges (index 0 must be the main binary).
+    pub fn set_ranges(&self, tgid: u32, ranges: &[(u64, u64)]) -> Result<(), RecordError> {
+        let n = ranges.len().min(MAX_RANGES);
+        let mut v = vec![0u8; 8 + 16 * MAX_RANGES];
+        v[..4].copy_from_slice(&(n as u32).to_ne_bytes());
+        for (i, (s, e)) in ranges.iter().take(n).enumerate() {
+            v[8 + i * 8..16 + i * 8].copy_from_slice(&s.to_ne_bytes());
+            let eo = 8 + MAX_RANGES * 8 + i * 8;
+            v[eo..eo + 8].copy_from_slice(&e.to_ne_bytes());
+        }
+        self.skel
+            .maps
+            .ranges
+            .update(&tgid.to_ne_bytes(), &v, MapFlags::ANY)
+            .map_err(|e| RecordError::Load(format!("code ranges of {tgid}: {e}")))
+    }
+
+    /// The per-CPU ring buffer maps, index = CPU.
+    pub fn rings(&self) -> &[MapHandle] {
+        &self.rings
+    }
+
+    /// Records lost so far per CPU (failed ring reservations counted in BPF).
+    pub fn lost_per_cpu(&self) -> Vec<u64> {
+        match self.skel.maps.lost.lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY) {
+            Ok(Some(v)) => v
+                .iter()
+                .map(|b| b.get(..8).map_or(0, |s| u64::from_ne_bytes(s.try_into().unwrap_or([0; 8]))))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Fail early with the capability that is missing rather than a bare EPERM.
+fn check_privileges() -> Result<(), RecordError> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return Ok(());
+    }
+    let caps = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let eff = caps
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|h| u64::from_str_radix(h.trim(), 16).ok())
+        .unwrap_or(0);
+    const CAP_SYS_ADMIN: u64 = 21;
+    const CAP_PERFMON: u64 = 38;
+    const CAP_BPF: u64 = 39;
+    let has = |c: u64| eff & (1 << c) != 0;
+    if has(CAP_SYS_ADMIN) || (has(CAP_BPF) && has(CAP_PERFMON)) {
+        return Ok(());
+    }
+    Err(RecordError::Privileges)
+}

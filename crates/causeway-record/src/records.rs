@@ -1,0 +1,492 @@
+//! Parsing of the records the BPF programs write to the ring buffers.
+//!
+//! The byte layout is defined in `src/bpf/records.h`; this module mirrors it. Records
+//! arrive from the kernel, so a short or unknown record is reported as an error value,
+//! never trusted.
+
+/// Record type numbers (`enum rec_type`).
+mod ty {
+    pub const SWITCH: u16 = 1;
+    pub const WAKING: u16 = 2;
+    pub const WAKEUP_NEW: u16 = 3;
+    pub const FORK: u16 = 4;
+    pub const EXEC: u16 = 5;
+    pub const EXIT: u16 = 6;
+    pub const IRQ_ENTRY: u16 = 7;
+    pub const IRQ_EXIT: u16 = 8;
+    pub const SOFTIRQ_ENTRY: u16 = 9;
+    pub const SOFTIRQ_EXIT: u16 = 10;
+    pub const BLOCK_ISSUE: u16 = 11;
+    pub const BLOCK_COMPLETE: u16 = 12;
+    pub const NET_XMIT: u16 = 13;
+    pub const NET_RECV: u16 = 14;
+    pub const SYS_ENTER: u16 = 15;
+    pub const SYS_EXIT: u16 = 16;
+    pub const TASK: u16 = 17;
+    pub const MAPS_CHANGED: u16 = 18;
+}
+
+const HDR: usize = 24;
+const REC_F_STACK: u16 = 1;
+
+/// Bits of [`RawStack::flags`].
+pub mod stack_flags {
+    /// The user walk stopped on its budget or scope, not at the end of the stack.
+    pub const USER_TRUNCATED: u8 = 1;
+    /// No user registers, or the first read of the user stack failed.
+    pub const USER_FAILED: u8 = 2;
+    /// The first program frame was found by scanning the stack, not by frame pointers.
+    pub const SCANNED: u8 = 4;
+    /// The kernel stack filled its buffer.
+    pub const KERNEL_TRUNCATED: u8 = 8;
+}
+
+/// Who ran the code that woke a thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WakerCtx {
+    /// A thread (the record's `tid`).
+    Thread,
+    /// A device interrupt handler.
+    Irq(u32),
+    /// A softirq vector.
+    Softirq(u32),
+    /// An hrtimer callback (a sleep or timeout expiring).
+    Timer,
+    /// NMI or anything not recognized.
+    Unknown,
+}
+
+/// A stack attached to a record: user frames (innermost first), then kernel frames.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RawStack {
+    /// 0 switch-out, 1 waker, 2 syscall (`StackKind` numbering).
+    pub kind: u8,
+    /// `stack_flags` bits.
+    pub flags: u8,
+    /// User return addresses.
+    pub user: Vec<u64>,
+    /// Kernel return addresses.
+    pub kernel: Vec<u64>,
+}
+
+/// Body of one record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Body {
+    /// `sched_switch`; header tid/tgid are the previous task.
+    Switch {
+        /// Next task.
+        next_tid: u32,
+        /// Next task's process.
+        next_tgid: u32,
+        /// Raw `__state` of the previous task.
+        prev_state: u32,
+        /// Its `exit_state`.
+        prev_exit_state: u32,
+        /// Switched out by preemption.
+        preempt: bool,
+    },
+    /// `sched_waking` or `sched_wakeup_new`; header tid/tgid are the current task.
+    Wake {
+        /// True for `sched_wakeup_new`.
+        new: bool,
+        /// Woken thread.
+        wakee_tid: u32,
+        /// Its process.
+        wakee_tgid: u32,
+        /// CPU it last ran on.
+        target_cpu: u32,
+        /// Context of the waker.
+        waker: WakerCtx,
+    },
+    /// A thread or process was created; header is the parent.
+    Fork {
+        /// New thread.
+        child_tid: u32,
+        /// Its process.
+        child_tgid: u32,
+    },
+    /// A successful exec.
+    Exec {
+        /// New name.
+        comm: String,
+        /// Executed path.
+        filename: String,
+    },
+    /// A thread exited.
+    Exit,
+    /// Hard IRQ handler entry or exit.
+    Irq {
+        /// Entry (true) or exit.
+        entry: bool,
+        /// IRQ number.
+        irq: u32,
+        /// Handler result (exit).
+        ret: i32,
+        /// Handler name (entry).
+        name: String,
+    },
+    /// Softirq entry or exit.
+    Softirq {
+        /// Entry (true) or exit.
+        entry: bool,
+        /// Vector.
+        vec: u32,
+    },
+    /// Block request issued or completed.
+    Block {
+        /// Issue (true) or completion.
+        issue: bool,
+        /// Device, `major << 20 | minor`.
+        dev: u32,
+        /// First sector.
+        sector: u64,
+        /// Bytes.
+        bytes: u32,
+        /// `cmd_flags` of the request.
+        cmd_flags: u32,
+        /// Completion status.
+        error: i32,
+    },
+    /// Packet sent or received.
+    Net {
+        /// Transmit (true) or receive.
+        xmit: bool,
+        /// Device name.
+        dev: String,
+        /// Bytes.
+        bytes: u32,
+    },
+    /// Syscall entry.
+    SysEnter {
+        /// Syscall number.
+        nr: u32,
+        /// First argument.
+        arg0: u64,
+        /// Keyed hash of the kernel object behind fd `arg0`, 0 if none.
+        obj: u64,
+        /// `enum obj_kind`.
+        obj_kind: u32,
+    },
+    /// Syscall exit.
+    SysExit {
+        /// Syscall number.
+        nr: u32,
+        /// Return value.
+        ret: i64,
+    },
+    /// A thread's name (first sighting or after a rename).
+    Task {
+        /// `comm`.
+        comm: String,
+    },
+    /// A process's executable mappings may have changed (1 exec, 2 mmap, 3 new).
+    MapsChanged {
+        /// Why.
+        reason: u32,
+    },
+}
+
+/// One record from a ring buffer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// `CLOCK_MONOTONIC` nanoseconds.
+    pub ts: u64,
+    /// Subject thread (see [`Body`]).
+    pub tid: u32,
+    /// Its process.
+    pub tgid: u32,
+    /// Payload.
+    pub body: Body,
+    /// Attached stack, if any.
+    pub stack: Option<RawStack>,
+}
+
+/// Why a record could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordError {
+    /// Shorter than its header or its declared body.
+    #[error("record too short ({0} bytes)")]
+    Short(usize),
+    /// Unknown record type (the BPF object and this parser disagree).
+    #[error("unknown record type {0}")]
+    UnknownType(u16),
+}
+
+struct Cursor<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn need(&self, n: usize) -> Result<(), RecordError> {
+        if self.at + n > self.b.len() {
+            return Err(RecordError::Short(self.b.len()));
+        }
+        Ok(())
+    }
+    fn u8(&mut self) -> Result<u8, RecordError> {
+        self.need(1)?;
+        self.at += 1;
+        Ok(self.b[self.at - 1])
+    }
+    fn u16(&mut self) -> Result<u16, RecordError> {
+        self.need(2)?;
+        let v = u16::from_ne_bytes([self.b[self.at], self.b[self.at + 1]]);
+        self.at += 2;
+        Ok(v)
+    }
+    fn u32(&mut self) -> Result<u32, RecordError> {
+        self.need(4)?;
+        let mut a = [0u8; 4];
+        a.copy_from_slice(&self.b[self.at..self.at + 4]);
+        self.at += 4;
+        Ok(u32::from_ne_bytes(a))
+    }
+    fn u64(&mut self) -> Result<u64, RecordError> {
+        self.need(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(&self.b[self.at..self.at + 8]);
+        self.at += 8;
+        Ok(u64::from_ne_bytes(a))
+    }
+    fn skip(&mut self, n: usize) -> Result<(), RecordError> {
+        self.need(n)?;
+        self.at += n;
+        Ok(())
+    }
+    /// A NUL-terminated string in a fixed field of `n` bytes.
+    fn str(&mut self, n: usize) -> Result<String, RecordError> {
+        self.need(n)?;
+        let f = &self.b[self.at..self.at + n];
+        self.at += n;
+        let end = f.iter().position(|&c| c == 0).unwrap_or(n);
+        Ok(String::from_utf8_lossy(&f[..end]).into_owned())
+    }
+}
+
+fn waker_ctx(kind: u32, what: u32) -> WakerCtx {
+    match kind {
+        0 => WakerCtx::Thread,
+        1 => WakerCtx::Irq(what),
+        2 => WakerCtx::Softirq(what),
+        3 => WakerCtx::Timer,
+        _ => WakerCtx::Unknown,
+    }
+}
+
+/// Parse one record.
+pub fn parse(b: &[u8]) -> Result<Record, RecordError> {
+    if b.len() < HDR {
+        return Err(RecordError::Short(b.len()));
+    }
+    let mut c = Cursor { b, at: 0 };
+    let ts = c.u64()?;
+    let typ = c.u16()?;
+    let _len = c.u16()?;
+    let flags = c.u16()?;
+    c.skip(2)?;
+    let tid = c.u32()?;
+    let tgid = c.u32()?;
+    let body = match typ {
+        ty::SWITCH => {
+            let next_tid = c.u32()?;
+            let next_tgid = c.u32()?;
+            let prev_state = c.u32()?;
+            let prev_exit_state = c.u32()?;
+            let preempt = c.u8()? != 0;
+            c.skip(7)?;
+            Body::Switch {
+                next_tid,
+                next_tgid,
+                prev_state,
+                prev_exit_state,
+                preempt,
+            }
+        }
+        ty::WAKING | ty::WAKEUP_NEW => {
+            let wakee_tid = c.u32()?;
+            let wakee_tgid = c.u32()?;
+            let target_cpu = c.u32()?;
+            let kind = c.u32()?;
+            let what = c.u32()?;
+            c.skip(4)?;
+            Body::Wake {
+                new: typ == ty::WAKEUP_NEW,
+                wakee_tid,
+                wakee_tgid,
+                target_cpu,
+                waker: waker_ctx(kind, what),
+            }
+        }
+        ty::FORK => Body::Fork {
+            child_tid: c.u32()?,
+            child_tgid: c.u32()?,
+        },
+        ty::EXEC => Body::Exec {
+            comm: c.str(16)?,
+            filename: c.str(128)?,
+        },
+        ty::EXIT => Body::Exit,
+        ty::IRQ_ENTRY | ty::IRQ_EXIT => {
+            let irq = c.u32()?;
+            let ret = c.u32()? as i32;
+            let name = c.str(32)?;
+            Body::Irq {
+                entry: typ == ty::IRQ_ENTRY,
+                irq,
+                ret,
+                name,
+            }
+        }
+        ty::SOFTIRQ_ENTRY | ty::SOFTIRQ_EXIT => {
+            let vec = c.u32()?;
+            c.skip(4)?;
+            Body::Softirq {
+                entry: typ == ty::SOFTIRQ_ENTRY,
+                vec,
+            }
+        }
+        ty::BLOCK_ISSUE | ty::BLOCK_COMPLETE => {
+            let sector = c.u64()?;
+            let dev = c.u32()?;
+            let bytes = c.u32()?;
+            let cmd_flags = c.u32()?;
+            let error = c.u32()? as i32;
+            Body::Block {
+                issue: typ == ty::BLOCK_ISSUE,
+                dev,
+                sector,
+                bytes,
+                cmd_flags,
+                error,
+            }
+        }
+        ty::NET_XMIT | ty::NET_RECV => {
+            let dev = c.str(16)?;
+            let bytes = c.u32()?;
+            c.skip(4)?;
+            Body::Net {
+                xmit: typ == ty::NET_XMIT,
+                dev,
+                bytes,
+            }
+        }
+        ty::SYS_ENTER => {
+            let arg0 = c.u64()?;
+            let obj = c.u64()?;
+            let nr = c.u32()?;
+            let obj_kind = c.u32()?;
+            Body::SysEnter {
+                nr,
+                arg0,
+                obj,
+                obj_kind,
+            }
+        }
+        ty::SYS_EXIT => {
+            let ret = c.u64()? as i64;
+            let nr = c.u32()?;
+            c.skip(4)?;
+            Body::SysExit { nr, ret }
+        }
+        ty::TASK => Body::Task { comm: c.str(16)? },
+        ty::MAPS_CHANGED => {
+            let reason = c.u32()?;
+            c.skip(4)?;
+            Body::MapsChanged { reason }
+        }
+        other => return Err(RecordError::UnknownType(other)),
+    };
+    let stack = if flags & REC_F_STACK != 0 {
+        let kind = c.u8()?;
+        let sflags = c.u8()?;
+        let nu = c.u8()? as usize;
+        let nk = c.u8()? as usize;
+        c.skip(4)?;
+        let mut user = Vec::with_capacity(nu);
+        for _ in 0..nu {
+            user.push(c.u64()?);
+        }
+        let mut kernel = Vec::with_capacity(nk);
+        for _ in 0..nk {
+            kernel.push(c.u64()?);
+        }
+        Some(RawStack {
+            kind,
+            flags: sflags,
+            user,
+            kernel,
+        })
+    } else {
+        None
+    };
+    Ok(Record {
+        ts,
+        tid,
+        tgid,
+        body,
+        stack,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hdr(ts: u64, typ: u16, flags: u16, tid: u32, tgid: u32) -> Vec<u8> {
+        let mut v = Vec::new();
+        v.extend_from_slice(&ts.to_ne_bytes());
+        v.extend_from_slice(&typ.to_ne_bytes());
+        v.extend_from_slice(&0u16.to_ne_bytes());
+        v.extend_from_slice(&flags.to_ne_bytes());
+        v.extend_from_slice(&0u16.to_ne_bytes());
+        v.extend_from_slice(&tid.to_ne_bytes());
+        v.extend_from_slice(&tgid.to_ne_bytes());
+        v
+    }
+
+    #[test]
+    fn switch_with_stack_parses() {
+        let mut b = hdr(77, ty::SWITCH, REC_F_STACK, 5, 4);
+        for x in [9u32, 8, 1, 0] {
+            b.extend_from_slice(&x.to_ne_bytes());
+        }
+        b.push(0);
+        b.extend_from_slice(&[0; 7]);
+        b.extend_from_slice(&[0, stack_flags::SCANNED, 2, 1, 0, 0, 0, 0]);
+        for a in [0x1000u64, 0x2000, 0xffff_ffff_8100_0000] {
+            b.extend_from_slice(&a.to_ne_bytes());
+        }
+        let r = parse(&b).unwrap();
+        assert_eq!(r.ts, 77);
+        assert_eq!(r.tid, 5);
+        assert_eq!(
+            r.body,
+            Body::Switch {
+                next_tid: 9,
+                next_tgid: 8,
+                prev_state: 1,
+                prev_exit_state: 0,
+                preempt: false
+            }
+        );
+        let s = r.stack.unwrap();
+        assert_eq!(s.user, vec![0x1000, 0x2000]);
+        assert_eq!(s.kernel, vec![0xffff_ffff_8100_0000]);
+        assert_eq!(s.flags, stack_flags::SCANNED);
+    }
+
+    #[test]
+    fn short_and_unknown_records_are_errors() {
+        assert_eq!(parse(&[0; 10]), Err(RecordError::Short(10)));
+        let b = hdr(1, 99, 0, 1, 1);
+        assert_eq!(parse(&b), Err(RecordError::UnknownType(99)));
+        let mut b = hdr(1, ty::SWITCH, 0, 1, 1);
+        b.extend_from_slice(&[0; 5]);
+        assert!(matches!(parse(&b), Err(RecordError::Short(_))));
+        // A stack flag with frames missing.
+        let mut b = hdr(1, ty::EXIT, REC_F_STACK, 1, 1);
+        b.extend_from_slice(&[0, 0, 3, 0, 0, 0, 0, 0]);
+        assert!(matches!(parse(&b), Err(RecordError::Short(_))));
+    }
+}

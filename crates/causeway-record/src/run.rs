@@ -1,0 +1,306 @@
+//! A recording from start to finished file: targets, the drain loop, flight dumps.
+
+use crate::config::{RecordConfig, Target};
+use crate::convert::Converter;
+use crate::launch::Launched;
+use crate::probes::{Family, Probes};
+use crate::records::parse;
+use crate::sink::{Dump, FlightSink, StreamSink, clock_ns, header};
+use crate::stacks::Symbols;
+use crate::trigger::{Condition, Watcher};
+use crate::{RecordError, procfs, signals};
+use causeway_format::Tid;
+use libbpf_rs::RingBufferBuilder;
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+/// Where events go.
+#[derive(Clone, Debug)]
+pub enum Output {
+    /// One trace file with everything.
+    File(PathBuf),
+    /// Flight recorder: keep the last `capacity` events, dump on triggers to files
+    /// named after `base`.
+    Flight {
+        /// Events kept.
+        capacity: usize,
+        /// Base name of dump files.
+        base: PathBuf,
+        /// Automatic trigger, besides SIGUSR1.
+        trigger: Option<Condition>,
+    },
+}
+
+/// A recording request.
+pub struct Request {
+    /// What to record.
+    pub config: RecordConfig,
+    /// Where to write.
+    pub output: Output,
+    /// Stop after this long.
+    pub duration: Option<Duration>,
+    /// Launch and follow this command (then `config.target` is ignored).
+    pub command: Option<Vec<String>>,
+    /// The command line stored in the trace header.
+    pub command_line: Vec<String>,
+}
+
+/// Things worth telling the user while recording.
+#[derive(Clone, Debug)]
+pub enum Notice {
+    /// Probes attached.
+    Started {
+        /// Tracepoint family in use.
+        family: Family,
+        /// PIDs recorded from the start.
+        pids: Vec<u32>,
+    },
+    /// About once a second.
+    Progress {
+        /// Events converted so far.
+        events: u64,
+        /// Records lost so far.
+        lost: u64,
+    },
+    /// A flight-recorder dump was written.
+    Dumped(Dump),
+}
+
+/// The outcome of a recording.
+#[derive(Clone, Debug)]
+pub struct Summary {
+    /// The trace (streaming mode).
+    pub path: Option<PathBuf>,
+    /// Flight-recorder dumps.
+    pub dumps: Vec<Dump>,
+    /// Events converted.
+    pub events: u64,
+    /// Records lost per CPU.
+    pub lost_per_cpu: Vec<u64>,
+    /// Distinct stacks.
+    pub stacks: usize,
+    /// Tracepoint family used.
+    pub family: Family,
+    /// Wait status of the launched command.
+    pub child_status: Option<i32>,
+    /// Wall time recorded.
+    pub elapsed: Duration,
+}
+
+enum Sink {
+    Stream(StreamSink),
+    Flight(FlightSink, Option<Watcher>),
+}
+
+/// Record until the command ends, the duration passes, or SIGINT/SIGTERM.
+pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, RecordError> {
+    signals::install();
+    let mut cfg = req.config.clone();
+    let mut child = match &req.command {
+        Some(argv) => {
+            let l = Launched::fork(argv)?;
+            cfg.target = Target::Pids(vec![l.pid]);
+            Some(l)
+        }
+        None => None,
+    };
+    let initial: Vec<u32> = match &cfg.target {
+        Target::Pids(p) => {
+            if child.is_none()
+                && let Some(&missing) = p.iter().find(|&&p| !procfs::exists(p))
+            {
+                return Err(RecordError::NoSuchProcess(missing));
+            }
+            p.clone()
+        }
+        Target::Comm(name) => procfs::pids_named(name),
+        Target::All => Vec::new(),
+    };
+    let tracked: &[u32] = if matches!(cfg.target, Target::Pids(_)) {
+        &initial
+    } else {
+        &[]
+    };
+    let probes = match Probes::start(&cfg, tracked) {
+        Ok(p) => p,
+        Err(e) => {
+            if let Some(c) = child.as_mut() {
+                c.kill();
+            }
+            return Err(e);
+        }
+    };
+    let hdr = header(req.command_line.clone());
+    let mut sink = match &req.output {
+        Output::File(p) => Sink::Stream(StreamSink::create(p, &hdr)?),
+        Output::Flight {
+            capacity,
+            base,
+            trigger,
+        } => Sink::Flight(
+            FlightSink::new(*capacity, base),
+            trigger.clone().map(Watcher::new),
+        ),
+    };
+
+    let conv = Rc::new(RefCell::new(Converter::new(matches!(cfg.target, Target::All))));
+    {
+        let mut c = conv.borrow_mut();
+        for (irq, name) in procfs::irq_names() {
+            c.set_irq_name(irq, &name);
+        }
+        for &pid in &initial {
+            c.targets.insert(pid);
+            if child.is_none() {
+                for tid in procfs::threads(pid) {
+                    if let Some(comm) = procfs::comm(pid, tid) {
+                        c.note_thread(tid, pid, &comm, 0);
+                    }
+                }
+            }
+            c.maps_pending.insert(pid);
+        }
+    }
+    let mut builder = RingBufferBuilder::new();
+    for (cpu, map) in probes.rings().iter().enumerate() {
+        let c = conv.clone();
+        builder
+            .add(map, move |data: &[u8]| {
+                let mut c = c.borrow_mut();
+                match parse(data) {
+                    Ok(r) => c.convert(cpu as u32, r),
+                    Err(_) => c.count("unparsed_records", 1),
+                }
+                0
+            })
+            .map_err(|e| RecordError::Load(format!("ring reader: {e}")))?;
+    }
+    let ring = builder
+        .build()
+        .map_err(|e| RecordError::Load(format!("ring reader: {e}")))?;
+
+    let mut symbols = Symbols::default();
+    let mut lost_seen = vec![0u64; probes.rings().len()];
+    let mut events = 0u64;
+    let mut dumps = Vec::new();
+    let start = Instant::now();
+    let mut last_progress = Instant::now();
+    notify(Notice::Started {
+        family: probes.family,
+        pids: initial.clone(),
+    });
+    if let Some(c) = child.as_mut() {
+        c.release();
+    }
+
+    let family = probes.family;
+    let mut probes = Some(probes);
+    let mut stopping = false;
+    loop {
+        let _ = ring.poll(cfg.poll_interval);
+        let _ = ring.consume();
+        let now = clock_ns(libc::CLOCK_MONOTONIC);
+        let batch = {
+            let mut c = conv.borrow_mut();
+            if let Some(p) = probes.as_ref() {
+                refresh_maps(&mut c, p, now);
+                for (cpu, &n) in p.lost_per_cpu().iter().enumerate() {
+                    if cpu < lost_seen.len() && n > lost_seen[cpu] {
+                        c.lost(cpu as u32, n - lost_seen[cpu], now);
+                        lost_seen[cpu] = n;
+                    }
+                }
+            }
+            std::mem::take(&mut c.out)
+        };
+        events += batch.len() as u64;
+        let c = conv.borrow();
+        match &mut sink {
+            Sink::Stream(s) => s.events(&c, &batch)?,
+            Sink::Flight(f, watcher) => {
+                f.events(&batch);
+                let mut want = signals::take_dump_requests() > 0;
+                if let Some(w) = watcher.as_mut() {
+                    let comm = w.comm().map(str::to_owned);
+                    let wanted = |t: Tid| target_thread(&c, t, comm.as_deref());
+                    want |= w.feed(&batch, &wanted).is_some();
+                    want |= w.check_open(now).is_some();
+                }
+                if want && !f.is_empty() {
+                    let d = f.dump(&c, &mut symbols, &hdr)?;
+                    notify(Notice::Dumped(d.clone()));
+                    dumps.push(d);
+                }
+            }
+        }
+        drop(c);
+        if last_progress.elapsed() >= Duration::from_secs(1) {
+            last_progress = Instant::now();
+            notify(Notice::Progress {
+                events,
+                lost: lost_seen.iter().sum(),
+            });
+        }
+        if stopping {
+            break;
+        }
+        let child_done = child.as_mut().is_some_and(|c| c.poll_exit().is_some());
+        let pids_gone = child.is_none()
+            && matches!(cfg.target, Target::Pids(_))
+            && initial.iter().all(|&p| !procfs::exists(p));
+        let timed_out = req.duration.is_some_and(|d| start.elapsed() >= d);
+        if child_done || pids_gone || timed_out || signals::stop_requested() {
+            // Detach first so nothing new arrives, then drain once more.
+            probes.take();
+            stopping = true;
+        }
+    }
+    let elapsed = start.elapsed();
+    if let Some(c) = child.as_mut()
+        && c.poll_exit().is_none()
+    {
+        // Stopped by duration or signal while the command still runs: leave it be,
+        // as perf does; the recording simply ends here.
+    }
+    let c = conv.borrow();
+    let path = match sink {
+        Sink::Stream(s) => Some(s.finish(&c, &mut symbols)?),
+        Sink::Flight(..) => None,
+    };
+    Ok(Summary {
+        path,
+        dumps,
+        events,
+        lost_per_cpu: lost_seen,
+        stacks: c.stacks.len(),
+        family,
+        child_status: child.as_mut().and_then(|c| c.poll_exit()),
+        elapsed,
+    })
+}
+
+/// Is this thread a target (and named `comm`, if given)?
+fn target_thread(c: &Converter, t: Tid, comm: Option<&str>) -> bool {
+    match c.thread(t.0) {
+        Some((tgid, name)) => c.is_target(tgid) && comm.is_none_or(|n| n == name),
+        None => false,
+    }
+}
+
+/// Read the mappings of processes that exec'd, mapped code or were newly seen, and
+/// update their code ranges in the kernel.
+fn refresh_maps(c: &mut Converter, p: &Probes, now: u64) {
+    let pending = std::mem::take(&mut c.maps_pending);
+    for tgid in pending {
+        let maps = c.refresh_mappings(tgid, now);
+        if c.is_target(tgid) && !maps.is_empty() {
+            let exe = procfs::exe(tgid);
+            let ranges = procfs::code_ranges(&maps, exe.as_deref());
+            if p.set_ranges(tgid, &ranges).is_err() {
+                c.count("range_table_updates_failed", 1);
+            }
+        }
+    }
+}

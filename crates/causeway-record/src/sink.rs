@@ -1,0 +1,270 @@
+//! Where converted events go: straight into a trace file, or into the flight
+//! recorder's window of recent events, dumped to a file on a trigger.
+
+use crate::convert::Converter;
+use crate::stacks::Symbols;
+use causeway_format::{
+    ClockSource, Event, EventKind, Header, HostInfo, StackId, TraceWriter,
+};
+use std::collections::{HashMap, VecDeque};
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+/// The header of a recording made now.
+pub fn header(command_line: Vec<String>) -> Header {
+    let mono = clock_ns(libc::CLOCK_MONOTONIC);
+    let real = clock_ns(libc::CLOCK_REALTIME);
+    // SAFETY: uname fills the struct it is given.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    let host = if unsafe { libc::uname(&mut u) } == 0 {
+        let s = |f: &[libc::c_char]| {
+            let b: Vec<u8> = f.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+            String::from_utf8_lossy(&b).into_owned()
+        };
+        HostInfo {
+            hostname: s(&u.nodename),
+            kernel_release: s(&u.release),
+            arch: s(&u.machine),
+        }
+    } else {
+        HostInfo::default()
+    };
+    Header {
+        clock: ClockSource::Monotonic,
+        clock_to_realtime_ns: real as i64 - mono as i64,
+        clock_to_monotonic_ns: 0,
+        host,
+        cpu_count: crate::config::num_cpus(),
+        command_line,
+        writer: concat!("causeway-record ", env!("CARGO_PKG_VERSION")).to_string(),
+    }
+}
+
+/// Nanoseconds of a clock.
+pub fn clock_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn create(path: &Path) -> Result<BufWriter<File>, crate::RecordError> {
+    File::create(path)
+        .map(|f| BufWriter::with_capacity(1 << 20, f))
+        .map_err(|e| crate::RecordError::Io(format!("creating {}", path.display()), e))
+}
+
+/// Table rows already handed to a writer.
+#[derive(Default)]
+struct Sent {
+    strings: usize,
+    threads: usize,
+    processes: usize,
+    mappings: usize,
+}
+
+impl Sent {
+    /// Hand new rows to `w`. Strings keep their recorder ids because every string goes
+    /// to the writer in id order before any event that uses it.
+    fn sync<W: std::io::Write>(&mut self, conv: &Converter, w: &mut TraceWriter<W>) {
+        for s in &conv.strings.all()[self.strings..] {
+            w.intern(s);
+        }
+        self.strings = conv.strings.all().len();
+        for t in &conv.threads[self.threads..] {
+            w.add_thread(t.clone());
+        }
+        self.threads = conv.threads.len();
+        for p in &conv.processes[self.processes..] {
+            w.add_process(p.clone());
+        }
+        self.processes = conv.processes.len();
+        for m in &conv.mappings[self.mappings..] {
+            w.add_mapping(m.clone());
+        }
+        self.mappings = conv.mappings.len();
+    }
+}
+
+/// Streams every event into one trace file.
+pub struct StreamSink {
+    writer: TraceWriter<BufWriter<File>>,
+    sent: Sent,
+    path: PathBuf,
+}
+
+impl StreamSink {
+    /// Start writing `path`.
+    pub fn create(path: &Path, header: &Header) -> Result<StreamSink, crate::RecordError> {
+        Ok(StreamSink {
+            writer: TraceWriter::new(create(path)?, header)?,
+            sent: Sent::default(),
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Write converted events.
+    pub fn events(&mut self, conv: &Converter, evs: &[Event]) -> Result<(), crate::RecordError> {
+        self.sent.sync(conv, &mut self.writer);
+        for e in evs {
+            self.writer.push(e)?;
+        }
+        Ok(())
+    }
+
+    /// Symbolize, write the stacks and statistics, and close the file.
+    pub fn finish(
+        mut self,
+        conv: &Converter,
+        symbols: &mut Symbols,
+    ) -> Result<PathBuf, crate::RecordError> {
+        self.sent.sync(conv, &mut self.writer);
+        let ids: Vec<StackId> = (0..conv.stacks.len() as u32).map(StackId).collect();
+        let map = symbols.write_stacks(conv, &ids, &mut self.writer);
+        // Stacks reach the writer only here, in id order, so ids cannot differ; count
+        // it if they ever do rather than write a silently wrong trace.
+        let wrong = map.iter().filter(|(a, b)| a != b).count() as u64;
+        if wrong > 0 {
+            self.writer.add_counter("stack_ids_remapped_wrongly", wrong);
+        }
+        for (k, v) in &conv.counters {
+            self.writer.add_counter(k, *v);
+        }
+        self.writer.finish()?;
+        Ok(self.path)
+    }
+}
+
+/// What a flight-recorder dump wrote.
+#[derive(Clone, Debug)]
+pub struct Dump {
+    /// The file.
+    pub path: PathBuf,
+    /// Events in it.
+    pub events: u64,
+    /// First and last event time (trace clock).
+    pub first_ts: u64,
+    /// Last event time.
+    pub last_ts: u64,
+}
+
+/// Keeps the most recent events in memory; writes them out on a trigger.
+pub struct FlightSink {
+    window: VecDeque<Event>,
+    capacity: usize,
+    base: PathBuf,
+    dumps: usize,
+    /// Events that fell out of the window (expected: that is the point).
+    pub rotated_out: u64,
+}
+
+impl FlightSink {
+    /// A window of `capacity` events; dumps are named after `base` (`NAME.1.cwt`, ...).
+    pub fn new(capacity: usize, base: &Path) -> FlightSink {
+        FlightSink {
+            window: VecDeque::with_capacity(capacity.min(1 << 20)),
+            capacity: capacity.max(1),
+            base: base.to_path_buf(),
+            dumps: 0,
+            rotated_out: 0,
+        }
+    }
+
+    /// Add events, dropping the oldest beyond the capacity. A stack event is never
+    /// kept without the event it belongs to: it is dropped with it.
+    pub fn events(&mut self, evs: &[Event]) {
+        for e in evs {
+            self.window.push_back(*e);
+        }
+        while self.window.len() > self.capacity {
+            self.window.pop_front();
+            self.rotated_out += 1;
+        }
+        while matches!(self.window.front().map(|e| &e.kind), Some(EventKind::Stack { .. })) {
+            self.window.pop_front();
+            self.rotated_out += 1;
+        }
+    }
+
+    /// Events held now.
+    pub fn len(&self) -> usize {
+        self.window.len()
+    }
+
+    /// Nothing held.
+    pub fn is_empty(&self) -> bool {
+        self.window.is_empty()
+    }
+
+    /// Path of dump number `n` (from 1).
+    pub fn dump_path(&self, n: usize) -> PathBuf {
+        let stem = self
+            .base
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "causeway-flight.cwt".into());
+        let stem = stem.strip_suffix(".cwt").unwrap_or(&stem).to_string();
+        self.base.with_file_name(format!("{stem}.{n}.cwt"))
+    }
+
+    /// Write the window to the next dump file; the window is kept (recording goes on).
+    pub fn dump(
+        &mut self,
+        conv: &Converter,
+        symbols: &mut Symbols,
+        header: &Header,
+    ) -> Result<Dump, crate::RecordError> {
+        self.dumps += 1;
+        let path = self.dump_path(self.dumps);
+        let mut w = TraceWriter::new(create(&path)?, header)?;
+        let mut sent = Sent::default();
+        sent.sync(conv, &mut w);
+        // Only the stacks the window uses, symbolized into this file's own ids.
+        let mut ids: Vec<StackId> = self
+            .window
+            .iter()
+            .filter_map(|e| match e.kind {
+                EventKind::Stack { user, kernel, .. } => Some([user, kernel]),
+                _ => None,
+            })
+            .flatten()
+            .flatten()
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let stacks = symbols.write_stacks(conv, &ids, &mut w);
+        let mut first = u64::MAX;
+        let mut last = 0;
+        for e in &self.window {
+            let ev = remap(e, &stacks);
+            first = first.min(e.ts.0);
+            last = last.max(e.ts.0);
+            w.push(&ev)?;
+        }
+        for (k, v) in &conv.counters {
+            w.add_counter(k, *v);
+        }
+        w.add_counter("flight_rotated_out", self.rotated_out);
+        w.finish()?;
+        Ok(Dump {
+            path,
+            events: self.window.len() as u64,
+            first_ts: if first == u64::MAX { 0 } else { first },
+            last_ts: last,
+        })
+    }
+}
+
+/// Rewrite stack ids for a dump (string ids are the same in every file, see `Sent`).
+fn remap(e: &Event, stacks: &HashMap<StackId, StackId>) -> Event {
+    let mut e = *e;
+    if let EventKind::Stack { user, kernel, .. } = &mut e.kind {
+        *user = user.and_then(|s| stacks.get(&s).copied());
+        *kernel = kernel.and_then(|s| stacks.get(&s).copied());
+    }
+    e
+}

@@ -1,0 +1,214 @@
+//! Stacks: deduplication while recording, symbolization when a trace is written.
+//!
+//! Addresses are symbolized once, at the end of a recording (or of a flight-recorder
+//! dump), against the mappings recorded while the processes lived: the files are read,
+//! not the processes, so processes that exited during the recording still get names.
+
+use crate::convert::Converter;
+use blazesym::symbolize::source::{Elf, Kernel, Source};
+use blazesym::symbolize::{Input, Symbolized, Symbolizer};
+use causeway_format::{Frame, FrameSpace, Stack, StackId, Tgid, TraceWriter};
+use std::collections::HashMap;
+use std::io::Write;
+
+/// A raw stack as recorded: process (0 for kernel stacks) and return addresses.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StackKey {
+    /// Process whose address space the frames are in; 0 for the kernel.
+    pub tgid: u32,
+    /// Addresses, innermost first.
+    pub frames: Vec<u64>,
+    /// The walk did not reach the outermost frame.
+    pub truncated: bool,
+}
+
+/// Stacks numbered in first-seen order.
+#[derive(Debug, Default)]
+pub struct StackTable {
+    list: Vec<StackKey>,
+    ids: HashMap<StackKey, StackId>,
+}
+
+impl StackTable {
+    /// The id of `k`, adding it if new.
+    pub fn intern(&mut self, k: StackKey) -> StackId {
+        if let Some(&id) = self.ids.get(&k) {
+            return id;
+        }
+        let id = StackId(self.list.len() as u32);
+        self.list.push(k.clone());
+        self.ids.insert(k, id);
+        id
+    }
+
+    /// The stack with this id.
+    pub fn get(&self, id: StackId) -> Option<&StackKey> {
+        self.list.get(id.0 as usize)
+    }
+
+    /// Number of distinct stacks.
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// No stacks yet.
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+}
+
+/// GNU build ID of an ELF file, empty if it has none or cannot be read.
+pub fn build_id(path: &str) -> Vec<u8> {
+    match blazesym::helper::read_elf_build_id(path) {
+        Ok(Some(id)) => id.to_vec(),
+        _ => Vec::new(),
+    }
+}
+
+/// A symbolized address.
+#[derive(Clone, Debug, Default)]
+struct Sym {
+    module: String,
+    name: String,
+    offset: u64,
+}
+
+/// Symbolizes addresses of recorded stacks, caching per address.
+pub struct Symbols {
+    symbolizer: Symbolizer,
+    cache: HashMap<(u32, u64), Sym>,
+}
+
+impl Default for Symbols {
+    fn default() -> Self {
+        Symbols {
+            symbolizer: Symbolizer::new(),
+            cache: HashMap::new(),
+        }
+    }
+}
+
+impl Symbols {
+    /// Symbolize every address of these stacks that is not cached yet.
+    fn resolve(&mut self, conv: &Converter, ids: &[StackId]) {
+        let mut kernel: Vec<u64> = Vec::new();
+        // (path, file offset) lookups grouped by file.
+        let mut by_file: HashMap<&str, Vec<(u32, u64, u64, u64)>> = HashMap::new();
+        for &id in ids {
+            let Some(k) = conv.stacks.get(id) else { continue };
+            for &a in &k.frames {
+                if self.cache.contains_key(&(k.tgid, a)) {
+                    continue;
+                }
+                if k.tgid == 0 {
+                    kernel.push(a);
+                    continue;
+                }
+                // The latest mapping holding the address.
+                let m = conv
+                    .mappings
+                    .iter()
+                    .rev()
+                    .find(|m| m.tgid.0 == k.tgid && m.start <= a && a < m.end);
+                match m {
+                    Some(m) => {
+                        let path = conv.strings.get(m.path);
+                        // Return addresses point after the call: look up the call.
+                        let off = a.saturating_sub(1) - m.start + m.file_offset;
+                        by_file.entry(path).or_default().push((k.tgid, a, off, m.start));
+                    }
+                    None => {
+                        self.cache.insert((k.tgid, a), Sym::default());
+                    }
+                }
+            }
+        }
+        kernel.sort_unstable();
+        kernel.dedup();
+        if !kernel.is_empty() {
+            let src = Source::Kernel(Kernel::default());
+            let look: Vec<u64> = kernel.iter().map(|a| a.saturating_sub(1)).collect();
+            let res = self.symbolizer.symbolize(&src, Input::AbsAddr(&look));
+            for (i, &a) in kernel.iter().enumerate() {
+                let sym = match res.as_ref().ok().and_then(|r| r.get(i)) {
+                    Some(Symbolized::Sym(s)) => Sym {
+                        module: "[kernel]".into(),
+                        name: s.name.to_string(),
+                        offset: a.saturating_sub(s.addr),
+                    },
+                    _ => Sym {
+                        module: "[kernel]".into(),
+                        ..Sym::default()
+                    },
+                };
+                self.cache.insert((0, a), sym);
+            }
+        }
+        for (path, items) in by_file {
+            let offs: Vec<u64> = items.iter().map(|i| i.2).collect();
+            let res = if path.starts_with('/') {
+                let src = Source::Elf(Elf::new(path));
+                self.symbolizer.symbolize(&src, Input::FileOffset(&offs)).ok()
+            } else {
+                None
+            };
+            for (i, &(tgid, a, off, _)) in items.iter().enumerate() {
+                let sym = match res.as_ref().and_then(|r| r.get(i)) {
+                    Some(Symbolized::Sym(s)) => Sym {
+                        module: path.to_string(),
+                        name: s.name.to_string(),
+                        offset: (s.offset as u64) + 1,
+                    },
+                    _ => Sym {
+                        module: path.to_string(),
+                        name: String::new(),
+                        offset: off,
+                    },
+                };
+                self.cache.insert((tgid, a), sym);
+            }
+        }
+    }
+
+    /// Write these stacks (symbolized) into `w`; returns recorder id -> trace id.
+    /// Writing every stack of a streaming recording in id order keeps the ids equal.
+    pub fn write_stacks<W: Write>(
+        &mut self,
+        conv: &Converter,
+        ids: &[StackId],
+        w: &mut TraceWriter<W>,
+    ) -> HashMap<StackId, StackId> {
+        self.resolve(conv, ids);
+        let mut map = HashMap::with_capacity(ids.len());
+        for &id in ids {
+            let Some(k) = conv.stacks.get(id) else { continue };
+            let space = if k.tgid == 0 {
+                FrameSpace::Kernel
+            } else {
+                FrameSpace::User { tgid: Tgid(k.tgid) }
+            };
+            let frames = k
+                .frames
+                .iter()
+                .map(|&a| {
+                    let s = self.cache.get(&(k.tgid, a)).cloned().unwrap_or_default();
+                    let module = w.intern(&s.module);
+                    let symbol = w.intern(&s.name);
+                    w.intern_frame(Frame {
+                        space,
+                        addr: a,
+                        module,
+                        symbol,
+                        sym_offset: s.offset,
+                    })
+                })
+                .collect();
+            let new = w.intern_stack(Stack {
+                frames,
+                truncated: k.truncated,
+            });
+            map.insert(id, new);
+        }
+        map
+    }
+}
