@@ -6,7 +6,7 @@ set -euo pipefail
 # Packages: a C toolchain for the workload zoo and zstd-sys; perf for `causeway import`
 # and for the peer measurements in bench/; clang, libelf, zlib, pkg-config and bpftool
 # for the eBPF recorder; graphviz for SVG wait-for graphs.
-PKGS=(build-essential pkg-config linux-perf clang libelf-dev zlib1g-dev graphviz)
+PKGS=(build-essential pkg-config linux-perf clang libelf-dev zlib1g-dev bpftool graphviz)
 
 missing=()
 for p in "${PKGS[@]}"; do

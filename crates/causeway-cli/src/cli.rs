@@ -167,7 +167,11 @@ Stops at the end of the command, after --duration, when the processes given with
 have all exited, or on Ctrl-C / SIGTERM; the trace is always finished cleanly.")]
 pub struct RecordArgs {
     /// Command to launch and record with every process it creates (after `--`).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "CMD")]
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
     pub command: Vec<String>,
     /// Record these processes (comma-separated PIDs) and the processes they create.
     #[arg(short, long, value_delimiter = ',')]

@@ -133,7 +133,11 @@ impl StackMode {
             "app-all" => StackMode::AppAll,
             "libs" => StackMode::Libs,
             "all" => StackMode::All,
-            _ => return Err(format!("unknown stack mode `{s}` (none, app, app-all, libs, all)")),
+            _ => {
+                return Err(format!(
+                    "unknown stack mode `{s}` (none, app, app-all, libs, all)"
+                ));
+            }
         })
     }
 
@@ -209,7 +213,9 @@ pub fn default_buffer_per_cpu(ncpu: u32) -> u32 {
 
 /// Number of possible CPUs (ring buffers are indexed by CPU number).
 pub fn num_cpus() -> u32 {
-    libbpf_rs::num_possible_cpus().map(|n| n as u32).unwrap_or(1)
+    libbpf_rs::num_possible_cpus()
+        .map(|n| n as u32)
+        .unwrap_or(1)
 }
 
 #[cfg(test)]
@@ -223,7 +229,11 @@ mod tests {
         assert!(s.sched && !s.net && !s.syscall);
         let s = EventSet::parse("sched,block").unwrap();
         assert_eq!(s.bits(), 1 | 16);
-        assert!(EventSet::parse("sched,bogus").unwrap_err().contains("bogus"));
+        assert!(
+            EventSet::parse("sched,bogus")
+                .unwrap_err()
+                .contains("bogus")
+        );
     }
 
     #[test]

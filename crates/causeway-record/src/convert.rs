@@ -129,10 +129,12 @@ pub struct Converter {
 impl Converter {
     /// A converter; `all` when every process is a target.
     pub fn new(all: bool) -> Converter {
-        Converter {
+        let mut c = Converter {
             all_targets: all,
             ..Default::default()
-        }
+        };
+        c.stacks.glue = crate::stacks::KernelGlue::load();
+        c
     }
 
     /// Add to a named counter.
@@ -253,9 +255,7 @@ impl Converter {
             self.stacks.intern(StackKey {
                 tgid,
                 frames: st.user,
-                truncated: st.flags
-                    & (stack_flags::USER_TRUNCATED | stack_flags::USER_FAILED)
-                    != 0,
+                truncated: st.flags & (stack_flags::USER_TRUNCATED | stack_flags::USER_FAILED) != 0,
             })
         });
         let kernel = (!st.kernel.is_empty()).then(|| {
@@ -361,7 +361,8 @@ impl Converter {
                     }
                     self.process_known.insert(child_tgid);
                     let parent = self.processes.iter().rev().find(|p| p.tgid.0 == tgid);
-                    let (exe, cmdline) = parent.map_or((StringId(0), StringId(0)), |p| (p.exe, p.cmdline));
+                    let (exe, cmdline) =
+                        parent.map_or((StringId(0), StringId(0)), |p| (p.exe, p.cmdline));
                     self.processes.push(ProcessInfo {
                         tgid: Tgid(child_tgid),
                         parent: Some(Tgid(tgid)),
@@ -523,7 +524,12 @@ impl Converter {
 
     /// A `lost` event for `count` records lost on `cpu`, placed at its last timestamp.
     pub fn lost(&mut self, cpu: u32, count: u64, now: u64) {
-        let ts = self.last_ts.get(cpu as usize).copied().filter(|&t| t > 0).unwrap_or(now);
+        let ts = self
+            .last_ts
+            .get(cpu as usize)
+            .copied()
+            .filter(|&t| t > 0)
+            .unwrap_or(now);
         self.push(ts, cpu, EventKind::Lost { count });
     }
 }

@@ -15,7 +15,9 @@ pub enum RecordError {
     #[error("loading the eBPF recorder failed: {0}")]
     Load(String),
     /// A tracepoint could not be attached.
-    #[error("attaching to tracepoint {0} failed: {1} (does this kernel have it? see /sys/kernel/tracing/available_events)")]
+    #[error(
+        "attaching to tracepoint {0} failed: {1} (does this kernel have it? see /sys/kernel/tracing/available_events)"
+    )]
     Attach(String, String),
     /// A process to record does not exist.
     #[error("no process with PID {0}")]

@@ -35,7 +35,8 @@ impl Launched {
         };
         let prog = find_in_path(first)
             .ok_or_else(|| RecordError::Spawn(first.clone(), "command not found".into()))?;
-        let cprog = CString::new(prog).map_err(|_| RecordError::Spawn(first.clone(), "NUL in path".into()))?;
+        let cprog = CString::new(prog)
+            .map_err(|_| RecordError::Spawn(first.clone(), "NUL in path".into()))?;
         let cargs: Vec<CString> = argv
             .iter()
             .map(|a| CString::new(a.as_bytes()))
@@ -46,13 +47,19 @@ impl Launched {
         let mut fds = [0 as libc::c_int; 2];
         // SAFETY: pipe2 writes two descriptors into fds.
         if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(RecordError::Io("pipe".into(), std::io::Error::last_os_error()));
+            return Err(RecordError::Io(
+                "pipe".into(),
+                std::io::Error::last_os_error(),
+            ));
         }
         // SAFETY: the child only calls async-signal-safe functions (read, close,
         // execv, _exit) on memory prepared before the fork.
         let pid = unsafe { libc::fork() };
         if pid < 0 {
-            return Err(RecordError::Io("fork".into(), std::io::Error::last_os_error()));
+            return Err(RecordError::Io(
+                "fork".into(),
+                std::io::Error::last_os_error(),
+            ));
         }
         if pid == 0 {
             unsafe {

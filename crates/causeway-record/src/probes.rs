@@ -152,8 +152,7 @@ fn open_and_load(
         .rings
         .set_inner_map_fd(rings[0].as_fd())
         .map_err(|e| RecordError::Load(format!("ring template: {e}")))?;
-    open.load()
-        .map_err(|e| RecordError::Load(format!("{e}")))
+    open.load().map_err(|e| RecordError::Load(format!("{e}")))
 }
 
 impl Probes {
@@ -168,8 +167,15 @@ impl Probes {
                     sz: size_of::<libbpf_sys::bpf_map_create_opts>() as _,
                     ..Default::default()
                 };
-                MapHandle::create(MapType::RingBuf, Some(format!("cw_ring{c}")), 0, 0, size, &opts)
-                    .map_err(|e| RecordError::Load(format!("creating ring buffer for CPU {c}: {e}")))
+                MapHandle::create(
+                    MapType::RingBuf,
+                    Some(format!("cw_ring{c}")),
+                    0,
+                    0,
+                    size,
+                    &opts,
+                )
+                .map_err(|e| RecordError::Load(format!("creating ring buffer for CPU {c}: {e}")))
             })
             .collect::<Result<Vec<_>, _>>()?;
         let (skel, family) = if cfg.force_raw_tracepoints {
@@ -260,10 +266,18 @@ impl Probes {
 
     /// Records lost so far per CPU (failed ring reservations counted in BPF).
     pub fn lost_per_cpu(&self) -> Vec<u64> {
-        match self.skel.maps.lost.lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY) {
+        match self
+            .skel
+            .maps
+            .lost
+            .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
+        {
             Ok(Some(v)) => v
                 .iter()
-                .map(|b| b.get(..8).map_or(0, |s| u64::from_ne_bytes(s.try_into().unwrap_or([0; 8]))))
+                .map(|b| {
+                    b.get(..8)
+                        .map_or(0, |s| u64::from_ne_bytes(s.try_into().unwrap_or([0; 8])))
+                })
                 .collect(),
             _ => Vec::new(),
         }

@@ -180,7 +180,10 @@ mod tests {
         assert_eq!(m.len(), 4);
         assert_eq!(m[0].offset, 0x1000);
         let r = code_ranges(&m, Some("/usr/bin/prog"));
-        assert_eq!(r, vec![(0x55d0d000, 0x55d0f000), (0x7f00000000, 0x7f00020000)]);
+        assert_eq!(
+            r,
+            vec![(0x55d0d000, 0x55d0f000), (0x7f00000000, 0x7f00020000)]
+        );
         let r = code_ranges(&m, None);
         assert_eq!(r[0], (0, 0));
     }
@@ -191,6 +194,10 @@ mod tests {
         assert!(exists(me));
         assert!(!threads(me).is_empty());
         assert!(exe(me).is_some());
-        assert!(exec_mappings(me).iter().any(|m| m.path.contains("libc") || m.path == exe(me).unwrap()));
+        assert!(
+            exec_mappings(me)
+                .iter()
+                .any(|m| m.path.contains("libc") || m.path == exe(me).unwrap())
+        );
     }
 }

@@ -56,7 +56,7 @@ pub enum WakerCtx {
     Unknown,
 }
 
-/// A stack attached to a record: user frames (innermost first), then kernel frames.
+/// A stack attached to a record (in the record: kernel frames first, then user ones).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RawStack {
     /// 0 switch-out, 1 waker, 2 syscall (`StackKind` numbering).
@@ -403,13 +403,13 @@ pub fn parse(b: &[u8]) -> Result<Record, RecordError> {
         let nu = c.u8()? as usize;
         let nk = c.u8()? as usize;
         c.skip(4)?;
-        let mut user = Vec::with_capacity(nu);
-        for _ in 0..nu {
-            user.push(c.u64()?);
-        }
         let mut kernel = Vec::with_capacity(nk);
         for _ in 0..nk {
             kernel.push(c.u64()?);
+        }
+        let mut user = Vec::with_capacity(nu);
+        for _ in 0..nu {
+            user.push(c.u64()?);
         }
         Some(RawStack {
             kind,
@@ -454,7 +454,7 @@ mod tests {
         b.push(0);
         b.extend_from_slice(&[0; 7]);
         b.extend_from_slice(&[0, stack_flags::SCANNED, 2, 1, 0, 0, 0, 0]);
-        for a in [0x1000u64, 0x2000, 0xffff_ffff_8100_0000] {
+        for a in [0xffff_ffff_8100_0000u64, 0x1000, 0x2000] {
             b.extend_from_slice(&a.to_ne_bytes());
         }
         let r = parse(&b).unwrap();

@@ -4,7 +4,7 @@ use crate::config::{RecordConfig, Target};
 use crate::convert::Converter;
 use crate::launch::Launched;
 use crate::probes::{Family, Probes};
-use crate::records::parse;
+use crate::records::{Record, parse};
 use crate::sink::{Dump, FlightSink, StreamSink, clock_ns, header};
 use crate::stacks::Symbols;
 use crate::trigger::{Condition, Watcher};
@@ -15,6 +15,9 @@ use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
+
+/// Least time between two dumps caused by a `--trigger` condition.
+pub const AUTO_DUMP_HOLDOFF: Duration = Duration::from_secs(1);
 
 /// Where events go.
 #[derive(Clone, Debug)]
@@ -90,7 +93,7 @@ pub struct Summary {
 }
 
 enum Sink {
-    Stream(StreamSink),
+    Stream(Box<StreamSink>),
     Flight(FlightSink, Option<Watcher>),
 }
 
@@ -134,7 +137,7 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
     };
     let hdr = header(req.command_line.clone());
     let mut sink = match &req.output {
-        Output::File(p) => Sink::Stream(StreamSink::create(p, &hdr)?),
+        Output::File(p) => Sink::Stream(Box::new(StreamSink::create(p, &hdr)?)),
         Output::Flight {
             capacity,
             base,
@@ -145,7 +148,10 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
         ),
     };
 
-    let conv = Rc::new(RefCell::new(Converter::new(matches!(cfg.target, Target::All))));
+    let conv = Rc::new(RefCell::new(Converter::new(matches!(
+        cfg.target,
+        Target::All
+    ))));
     {
         let mut c = conv.borrow_mut();
         for (irq, name) in procfs::irq_names() {
@@ -160,18 +166,24 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
                     }
                 }
             }
-            c.maps_pending.insert(pid);
+            // Read now: a launched command still shows causeway's own mappings,
+            // which its first waits (before exec) have stacks in.
+            refresh_maps(&mut c, &probes, 0, &[pid]);
         }
     }
+    // Records are parsed in the ring callbacks and converted per batch in time order:
+    // rings are drained one after the other, and a thread's name or a process's birth
+    // reported on one CPU must not be overtaken by older news from another.
+    let pending: Rc<RefCell<Vec<(u32, Record)>>> = Rc::new(RefCell::new(Vec::new()));
     let mut builder = RingBufferBuilder::new();
     for (cpu, map) in probes.rings().iter().enumerate() {
+        let p = pending.clone();
         let c = conv.clone();
         builder
             .add(map, move |data: &[u8]| {
-                let mut c = c.borrow_mut();
                 match parse(data) {
-                    Ok(r) => c.convert(cpu as u32, r),
-                    Err(_) => c.count("unparsed_records", 1),
+                    Ok(r) => p.borrow_mut().push((cpu as u32, r)),
+                    Err(_) => c.borrow_mut().count("unparsed_records", 1),
                 }
                 0
             })
@@ -187,6 +199,7 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
     let mut dumps = Vec::new();
     let start = Instant::now();
     let mut last_progress = Instant::now();
+    let mut last_auto_dump: Option<Instant> = None;
     notify(Notice::Started {
         family: probes.family,
         pids: initial.clone(),
@@ -204,8 +217,14 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
         let now = clock_ns(libc::CLOCK_MONOTONIC);
         let batch = {
             let mut c = conv.borrow_mut();
+            let mut recs = std::mem::take(&mut *pending.borrow_mut());
+            recs.sort_by_key(|(_, r)| r.ts);
+            for (cpu, r) in recs {
+                c.convert(cpu, r);
+            }
             if let Some(p) = probes.as_ref() {
-                refresh_maps(&mut c, p, now);
+                let pending: Vec<u32> = std::mem::take(&mut c.maps_pending).into_iter().collect();
+                refresh_maps(&mut c, p, now, &pending);
                 for (cpu, &n) in p.lost_per_cpu().iter().enumerate() {
                     if cpu < lost_seen.len() && n > lost_seen[cpu] {
                         c.lost(cpu as u32, n - lost_seen[cpu], now);
@@ -221,14 +240,23 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
             Sink::Stream(s) => s.events(&c, &batch)?,
             Sink::Flight(f, watcher) => {
                 f.events(&batch);
-                let mut want = signals::take_dump_requests() > 0;
+                let asked = signals::take_dump_requests() > 0;
+                let mut fired = false;
                 if let Some(w) = watcher.as_mut() {
                     let comm = w.comm().map(str::to_owned);
                     let wanted = |t: Tid| target_thread(&c, t, comm.as_deref());
-                    want |= w.feed(&batch, &wanted).is_some();
-                    want |= w.check_open(now).is_some();
+                    fired |= w.feed(&batch, &wanted).is_some();
+                    fired |= w.check_open(now).is_some();
                 }
-                if want && !f.is_empty() {
+                // A condition that holds every few milliseconds would otherwise write
+                // a file per batch: automatic dumps come at most once per holdoff.
+                if fired && last_auto_dump.is_some_and(|t| t.elapsed() < AUTO_DUMP_HOLDOFF) {
+                    fired = false;
+                }
+                if fired {
+                    last_auto_dump = Some(Instant::now());
+                }
+                if (asked || fired) && !f.is_empty() {
                     let d = f.dump(&c, &mut symbols, &hdr)?;
                     notify(Notice::Dumped(d.clone()));
                     dumps.push(d);
@@ -291,9 +319,8 @@ fn target_thread(c: &Converter, t: Tid, comm: Option<&str>) -> bool {
 
 /// Read the mappings of processes that exec'd, mapped code or were newly seen, and
 /// update their code ranges in the kernel.
-fn refresh_maps(c: &mut Converter, p: &Probes, now: u64) {
-    let pending = std::mem::take(&mut c.maps_pending);
-    for tgid in pending {
+fn refresh_maps(c: &mut Converter, p: &Probes, now: u64, tgids: &[u32]) {
+    for &tgid in tgids {
         let maps = c.refresh_mappings(tgid, now);
         if c.is_target(tgid) && !maps.is_empty() {
             let exe = procfs::exe(tgid);

@@ -3,9 +3,7 @@
 
 use crate::convert::Converter;
 use crate::stacks::Symbols;
-use causeway_format::{
-    ClockSource, Event, EventKind, Header, HostInfo, StackId, TraceWriter,
-};
+use causeway_format::{ClockSource, Event, EventKind, Header, HostInfo, StackId, TraceWriter};
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::BufWriter;
@@ -19,7 +17,11 @@ pub fn header(command_line: Vec<String>) -> Header {
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
     let host = if unsafe { libc::uname(&mut u) } == 0 {
         let s = |f: &[libc::c_char]| {
-            let b: Vec<u8> = f.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+            let b: Vec<u8> = f
+                .iter()
+                .take_while(|&&c| c != 0)
+                .map(|&c| c as u8)
+                .collect();
             String::from_utf8_lossy(&b).into_owned()
         };
         HostInfo {
@@ -184,7 +186,10 @@ impl FlightSink {
             self.window.pop_front();
             self.rotated_out += 1;
         }
-        while matches!(self.window.front().map(|e| &e.kind), Some(EventKind::Stack { .. })) {
+        while matches!(
+            self.window.front().map(|e| &e.kind),
+            Some(EventKind::Stack { .. })
+        ) {
             self.window.pop_front();
             self.rotated_out += 1;
         }

@@ -156,23 +156,21 @@ impl Watcher {
                     }
                     f
                 }
-                EventKind::Wakeup { wakee, .. } => {
-                    match self.open.get(&wakee.0).map(|e| e.kind) {
-                        Some(WaitKind::Blocked) => {
-                            let f = self.close(wakee.0, ts);
-                            self.open.insert(
-                                wakee.0,
-                                Episode {
-                                    kind: WaitKind::Runnable,
-                                    since: ts,
-                                    fired: false,
-                                },
-                            );
-                            f
-                        }
-                        _ => None,
+                EventKind::Wakeup { wakee, .. } => match self.open.get(&wakee.0).map(|e| e.kind) {
+                    Some(WaitKind::Blocked) => {
+                        let f = self.close(wakee.0, ts);
+                        self.open.insert(
+                            wakee.0,
+                            Episode {
+                                kind: WaitKind::Runnable,
+                                since: ts,
+                                fired: false,
+                            },
+                        );
+                        f
                     }
-                }
+                    _ => None,
+                },
                 EventKind::Exit { tid } => {
                     self.open.remove(&tid.0);
                     None
@@ -227,7 +225,10 @@ mod tests {
         assert_eq!(c.kind, WaitKind::Blocked);
         assert_eq!(c.threshold_ns, 200_000_000);
         assert_eq!(c.comm.as_deref(), Some("worker"));
-        assert_eq!(Condition::parse("runnable>1.5s").unwrap().threshold_ns, 1_500_000_000);
+        assert_eq!(
+            Condition::parse("runnable>1.5s").unwrap().threshold_ns,
+            1_500_000_000
+        );
         assert!(Condition::parse("blocked>200").is_err());
         assert!(Condition::parse("slow>1s").is_err());
         assert!(Condition::parse("comm=x").is_err());
@@ -271,11 +272,20 @@ mod tests {
         // Its end does not fire again.
         assert_eq!(w.feed(&[wake(400_000_000, 5)], &all), None);
         // Another thread whose block ends late fires at the wake-up.
-        let other = [sw(0, 7, TaskState::UNINTERRUPTIBLE, 0), wake(150_000_000, 7)];
+        let other = [
+            sw(0, 7, TaskState::UNINTERRUPTIBLE, 0),
+            wake(150_000_000, 7),
+        ];
         assert_eq!(w.feed(&other, &all).unwrap().tid, Tid(7));
         // Threads that are not wanted never fire.
         let none = |_: Tid| false;
         let mut w = Watcher::new(Condition::parse("blocked>1ms").unwrap());
-        assert_eq!(w.feed(&[sw(0, 9, TaskState::INTERRUPTIBLE, 0), wake(1 << 40, 9)], &none), None);
+        assert_eq!(
+            w.feed(
+                &[sw(0, 9, TaskState::INTERRUPTIBLE, 0), wake(1 << 40, 9)],
+                &none
+            ),
+            None
+        );
     }
 }

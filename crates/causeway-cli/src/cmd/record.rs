@@ -38,14 +38,17 @@ pub fn parse_size(s: &str) -> Result<u64> {
 }
 
 fn build_config(a: &RecordArgs) -> Result<(RecordConfig, Option<Vec<String>>)> {
-    let targets = [!a.command.is_empty(), !a.pid.is_empty(), a.comm.is_some(), a.all]
-        .iter()
-        .filter(|&&t| t)
-        .count();
+    let targets = [
+        !a.command.is_empty(),
+        !a.pid.is_empty(),
+        a.comm.is_some(),
+        a.all,
+    ]
+    .iter()
+    .filter(|&&t| t)
+    .count();
     if targets != 1 {
-        bail!(
-            "say what to record, exactly one of: `-- CMD ARGS`, `-p PID`, `--comm NAME`, `-a`"
-        );
+        bail!("say what to record, exactly one of: `-- CMD ARGS`, `-p PID`, `--comm NAME`, `-a`");
     }
     let target = if a.all {
         Target::All
@@ -67,7 +70,12 @@ fn build_config(a: &RecordArgs) -> Result<(RecordConfig, Option<Vec<String>>)> {
     cfg.stack_depth = a.stack_depth;
     cfg.kernel_stacks = !a.no_kernel_stacks;
     let (mut sw, mut wk, mut sc) = (false, false, false);
-    for w in a.stacks_on.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+    for w in a
+        .stacks_on
+        .split(',')
+        .map(str::trim)
+        .filter(|w| !w.is_empty())
+    {
         match w {
             "switch" => sw = true,
             "waker" => wk = true,
@@ -76,7 +84,11 @@ fn build_config(a: &RecordArgs) -> Result<(RecordConfig, Option<Vec<String>>)> {
             _ => bail!("--stacks-on: unknown place `{w}` (switch, waker, syscall, none)"),
         }
     }
-    (cfg.stack_on_switch, cfg.stack_on_waker, cfg.stack_on_syscall) = (sw, wk, sc);
+    (
+        cfg.stack_on_switch,
+        cfg.stack_on_waker,
+        cfg.stack_on_syscall,
+    ) = (sw, wk, sc);
     if let Some(b) = &a.buffer_size {
         let n = parse_size(b)?;
         if !(4096..=(1 << 30)).contains(&n) {

@@ -17,9 +17,7 @@ fn flight_recorders() -> Vec<u32> {
                 return false;
             };
             let args: Vec<&[u8]> = raw.split(|&b| b == 0).collect();
-            let is_causeway = args
-                .first()
-                .is_some_and(|a| a.ends_with(b"causeway"));
+            let is_causeway = args.first().is_some_and(|a| a.ends_with(b"causeway"));
             is_causeway
                 && args.iter().any(|a| *a == b"record")
                 && args.iter().any(|a| a.starts_with(b"--flight"))

@@ -145,12 +145,29 @@ struct {
 	__type(value, struct cpu_ctx);
 } cpuctx SEC(".maps");
 
-/* Record assembly space, one per context level (task, softirq, hardirq, NMI) so an
- * interrupt arriving while a record is built does not overwrite it. */
+/* State of one user stack walk. */
+struct walk {
+	__u32 off; /* where the next frame goes in buf */
+	__u32 n;
+	__u32 budget;
+	__u32 used_ranges; /* STACK_LIBS: ranges that already gave their call site */
+	__u64 app_start;
+	__u64 app_end;
+	__u32 tgid;
+	__u32 pad;
+	__u64 sp;
+	__u64 bp;
+	__u64 scanned_slot;
+	__u32 flags;
+	__u32 app_seen;
+};
+
+/* Record assembly space, one per nesting level so a program interrupting another does
+ * not overwrite its record. */
 struct scratch {
 	__u8 buf[MAX_RECORD];
-	__u64 kstack[MAX_KERNEL_FRAMES];
 	__u64 words[64];
+	struct walk w;
 };
 
 struct {
@@ -308,44 +325,33 @@ static __always_inline void note_task(struct task_struct *task, __u32 tid, __u32
 
 #define MAX_WALK 32
 
-/* Index of the code range holding addr, or -1. Range 0 is the main binary, read from
- * the mm so it is right even before user space has filled the range table. */
-static __always_inline int range_of(__u64 addr, __u64 app_start, __u64 app_end,
-				    struct code_ranges *cr)
+/* Index of the library code range holding addr (1..), MAX_RANGES for an address in
+ * no known range (one shared bucket), -1 for 0. */
+static __always_inline int lib_range(__u32 tgid, __u64 addr)
 {
-	if (addr >= app_start && addr < app_end)
-		return 0;
+	if (!addr)
+		return -1;
+	struct code_ranges *cr = bpf_map_lookup_elem(&ranges, &tgid);
 	if (!cr)
-		return addr ? MAX_RANGES : -1; /* unknown library: one shared bucket */
+		return MAX_RANGES;
 	for (int i = 1; i < MAX_RANGES; i++) {
 		if (i >= cr->n)
 			break;
 		if (addr >= cr->start[i] && addr < cr->end[i])
 			return i;
 	}
-	return -1;
+	return MAX_RANGES;
 }
 
-struct walk {
-	__u8 *buf;
-	__u32 off; /* where the next frame goes */
-	__u32 n;
-	__u32 budget;
-	__u32 used_ranges; /* STACK_LIBS: ranges that already gave their call site */
-	__u64 app_start;
-	__u64 app_end;
-	struct code_ranges *cr;
-	bool app_seen;
-};
-
-static __always_inline bool put_frame(struct walk *w, __u64 addr)
+static __always_inline bool put_frame(struct scratch *s, __u64 addr)
 {
+	struct walk *w = &s->w;
 	if (w->n >= w->budget || w->n >= MAX_USER_FRAMES)
 		return false;
 	__u32 o = w->off;
 	if (o > MAX_RECORD - 8)
 		return false;
-	*(__u64 *)(w->buf + o) = addr;
+	*(__u64 *)(s->buf + o) = addr;
 	w->off = o + 8;
 	w->n += 1;
 	return true;
@@ -356,22 +362,40 @@ static __always_inline bool keep(struct walk *w, __u64 addr)
 {
 	if (stack_mode == STACK_ALL)
 		return addr != 0;
-	int r = range_of(addr, w->app_start, w->app_end, w->cr);
-	if (r < 0)
-		return false;
+	bool in_app = addr >= w->app_start && addr < w->app_end;
 	if (stack_mode == STACK_LIBS) {
+		int r = in_app ? 0 : lib_range(w->tgid, addr);
+		if (r < 0)
+			return false;
 		__u32 bit = 1u << (r & 31);
 		if (w->used_ranges & bit)
 			return false;
 		w->used_ranges |= bit;
 		return true;
 	}
-	if (r != 0)
+	if (!in_app)
 		return false;
 	if (stack_mode == STACK_APP && w->app_seen)
 		return false;
-	w->app_seen = true;
+	w->app_seen = 1;
 	return true;
+}
+
+/* Is the instruction before addr a call (x86-64)? A return address always follows one;
+ * a function pointer or stale value found on the stack usually does not. Checks a
+ * direct call (E8 rel32) and the indirect forms (FF /2 with 2 to 7 bytes). */
+__noinline int after_call(__u64 addr)
+{
+	__u8 b[8];
+	if (addr < 8 || bpf_probe_read_user(b, sizeof(b), (void *)(addr - 8)))
+		return 0;
+	if (b[3] == 0xe8)
+		return 1;
+	for (int p = 1; p <= 6; p++) {
+		if (b[p] == 0xff && ((b[p + 1] >> 3) & 7) == 2)
+			return 1;
+	}
+	return 0;
 }
 
 static __always_inline bool walk_done(struct walk *w)
@@ -381,72 +405,98 @@ static __always_inline bool walk_done(struct walk *w)
 	return stack_mode == STACK_APP && w->app_seen;
 }
 
-/* Walk the current thread's user stack into w; returns STK_F_* flags. */
-static __always_inline __u8 walk_user(struct walk *w, struct scratch *s)
+/* The walk state lives in the scratch map value, not on the BPF stack: the verifier
+ * then treats it as data rather than tracking every value through the loops, which
+ * keeps verification small. Callbacks get the scratch pointer through this. */
+struct walk_ctx {
+	struct scratch *s;
+};
+
+/* One word of the stack top scan (bpf_loop callback). */
+static long scan_word(__u64 i, void *ctx)
 {
+	struct scratch *s = ((struct walk_ctx *)ctx)->s;
+	struct walk *w = &s->w;
+	__u64 v = s->words[i & 63];
+	if (v >= w->app_start && v < w->app_end && after_call(v)) {
+		w->app_seen = 1;
+		if (stack_mode == STACK_LIBS)
+			w->used_ranges |= 1;
+		put_frame(s, v);
+		w->flags |= STK_F_SCANNED;
+		w->scanned_slot = w->sp + (i & 63) * 8;
+		return 1;
+	}
+	return 0;
+}
+
+/* One step along the frame pointer chain (bpf_loop callback). */
+static long fp_step(__u64 i, void *ctx)
+{
+	struct scratch *s = ((struct walk_ctx *)ctx)->s;
+	struct walk *w = &s->w;
+	if (walk_done(w)) {
+		w->flags |= STK_F_USER_TRUNCATED;
+		return 1;
+	}
+	__u64 bp = w->bp;
+	if (bp == 0 || (bp & 7))
+		return 1;
+	__u64 pair[2];
+	if (bpf_probe_read_user(pair, sizeof(pair), (void *)bp))
+		return 1;
+	__u64 ret = pair[1];
+	if (ret == 0)
+		return 1;
+	if (bp + 8 != w->scanned_slot && after_call(ret) && keep(w, ret))
+		put_frame(s, ret);
+	if (pair[0] <= bp)
+		return 1;
+	w->bp = pair[0];
+	if (i == MAX_WALK - 1)
+		w->flags |= STK_F_USER_TRUNCATED;
+	return 0;
+}
+
+/* Walk the current thread's user stack; frames go to s->buf from s->w.off on. */
+static __always_inline void walk_user(struct scratch *s)
+{
+	struct walk *w = &s->w;
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct mm_struct *mm = BPF_CORE_READ(task, mm);
 	if (!mm)
-		return STK_F_USER_FAILED;
+		return; /* a kernel thread: no user stack, and none missing */
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (!regs)
-		return STK_F_USER_FAILED;
+	if (!regs) {
+		w->flags |= STK_F_USER_FAILED;
+		return;
+	}
 	__u64 ip = BPF_CORE_READ(regs, ip);
-	__u64 sp = BPF_CORE_READ(regs, sp);
-	__u64 bp = BPF_CORE_READ(regs, bp);
+	w->sp = BPF_CORE_READ(regs, sp);
+	w->bp = BPF_CORE_READ(regs, bp);
 	w->app_start = BPF_CORE_READ(mm, start_code);
 	w->app_end = BPF_CORE_READ(mm, end_code);
-	__u32 tgid = BPF_CORE_READ(task, tgid);
-	w->cr = bpf_map_lookup_elem(&ranges, &tgid);
-	__u8 flags = 0;
+	w->tgid = BPF_CORE_READ(task, tgid);
 
 	if (keep(w, ip))
-		put_frame(w, ip);
-	if (walk_done(w))
-		return flags | STK_F_USER_TRUNCATED;
-
+		put_frame(s, ip);
+	if (walk_done(w)) {
+		w->flags |= STK_F_USER_TRUNCATED;
+		return;
+	}
+	struct walk_ctx wc = {.s = s};
 	/* A thread blocked in a C library built without frame pointers has the library's
 	 * frames above it and the frame pointer chain starts at its caller's caller: scan
 	 * the top of the stack for the first return address into the program, which is
 	 * the call site the user wants first (Uscope Mode 1). */
-	__u64 scanned_slot = 0;
 	if (stack_mode != STACK_ALL && !w->app_seen &&
-	    bpf_probe_read_user(s->words, sizeof(s->words), (void *)sp) == 0) {
-		for (int i = 0; i < 64; i++) {
-			__u64 v = s->words[i];
-			if (v >= w->app_start && v < w->app_end) {
-				w->app_seen = true;
-				if (stack_mode == STACK_LIBS)
-					w->used_ranges |= 1;
-				put_frame(w, v);
-				flags |= STK_F_SCANNED;
-				scanned_slot = sp + i * 8;
-				break;
-			}
-		}
-	}
-
-	for (int i = 0; i < MAX_WALK; i++) {
-		if (walk_done(w))
-			return flags | STK_F_USER_TRUNCATED;
-		if (bp == 0 || (bp & 7))
-			return flags;
-		__u64 pair[2];
-		if (bpf_probe_read_user(pair, sizeof(pair), (void *)bp))
-			return flags;
-		__u64 ret = pair[1];
-		if (ret == 0)
-			return flags;
-		if (bp + 8 != scanned_slot && keep(w, ret))
-			put_frame(w, ret);
-		if (pair[0] <= bp)
-			return flags;
-		bp = pair[0];
-	}
-	return flags | STK_F_USER_TRUNCATED;
+	    bpf_probe_read_user(s->words, sizeof(s->words), (void *)w->sp) == 0)
+		bpf_loop(64, scan_word, &wc, 0);
+	bpf_loop(MAX_WALK, fp_step, &wc, 0);
 }
 
-/* Append a stack trailer (kind, user frames, kernel frames) to the record at h. */
+/* Append a stack trailer to the record at h: kind, kernel frames (written in place by
+ * bpf_get_stack at a fixed offset, so no copy loop), then user frames. */
 static __always_inline void add_stack(void *ctx, struct scratch *s, struct rec_hdr *h,
 				      __u32 body, __u8 kind, bool user)
 {
@@ -459,37 +509,34 @@ static __always_inline void add_stack(void *ctx, struct scratch *s, struct rec_h
 	st->n_user = 0;
 	st->n_kernel = 0;
 	st->pad = 0;
-	struct walk w = {
-		.buf = s->buf,
-		.off = base + sizeof(*st),
-		.budget = stack_depth,
-	};
-	if (user && stack_mode != STACK_NONE) {
-		st->flags |= walk_user(&w, s);
-		st->n_user = w.n;
-	}
+	__u32 off = base + sizeof(*st);
 	if (kernel_stacks) {
-		long got = bpf_get_stack(ctx, s->kstack, sizeof(s->kstack), 0);
+		long got = bpf_get_stack(ctx, s->buf + base + sizeof(*st),
+					 MAX_KERNEL_FRAMES * 8, 0);
 		if (got > 0) {
 			__u32 nk = got / 8;
-			if (nk >= MAX_KERNEL_FRAMES)
+			if (nk >= MAX_KERNEL_FRAMES) {
+				nk = MAX_KERNEL_FRAMES;
 				st->flags |= STK_F_KERNEL_TRUNCATED;
-			for (int i = 0; i < MAX_KERNEL_FRAMES; i++) {
-				if (i >= nk)
-					break;
-				__u32 o = w.off;
-				if (o > MAX_RECORD - 8)
-					break;
-				*(__u64 *)(s->buf + o) = s->kstack[i];
-				w.off = o + 8;
-				st->n_kernel += 1;
 			}
+			st->n_kernel = nk;
+			off += nk * 8;
 		}
 	}
-	if (w.off == base + sizeof(*st) && !st->flags)
+	struct walk *w = &s->w;
+	__builtin_memset(w, 0, sizeof(*w));
+	w->off = off;
+	w->budget = stack_depth;
+	if (user && stack_mode != STACK_NONE) {
+		walk_user(s);
+		st->flags |= w->flags;
+		st->n_user = w->n;
+	}
+	__u32 end = w->off;
+	if (end == base + sizeof(*st) && !st->flags)
 		return;
 	h->flags |= REC_F_STACK;
-	h->len = w.off;
+	h->len = end;
 }
 
 /* ---- handlers ---- */

@@ -140,7 +140,7 @@ struct rec_maps_changed {
 	__u32 pad;
 };
 
-/* Trailer of records with REC_F_STACK. Frames: user ones first, then kernel ones. */
+/* Trailer of records with REC_F_STACK. Frames: kernel ones first, then user ones. */
 struct rec_stack {
 	__u8 kind; /* StackKind: 0 switch-out, 1 waker, 2 syscall */
 	__u8 flags; /* STK_F_* */

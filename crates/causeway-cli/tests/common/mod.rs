@@ -1,0 +1,76 @@
+//! Helpers shared by the integration tests that need the kernel (root, perf, eBPF).
+
+#![allow(dead_code)]
+
+use causeway_format::{Tables, TraceReader};
+use causeway_model::Model;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A kernel facility is missing: fail under `CAUSEWAY_REQUIRE_ROOT=1` (CI), else skip.
+pub fn unavailable(reason: &str) {
+    if std::env::var_os("CAUSEWAY_REQUIRE_ROOT").is_some_and(|v| v == "1") {
+        panic!("CAUSEWAY_REQUIRE_ROOT=1 but {reason}");
+    }
+    eprintln!("skipping: {reason}");
+}
+
+/// Effective user is root.
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let l = s.lines().find(|l| l.starts_with("Uid:"))?;
+            l.split_whitespace().nth(2).map(|euid| euid == "0")
+        })
+        .unwrap_or(false)
+}
+
+/// A zoo workload binary (built by `make workloads`).
+pub fn workload(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../workloads/bin")
+        .join(name)
+        .canonicalize()
+        .unwrap_or_else(|_| panic!("workload {name} is not built: run `make workloads`"))
+}
+
+/// The causeway binary under test.
+pub fn causeway() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_causeway"))
+}
+
+/// Root and the zoo are there; otherwise report (fail in CI) and return false.
+pub fn can_record() -> bool {
+    if !is_root() {
+        unavailable("recording needs root");
+        return false;
+    }
+    true
+}
+
+/// Run `causeway record -o OUT ARGS...`; panics with its stderr if it fails.
+pub fn record(out: &Path, args: &[&str]) -> Output {
+    let o = causeway()
+        .arg("record")
+        .arg("-o")
+        .arg(out)
+        .args(args)
+        .output()
+        .expect("run causeway record");
+    assert!(
+        o.status.success(),
+        "causeway record {args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+/// Open a trace and build its model.
+pub fn model(path: &Path) -> (Model, Tables, causeway_format::TraceStats) {
+    let mut r = TraceReader::open(path).expect("open trace");
+    let tables = r.tables().clone();
+    let stats = r.stats().clone();
+    let m = Model::from_reader(&mut r).expect("model");
+    (m, tables, stats)
+}

@@ -1,0 +1,566 @@
+//! Record the workload zoo with `causeway record` (real eBPF) and check the traces:
+//! named threads, a waker for every wait, block completion behind fsync, both processes
+//! of a forked workload, short-lived threads, scoped stacks, no lost events.
+//!
+//! Needs root and the built zoo; skipped without root unless `CAUSEWAY_REQUIRE_ROOT=1`
+//! (then it fails, as in CI).
+
+mod common;
+
+use causeway_format::{FrameSpace, SoftirqVec, Tables, Tgid, Waker};
+use causeway_model::{Model, SegmentState, Thread};
+use common::{can_record, model, record, workload};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// Threads of the processes the recording followed: those of `root_comm` processes and
+/// their descendants (the zoo programs fork at most one child).
+fn target_threads<'m>(m: &'m Model, tgids: &BTreeSet<Tgid>) -> Vec<&'m Thread> {
+    m.threads()
+        .filter(|t| t.tgid.is_some_and(|g| tgids.contains(&g)))
+        .collect()
+}
+
+/// Process ids whose executable or name is the workload, plus their children.
+fn workload_tgids(tables: &Tables, exe_name: &str) -> BTreeSet<Tgid> {
+    let mut set: BTreeSet<Tgid> = tables
+        .processes
+        .iter()
+        .filter(|p| tables.string(p.exe).ends_with(exe_name))
+        .map(|p| p.tgid)
+        .collect();
+    for p in &tables.processes {
+        if p.parent.is_some_and(|pp| set.contains(&pp)) {
+            set.insert(p.tgid);
+        }
+    }
+    set
+}
+
+fn names(threads: &[&Thread]) -> BTreeSet<String> {
+    threads.iter().map(|t| t.comm.clone()).collect()
+}
+
+/// Blocked segments of the targets fully inside the recording, and those without a
+/// waker. Waits that ended because the thread exited or the trace ended are not
+/// counted (their end is not a wake-up).
+fn waits_without_waker(threads: &[&Thread]) -> (usize, Vec<String>) {
+    let mut total = 0;
+    let mut missing = Vec::new();
+    for t in threads {
+        for s in &t.segments {
+            if let SegmentState::Blocked { waker, .. } = &s.state {
+                if !(s.start_known && s.end_known) {
+                    continue;
+                }
+                total += 1;
+                match waker {
+                    Some(w) if !matches!(w.waker, Waker::Unknown) => {}
+                    _ => missing.push(format!("{}/{} at {}", t.comm, t.tid.0, s.start.0)),
+                }
+            }
+        }
+    }
+    (total, missing)
+}
+
+struct ZooCase {
+    bin: &'static str,
+    args: &'static [&'static str],
+    threads: &'static [&'static str],
+}
+
+const ZOO: &[ZooCase] = &[
+    ZooCase {
+        bin: "blocking-write",
+        args: &[],
+        threads: &["producer", "consumer"],
+    },
+    ZooCase {
+        bin: "lock-contention",
+        args: &[],
+        threads: &["worker-0", "worker-1", "worker-2", "worker-3"],
+    },
+    ZooCase {
+        bin: "load-imbalance",
+        args: &[],
+        threads: &["phase-0", "phase-1"],
+    },
+    ZooCase {
+        bin: "circular-timeout",
+        args: &[],
+        threads: &["ct-client", "ct-server"],
+    },
+    ZooCase {
+        bin: "spin-flag",
+        args: &[],
+        threads: &["waiter", "helper-0", "helper-1"],
+    },
+    ZooCase {
+        bin: "long-cpu",
+        args: &[],
+        threads: &["sender", "event-loop"],
+    },
+    ZooCase {
+        bin: "two-peaks",
+        args: &[],
+        threads: &["op-0", "op-1", "op-2", "op-3"],
+    },
+    ZooCase {
+        bin: "blocking-net",
+        args: &[],
+        threads: &["client-0", "client-1", "client-2", "client-3", "server-0"],
+    },
+];
+
+#[test]
+fn every_zoo_workload_is_recorded_whole() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut report = Vec::new();
+    for case in ZOO {
+        let out = dir.path().join(format!("{}.cwt", case.bin));
+        let bin = workload(case.bin);
+        let mut args = vec!["--", bin.to_str().unwrap(), "--seconds", "1"];
+        args.extend_from_slice(case.args);
+        // The zoo writes scratch files in the working directory.
+        let o = common::causeway()
+            .current_dir(dir.path())
+            .arg("record")
+            .arg("-o")
+            .arg(&out)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{}: {}",
+            case.bin,
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let (m, tables, stats) = model(&out);
+        assert_eq!(
+            stats.lost_total(),
+            0,
+            "{}: events lost at the default buffer size",
+            case.bin
+        );
+        let tgids = workload_tgids(&tables, case.bin);
+        let threads = target_threads(&m, &tgids);
+        let have = names(&threads);
+        for want in case.threads {
+            assert!(
+                have.contains(*want),
+                "{}: no thread named {want} in {have:?}",
+                case.bin
+            );
+        }
+        let (total, missing) = waits_without_waker(&threads);
+        assert!(total > 0, "{}: no complete waits recorded", case.bin);
+        assert!(
+            missing.is_empty(),
+            "{}: {} of {total} waits have no waker: {:?}",
+            case.bin,
+            missing.len(),
+            &missing[..missing.len().min(10)]
+        );
+        report.push(format!("{}: {total} waits, all with wakers", case.bin));
+    }
+    eprintln!("{}", report.join("\n"));
+}
+
+/// Kernel functions that run when a block request completes.
+const COMPLETION_FRAMES: &[&str] = &[
+    "blk_mq_end_request",
+    "blk_update_request",
+    "bio_endio",
+    "end_buffer_write_sync",
+    "folio_end_writeback",
+    "ext4_end_io_rsv_work",
+    "ext4_finish_bio",
+    "blk_done_softirq",
+    "virtblk_done",
+];
+
+fn stack_has(tables: &Tables, id: Option<causeway_format::StackId>, names: &[&str]) -> bool {
+    id.and_then(|s| tables.stack(s)).is_some_and(|st| {
+        st.frames.iter().any(|f| {
+            let sym = tables.frame(*f).map_or("", |fr| tables.string(fr.symbol));
+            names.contains(&sym)
+        })
+    })
+}
+
+#[test]
+fn fsync_waits_are_woken_by_block_completion() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("bw.cwt");
+    let bin = workload("blocking-write");
+    let o = common::causeway()
+        .current_dir(dir.path())
+        .args(["record", "-o"])
+        .arg(&out)
+        .args(["--", bin.to_str().unwrap(), "--seconds", "1.5"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (m, tables, _) = model(&out);
+    // Threads of other processes appear too (as wakers or wakees); take ours.
+    let tgids = workload_tgids(&tables, "blocking-write");
+    let consumer = target_threads(&m, &tgids)
+        .into_iter()
+        .find(|t| t.comm == "consumer")
+        .expect("consumer thread");
+    let (mut fsync_waits, mut from_disk) = (0, 0);
+    let blocked = consumer
+        .segments
+        .iter()
+        .filter(|s| matches!(s.state, SegmentState::Blocked { .. }))
+        .count();
+    let with_stack = consumer
+        .segments
+        .iter()
+        .filter(|s| {
+            matches!(
+                s.state,
+                SegmentState::Blocked {
+                    switch_out_stack: Some(_),
+                    ..
+                }
+            )
+        })
+        .count();
+    eprintln!(
+        "consumer {}: {blocked} waits, {with_stack} with a stack",
+        consumer.tid.0
+    );
+    for s in &consumer.segments {
+        let SegmentState::Blocked {
+            waker: Some(w),
+            switch_out_stack: Some(st),
+            ..
+        } = &s.state
+        else {
+            continue;
+        };
+        let in_fsync = stack_has(&tables, st.kernel, &["do_fsync", "__x64_sys_fsync"]);
+        if !in_fsync {
+            continue;
+        }
+        fsync_waits += 1;
+        let disk = match w.waker {
+            Waker::Irq { .. } => true,
+            Waker::Softirq { vec } => vec == SoftirqVec::BLOCK,
+            // A kernel thread finishing the I/O (ext4's end-io work).
+            Waker::Thread { .. } => stack_has(
+                &tables,
+                w.waker_stack.and_then(|s| s.kernel),
+                COMPLETION_FRAMES,
+            ),
+            Waker::Unknown => false,
+        };
+        from_disk += disk as usize;
+    }
+    eprintln!("fsync waits: {fsync_waits}, woken from block completion: {from_disk}");
+    assert!(fsync_waits > 100, "only {fsync_waits} fsync waits recorded");
+    assert!(
+        from_disk * 100 >= fsync_waits * 95,
+        "only {from_disk} of {fsync_waits} fsync waits woken from block completion"
+    );
+}
+
+#[test]
+fn a_launched_command_is_followed_into_its_child_process() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ct.cwt");
+    let bin = workload("circular-timeout");
+    record(&out, &["--", bin.to_str().unwrap(), "--seconds", "1"]);
+    let (m, tables, _) = model(&out);
+    let ours = target_threads(&m, &workload_tgids(&tables, "circular-timeout"));
+    let client = ours
+        .iter()
+        .find(|t| t.comm == "ct-client")
+        .expect("ct-client");
+    let server = ours
+        .iter()
+        .find(|t| t.comm == "ct-server")
+        .expect("ct-server");
+    assert_ne!(client.tgid, server.tgid, "two processes");
+    let server_proc = tables
+        .processes
+        .iter()
+        .find(|p| Some(p.tgid) == server.tgid)
+        .expect("server process row");
+    assert_eq!(
+        server_proc.parent, client.tgid,
+        "server is the client's child"
+    );
+    // Both really were recorded: they switched and waited.
+    for t in [*client, *server] {
+        let waits = t
+            .segments
+            .iter()
+            .filter(|s| matches!(s.state, SegmentState::Blocked { .. }))
+            .count();
+        assert!(waits > 10, "{}: only {waits} waits", t.comm);
+    }
+    // The client's 20 ms poll ends by its timeout: a timer wakes it, not the server.
+    let timer_wakes = client
+        .segments
+        .iter()
+        .filter(|s| {
+            matches!(&s.state, SegmentState::Blocked { waker: Some(w), .. }
+                if matches!(w.waker, Waker::Irq { name, .. } if tables.string(name) == "timer"))
+        })
+        .count();
+    assert!(
+        timer_wakes >= 20,
+        "only {timer_wakes} timer wake-ups of the client"
+    );
+}
+
+fn build_short_threads(dir: &Path) -> std::path::PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/progs/short-threads.c");
+    let bin = dir.join("short-threads");
+    let st = std::process::Command::new("cc")
+        .args(["-O2", "-pthread", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .status()
+        .expect("run cc");
+    assert!(st.success(), "compiling {}", src.display());
+    bin
+}
+
+#[test]
+fn threads_living_a_millisecond_are_recorded_with_names() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build_short_threads(dir.path());
+    let out = dir.path().join("short.cwt");
+    record(&out, &["--", bin.to_str().unwrap()]);
+    let (m, tables, _) = model(&out);
+    for i in 0..20 {
+        let name = format!("short-{i}");
+        let t = m
+            .threads()
+            .find(|t| t.comm == name)
+            .unwrap_or_else(|| panic!("thread {name} missing"));
+        let life = t.exited.zip(t.created).map(|(e, c)| e.0 - c.0);
+        assert!(
+            life.is_some_and(|l| l < 10_000_000),
+            "{name}: created and exit not both recorded, or lived {life:?} ns"
+        );
+        assert!(
+            tables
+                .threads
+                .iter()
+                .any(|r| r.tid == t.tid && tables.string(r.comm) == name),
+            "{name}: no thread row with its name"
+        );
+    }
+}
+
+#[test]
+fn app_stack_mode_keeps_only_program_frames_with_names() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("app.cwt");
+    let bin = workload("blocking-write");
+    let o = common::causeway()
+        .current_dir(dir.path())
+        .args(["record", "--stack-mode", "app", "--stack-depth", "3", "-o"])
+        .arg(&out)
+        .args(["--", bin.to_str().unwrap(), "--seconds", "1"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (_, tables, _) = model(&out);
+    let prog = bin.to_str().unwrap();
+    let mut user_stacks = 0;
+    let mut syms = BTreeSet::new();
+    for st in &tables.stacks {
+        let frames: Vec<_> = st.frames.iter().filter_map(|f| tables.frame(*f)).collect();
+        if !frames
+            .iter()
+            .any(|f| matches!(f.space, FrameSpace::User { .. }))
+        {
+            continue;
+        }
+        // Only stacks of the workload's process (wakers of other processes are
+        // scoped to their own programs).
+        let module = tables.string(frames[0].module);
+        if !module.ends_with("blocking-write") {
+            assert!(!module.contains("libc"), "a libc frame was kept: {module}");
+            continue;
+        }
+        user_stacks += 1;
+        assert!(frames.len() <= 3, "more frames than the budget");
+        for f in frames {
+            assert_eq!(tables.string(f.module), prog, "frame outside the program");
+            let s = tables.string(f.symbol);
+            assert!(!s.is_empty(), "unnamed frame at {:#x}", f.addr);
+            syms.insert(s.to_string());
+        }
+    }
+    assert!(user_stacks > 0, "no user stacks of the program");
+    // blocking-write's consumer blocks in fsync (inside libc) called from flush_log.
+    assert!(syms.contains("flush_log"), "program call sites: {syms:?}");
+}
+
+fn clock_monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The flight recorder keeps the last SIZE of events and dumps them on a trigger,
+/// then goes on recording: two triggers give two files, each holding a full window
+/// that ends at its trigger.
+#[test]
+fn flight_recorder_dumps_the_window_before_each_trigger() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("flight.cwt");
+    let bin = workload("blocking-write");
+    // 1 MiB of events: a window of well under a second of this workload.
+    let child = common::causeway()
+        .current_dir(dir.path())
+        .args(["record", "--flight", "1M", "--json", "-o"])
+        .arg(&base)
+        .args(["--", bin.to_str().unwrap(), "--seconds", "4"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut triggers = Vec::new();
+    for wait in [1500, 1200] {
+        std::thread::sleep(std::time::Duration::from_millis(wait));
+        triggers.push(clock_monotonic_ns());
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGUSR1) };
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The recorded command shares stdout; the summary is the JSON object after it.
+    let text = String::from_utf8_lossy(&out.stdout);
+    let json = &text[text.find("\n{").map_or(0, |i| i + 1)..];
+    let summary: serde_json::Value = serde_json::from_str(json).unwrap();
+    let dumps = summary["dumps"].as_array().unwrap();
+    assert_eq!(dumps.len(), 2, "one dump per trigger: {summary}");
+    let capacity = (1u64 << 20) / size_of::<causeway_format::Event>() as u64;
+    for (i, d) in dumps.iter().enumerate() {
+        let path = dir.path().join(format!("flight.{}.cwt", i + 1));
+        assert_eq!(d["path"].as_str().unwrap(), path.to_str().unwrap());
+        let mut r = causeway_format::TraceReader::open(&path).unwrap();
+        let evs: Vec<_> = r.events().collect::<Result<_, _>>().unwrap();
+        let (first, last) = (evs.first().unwrap().ts.0, evs.last().unwrap().ts.0);
+        let trig = triggers[i];
+        // The window is full (the workload makes far more events than it holds) ...
+        assert!(
+            evs.len() as u64 >= capacity * 95 / 100 && evs.len() as u64 <= capacity,
+            "dump {i}: {} events, window {capacity}",
+            evs.len()
+        );
+        // ... ends at the trigger (within the drain interval and the dump's own time) ...
+        assert!(
+            last <= trig + 400_000_000,
+            "dump {i} ends {} ms after its trigger",
+            (last - trig) / 1_000_000
+        );
+        assert!(
+            trig <= last + 300_000_000,
+            "dump {i} ends {} ms before its trigger",
+            (trig - last) / 1_000_000
+        );
+        // ... and reaches back less than the time between the triggers.
+        assert!(
+            last - first < 1_000_000_000,
+            "dump {i} spans {} ms",
+            (last - first) / 1_000_000
+        );
+        if i == 1 {
+            assert!(
+                first > triggers[0],
+                "the second window starts after the first trigger"
+            );
+        }
+    }
+}
+
+/// A `--trigger` condition fires on its own: circular-timeout's client waits 20 ms in
+/// every poll, so `blocked>15ms comm=ct-client` holds about every 20 ms; dumps are
+/// limited to one per second and recording goes on after each.
+#[test]
+fn flight_recorder_condition_trigger_fires_and_recording_continues() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("cond.cwt");
+    let bin = workload("circular-timeout");
+    let out = common::causeway()
+        .args([
+            "record",
+            "--flight",
+            "4M",
+            "--trigger",
+            "blocked>15ms comm=ct-client",
+            "-o",
+        ])
+        .arg(&base)
+        .args(["--", bin.to_str().unwrap(), "--seconds", "2.5"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dumps: Vec<_> = (1..10)
+        .map(|i| dir.path().join(format!("cond.{i}.cwt")))
+        .filter(|p| p.exists())
+        .collect();
+    assert!(
+        (2..=3).contains(&dumps.len()),
+        "expected a dump about once a second, got {}",
+        dumps.len()
+    );
+    for p in &dumps {
+        let (m, _, _) = model(p);
+        let client = m
+            .threads()
+            .find(|t| t.comm == "ct-client")
+            .expect("client in dump");
+        let long_wait = client.segments.iter().any(|s| {
+            matches!(s.state, SegmentState::Blocked { .. }) && s.end.0 - s.start.0 > 15_000_000
+        });
+        assert!(
+            long_wait,
+            "{}: the dump holds no wait over the threshold",
+            p.display()
+        );
+    }
+}
