@@ -205,12 +205,14 @@ pub struct RecordArgs {
     /// Budget of user frames per stack (1-32).
     #[arg(long, default_value_t = 8)]
     pub stack_depth: u32,
-    /// Do not record kernel stacks.
-    #[arg(long)]
-    pub no_kernel_stacks: bool,
+    /// Kernel frames: `auto` where they explain a wait (uninterruptible sleeps such as
+    /// disk waits, and wakers in interrupt context or kernel threads such as I/O
+    /// completion), `all` on every stack, `none`.
+    #[arg(long, default_value = "auto")]
+    pub kernel_stacks: String,
     /// Where to take stacks: comma list of switch (blocking switch-out), waker,
-    /// syscall; or `none`.
-    #[arg(long, default_value = "switch,waker,syscall")]
+    /// syscall (entry of every recorded syscall); or `none`.
+    #[arg(long, default_value = "switch,waker")]
     pub stacks_on: String,
     /// Ring buffer per CPU, e.g. `8M` (rounded up to a power of two)
     /// [default: 8M, less on machines with over 64 CPUs].

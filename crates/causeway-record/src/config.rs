@@ -153,6 +153,46 @@ impl StackMode {
     }
 }
 
+/// Which stacks get kernel frames (a kernel stack costs about 1.4 µs to take).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum KernelStacks {
+    /// None.
+    None,
+    /// Where the kernel side explains the wait: switch-outs in uninterruptible sleep
+    /// (disk, page faults, kernel locks) and wakers in interrupt context or kernel
+    /// threads (I/O completion). A futex or pipe wait's kernel stack is always the
+    /// same few frames, so it is left out.
+    #[default]
+    Auto,
+    /// Every stack.
+    All,
+}
+
+impl KernelStacks {
+    /// Parse `none|auto|all`.
+    pub fn parse(s: &str) -> Result<KernelStacks, String> {
+        Ok(match s {
+            "none" => KernelStacks::None,
+            "auto" => KernelStacks::Auto,
+            "all" => KernelStacks::All,
+            _ => {
+                return Err(format!(
+                    "unknown kernel stack policy `{s}` (none, auto, all)"
+                ));
+            }
+        })
+    }
+
+    /// The BPF side's number.
+    pub fn code(self) -> u32 {
+        match self {
+            KernelStacks::None => 0,
+            KernelStacks::Auto => 1,
+            KernelStacks::All => 2,
+        }
+    }
+}
+
 /// Everything `causeway record` needs to start.
 #[derive(Clone, Debug)]
 pub struct RecordConfig {
@@ -166,8 +206,8 @@ pub struct RecordConfig {
     pub stack_mode: StackMode,
     /// Budget of user frames per stack (Uscope's S), 1..=32.
     pub stack_depth: u32,
-    /// Also record kernel stacks.
-    pub kernel_stacks: bool,
+    /// Which stacks also get kernel frames.
+    pub kernel_stacks: KernelStacks,
     /// Stacks on blocking switch-out.
     pub stack_on_switch: bool,
     /// Stacks of wakers.
@@ -185,7 +225,8 @@ pub struct RecordConfig {
 
 impl RecordConfig {
     /// Defaults for a target: all event groups, the blocking syscalls, program call
-    /// sites up to depth 8 with kernel stacks, 8 MiB of ring per CPU.
+    /// sites up to depth 8 on blocking switch-outs and wakers, kernel stacks where
+    /// they explain the wait, 8 MiB of ring per CPU.
     pub fn new(target: Target) -> RecordConfig {
         RecordConfig {
             target,
@@ -193,10 +234,12 @@ impl RecordConfig {
             syscalls: crate::syscalls::default_set(),
             stack_mode: StackMode::AppAll,
             stack_depth: 8,
-            kernel_stacks: true,
+            kernel_stacks: KernelStacks::Auto,
             stack_on_switch: true,
             stack_on_waker: true,
-            stack_on_syscall: true,
+            // The blocking switch-out already has the call site of a wait; a stack at
+            // every syscall entry would be taken for calls that never block.
+            stack_on_syscall: false,
             buffer_per_cpu: default_buffer_per_cpu(num_cpus()),
             poll_interval: Duration::from_millis(100),
             force_raw_tracepoints: false,

@@ -31,7 +31,7 @@ mod skel {
     include!(concat!(env!("OUT_DIR"), "/recorder.skel.rs"));
 }
 
-pub use config::{EventSet, RecordConfig, StackMode, Target};
+pub use config::{EventSet, KernelStacks, RecordConfig, StackMode, Target};
 pub use error::RecordError;
 pub use probes::Family;
 pub use run::{Notice, Output, Request, Summary, record};

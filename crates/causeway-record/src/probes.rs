@@ -101,7 +101,7 @@ fn configure(open: &mut OpenRecorderSkel<'static>, cfg: &RecordConfig, family: F
     rodata.stack_on = cfg.stack_on_switch as u32
         | (cfg.stack_on_waker as u32) << 1
         | (cfg.stack_on_syscall as u32) << 2;
-    rodata.kernel_stacks = cfg.kernel_stacks;
+    rodata.kernel_stacks = cfg.kernel_stacks.code();
     rodata.obj_key = random_key();
     let want = wanted(cfg);
     for mut p in open.open_object_mut().progs_mut() {

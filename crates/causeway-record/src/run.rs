@@ -207,6 +207,11 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
     if let Some(c) = child.as_mut() {
         c.release();
     }
+    // The reader must keep up with busy targets: give this thread (only this one; the
+    // command was forked before) a higher priority when allowed. Losses are still
+    // counted if it falls behind.
+    // SAFETY: setpriority on the calling thread.
+    unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, -10) };
 
     let family = probes.family;
     let mut probes = Some(probes);

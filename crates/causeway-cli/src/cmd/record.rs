@@ -7,7 +7,8 @@ use anyhow::{Context, Result, bail};
 use causeway_record::sink::Dump;
 use causeway_record::trigger::Condition;
 use causeway_record::{
-    EventSet, Notice, Output, RecordConfig, Request, StackMode, Summary, Target, syscalls,
+    EventSet, KernelStacks, Notice, Output, RecordConfig, Request, StackMode, Summary, Target,
+    syscalls,
 };
 use serde::Serialize;
 use std::io::IsTerminal;
@@ -68,7 +69,7 @@ fn build_config(a: &RecordArgs) -> Result<(RecordConfig, Option<Vec<String>>)> {
         bail!("--stack-depth must be between 1 and 32");
     }
     cfg.stack_depth = a.stack_depth;
-    cfg.kernel_stacks = !a.no_kernel_stacks;
+    cfg.kernel_stacks = KernelStacks::parse(&a.kernel_stacks).map_err(anyhow::Error::msg)?;
     let (mut sw, mut wk, mut sc) = (false, false, false);
     for w in a
         .stacks_on

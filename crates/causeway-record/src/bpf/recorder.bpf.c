@@ -50,7 +50,11 @@ const volatile __u32 events = 0;
 const volatile __u32 stack_mode = STACK_APP_ALL;
 const volatile __u32 stack_depth = 8;
 const volatile __u32 stack_on = STACK_ON_SWITCH | STACK_ON_WAKER | STACK_ON_SYSCALL;
-const volatile bool kernel_stacks = true;
+#define KSTACK_NONE 0
+#define KSTACK_AUTO 1 /* where the kernel side explains the wait: D-state switch-outs,
+		       * wakers in interrupt context or kernel threads */
+#define KSTACK_ALL 2
+const volatile __u32 kernel_stacks = KSTACK_AUTO;
 const volatile __u64 obj_key = 0;
 
 /* ---- maps ---- */
@@ -498,7 +502,7 @@ static __always_inline void walk_user(struct scratch *s)
 /* Append a stack trailer to the record at h: kind, kernel frames (written in place by
  * bpf_get_stack at a fixed offset, so no copy loop), then user frames. */
 static __always_inline void add_stack(void *ctx, struct scratch *s, struct rec_hdr *h,
-				      __u32 body, __u8 kind, bool user)
+				      __u32 body, __u8 kind, bool user, bool kernel)
 {
 	__u32 base = sizeof(struct rec_hdr) + body;
 	if (base > 64)
@@ -510,7 +514,7 @@ static __always_inline void add_stack(void *ctx, struct scratch *s, struct rec_h
 	st->n_kernel = 0;
 	st->pad = 0;
 	__u32 off = base + sizeof(*st);
-	if (kernel_stacks) {
+	if (kernel) {
 		long got = bpf_get_stack(ctx, s->buf + base + sizeof(*st),
 					 MAX_KERNEL_FRAMES * 8, 0);
 		if (got > 0) {
@@ -567,8 +571,12 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 	b->preempt = preempt;
 	h->len = sizeof(*h) + sizeof(*b);
 	/* A blocking switch-out of a recorded thread: where it waits. */
-	if (prev_mine && !preempt && prev_state != 0 && (stack_on & STACK_ON_SWITCH))
-		add_stack(ctx, s, h, sizeof(*b), 0, true);
+	if (prev_mine && !preempt && prev_state != 0 && (stack_on & STACK_ON_SWITCH)) {
+		/* TASK_UNINTERRUPTIBLE without TASK_NOLOAD: disk and other kernel waits. */
+		bool d_state = (prev_state & 0x2) && !(prev_state & 0x400);
+		bool kern = kernel_stacks == KSTACK_ALL || (kernel_stacks == KSTACK_AUTO && d_state);
+		add_stack(ctx, s, h, sizeof(*b), 0, true, kern);
+	}
 	submit(s->buf, h->len);
 }
 
@@ -613,8 +621,12 @@ static __always_inline void on_wake(void *ctx, struct task_struct *p, __u16 type
 	b->irq_or_vec = what;
 	b->pad = 0;
 	h->len = sizeof(*h) + sizeof(*b);
-	if (stack_on & STACK_ON_WAKER)
-		add_stack(ctx, s, h, sizeof(*b), 1, kind == WAKER_THREAD);
+	if (stack_on & STACK_ON_WAKER) {
+		bool kthread = kind == WAKER_THREAD && !BPF_CORE_READ(cur, mm);
+		bool kern = kernel_stacks == KSTACK_ALL ||
+			    (kernel_stacks == KSTACK_AUTO && (kind != WAKER_THREAD || kthread));
+		add_stack(ctx, s, h, sizeof(*b), 1, kind == WAKER_THREAD, kern);
+	}
 	submit(s->buf, h->len);
 }
 
@@ -938,8 +950,9 @@ static __always_inline void on_sys_enter(void *ctx, struct pt_regs *regs, long i
 		b->obj_kind = k;
 	}
 	h->len = sizeof(*h) + sizeof(*b);
+	/* A kernel stack at syscall entry is always the entry path: user frames only. */
 	if (stack_on & STACK_ON_SYSCALL)
-		add_stack(ctx, s, h, sizeof(*b), 2, true);
+		add_stack(ctx, s, h, sizeof(*b), 2, true, false);
 	submit(s->buf, h->len);
 }
 
