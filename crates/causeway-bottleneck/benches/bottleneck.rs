@@ -1,0 +1,2 @@
+//! Placeholder replaced by the large-trace benchmark.
+fn main() {}
