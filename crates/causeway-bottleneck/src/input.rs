@@ -8,7 +8,8 @@
 //! with wake-ups and threads, not with raw events.
 
 use causeway_format::{
-    Cpu, DevId, Event, EventKind, Header, Marker, StringId, Tables, Tid, Timestamp, TraceReader,
+    Cpu, DevId, Event, EventKind, Header, Marker, StringId, Tables, ThreadIndex, Tid, Timestamp,
+    TraceReader, Waker,
 };
 use causeway_model::{Model, ModelBuilder, ModelError};
 use std::collections::{BTreeMap, HashMap};
@@ -85,6 +86,15 @@ pub struct Collector<'t> {
     last_block_here: HashMap<Cpu, (DevId, Timestamp)>,
     last_block_any: Option<(DevId, Timestamp)>,
     last_recv_here: HashMap<Cpu, (StringId, Timestamp)>,
+    names: ThreadIndex<'t>,
+    kernel_thread: HashMap<Tid, bool>,
+}
+
+/// Kernel threads that run deferred I/O completion for a device.
+fn is_completion_thread(comm: &str) -> bool {
+    ["kworker", "ksoftirqd", "irq/", "kblockd"]
+        .iter()
+        .any(|p| comm.starts_with(p))
 }
 
 impl<'t> Collector<'t> {
@@ -96,6 +106,8 @@ impl<'t> Collector<'t> {
             last_block_here: HashMap::new(),
             last_block_any: None,
             last_recv_here: HashMap::new(),
+            names: ThreadIndex::new(tables),
+            kernel_thread: HashMap::new(),
         }
     }
 
@@ -124,14 +136,28 @@ impl<'t> Collector<'t> {
                 .entry(addr)
                 .or_default()
                 .push((ev.ts, tid)),
-            EventKind::Wakeup { wakee, .. } => self.hint(ev.ts, ev.cpu, wakee),
+            EventKind::Wakeup { wakee, waker, .. } => self.hint(ev.ts, ev.cpu, wakee, waker),
             _ => {}
         }
     }
 
-    fn hint(&mut self, ts: Timestamp, cpu: Cpu, wakee: Tid) {
+    /// Remember which devices may explain a wake-up. Disk hints are kept only for
+    /// interrupt contexts and completion kernel threads: an ordinary thread waking
+    /// another is never a disk, and skipping it keeps memory to the wake-ups that need
+    /// it.
+    fn hint(&mut self, ts: Timestamp, cpu: Cpu, wakee: Tid, waker: Waker) {
         let recent = |t: Timestamp| ts.0.saturating_sub(t.0) <= HINT_WINDOW_NS;
-        let hint = DeviceHint {
+        let disk_ok = match waker {
+            Waker::Thread { tid } => {
+                let names = &self.names;
+                *self
+                    .kernel_thread
+                    .entry(tid)
+                    .or_insert_with(|| names.comm_at(tid, ts).is_some_and(is_completion_thread))
+            }
+            _ => true,
+        };
+        let mut hint = DeviceHint {
             disk_here: self
                 .last_block_here
                 .get(&cpu)
@@ -147,6 +173,10 @@ impl<'t> Collector<'t> {
                 .filter(|(_, t)| recent(*t))
                 .map(|(d, _)| *d),
         };
+        if !disk_ok {
+            hint.disk_here = None;
+            hint.disk_any = None;
+        }
         if hint != DeviceHint::default() {
             self.extras.hints.insert((wakee, ts), hint);
         }

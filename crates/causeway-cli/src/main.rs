@@ -40,6 +40,7 @@ fn main() -> ExitCode {
         cli::Command::Dump(a) => cmd::dump::run(a),
         cli::Command::Import(a) => cmd::import::run(a),
         cli::Command::Demo(a) => cmd::demo::run(a),
+        cli::Command::Bottleneck(a) => cmd::bottleneck::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),
