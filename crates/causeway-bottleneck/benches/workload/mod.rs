@@ -1,8 +1,8 @@
 //! A synthetic producer / consumer / disk workload for the benchmarks, streamed event by
 //! event so the events themselves are never held in memory.
 //!
-//! Each group has a producer and a consumer on CPUs of their own and writes to one of
-//! four disks. Every 10 µs round the consumer issues a 4 KiB synchronous write and
+//! Each group has a producer and a consumer on CPUs of their own and a disk of its
+//! own. Every 10 µs round the consumer issues a 4 KiB synchronous write and
 //! blocks until the disk's interrupt wakes it; the producer blocks on the consumer and
 //! is woken by it. 18 events per group and round (switches, wake-ups, stacks, system
 //! calls, interrupts, block issue and completion), 6 segments.
@@ -88,7 +88,7 @@ impl Workload {
                 for g in 0..self.groups {
                     let (p, c) = (producer(g), consumer(g));
                     let (pc, cc) = (2 * g, 2 * g + 1);
-                    let dev = DevId((8 << 20) | (g % 4));
+                    let dev = DevId((8 << 20) | g);
                     let sector = r * 8;
                     match step {
                         0 => emit(t, cc, syscall_enter(c, 74)),
