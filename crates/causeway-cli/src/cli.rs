@@ -44,6 +44,9 @@ pub enum Command {
     Record(RecordArgs),
     /// Ask running flight recorders (`causeway record --flight`) to dump their window.
     Trigger(TriggerArgs),
+    /// Find the waiting events that limit throughput (wPerf): the wait-for graph, its
+    /// knots and sinks, with the stacks behind each edge.
+    Bottleneck(BottleneckArgs),
 }
 
 /// `causeway info`.
@@ -240,4 +243,45 @@ pub struct TriggerArgs {
     /// Only this recorder process (default: every running `causeway record --flight`).
     #[arg(short, long)]
     pub pid: Option<u32>,
+/// `causeway bottleneck`.
+#[derive(Debug, Args)]
+pub struct BottleneckArgs {
+    /// Trace file. Omit it and give `-- CMD ARGS...` to record CMD (with perf) first.
+    #[arg(required_unless_present = "command")]
+    pub trace: Option<PathBuf>,
+    /// Print the whole result as JSON.
+    #[arg(long, conflicts_with = "dot")]
+    pub json: bool,
+    /// Print the wait-for graph in graphviz DOT.
+    #[arg(long)]
+    pub dot: bool,
+    /// Also write the graph as SVG to this file (needs graphviz `dot`).
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// Knot refinement keeps edges heavier than this: a share of the recording
+    /// (`20%`, `0.2`) or a time (`1.5s`, `300ms`).
+    #[arg(long, default_value = "20%")]
+    pub threshold: String,
+    /// Show raw threads: do not merge similar or short-term threads.
+    #[arg(long)]
+    pub no_merge: bool,
+    /// Capacity of network devices, per second: `10Gbit`, `100Mbit`, `125MB`, or bytes
+    /// [default: link speed stored in the trace, else 10Gbit].
+    #[arg(long, value_name = "RATE")]
+    pub nic_capacity: Option<String>,
+    /// Disk bandwidth per second (`500MB`, `2GB`) [default: estimated from requests].
+    #[arg(long, value_name = "RATE")]
+    pub disk_bandwidth: Option<String>,
+    /// Disk requests per second [default: estimated from request latencies].
+    #[arg(long, value_name = "N")]
+    pub disk_iops: Option<f64>,
+    /// Stacks shown per edge and side.
+    #[arg(long, default_value_t = 3)]
+    pub stacks: usize,
+    /// Directory for the recording made with `-- CMD`.
+    #[arg(long, default_value = "bottleneck-out")]
+    pub out_dir: PathBuf,
+    /// Command to record and analyze (after `--`).
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
 }

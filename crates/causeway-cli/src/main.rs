@@ -42,6 +42,7 @@ fn main() -> ExitCode {
         cli::Command::Demo(a) => cmd::demo::run(a),
         cli::Command::Record(a) => cmd::record::run(a),
         cli::Command::Trigger(a) => cmd::trigger::run(a),
+        cli::Command::Bottleneck(a) => cmd::bottleneck::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

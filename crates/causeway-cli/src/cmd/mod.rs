@@ -1,6 +1,7 @@
 //! One module per subcommand. Each parses nothing (clap did) and renders through
 //! `crate::render`.
 
+pub mod bottleneck;
 pub mod check;
 pub mod demo;
 pub mod dump;

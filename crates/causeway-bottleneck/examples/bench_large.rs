@@ -1,0 +1,75 @@
+//! Build the model of a synthesized 50-million-event trace and analyze it, printing
+//! times, throughput and peak memory (`VmHWM`), so it can run under `/usr/bin/time -v`.
+//!
+//! `cargo run --release -p causeway-bottleneck --example bench_large -- [EVENTS] [GROUPS]`
+
+use causeway_bottleneck::{Collector, Input, Options, analyze};
+use causeway_format::Header;
+use std::time::Instant;
+
+#[path = "../benches/workload/mod.rs"]
+mod workload;
+
+/// A line of `/proc/self/status`, in MiB.
+fn status_mib(key: &str) -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let l = s.lines().find(|l| l.starts_with(key))?;
+            l.split_whitespace().nth(1)?.parse::<f64>().ok()
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let events: u64 = args
+        .next()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(50_000_000);
+    let groups: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(64);
+    let w = workload::Workload::for_events(events, groups);
+    let tables = w.tables();
+    let t0 = Instant::now();
+    let mut col = Collector::new(&tables, &Header::synthetic(w.cpus()));
+    w.for_each(|e| col.push(e));
+    let (model, extras) = col.finish();
+    let build = t0.elapsed().as_secs_f64();
+    let segments: usize = model.threads().map(|t| t.segments.len()).sum();
+    let rss_model = status_mib("VmRSS:");
+    let input = Input {
+        model: &model,
+        tables: &tables,
+        extras: &extras,
+    };
+    let t1 = Instant::now();
+    let report = analyze(&input, &Options::default()).expect("analysis runs");
+    let analysis = t1.elapsed().as_secs_f64();
+    let n = w.events() as f64;
+    println!("events            {}", w.events());
+    println!("threads           {}", model.threads().count());
+    println!("segments          {segments}");
+    println!("block requests    {}", model.block_requests().len());
+    println!("rayon threads     {}", rayon::current_num_threads());
+    println!(
+        "model + extras    {build:.2} s  ({:.1} M events/s, one thread)",
+        n / build / 1e6
+    );
+    println!(
+        "analysis          {analysis:.2} s  ({:.1} M events/s)",
+        n / analysis / 1e6
+    );
+    println!(
+        "end to end        {:.2} s  ({:.1} M events/s)",
+        build + analysis,
+        n / (build + analysis) / 1e6
+    );
+    println!("RSS after model   {rss_model:.0} MiB");
+    println!("peak RSS (VmHWM)  {:.0} MiB", status_mib("VmHWM:"));
+    println!(
+        "bytes per segment {:.0} (peak RSS / segments)",
+        status_mib("VmHWM:") * 1024.0 * 1024.0 / segments as f64
+    );
+    println!("knots             {}", report.knots.len());
+    println!("summary           {}", report.summary);
+}

@@ -1,0 +1,123 @@
+//! The one plain sentence each knot and sink gets: what to look at first.
+
+use crate::report::{Edge, EdgeKind, Knot, Vertex, VertexKind};
+use crate::stacks::StackReport;
+
+/// Kernel frames that only say "the thread slept"; the frame after them says why.
+fn is_sched_frame(f: &str) -> bool {
+    f.contains("schedule") || f.contains("switch_to") || f.contains("finish_task_switch")
+}
+
+fn symbol(frame: &str) -> &str {
+    frame.split("+0x").next().unwrap_or(frame)
+}
+
+/// ` at fsync ← write_loop` from the heaviest wait stack, or nothing.
+pub(crate) fn place(stacks: &[StackReport]) -> String {
+    let Some(top) = stacks.first() else {
+        return String::new();
+    };
+    let mut names: Vec<&str> = Vec::new();
+    for f in &top.user {
+        let s = symbol(f);
+        if !s.starts_with("0x") && !names.contains(&s) {
+            names.push(s);
+        }
+        if names.len() == 2 {
+            break;
+        }
+    }
+    if names.is_empty()
+        && let Some(k) = top
+            .kernel
+            .iter()
+            .map(|f| symbol(f))
+            .find(|f| !is_sched_frame(f))
+    {
+        names.push(k);
+    }
+    if names.is_empty() {
+        String::new()
+    } else {
+        format!(" at {}", names.join(" ← "))
+    }
+}
+
+fn pct(share: f64) -> String {
+    format!("{:.0}% of the recording", share * 100.0)
+}
+
+/// The sentence for a knot whose fields other than `advice` are filled in.
+pub(crate) fn knot(k: &Knot, vertices: &[Vertex], edges: &[Edge]) -> String {
+    let running: f64 = k.vertices.iter().map(|&v| vertices[v].running_s).sum();
+    let cpu_note = if k.needs_cpu_s > 0.1 * running.max(1e-9) && k.needs_cpu_s > 0.0 {
+        format!(
+            " Its threads were also runnable without a CPU for {:.3}s: more cores or a higher priority may help.",
+            k.needs_cpu_s
+        )
+    } else {
+        String::new()
+    };
+    let key = k
+        .edges
+        .iter()
+        .map(|&e| &edges[e])
+        .find(|e| e.kind == EdgeKind::Wait && vertices[e.from].kind.is_thread());
+    let Some(e) = key else {
+        let names: Vec<&str> = k
+            .vertices
+            .iter()
+            .map(|&v| vertices[v].label.as_str())
+            .collect();
+        return format!(
+            "{} form a knot with no thread wait inside: look at what they do on CPU.{cpu_note}",
+            names.join(", ")
+        );
+    };
+    let (src, dst) = (&vertices[e.from], &vertices[e.to]);
+    let at = place(&e.wait_stacks);
+    let w = format!("{:.3}s, {}", e.weight_s, pct(e.share));
+    let main = if e.from == e.to {
+        format!(
+            "The threads of {} wait for each other ({w}){at}: look at the lock or shared resource they contend on.",
+            src.label
+        )
+    } else if dst.kind.is_io() {
+        format!(
+            "{} waits for {} ({w}){at}: make this I/O asynchronous, batch it, or take it off {}'s path; {} waiting for {}'s requests is the device idling, not the problem.",
+            src.label, dst.label, src.label, dst.label, src.label
+        )
+    } else if dst.kind == VertexKind::Timer {
+        format!(
+            "{} waits for timers ({w}){at}: look at its sleeps and timeouts.",
+            src.label
+        )
+    } else {
+        format!(
+            "{} waits for {} ({w}){at}: look at why {} takes that long to release it, or whether {} must wait at all.",
+            src.label, dst.label, dst.label, src.label
+        )
+    };
+    format!("{main}{cpu_note}")
+}
+
+/// The sentence for a sink.
+pub(crate) fn sink(v: &Vertex, incoming_s: f64) -> String {
+    match &v.kind {
+        VertexKind::Timer => format!(
+            "Threads wait {incoming_s:.3}s for timers (sleeps, timeouts): look at why they sleep rather than wait for work."
+        ),
+        k if k.is_io() => format!(
+            "Threads wait {incoming_s:.3}s for {} and it waits for nobody: the device itself may be saturated.",
+            v.label
+        ),
+        k if k.is_thread() => format!(
+            "Threads wait {incoming_s:.3}s for {}, which waits for nobody: its own CPU work is the limit; profile it on CPU.",
+            v.label
+        ),
+        _ => format!(
+            "Threads wait {incoming_s:.3}s for {}, which the trace does not tie to a device or thread.",
+            v.label
+        ),
+    }
+}

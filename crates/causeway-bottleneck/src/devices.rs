@@ -1,0 +1,187 @@
+//! Device idle time (wPerf §3.3, §4.1): while a device is idle it waits for new
+//! requests, so it gets edges to the threads that issued I/O to it, weighted by its
+//! idle time split by each thread's share of the bytes.
+//!
+//! Idle time is `duration × (1 − utilization)`, with utilization the larger of the
+//! bandwidth and request-rate utilizations (wPerf uses bandwidth for sequential and
+//! IOPS for random I/O; the larger one is the binding limit).
+//!
+//! Disk capacity, when not given: the request rate it sustains is one request per
+//! median latency, and its bandwidth is the 90th percentile of per-request transfer
+//! rates. This treats the disk as serving one request at a time at its typical speed,
+//! which holds for the synchronous I/O that forms blocking cycles; for deep-queue SSDs
+//! it overstates utilization, and `--disk-iops` / `--disk-bandwidth` give the real
+//! figures. NIC capacity: the option, else the link speed stored in the trace, else
+//! 10 Gbit/s; bytes sent and received both count.
+
+use crate::input::Extras;
+use crate::options::{DEFAULT_NIC_CAPACITY, Options};
+use crate::waits::Resolver;
+use crate::waker::{Pseudo, WakerKey};
+use causeway_format::{DevId, Tables};
+use causeway_model::Model;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One device pseudo thread's figures.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DeviceReport {
+    /// Vertex id of the device in the graph (filled in by the caller).
+    pub vertex: usize,
+    /// `disk` or `nic`.
+    pub kind: &'static str,
+    /// `major:minor` for a disk, the interface name for a NIC.
+    pub name: String,
+    /// Requests (disk) or 0 (NIC).
+    pub requests: u64,
+    /// Bytes transferred.
+    pub bytes: u64,
+    /// Estimated utilization, 0..=1.
+    pub utilization: f64,
+    /// Estimated idle time, seconds.
+    pub idle_s: f64,
+    /// Capacity used for the estimate and where it came from.
+    pub capacity: String,
+}
+
+/// An idle edge from a device to an issuing entity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct IdleEdge {
+    pub(crate) device: Pseudo,
+    pub(crate) entity: u32,
+    pub(crate) ns: u64,
+}
+
+/// Name of a block device (`major:minor`).
+pub(crate) fn disk_name(dev: DevId) -> String {
+    format!("{}:{}", dev.0 >> 20, dev.0 & 0xf_ffff)
+}
+
+fn split(idle_ns: u64, shares: &BTreeMap<u32, u64>, device: Pseudo, out: &mut Vec<IdleEdge>) {
+    let total: u128 = shares.values().map(|&b| u128::from(b)).sum();
+    if total == 0 {
+        return;
+    }
+    for (&entity, &b) in shares {
+        let ns = (u128::from(idle_ns) * u128::from(b) / total) as u64;
+        if ns > 0 {
+            out.push(IdleEdge { device, entity, ns });
+        }
+    }
+}
+
+fn percentile(mut v: Vec<f64>, p: f64) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let i = ((v.len() - 1) as f64 * p).round() as usize;
+    v.get(i).copied()
+}
+
+/// Idle edges and figures of every disk and NIC.
+pub(crate) fn idle_edges(
+    model: &Model,
+    tables: &Tables,
+    extras: &Extras,
+    r: &Resolver<'_>,
+    opts: &Options,
+) -> (Vec<IdleEdge>, Vec<(Pseudo, DeviceReport)>) {
+    let duration = model.span().map_or(0, |s| s.duration().0);
+    let secs = duration as f64 / 1e9;
+    let mut edges = Vec::new();
+    let mut reports = Vec::new();
+    if duration == 0 {
+        return (edges, reports);
+    }
+    let mut by_dev: BTreeMap<DevId, Vec<&causeway_model::BlockRequest>> = BTreeMap::new();
+    for rq in model.block_requests() {
+        by_dev.entry(rq.dev).or_default().push(rq);
+    }
+    for (dev, rqs) in by_dev {
+        let n = rqs.len() as u64;
+        let bytes: u64 = rqs.iter().map(|q| u64::from(q.bytes)).sum();
+        let median = percentile(rqs.iter().map(|q| q.latency().0 as f64).collect(), 0.5)
+            .filter(|m| *m > 0.0);
+        let iops = opts
+            .disk_iops
+            .or_else(|| median.map(|m| 1e9 / m))
+            .unwrap_or(f64::INFINITY);
+        let rates: Vec<f64> = rqs
+            .iter()
+            .filter(|q| q.bytes > 0 && q.latency().0 > 0)
+            .map(|q| q.bytes as f64 * 1e9 / q.latency().0 as f64)
+            .collect();
+        let bw = opts
+            .disk_bandwidth
+            .or_else(|| percentile(rates, 0.9))
+            .unwrap_or(f64::INFINITY);
+        let util = (n as f64 / (iops * secs))
+            .max(bytes as f64 / (bw * secs))
+            .clamp(0.0, 1.0);
+        let idle = (duration as f64 * (1.0 - util)) as u64;
+        let mut shares: BTreeMap<u32, u64> = BTreeMap::new();
+        let by_count = bytes == 0;
+        for q in &rqs {
+            if let WakerKey::Entity(e) = r.entity(q.issue_tid, q.issue) {
+                *shares.entry(e).or_default() += if by_count { 1 } else { u64::from(q.bytes) };
+            }
+        }
+        split(idle, &shares, Pseudo::Disk(dev), &mut edges);
+        let source = if opts.disk_iops.is_some() || opts.disk_bandwidth.is_some() {
+            "given"
+        } else {
+            "estimated from request latencies"
+        };
+        reports.push((
+            Pseudo::Disk(dev),
+            DeviceReport {
+                vertex: 0,
+                kind: "disk",
+                name: disk_name(dev),
+                requests: n,
+                bytes,
+                utilization: util,
+                idle_s: idle as f64 / 1e9,
+                capacity: format!(
+                    "{:.0} IOPS, {:.1} MB/s ({source})",
+                    iops.min(1e12),
+                    bw.min(1e15) / 1e6
+                ),
+            },
+        ));
+    }
+    for (&dev, d) in &extras.net {
+        let name = tables.string(dev).to_string();
+        let tx: u64 = d.tx_by_tid.values().sum();
+        let (cap, source) = match (opts.nic_capacity, extras.link_capacity.get(&name)) {
+            (Some(c), _) => (c, "given"),
+            (None, Some(&c)) => (c, "link speed"),
+            (None, None) => (DEFAULT_NIC_CAPACITY, "default 10 Gbit/s"),
+        };
+        let util = ((tx + d.rx_bytes) as f64 / (cap * secs)).clamp(0.0, 1.0);
+        let idle = (duration as f64 * (1.0 - util)) as u64;
+        let mut shares: BTreeMap<u32, u64> = BTreeMap::new();
+        for (&tid, &b) in &d.tx_by_tid {
+            // Traffic totals carry no time; the thread's latest incarnation sent it.
+            if let WakerKey::Entity(e) = r.entity(tid, causeway_format::Timestamp(u64::MAX)) {
+                *shares.entry(e).or_default() += b;
+            }
+        }
+        split(idle, &shares, Pseudo::Nic(dev), &mut edges);
+        reports.push((
+            Pseudo::Nic(dev),
+            DeviceReport {
+                vertex: 0,
+                kind: "nic",
+                name,
+                requests: 0,
+                bytes: tx + d.rx_bytes,
+                utilization: util,
+                idle_s: idle as f64 / 1e9,
+                capacity: format!("{:.1} MB/s ({source})", cap / 1e6),
+            },
+        ));
+    }
+    (edges, reports)
+}

@@ -1,0 +1,71 @@
+//! Off-CPU bottleneck analysis after wPerf (OSDI'18, §3 and §4.2): which waiting events
+//! limit a program's throughput.
+//!
+//! From a [`causeway_model::Model`] (plus the few [`Extras`] the model does not keep):
+//!
+//! 1. each thread's waits with the waker of each, after removing declared false
+//!    wake-ups and adding declared busy-waits (`waits`);
+//! 2. short-term threads merged into virtual threads (`entities`); devices, timers
+//!    and unidentified interrupts as pseudo threads (`waker`), with device idle time
+//!    as edges to the threads that issued I/O (`devices`);
+//! 3. cascaded re-distribution of waiting time onto edges, in parallel (`cascade`);
+//! 4. similar threads merged into one vertex (`merge`);
+//! 5. knots and sinks of the wait-for graph (`graph`), background knots set apart,
+//!    and knot refinement (`refine`);
+//! 6. a [`Report`] with stacks and one sentence of advice per knot (`advice`).
+//!
+//! It does not read trace files (see [`Collector`] and `causeway-format`), print, or
+//! know about command lines; renderers live in the CLI.
+//!
+//! ```
+//! use causeway_bottleneck::{Collector, Input, Options, analyze};
+//! use causeway_format::{Header, Tables, TaskState};
+//! use causeway_model::synth::Synth;
+//! // Thread 1 waits 0..10 for thread 2; thread 2 waits 0..4 for thread 3.
+//! let mut s = Synth::new();
+//! s.switch(0, 2, 0, TaskState::RUNNABLE, 3) // thread 3 runs on CPU 2
+//!     .switch(0, 0, 1, TaskState::INTERRUPTIBLE, 0)
+//!     .switch(0, 1, 2, TaskState::INTERRUPTIBLE, 0)
+//!     .wake_by(4, 2, 3, 2) // 3 wakes 2
+//!     .switch(5, 1, 0, TaskState::RUNNABLE, 2)
+//!     .wake_by(10, 1, 2, 1) // 2 wakes 1
+//!     .switch(11, 0, 0, TaskState::RUNNABLE, 1)
+//!     .switch(20, 2, 3, TaskState::RUNNABLE, 0);
+//! let tables = Tables::default();
+//! let (model, extras) = Collector::from_events(&tables, &Header::synthetic(3), &s.events());
+//! let opts = Options { merge: false, ..Options::default() };
+//! let report = analyze(&Input { model: &model, tables: &tables, extras: &extras }, &opts).unwrap();
+//! // 1 → 2 weighs 10 ns; 2 → 3 weighs 4 ns plus 4 ns cascaded from 1's wait.
+//! let ns: Vec<u64> = report.edges.iter().map(|e| (e.weight_s * 1e9).round() as u64).collect();
+//! assert_eq!(ns, vec![10, 8]);
+//! ```
+
+mod advice;
+mod analyze;
+mod cascade;
+mod devices;
+mod entities;
+mod error;
+mod graph;
+mod input;
+mod merge;
+mod options;
+mod refine;
+mod report;
+mod stacks;
+mod waits;
+mod waker;
+
+#[cfg(test)]
+mod tests;
+
+pub use analyze::analyze;
+pub use devices::DeviceReport;
+pub use error::BottleneckError;
+pub use input::{Collector, Extras, Input};
+pub use options::Options;
+pub use refine::Shape;
+pub use report::{
+    Edge, EdgeKind, Knot, OffCpu, Quality, Report, Sink, ThreadRef, Vertex, VertexKind,
+};
+pub use stacks::StackReport;

@@ -1,0 +1,50 @@
+//! Tuning knobs of the analysis, with the defaults the CLI uses.
+
+/// How the analysis runs. `Options::default()` is what `causeway bottleneck` does
+/// without flags.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    /// Knot refinement stops removing edges heavier than this, as a fraction of the
+    /// recording (wPerf's termination threshold). Default 0.2.
+    pub threshold_fraction: f64,
+    /// Merge similar threads and short-term threads into virtual threads. Default on.
+    pub merge: bool,
+    /// Two same-named threads merge when their wait-stack distributions overlap at
+    /// least this much (histogram intersection, 0..=1). Default 0.5.
+    pub similarity: f64,
+    /// A thread created and exited during the recording that lived less than this
+    /// fraction of it is short-term. Default 0.5.
+    pub short_term_fraction: f64,
+    /// Capacity of every network device, bytes per second; overrides link speeds in
+    /// the trace. Default: the trace's link speed, else 10 Gbit/s.
+    pub nic_capacity: Option<f64>,
+    /// Sequential bandwidth of every disk, bytes per second. Default: estimated from
+    /// the recorded requests.
+    pub disk_bandwidth: Option<f64>,
+    /// Random-I/O rate of every disk, requests per second. Default: estimated from the
+    /// recorded requests.
+    pub disk_iops: Option<f64>,
+    /// Stacks shown per edge and side. Default 3.
+    pub top_stacks: usize,
+    /// Frames shown per stack. Default 16.
+    pub stack_depth: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            threshold_fraction: 0.2,
+            merge: true,
+            similarity: 0.5,
+            short_term_fraction: 0.5,
+            nic_capacity: None,
+            disk_bandwidth: None,
+            disk_iops: None,
+            top_stacks: 3,
+            stack_depth: 16,
+        }
+    }
+}
+
+/// 10 Gbit/s in bytes per second: the NIC capacity when nothing better is known.
+pub(crate) const DEFAULT_NIC_CAPACITY: f64 = 1.25e9;

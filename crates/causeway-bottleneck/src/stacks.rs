@@ -1,0 +1,118 @@
+//! Stacks attached to waits: a compact key while computing, symbol text at the end.
+//!
+//! Each wait carries the stack where its thread blocked (switch-out) and the stack of
+//! the context that woke it. Every weight a wait adds to an edge is also added to those
+//! two stacks on that edge, so an edge can show which code paths make it heavy.
+
+use causeway_format::{StackId, Tables};
+use causeway_model::StackRef;
+use serde::Serialize;
+use std::collections::HashMap;
+
+const NONE: u32 = u32::MAX;
+
+/// A user + kernel stack pair packed into 8 bytes (`u32::MAX` = absent).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct PackedStack {
+    user: u32,
+    kernel: u32,
+}
+
+impl PackedStack {
+    /// No stack.
+    pub(crate) const EMPTY: PackedStack = PackedStack {
+        user: NONE,
+        kernel: NONE,
+    };
+
+    /// Pack an optional model stack reference.
+    pub(crate) fn from_ref(r: Option<StackRef>) -> PackedStack {
+        let id = |s: Option<StackId>| s.map_or(NONE, |s| s.0.min(NONE - 1));
+        match r {
+            None => PackedStack::EMPTY,
+            Some(r) => PackedStack {
+                user: id(r.user),
+                kernel: id(r.kernel),
+            },
+        }
+    }
+
+    /// True if neither stack is present.
+    pub(crate) fn is_empty(self) -> bool {
+        self == PackedStack::EMPTY
+    }
+
+    /// The user stack id.
+    pub(crate) fn user(self) -> Option<StackId> {
+        (self.user != NONE).then_some(StackId(self.user))
+    }
+
+    /// The kernel stack id.
+    pub(crate) fn kernel(self) -> Option<StackId> {
+        (self.kernel != NONE).then_some(StackId(self.kernel))
+    }
+}
+
+/// Nanoseconds per stack on one edge.
+pub(crate) type StackWeights = HashMap<PackedStack, u64>;
+
+/// Add `ns` to `stack` unless the wait had no stack.
+pub(crate) fn add(weights: &mut StackWeights, stack: PackedStack, ns: u64) {
+    if !stack.is_empty() {
+        *weights.entry(stack).or_default() += ns;
+    }
+}
+
+/// Merge `from` into `into`.
+pub(crate) fn merge(into: &mut StackWeights, from: StackWeights) {
+    if into.is_empty() {
+        *into = from;
+        return;
+    }
+    for (k, v) in from {
+        *into.entry(k).or_default() += v;
+    }
+}
+
+/// One stack on an edge, symbolized.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StackReport {
+    /// Edge weight carried by waits with this stack, in seconds.
+    pub weight_s: f64,
+    /// User frames, innermost first (`symbol+0xoff` or an address).
+    pub user: Vec<String>,
+    /// Kernel frames, innermost first.
+    pub kernel: Vec<String>,
+}
+
+/// The heaviest `top` stacks, each cut to `depth` frames; ties broken by stack ids so
+/// the output does not depend on hash order.
+pub(crate) fn top(
+    tables: &Tables,
+    weights: &StackWeights,
+    top: usize,
+    depth: usize,
+) -> Vec<StackReport> {
+    let mut v: Vec<(&PackedStack, &u64)> = weights.iter().collect();
+    v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    v.into_iter()
+        .take(top)
+        .map(|(k, ns)| StackReport {
+            weight_s: *ns as f64 / 1e9,
+            user: frames(tables, k.user(), depth),
+            kernel: frames(tables, k.kernel(), depth),
+        })
+        .collect()
+}
+
+fn frames(tables: &Tables, id: Option<StackId>, depth: usize) -> Vec<String> {
+    let Some(stack) = id.and_then(|i| tables.stack(i)) else {
+        return Vec::new();
+    };
+    stack
+        .frames
+        .iter()
+        .take(depth)
+        .map(|f| tables.frame_text(*f))
+        .collect()
+}

@@ -1,0 +1,138 @@
+//! Devices as pseudo threads: disk waits and idle edges, timers.
+
+use super::{no_merge, run, string, v, w};
+use crate::{EdgeKind, VertexKind};
+use causeway_format::{SoftirqVec, StringId, Tables, TaskState, Waker};
+use causeway_model::synth::Synth;
+
+/// A consumer (tid 1, CPU 0) writes 4 KiB and waits 600 ns for the disk (woken by the
+/// disk's interrupt) then works 400 ns, 20 times; a producer (tid 2, CPU 1) waits for
+/// the consumer 900 ns of every 1000.
+fn blocking_write(irq_name: u32) -> Synth {
+    let mut s = Synth::new();
+    s.switch(0, 0, 0, TaskState::RUNNABLE, 1)
+        .switch(0, 1, 0, TaskState::RUNNABLE, 2);
+    for k in 0..20u64 {
+        let t = k * 1000;
+        s.block_issue(t + 100, 0, 1, (8 << 20, k * 8), 4096)
+            .switch(t + 100, 0, 1, TaskState::UNINTERRUPTIBLE, 0)
+            .irq_entry(t + 699, 0, 11, irq_name)
+            .block_complete(t + 699, 0, (8 << 20, k * 8))
+            .wakeup(
+                t + 700,
+                0,
+                1,
+                0,
+                Waker::Irq {
+                    irq: 11,
+                    name: StringId(irq_name),
+                },
+            )
+            .irq_exit(t + 701, 0, 11)
+            .switch(t + 701, 0, 0, TaskState::RUNNABLE, 1);
+        // The producer hands work over and waits for the consumer to take more.
+        s.switch(t + 50, 1, 2, TaskState::INTERRUPTIBLE, 0)
+            .wake_by(t + 950, 0, 1, 2)
+            .switch(t + 951, 1, 0, TaskState::RUNNABLE, 2);
+    }
+    s.switch(20_100, 0, 1, TaskState::RUNNABLE, 0);
+    s
+}
+
+#[test]
+fn disk_wait_and_idle_edges_form_the_knot() {
+    let mut t = Tables::default();
+    t.strings.push(String::new());
+    let irq = string(&mut t, "virtio0-requests");
+    let r = run(&blocking_write(irq), &t, 2, &no_merge());
+    let disk = r
+        .vertices
+        .iter()
+        .find(|v| {
+            v.kind
+                == VertexKind::Disk {
+                    device: "8:0".into(),
+                }
+        })
+        .expect("disk vertex")
+        .id;
+    let (consumer, producer) = (v(&r, 1), v(&r, 2));
+    // The consumer's own 600 ns per write, plus the same again cascaded from the
+    // producer, which waits for the consumer across each write.
+    assert_eq!(w(&r, consumer, disk), 2 * 20 * 600);
+    // The disk was busy 20 × 599 ns (issue to completion; one request per median
+    // latency) of 20,100 ns; the rest is idle time waiting for the consumer, the only
+    // issuer.
+    let idle = r
+        .edges
+        .iter()
+        .find(|e| e.from == disk && e.to == consumer)
+        .expect("disk idle edge");
+    assert_eq!(idle.kind, EdgeKind::DeviceIdle);
+    let expect = 20_100.0 - 20.0 * 599.0;
+    assert!(
+        ((idle.weight_s * 1e9) - expect).abs() < 2.0,
+        "{}",
+        idle.weight_s
+    );
+    assert_eq!(r.knots.len(), 1, "{:#?}", r.knots);
+    let k = &r.knots[0];
+    let mut want = vec![consumer, disk];
+    want.sort_unstable();
+    assert_eq!(k.vertices, want);
+    assert!(k.has_io);
+    assert!(!k.vertices.contains(&producer));
+    assert!(k.advice.contains("disk 8:0"), "{}", k.advice);
+    // A plain off-CPU ranking names the producer, which waits longer.
+    assert_eq!(r.longest_off_cpu[0].vertex, producer);
+    assert_eq!(r.devices.len(), 1);
+    assert_eq!(r.devices[0].requests, 20);
+    assert_eq!(w(&r, producer, consumer), 20 * 900);
+}
+
+/// Disk capacity given on the command line changes the idle estimate.
+#[test]
+fn given_disk_iops_sets_utilization() {
+    let mut t = Tables::default();
+    t.strings.push(String::new());
+    let irq = string(&mut t, "virtio0-requests");
+    let opts = crate::Options {
+        disk_iops: Some(2e9), // 20 requests in 20,100 ns at 2e9/s: 0.05% busy
+        disk_bandwidth: Some(1e15),
+        ..no_merge()
+    };
+    let r = run(&blocking_write(irq), &t, 2, &opts);
+    assert!((r.devices[0].utilization - 20.0 / (2e9 * 20_100e-9)).abs() < 1e-6);
+}
+
+/// A sleep ended by the timer softirq waits for the timer pseudo thread, a sink.
+#[test]
+fn timer_wakeups_go_to_the_timer_sink() {
+    let mut s = Synth::new();
+    s.switch(0, 0, 0, TaskState::RUNNABLE, 1);
+    for k in 0..10u64 {
+        let t = k * 100;
+        s.switch(t + 10, 0, 1, TaskState::INTERRUPTIBLE, 0)
+            .wakeup(
+                t + 90,
+                0,
+                1,
+                0,
+                Waker::Softirq {
+                    vec: SoftirqVec::TIMER,
+                },
+            )
+            .switch(t + 91, 0, 0, TaskState::RUNNABLE, 1);
+    }
+    let r = run(&s, &Tables::default(), 1, &no_merge());
+    let timer = r
+        .vertices
+        .iter()
+        .find(|v| v.kind == VertexKind::Timer)
+        .expect("timer vertex")
+        .id;
+    assert_eq!(w(&r, v(&r, 1), timer), 10 * 80);
+    assert_eq!(r.sinks.len(), 1);
+    assert_eq!(r.sinks[0].vertex, timer);
+    assert!(r.knots.is_empty());
+}

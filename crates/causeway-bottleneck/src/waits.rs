@@ -1,0 +1,228 @@
+//! One thread's waits: its blocked segments with the waker of each, after removing
+//! declared false wake-ups and adding declared busy-waits (wPerf §4.1, §4.2).
+//!
+//! Running and runnable time are not waits (wPerf treats them alike here; runnable
+//! time is reported separately as "needs CPU"). Unknown segments are neither.
+
+use crate::input::Extras;
+use crate::stacks::PackedStack;
+use crate::waker::{DeviceSet, WakerKey, classify};
+use causeway_format::{Marker, Tables, Tid, Timestamp, Waker};
+use causeway_model::{SegmentState, Thread, WakeInfo};
+
+/// One waiting interval `[start, end)` of a timeline entity and who ended it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Wait {
+    /// First nanosecond waiting.
+    pub(crate) start: u64,
+    /// First nanosecond after.
+    pub(crate) end: u64,
+    /// Who ended the wait.
+    pub(crate) waker: WakerKey,
+    /// Where the thread blocked.
+    pub(crate) wait_stack: PackedStack,
+    /// The waking context's stack.
+    pub(crate) waker_stack: PackedStack,
+}
+
+impl Wait {
+    pub(crate) fn len(&self) -> u64 {
+        self.end.saturating_sub(self.start)
+    }
+}
+
+/// Counters of what wait building changed or could not attribute.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct WaitStats {
+    pub(crate) false_wakeups_removed: u64,
+    pub(crate) false_wakeups_unmatched: u64,
+    pub(crate) spins: u64,
+    pub(crate) spins_unreleased: u64,
+    pub(crate) unattributed_waits: u64,
+    pub(crate) unattributed_ns: u64,
+}
+
+impl WaitStats {
+    pub(crate) fn add(&mut self, o: &WaitStats) {
+        self.false_wakeups_removed += o.false_wakeups_removed;
+        self.false_wakeups_unmatched += o.false_wakeups_unmatched;
+        self.spins += o.spins;
+        self.spins_unreleased += o.spins_unreleased;
+        self.unattributed_waits += o.unattributed_waits;
+        self.unattributed_ns += o.unattributed_ns;
+    }
+}
+
+/// Maps a thread id at a time to its timeline entity.
+pub(crate) struct Resolver<'a> {
+    pub(crate) tables: &'a Tables,
+    pub(crate) extras: &'a Extras,
+    pub(crate) devices: DeviceSet,
+    pub(crate) threads: &'a [Thread],
+    /// Entity of each model thread (same index as `threads`).
+    pub(crate) entity_of: &'a [u32],
+}
+
+impl Resolver<'_> {
+    /// Index of the incarnation of `tid` alive at `ts` (the latest one started by then,
+    /// else the first).
+    pub(crate) fn thread_index(&self, tid: Tid, ts: Timestamp) -> Option<usize> {
+        let lo = self.threads.partition_point(|t| t.tid < tid);
+        let hi = self.threads.partition_point(|t| t.tid <= tid);
+        if lo >= hi {
+            return None;
+        }
+        let started = (lo..hi)
+            .rev()
+            .find(|&i| self.threads[i].span().is_some_and(|s| s.start <= ts));
+        Some(started.unwrap_or(lo))
+    }
+
+    /// Entity of thread `tid` at `ts`.
+    pub(crate) fn entity(&self, tid: Tid, ts: Timestamp) -> WakerKey {
+        if tid.is_idle() {
+            return WakerKey::None;
+        }
+        self.thread_index(tid, ts)
+            .and_then(|i| self.entity_of.get(i))
+            .map_or(WakerKey::None, |&e| WakerKey::Entity(e))
+    }
+
+    /// Who ended a wait of `wakee`.
+    pub(crate) fn waker(&self, wakee: Tid, w: &WakeInfo) -> WakerKey {
+        let hint = self.extras.hints.get(&(wakee, w.ts)).copied();
+        let kernel = w.waker_stack.and_then(|s| s.kernel);
+        if let Some(k) = classify(self.tables, w.waker, kernel, hint, self.devices) {
+            return k;
+        }
+        match w.waker {
+            Waker::Thread { tid } => self.entity(tid, w.ts),
+            _ => WakerKey::None,
+        }
+    }
+}
+
+/// The waits of one thread, time-ordered and non-overlapping, with counters.
+pub(crate) fn thread_waits(th: &Thread, r: &Resolver<'_>) -> (Vec<Wait>, WaitStats) {
+    let mut stats = WaitStats::default();
+    let mut waits: Vec<Wait> = Vec::new();
+    for seg in &th.segments {
+        if let SegmentState::Blocked {
+            waker,
+            switch_out_stack,
+            ..
+        } = seg.state
+        {
+            let (key, waker_stack) = match &waker {
+                Some(w) => (r.waker(th.tid, w), PackedStack::from_ref(w.waker_stack)),
+                None => (WakerKey::None, PackedStack::EMPTY),
+            };
+            waits.push(Wait {
+                start: seg.start.0,
+                end: seg.end.0,
+                waker: key,
+                wait_stack: PackedStack::from_ref(switch_out_stack),
+                waker_stack,
+            });
+        }
+    }
+    if !th.annotations.is_empty() {
+        remove_false_wakeups(th, &mut waits, &mut stats);
+        add_spins(th, r, &mut waits, &mut stats);
+    }
+    waits.retain(|w| {
+        let keep = w.waker != WakerKey::None && w.len() > 0;
+        if !keep && w.len() > 0 {
+            stats.unattributed_waits += 1;
+            stats.unattributed_ns += w.len();
+        }
+        keep
+    });
+    (waits, stats)
+}
+
+/// A false wake-up declared at `m` sits between the wait that ended just before it and
+/// the next wait: drop that wake-up and that wait event, so the two waits and the run
+/// between them become one wait ended by the second wait's waker.
+fn remove_false_wakeups(th: &Thread, waits: &mut Vec<Wait>, stats: &mut WaitStats) {
+    for a in &th.annotations {
+        if a.marker != Marker::FalseWakeup {
+            continue;
+        }
+        let m = a.ts.0;
+        let first_after = waits.partition_point(|w| w.end <= m);
+        let (Some(before), Some(next)) = (first_after.checked_sub(1), Some(first_after)) else {
+            stats.false_wakeups_unmatched += 1;
+            continue;
+        };
+        match waits.get(next).copied() {
+            Some(w2) if w2.start >= m => {
+                let w1 = &mut waits[before];
+                w1.end = w2.end;
+                w1.waker = w2.waker;
+                w1.waker_stack = w2.waker_stack;
+                waits.remove(next);
+                stats.false_wakeups_removed += 1;
+            }
+            _ => stats.false_wakeups_unmatched += 1,
+        }
+    }
+}
+
+/// Busy-wait spans (`SpinBegin`..`SpinEnd` with the same id) become waits ended by the
+/// thread that last wrote the flag with that id (a `FlagWrite` marker whose address is
+/// the id) during the span; kernel waits inside the span are folded into it.
+fn add_spins(th: &Thread, r: &Resolver<'_>, waits: &mut Vec<Wait>, stats: &mut WaitStats) {
+    let mut open: Vec<(u64, Timestamp)> = Vec::new();
+    let mut spans: Vec<(u64, Timestamp, Timestamp)> = Vec::new();
+    for a in &th.annotations {
+        match a.marker {
+            Marker::SpinBegin { id } => open.push((id, a.ts)),
+            Marker::SpinEnd { id } => {
+                if let Some(p) = open.iter().rposition(|(i, _)| *i == id) {
+                    let (_, b) = open.remove(p);
+                    spans.push((id, b, a.ts));
+                }
+            }
+            _ => {}
+        }
+    }
+    for (id, b, e) in spans {
+        stats.spins += 1;
+        let releaser = r.extras.flag_writes.get(&id).and_then(|ws| {
+            ws.iter()
+                .rev()
+                .find(|(t, tid)| *t <= e && *t >= b && *tid != th.tid)
+                .copied()
+        });
+        let Some((ts, tid)) = releaser else {
+            stats.spins_unreleased += 1;
+            continue;
+        };
+        let key = r.entity(tid, ts);
+        if key == WakerKey::None || e <= b {
+            stats.spins_unreleased += 1;
+            continue;
+        }
+        let (b, e) = (b.0, e.0);
+        let mut out: Vec<Wait> = Vec::with_capacity(waits.len() + 1);
+        for w in waits.drain(..) {
+            if w.end <= b || w.start >= e {
+                out.push(w);
+            } else if w.start < b {
+                out.push(Wait { end: b, ..w });
+            } else if w.end > e {
+                out.push(Wait { start: e, ..w });
+            }
+        }
+        out.push(Wait {
+            start: b,
+            end: e,
+            waker: key,
+            wait_stack: PackedStack::EMPTY,
+            waker_stack: PackedStack::EMPTY,
+        });
+        out.sort_by_key(|w| w.start);
+        *waits = out;
+    }
+}

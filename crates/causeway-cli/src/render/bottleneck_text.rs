@@ -1,0 +1,197 @@
+//! Text report of `causeway bottleneck`: knots ranked, each edge with its weight and
+//! stacks, the advice sentence, then background knots, sinks, devices and the plain
+//! off-CPU ranking for comparison.
+
+use causeway_bottleneck::{Edge, EdgeKind, Knot, Report, StackReport};
+use std::fmt::Write;
+
+/// Frames shown per stack line.
+const FRAMES: usize = 6;
+
+fn frames(f: &[String]) -> String {
+    let mut s = f
+        .iter()
+        .take(FRAMES)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(" ← ");
+    if f.len() > FRAMES {
+        s.push_str(" ← …");
+    }
+    s
+}
+
+fn stacks(out: &mut String, title: &str, list: &[StackReport]) {
+    if list.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "      {title}:");
+    for s in list {
+        let _ = write!(out, "        [{:.3}s]", s.weight_s);
+        let mut first = true;
+        for (side, f) in [("user", &s.user), ("kernel", &s.kernel)] {
+            if f.is_empty() {
+                continue;
+            }
+            if !first {
+                out.push_str("\n                ");
+            }
+            let _ = write!(out, " {side}: {}", frames(f));
+            first = false;
+        }
+        if first {
+            out.push_str(" (no frames)");
+        }
+        out.push('\n');
+    }
+}
+
+fn edge(out: &mut String, r: &Report, e: &Edge) {
+    let name = format!("{} -> {}", r.vertices[e.from].label, r.vertices[e.to].label);
+    let _ = write!(
+        out,
+        "  {name:<44} {:>9.3}s {:>5.1}%",
+        e.weight_s,
+        e.share * 100.0
+    );
+    match e.kind {
+        EdgeKind::Wait => {
+            let _ = writeln!(
+                out,
+                "   {} waits, {:.3}s direct",
+                e.direct_waits, e.direct_s
+            );
+        }
+        EdgeKind::DeviceIdle => {
+            let _ = writeln!(out, "   device idle, waiting for requests");
+        }
+    }
+    stacks(out, "waiting at", &e.wait_stacks);
+    stacks(out, "woken by", &e.waker_stacks);
+}
+
+fn knot(out: &mut String, r: &Report, k: &Knot, title: &str) {
+    let names: Vec<&str> = k
+        .vertices
+        .iter()
+        .map(|&v| r.vertices[v].label.as_str())
+        .collect();
+    let _ = writeln!(
+        out,
+        "{title}: {}  [{:?}, {:.3}s of waits, {:.0}% CPU{}]",
+        names.join(", "),
+        k.shape,
+        k.weight_s,
+        k.cpu_fraction * 100.0,
+        if k.has_io { ", has I/O" } else { "" }
+    );
+    for &e in &k.edges {
+        edge(out, r, &r.edges[e]);
+    }
+    if k.needs_cpu_s > 0.0 {
+        let _ = writeln!(
+            out,
+            "  needs CPU: its threads were runnable for {:.3}s",
+            k.needs_cpu_s
+        );
+    }
+    if !k.removed_edges.is_empty() {
+        let removed: Vec<String> = k
+            .removed_edges
+            .iter()
+            .map(|&e| {
+                let e = &r.edges[e];
+                format!(
+                    "{} -> {} ({:.3}s)",
+                    r.vertices[e.from].label, r.vertices[e.to].label, e.weight_s
+                )
+            })
+            .collect();
+        let _ = writeln!(out, "  removed as low impact: {}", removed.join(", "));
+    }
+    let _ = writeln!(out, "  => {}\n", k.advice);
+}
+
+/// Render the report as text.
+pub fn render(r: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "causeway bottleneck: {:.3}s recorded; refinement threshold {:.3}s ({:.0}%); {}",
+        r.duration_s,
+        r.threshold_s,
+        if r.duration_s > 0.0 {
+            r.threshold_s / r.duration_s * 100.0
+        } else {
+            0.0
+        },
+        if r.merged {
+            "similar and short-term threads merged"
+        } else {
+            "raw threads (--no-merge)"
+        }
+    );
+    let q = &r.quality;
+    let _ = writeln!(
+        out,
+        "data: {} events lost, {} model anomalies, {} waits ({:.3}s) with no known waker, {} false wake-ups removed ({} unmatched), {} busy-waits ({} without a releaser), {} cascade cycles cut, {} cascades cut at the step budget\n",
+        q.lost_events,
+        q.model_anomalies,
+        q.unattributed_waits,
+        q.unattributed_s,
+        q.false_wakeups_removed,
+        q.false_wakeups_unmatched,
+        q.spins,
+        q.spins_unreleased,
+        q.cascade_cycles_cut,
+        q.cascade_budget_cut
+    );
+    let _ = writeln!(out, "What to look at: {}\n", r.summary);
+    if r.knots.is_empty() {
+        out.push_str("No knots.\n\n");
+    }
+    for k in &r.knots {
+        knot(&mut out, r, k, &format!("Knot {}", k.rank));
+    }
+    for (i, k) in r.background_knots.iter().enumerate() {
+        knot(&mut out, r, k, &format!("Background knot {}", i + 1));
+    }
+    if !r.sinks.is_empty() {
+        out.push_str("Sinks:\n");
+        for s in &r.sinks {
+            let _ = writeln!(
+                out,
+                "  {:<44} {:>9.3}s waited for\n  => {}",
+                r.vertices[s.vertex].label, s.incoming_s, s.advice
+            );
+        }
+        out.push('\n');
+    }
+    if !r.devices.is_empty() {
+        out.push_str("Devices:\n");
+        for d in &r.devices {
+            let _ = writeln!(
+                out,
+                "  {:<10} {} requests, {:.1} MB, utilization {:.0}%, idle {:.3}s; capacity {}",
+                r.vertices[d.vertex].label,
+                d.requests,
+                d.bytes as f64 / 1e6,
+                d.utilization * 100.0,
+                d.idle_s,
+                d.capacity
+            );
+        }
+        out.push('\n');
+    }
+    if !r.longest_off_cpu.is_empty() {
+        out.push_str("Longest off-CPU (what a plain off-CPU ranking would name first):\n");
+        for o in &r.longest_off_cpu {
+            let _ = writeln!(
+                out,
+                "  {:<44} {:>9.3}s",
+                r.vertices[o.vertex].label, o.off_cpu_s
+            );
+        }
+    }
+    out
+}
