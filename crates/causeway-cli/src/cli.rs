@@ -36,7 +36,8 @@ pub enum Command {
     Dump(DumpArgs),
     /// Convert a perf recording (perf.data or `perf script` text) into a causeway trace.
     Import(ImportArgs),
-    /// Record the built-in `blocking-write` workload for a few seconds and summarize it.
+    /// Record the built-in `blocking-write` workload for a few seconds with the eBPF
+    /// recorder, summarize it and find its bottleneck.
     Demo(DemoArgs),
     /// Record programs with eBPF: switches, wake-ups and their wakers, interrupts, disk,
     /// network and blocking syscalls, with scoped user stacks (needs root or CAP_BPF +
@@ -243,10 +244,13 @@ pub struct TriggerArgs {
     /// Only this recorder process (default: every running `causeway record --flight`).
     #[arg(short, long)]
     pub pid: Option<u32>,
+}
+
 /// `causeway bottleneck`.
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Clone)]
 pub struct BottleneckArgs {
-    /// Trace file. Omit it and give `-- CMD ARGS...` to record CMD (with perf) first.
+    /// Trace file. Omit it and give `-- CMD ARGS...` to record CMD first (as `causeway
+    /// record -- CMD` would).
     #[arg(required_unless_present = "command")]
     pub trace: Option<PathBuf>,
     /// Print the whole result as JSON.
@@ -284,4 +288,24 @@ pub struct BottleneckArgs {
     /// Command to record and analyze (after `--`).
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
+}
+
+impl BottleneckArgs {
+    /// The defaults, on a trace file (what `causeway demo` runs).
+    pub fn for_trace(trace: PathBuf) -> BottleneckArgs {
+        BottleneckArgs {
+            trace: Some(trace),
+            json: false,
+            dot: false,
+            svg: None,
+            threshold: "20%".into(),
+            no_merge: false,
+            nic_capacity: None,
+            disk_bandwidth: None,
+            disk_iops: None,
+            stacks: 3,
+            out_dir: PathBuf::from("bottleneck-out"),
+            command: Vec::new(),
+        }
+    }
 }

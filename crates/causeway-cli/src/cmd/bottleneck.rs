@@ -2,10 +2,10 @@
 //!
 //! Reads the trace once into the model and the analysis's extras, runs
 //! `causeway_bottleneck::analyze`, and renders text, JSON, DOT or SVG. With `-- CMD`
-//! it first records CMD with perf and imports the recording, as `causeway demo` does.
+//! it first records CMD with causeway's recorder, as `causeway demo` does.
 
 use crate::cli::BottleneckArgs;
-use crate::cmd::{demo, import};
+use crate::cmd::record;
 use crate::exit::{self, BadInput};
 use crate::progress::Progress;
 use crate::render::{bottleneck_dot, bottleneck_text};
@@ -87,11 +87,9 @@ fn trace_path(args: &BottleneckArgs) -> Result<PathBuf> {
     }
     std::fs::create_dir_all(&args.out_dir)
         .with_context(|| format!("creating {}", args.out_dir.display()))?;
-    let perf_data = args.out_dir.join("bottleneck.perf.data");
     let trace = args.out_dir.join("bottleneck.cwt");
-    eprintln!("recording {} with perf ...", args.command.join(" "));
-    demo::perf_record(&perf_data, &args.command)?;
-    import::convert(&perf_data, &trace, false)?;
+    eprintln!("recording {} ...", args.command.join(" "));
+    record::record_command(&args.command, &trace)?;
     Ok(trace)
 }
 

@@ -1,13 +1,12 @@
-//! `causeway demo`: record the zoo's blocking-write workload and summarize it.
+//! `causeway demo`: record the zoo's blocking-write workload, summarize and diagnose it.
 //!
-//! Until causeway's own recorder exists the recording is made with `perf record` and
-//! converted with the importer; the summary is what `causeway info` prints.
+//! Records with causeway's eBPF recorder, prints what `causeway info` and
+//! `causeway bottleneck` say about it.
 
-use crate::cli::{DemoArgs, InfoArgs};
-use crate::cmd::{import, info};
-use anyhow::{Context, Result, bail};
+use crate::cli::{BottleneckArgs, DemoArgs, InfoArgs};
+use crate::cmd::{bottleneck, info, record};
+use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Find the workload binary: next to the causeway executable's build tree, or under
 /// the current directory.
@@ -26,27 +25,6 @@ fn find_workload(name: &str) -> Option<PathBuf> {
     candidates.into_iter().find(|p| p.is_file())
 }
 
-/// Record `cmd` system-wide with perf into `perf_data`.
-pub fn perf_record(perf_data: &Path, cmd: &[String]) -> Result<()> {
-    let mut c = Command::new("perf");
-    c.arg("record").arg("-q").arg("-g").arg("-a");
-    for e in causeway_import::RECORD_EVENTS {
-        c.arg("-e").arg(e);
-    }
-    c.arg("-o").arg(perf_data).arg("--").args(cmd);
-    let status = c.status().map_err(|e| {
-        anyhow::anyhow!(
-            "cannot run perf ({e}); install it with `apt install linux-perf` or run `make demo`"
-        )
-    })?;
-    if !status.success() {
-        bail!(
-            "perf record failed ({status}); it needs root (or kernel.perf_event_paranoid <= -1) and tracefs"
-        );
-    }
-    Ok(())
-}
-
 /// Run the command; returns the exit code.
 pub fn run(args: &DemoArgs) -> Result<u8> {
     let workload = match &args.workload {
@@ -57,10 +35,10 @@ pub fn run(args: &DemoArgs) -> Result<u8> {
     };
     std::fs::create_dir_all(&args.out_dir)
         .with_context(|| format!("creating {}", args.out_dir.display()))?;
-    let perf_data = args.out_dir.join("blocking-write.perf.data");
     let trace = args.out_dir.join("blocking-write.cwt");
     eprintln!(
-        "== recording {} for {}s with perf (causeway's eBPF recorder is not built yet)",
+        "== causeway record -o {} -- {} --seconds {}",
+        trace.display(),
         workload.display(),
         args.seconds
     );
@@ -69,36 +47,27 @@ pub fn run(args: &DemoArgs) -> Result<u8> {
         "--seconds".to_string(),
         args.seconds.to_string(),
     ];
-    perf_record(&perf_data, &cmd)?;
+    record::record_command(&cmd, &trace)?;
     eprintln!(
-        "== converting {} to {}",
-        perf_data.display(),
+        "\n== causeway info --comm blocking-write {}",
         trace.display()
     );
-    let summary = import::convert(&perf_data, &trace, false)?;
-    import::print_summary(&summary, &trace, false)?;
-    eprintln!("== causeway info --comm blocking-write {}", trace.display());
     let report = info::build(&InfoArgs {
         trace: trace.clone(),
         json: false,
-        top: 8,
+        top: 6,
         pid: Vec::new(),
         comm: Some("blocking-write".to_string()),
     })?;
     info::print(&report, false)?;
-    if report.model_anomalies > 0 {
-        println!(
-            "\nThe anomalies are events perf did not record: on some kernels perf drops events\n\
-             taken in interrupt context on an idle CPU (block completions, the wake-ups they\n\
-             cause) without a lost-event record. The model marks the affected time unknown\n\
-             instead of guessing (see docs/causeway-import.md)."
-        );
-    }
+    eprintln!("\n== causeway bottleneck {}", trace.display());
+    let b = BottleneckArgs::for_trace(trace.clone());
+    let code = bottleneck::run(&b)?;
     println!(
         "\nExpected diagnosis (workloads/README.md): the producer waits longest, but the\n\
-         consumer and the disk (its fsync) limit throughput. Look at the consumer's waits and\n\
-         who ends them with `causeway dump {} --kind sched_switch,wakeup,stack --stacks`.",
+         consumer and the disk (its fsync) limit throughput: the knot above. See every wait\n\
+         and who ended it with `causeway dump {} --kind sched_switch,wakeup,stack --stacks`.",
         trace.display()
     );
-    Ok(info::exit_code(&report))
+    Ok(code)
 }

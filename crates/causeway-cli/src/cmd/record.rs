@@ -132,6 +132,29 @@ fn dump_json(d: &Dump) -> JsonDump {
     }
 }
 
+/// Record `cmd` (launched and followed) into `out` with the default settings; used by
+/// `causeway demo` and `causeway bottleneck -- CMD`.
+pub fn record_command(cmd: &[String], out: &std::path::Path) -> Result<Summary> {
+    let req = Request {
+        config: RecordConfig::new(Target::Pids(Vec::new())),
+        output: Output::File(out.to_path_buf()),
+        duration: None,
+        command: Some(cmd.to_vec()),
+        command_line: std::env::args().collect(),
+    };
+    let s = causeway_record::record(req, &mut |_| {})
+        .with_context(|| format!("recording `{}`", cmd.join(" ")))?;
+    let lost: u64 = s.lost_per_cpu.iter().sum();
+    eprintln!(
+        "causeway: recorded {} events ({} lost) in {:.1} s into {}",
+        s.events,
+        lost,
+        s.elapsed.as_secs_f64(),
+        out.display()
+    );
+    Ok(s)
+}
+
 /// Run `causeway record`.
 pub fn run(a: &RecordArgs) -> Result<u8> {
     let (cfg, command) = build_config(a)?;
