@@ -34,6 +34,13 @@ fn main() -> ExitCode {
             });
         }
     };
+    // Output commands end quietly when their reader goes away (`causeway dump | head`),
+    // as Unix filters do; the recorder keeps SIGPIPE ignored so a closed terminal never
+    // kills it before the trace is finished.
+    if !matches!(cli.command, cli::Command::Record(_)) {
+        // SAFETY: restoring the default disposition of one signal at start-up.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
     let result = match &cli.command {
         cli::Command::Info(a) => cmd::info::run(a),
         cli::Command::Check(a) => cmd::check::run(a),

@@ -55,6 +55,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         cpu_count: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
         command_line: args.clone(),
         writer: "causeway-format perf_sched example".into(),
+        scope: causeway_format::Scope::System,
     };
     let mut w = TraceWriter::new(std::fs::File::create(output)?, &header)?;
     let mut known: HashMap<u32, StringId> = HashMap::new();

@@ -20,6 +20,25 @@ pub enum ClockSource {
     Synthetic,
 }
 
+/// Which threads' scheduler events a trace holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// Every switch on every CPU (system-wide recording, perf -a).
+    #[default]
+    System,
+    /// Switches and wake-ups that involve the recorded processes only: switches among
+    /// other threads are absent by design, so a CPU's next switch may name a thread
+    /// the reader has not seen switched in.
+    Processes,
+}
+
+impl Scope {
+    fn is_system(&self) -> bool {
+        *self == Scope::System
+    }
+}
+
 /// Host the trace was recorded on.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HostInfo {
@@ -48,6 +67,9 @@ pub struct Header {
     pub command_line: Vec<String>,
     /// The program that wrote the trace and its version (`causeway-import 0.1.0`).
     pub writer: String,
+    /// Which scheduler events the trace holds (absent in older traces: system).
+    #[serde(default, skip_serializing_if = "Scope::is_system")]
+    pub scope: Scope,
 }
 
 impl Header {
@@ -61,6 +83,7 @@ impl Header {
             cpu_count,
             command_line: Vec::new(),
             writer: concat!("causeway-format ", env!("CARGO_PKG_VERSION")).to_string(),
+            scope: Scope::System,
         }
     }
 }

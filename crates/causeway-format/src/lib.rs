@@ -38,7 +38,7 @@ pub use event::{
     BlockOp, BlockOpKind, Event, EventKind, EventKindTag, Marker, SoftirqVec, StackKind, TaskState,
     Waker,
 };
-pub use header::{ClockSource, Header, HostInfo, TraceStats};
+pub use header::{ClockSource, Header, HostInfo, Scope, TraceStats};
 pub use ids::{Cpu, DevId, DurationNs, FrameId, StackId, StringId, Tgid, Tid, Timestamp};
 pub use reader::{ChunkInfo, MergedEvents, TimeRange, TraceReader};
 pub use tables::{Frame, FrameSpace, Mapping, ProcessInfo, Stack, Tables, ThreadIndex, ThreadInfo};

@@ -109,6 +109,8 @@ impl PerfHeader {
             cpu_count: self.nr_cpus_avail.or(self.nr_cpus_online).unwrap_or(0),
             command_line: self.cmdline.clone(),
             writer: WRITER.to_string(),
+            // perf records are imported system-wide (`perf record -a`).
+            scope: causeway_format::Scope::System,
         }
     }
 

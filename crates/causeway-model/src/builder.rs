@@ -81,6 +81,8 @@ pub struct ModelBuilder<'t> {
     block: BlockTracker,
     proc_events: ProcessEvents,
     stats: ModelStats,
+    /// The trace holds only the recorded processes' scheduler events.
+    partial: bool,
 }
 
 impl<'t> ModelBuilder<'t> {
@@ -102,6 +104,7 @@ impl<'t> ModelBuilder<'t> {
             block: BlockTracker::default(),
             proc_events: ProcessEvents::default(),
             stats: ModelStats::default(),
+            partial: header.scope == causeway_format::Scope::Processes,
         }
     }
 
@@ -230,12 +233,12 @@ impl<'t> ModelBuilder<'t> {
             EventKind::BlockComplete {
                 dev,
                 sector,
+                bytes,
                 op,
                 error,
-                ..
             } => self
                 .block
-                .complete(&mut self.stats, ts, c, dev, sector, op, error),
+                .complete(&mut self.stats, ts, c, dev, sector, bytes, op, error),
             EventKind::NetXmit { tid, .. } | EventKind::NetRecv { tid, .. } => self.touch(tid, ts),
             EventKind::Stack {
                 tid,
@@ -398,7 +401,11 @@ impl<'t> ModelBuilder<'t> {
         if let Some(y) = believed
             && y != prev
         {
-            self.stats.cpu_current_mismatch += 1;
+            if self.partial {
+                self.stats.outside_scope += 1;
+            } else {
+                self.stats.cpu_current_mismatch += 1;
+            }
             if !y.is_idle()
                 && matches!(self.threads.get(&y).and_then(ThreadBuild::state),
                     Some(SegmentState::Running { cpu }) if cpu == c)
@@ -416,7 +423,11 @@ impl<'t> ModelBuilder<'t> {
                 _ => false,
             };
             if !fits && !self.invalidate(prev, ts) {
-                self.stats.switch_out_not_running += 1;
+                if self.partial {
+                    self.stats.outside_scope += 1;
+                } else {
+                    self.stats.switch_out_not_running += 1;
+                }
             }
             if let Some(th) = self.threads.get_mut(&prev) {
                 if prev_state.is_exiting() {
@@ -496,7 +507,11 @@ impl<'t> ModelBuilder<'t> {
             }
             _ => {
                 if !self.invalidate(tid, ts) {
-                    self.stats.switch_in_without_wakeup += 1;
+                    if self.partial {
+                        self.stats.outside_scope += 1;
+                    } else {
+                        self.stats.switch_in_without_wakeup += 1;
+                    }
                 }
             }
         }

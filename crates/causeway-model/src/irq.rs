@@ -243,6 +243,7 @@ impl BlockTracker {
         cpu: Cpu,
         dev: DevId,
         sector: u64,
+        bytes: u32,
         op: BlockOp,
         error: i32,
     ) {
@@ -259,6 +260,9 @@ impl BlockTracker {
                 complete_cpu: cpu,
                 error,
             }),
+            // An empty write with preflush is completed by the flush machinery after
+            // its flush, without ever being issued to the device: nothing to match.
+            None if bytes == 0 => stats.dataless_flush_completions += 1,
             None => stats.unmatched_block_completions += 1,
         }
     }

@@ -76,6 +76,16 @@ pub struct ModelStats {
     pub block_reissued: u64,
     /// Block requests still in flight when the trace ended.
     pub block_in_flight_at_end: u64,
+    /// In a per-process trace (`Scope::Processes`): switches that do not follow from
+    /// the ones before on their CPU because threads of other processes ran in between
+    /// unrecorded, and switch-ins of such threads without a recorded wake-up. Expected,
+    /// not an anomaly; the affected time of those threads is marked unknown.
+    #[serde(default)]
+    pub outside_scope: u64,
+    /// Completions of empty writes with preflush that were never issued (the kernel's
+    /// flush machinery completes them after the flush it sent instead). Expected.
+    #[serde(default)]
+    pub dataless_flush_completions: u64,
 }
 
 impl ModelStats {

@@ -247,7 +247,7 @@ impl Synth {
             EventKind::BlockComplete {
                 dev: DevId(dev),
                 sector,
-                bytes: 0,
+                bytes: 512,
                 op: write_op(),
                 error: 0,
             },

@@ -591,8 +591,21 @@ fn block_requests_match_issue_to_completion() {
         .block_issue(100, 0, 10, (8, 4096), 512)
         .block_issue(150, 0, 10, (8, 8192), 512)
         .block_complete(1100, 1, (8, 4096))
-        .block_complete(1200, 1, (9, 1));
+        .block_complete(1200, 1, (9, 1))
+        // An empty preflush write completed by the flush machinery: never issued.
+        .push(
+            1300,
+            1,
+            causeway_format::EventKind::BlockComplete {
+                dev: causeway_format::DevId(9),
+                sector: 0,
+                bytes: 0,
+                op: causeway_format::BlockOp::from_bits(1 | 1 << 5),
+                error: 0,
+            },
+        );
     let m = s.model(2);
+    assert_eq!(m.stats().dataless_flush_completions, 1);
     assert_eq!(m.block_requests().len(), 1);
     let r = m.block_requests()[0];
     assert_eq!((r.latency().0, r.issue_tid, r.bytes), (1000, Tid(10), 512));
@@ -702,4 +715,29 @@ fn expected_stacks_without_a_segment_are_not_anomalies() {
     let m = s.model(1);
     // Only the last stack follows no event it could belong to.
     assert_eq!(m.stats().unattached_stacks, 1, "{:?}", m.stats());
+}
+
+/// In a per-process trace, a CPU's next recorded switch naming a thread other than the
+/// one switched in last is expected (other processes ran unrecorded): it is counted as
+/// outside the scope, not as an anomaly, and the timelines are the same.
+#[test]
+fn per_process_traces_count_unrecorded_switches_apart() {
+    let mut s = Synth::new();
+    s.switch(1000, 0, 0, R, 5).switch(2000, 0, 10, S, 0);
+    let tables = Tables::default();
+    let mut header = causeway_format::Header::synthetic(2);
+    header.scope = causeway_format::Scope::Processes;
+    let mut b = crate::ModelBuilder::new(&tables, &header);
+    for ev in &s.events() {
+        b.push(ev);
+    }
+    let partial = b.finish();
+    let full = s.model(2);
+    assert_eq!(full.stats().cpu_current_mismatch, 1);
+    assert_eq!(full.stats().anomalies(), 1);
+    assert_eq!(partial.stats().cpu_current_mismatch, 0);
+    assert_eq!(partial.stats().outside_scope, 1);
+    assert_eq!(partial.stats().anomalies(), 0);
+    assert_eq!(segs(&partial, 10), segs(&full, 10));
+    assert_eq!(segs(&partial, 5), segs(&full, 5));
 }

@@ -135,7 +135,12 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
             return Err(e);
         }
     };
-    let hdr = header(req.command_line.clone());
+    let scope = if matches!(cfg.target, Target::All) {
+        causeway_format::Scope::System
+    } else {
+        causeway_format::Scope::Processes
+    };
+    let hdr = header(req.command_line.clone(), scope);
     let mut sink = match &req.output {
         Output::File(p) => Sink::Stream(Box::new(StreamSink::create(p, &hdr)?)),
         Output::Flight {

@@ -3,14 +3,16 @@
 
 use crate::convert::Converter;
 use crate::stacks::Symbols;
-use causeway_format::{ClockSource, Event, EventKind, Header, HostInfo, StackId, TraceWriter};
+use causeway_format::{
+    ClockSource, Event, EventKind, Header, HostInfo, Scope, StackId, TraceWriter,
+};
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 /// The header of a recording made now.
-pub fn header(command_line: Vec<String>) -> Header {
+pub fn header(command_line: Vec<String>, scope: Scope) -> Header {
     let mono = clock_ns(libc::CLOCK_MONOTONIC);
     let real = clock_ns(libc::CLOCK_REALTIME);
     // SAFETY: uname fills the struct it is given.
@@ -40,6 +42,7 @@ pub fn header(command_line: Vec<String>) -> Header {
         cpu_count: crate::config::num_cpus(),
         command_line,
         writer: concat!("causeway-record ", env!("CARGO_PKG_VERSION")).to_string(),
+        scope,
     }
 }
 

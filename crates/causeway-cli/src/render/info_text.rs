@@ -89,6 +89,13 @@ pub fn render(r: &InfoReport) -> String {
     if r.clock_inversions > 0 {
         let _ = writeln!(out, "out of order: {} events", r.clock_inversions);
     }
+    if r.model_stats.outside_scope > 0 {
+        let _ = writeln!(
+            out,
+            "scope:      recorded processes only; {} switches involve threads of other processes (expected)",
+            r.model_stats.outside_scope
+        );
+    }
     if r.model_anomalies > 0 {
         let _ = writeln!(
             out,
@@ -98,7 +105,12 @@ pub fn render(r: &InfoReport) -> String {
         if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(&r.model_stats) {
             let parts: Vec<String> = m
                 .iter()
-                .filter(|(k, v)| *k != "events" && v.as_u64().unwrap_or(0) > 0)
+                .filter(|(k, v)| {
+                    !matches!(
+                        k.as_str(),
+                        "events" | "outside_scope" | "dataless_flush_completions"
+                    ) && v.as_u64().unwrap_or(0) > 0
+                })
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect();
             let _ = writeln!(out, "            ({})", parts.join(", "));

@@ -48,6 +48,7 @@ pub fn golden_header() -> Header {
         cpu_count: 2,
         command_line: vec!["causeway".into(), "record".into(), "--golden".into()],
         writer: "causeway-format golden v1.0".into(),
+        scope: causeway_format::Scope::System,
     }
 }
 

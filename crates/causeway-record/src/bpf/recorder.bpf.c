@@ -809,7 +809,10 @@ static __always_inline void on_block(struct request *rq, int error, unsigned int
 		minor = BPF_CORE_READ(disk, first_minor);
 	}
 	b->dev = major << 20 | minor;
-	b->sector = BPF_CORE_READ(rq, __sector);
+	/* As the block tracepoints print it: a request without a position (a flush)
+	 * reports sector 0. */
+	__u64 sector = BPF_CORE_READ(rq, __sector);
+	b->sector = sector == (__u64)-1 ? 0 : sector;
 	b->bytes = issue ? BPF_CORE_READ(rq, __data_len) : nr_bytes;
 	b->cmd_flags = BPF_CORE_READ(rq, cmd_flags);
 	b->error = error;
