@@ -159,6 +159,11 @@ impl Probes {
     /// Load, fill the maps for `cfg` and the initial `tgids`, and attach.
     pub fn start(cfg: &RecordConfig, tgids: &[u32]) -> Result<Probes, RecordError> {
         check_privileges()?;
+        if !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
+            return Err(RecordError::Tracing(
+                "this kernel exposes no BTF (/sys/kernel/btf/vmlinux): causeway record needs a kernel built with CONFIG_DEBUG_INFO_BTF".into(),
+            ));
+        }
         let ncpu = crate::config::num_cpus();
         let size = cfg.buffer_per_cpu.max(4096).next_power_of_two();
         let rings = (0..ncpu)

@@ -138,6 +138,17 @@ pub fn exists(tgid: u32) -> bool {
     Path::new(&format!("/proc/{tgid}")).exists()
 }
 
+/// Is the process still running (it exists and is not a zombie waiting to be reaped)?
+pub fn alive(tgid: u32) -> bool {
+    let Ok(s) = std::fs::read_to_string(format!("/proc/{tgid}/stat")) else {
+        return false;
+    };
+    let state = s
+        .rfind(')')
+        .and_then(|i| s[i + 1..].split_whitespace().next());
+    !matches!(state, Some("Z") | Some("X") | None)
+}
+
 /// Processes whose name is `comm`.
 pub fn pids_named(comm: &str) -> Vec<u32> {
     let Ok(rd) = std::fs::read_dir("/proc") else {

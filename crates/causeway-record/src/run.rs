@@ -287,7 +287,7 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
         let child_done = child.as_mut().is_some_and(|c| c.poll_exit().is_some());
         let pids_gone = child.is_none()
             && matches!(cfg.target, Target::Pids(_))
-            && initial.iter().all(|&p| !procfs::exists(p));
+            && initial.iter().all(|&p| !procfs::alive(p));
         let timed_out = req.duration.is_some_and(|d| start.elapsed() >= d);
         if child_done || pids_gone || timed_out || signals::stop_requested() {
             // Detach first so nothing new arrives, then drain once more.
