@@ -123,6 +123,7 @@ pub struct Converter {
     mapping_keys: BTreeSet<(u32, u64, u64, u64)>,
     has_mappings: BTreeSet<u32>,
     irq_names: HashMap<u32, StringId>,
+    net_devs: BTreeSet<String>,
     all_targets: bool,
 }
 
@@ -477,6 +478,12 @@ impl Converter {
                 self.push(ts, cpu, kind);
             }
             Body::Net { xmit, dev, bytes } => {
+                if self.net_devs.insert(dev.clone()) {
+                    // The NIC pseudo thread's capacity; absent for virtual devices.
+                    if let Some(mbps) = crate::procfs::link_mbps(&dev) {
+                        self.count(&format!("net.{dev}.link_mbps"), mbps);
+                    }
+                }
                 let dev = self.strings.intern(&dev);
                 let tid = Tid(tid);
                 let kind = if xmit {

@@ -159,6 +159,16 @@ pub fn pids_named(comm: &str) -> Vec<u32> {
         .collect()
 }
 
+/// Link speed of a network interface in Mbit/s, if it has one (virtual devices such as
+/// `lo` do not).
+pub fn link_mbps(dev: &str) -> Option<u64> {
+    if dev.contains('/') || dev.contains("..") {
+        return None;
+    }
+    let s = std::fs::read_to_string(format!("/sys/class/net/{dev}/speed")).ok()?;
+    s.trim().parse::<i64>().ok().filter(|&v| v > 0).map(|v| v as u64)
+}
+
 /// Names of IRQ handlers, from `/sys/kernel/irq/N/actions`.
 pub fn irq_names() -> Vec<(u32, String)> {
     let Ok(rd) = std::fs::read_dir("/sys/kernel/irq") else {
