@@ -166,7 +166,11 @@ pub fn link_mbps(dev: &str) -> Option<u64> {
         return None;
     }
     let s = std::fs::read_to_string(format!("/sys/class/net/{dev}/speed")).ok()?;
-    s.trim().parse::<i64>().ok().filter(|&v| v > 0).map(|v| v as u64)
+    s.trim()
+        .parse::<i64>()
+        .ok()
+        .filter(|&v| v > 0)
+        .map(|v| v as u64)
 }
 
 /// Names of IRQ handlers, from `/sys/kernel/irq/N/actions`.
