@@ -79,7 +79,7 @@ pub(crate) fn knot(k: &Knot, vertices: &[Vertex], edges: &[Edge]) -> String {
     let w = format!("{:.3}s, {}", e.weight_s, pct(e.share));
     let main = if e.from == e.to {
         format!(
-            "The threads of {} wait for each other ({w}){at}: look at the lock or shared resource they contend on.",
+            "The threads of {} wait for each other ({w}){at}: look at the lock they contend on, or at uneven work where they meet (a barrier, a join).",
             src.label
         )
     } else if dst.kind.is_io() {
@@ -110,6 +110,9 @@ pub(crate) fn sink(v: &Vertex, incoming_s: f64) -> String {
         k if k.is_io() => format!(
             "Threads wait {incoming_s:.3}s for {} and it waits for nobody: the device itself may be saturated.",
             v.label
+        ),
+        VertexKind::OtherProcesses => format!(
+            "Threads wait {incoming_s:.3}s for processes that were not recorded: record those too (`causeway record -p` or `-a`) to see what they wait for."
         ),
         k if k.is_thread() => format!(
             "Threads wait {incoming_s:.3}s for {}, which waits for nobody: its own CPU work is the limit; profile it on CPU.",

@@ -41,6 +41,12 @@ fn check(opts: &Options) -> Result<(), BottleneckError> {
             "must be a non-negative fraction of the recording",
         );
     }
+    if !(0.0..=1.0).contains(&opts.min_edge_fraction) {
+        return bad(
+            "min-edge",
+            "must be a fraction of the recording between 0 and 1",
+        );
+    }
     if !(0.0..=1.0).contains(&opts.similarity) {
         return bad("similarity", "must be between 0 and 1");
     }
@@ -70,8 +76,11 @@ pub fn analyze(input: &Input<'_>, opts: &Options) -> Result<Report, BottleneckEr
     }
     let duration = span.duration().0.max(1);
     let threshold_ns = (duration as f64 * opts.threshold_fraction) as u64;
+    let min_edge_ns = (duration as f64 * opts.min_edge_fraction) as u64;
 
-    let (kinds, entity_of) = entities::assign(model, opts.merge, opts.short_term_fraction);
+    let recorded = input.extras.recorded();
+    let inside = |t: &Thread| recorded.is_none_or(|r| t.tgid.is_some_and(|g| r.contains(&g)));
+    let (kinds, entity_of) = entities::assign(model, opts.merge, opts.short_term_fraction, &inside);
     let disks: BTreeSet<_> = model.block_requests().iter().map(|r| r.dev).collect();
     let device_set = DeviceSet {
         sole_disk: (disks.len() == 1).then(|| disks.first().copied()).flatten(),
@@ -225,8 +234,11 @@ pub fn analyze(input: &Input<'_>, opts: &Options) -> Result<Report, BottleneckEr
         })
         .collect();
     let weights: Vec<u64> = fin.iter().map(|(_, (_, a))| a.ns).collect();
+    // Knots and sinks are found among edges of at least the noise floor: a few
+    // milliseconds of waiting on something outside a cycle must not hide the cycle.
     let arcs: Vec<Arc> = edges
         .iter()
+        .filter(|e| weights[e.id] >= min_edge_ns.max(1))
         .map(|e| Arc {
             id: e.id,
             from: e.from as u32,
@@ -251,7 +263,7 @@ pub fn analyze(input: &Input<'_>, opts: &Options) -> Result<Report, BottleneckEr
                 vertices: kv,
                 arcs: ka,
             } = t
-                && is_background(kv, &vertices)
+                && is_background(kv, &vertices, duration as f64 / 1e9)
             {
                 found = true;
                 for v in kv {
@@ -349,6 +361,7 @@ pub fn analyze(input: &Input<'_>, opts: &Options) -> Result<Report, BottleneckEr
         duration_s: dur_s,
         threshold_s: threshold_ns as f64 / 1e9,
         merged: opts.merge,
+        processes: recorded.map(|r| r.iter().map(|g| g.0).collect()),
         vertices,
         edges,
         knots,
@@ -362,6 +375,11 @@ pub fn analyze(input: &Input<'_>, opts: &Options) -> Result<Report, BottleneckEr
             model_anomalies: stats.anomalies(),
             unattributed_waits: wstats.unattributed_waits,
             unattributed_s: wstats.unattributed_ns as f64 / 1e9,
+            unended_waits: wstats.unended_waits,
+            unended_s: wstats.unended_ns as f64 / 1e9,
+            before_exec_waits: wstats.before_exec_waits,
+            before_exec_s: wstats.before_exec_ns as f64 / 1e9,
+            min_edge_s: min_edge_ns as f64 / 1e9,
             false_wakeups_removed: wstats.false_wakeups_removed,
             false_wakeups_unmatched: wstats.false_wakeups_unmatched,
             spins: wstats.spins,
@@ -373,11 +391,20 @@ pub fn analyze(input: &Input<'_>, opts: &Options) -> Result<Report, BottleneckEr
     })
 }
 
-/// wPerf's background heuristic: no I/O pseudo thread and under one CPU in total.
-fn is_background(kv: &[u32], vertices: &[Vertex]) -> bool {
+/// wPerf's background heuristic: no I/O pseudo thread and under one CPU in total, with
+/// one guard: the knot's threads were runnable (queued for a CPU) under a quarter of the
+/// recording. In a closed knot some member is always running or runnable (every wait
+/// is ended by a member), so running under one CPU there means either threads that
+/// mostly idle between short hand-offs (background work) or threads starved of CPU;
+/// workers serialized by one lock on a machine with few cores run under one CPU
+/// together and are runnable much of the rest, and are not background.
+fn is_background(kv: &[u32], vertices: &[Vertex], duration_s: f64) -> bool {
     let io = kv.iter().any(|&v| vertices[v as usize].kind.is_io());
     let cpu: f64 = kv.iter().map(|&v| vertices[v as usize].cpu_fraction).sum();
-    !io && cpu < 1.0 && kv.iter().all(|&v| vertices[v as usize].kind.is_thread())
+    let runnable: f64 = kv.iter().map(|&v| vertices[v as usize].runnable_s).sum();
+    !io && cpu < 1.0
+        && runnable < 0.25 * duration_s
+        && kv.iter().all(|&v| vertices[v as usize].kind.is_thread())
 }
 
 fn to_knots(refined: Vec<Refined>, vertices: &[Vertex], edges: &[Edge]) -> Vec<Knot> {
@@ -463,6 +490,7 @@ fn make_vertex(
                     Pseudo::Softirq(v) => VertexKind::Interrupt {
                         name: format!("softirq {}", v.name()),
                     },
+                    Pseudo::Outside => VertexKind::OtherProcesses,
                 };
             }
         }
@@ -502,6 +530,7 @@ fn label(kind: &VertexKind, trefs: &[ThreadRef]) -> String {
         VertexKind::Nic { interface } => format!("nic {interface}"),
         VertexKind::Timer => "timer".into(),
         VertexKind::Interrupt { name } => format!("irq {name}"),
+        VertexKind::OtherProcesses => "other processes".into(),
     }
 }
 

@@ -1,6 +1,9 @@
 //! Device idle time (wPerf §3.3, §4.1): while a device is idle it waits for new
 //! requests, so it gets edges to the threads that issued I/O to it, weighted by its
-//! idle time split by each thread's share of the bytes.
+//! idle time split by each thread's share of the bytes. In a per-process recording the
+//! shares are of all the device's traffic: the part issued by other processes (the
+//! recorder writing its trace, writeback kworkers) is idle time spent waiting for them,
+//! not for the analyzed threads, and is left out.
 //!
 //! Idle time is `duration × (1 − utilization)`, with utilization the larger of the
 //! bandwidth and request-rate utilizations (wPerf uses bandwidth for sequential and
@@ -57,8 +60,17 @@ pub(crate) fn disk_name(dev: DevId) -> String {
     format!("{}:{}", dev.0 >> 20, dev.0 & 0xf_ffff)
 }
 
-fn split(idle_ns: u64, shares: &BTreeMap<u32, u64>, device: Pseudo, out: &mut Vec<IdleEdge>) {
-    let total: u128 = shares.values().map(|&b| u128::from(b)).sum();
+/// Split `idle_ns` over the entities by their share of `total` (all issuers' bytes,
+/// threads of other processes included: their part of the idle time is not waiting
+/// for the analyzed threads and is dropped).
+fn split(
+    idle_ns: u64,
+    shares: &BTreeMap<u32, u64>,
+    total: u64,
+    device: Pseudo,
+    out: &mut Vec<IdleEdge>,
+) {
+    let total = u128::from(total).max(shares.values().map(|&b| u128::from(b)).sum());
     if total == 0 {
         return;
     }
@@ -123,11 +135,23 @@ pub(crate) fn idle_edges(
         let mut shares: BTreeMap<u32, u64> = BTreeMap::new();
         let by_count = bytes == 0;
         for q in &rqs {
+            // Requests a process issued before its exec (loading the program) are
+            // launcher work, like the waits before it (see `waits`).
+            let before_exec = r
+                .threads
+                .get(r.thread_index(q.issue_tid, q.issue).unwrap_or(usize::MAX))
+                .and_then(|t| t.tgid)
+                .and_then(|g| extras.exec_at.get(&g))
+                .is_some_and(|x| q.issue < *x);
+            if before_exec {
+                continue;
+            }
             if let WakerKey::Entity(e) = r.entity(q.issue_tid, q.issue) {
                 *shares.entry(e).or_default() += if by_count { 1 } else { u64::from(q.bytes) };
             }
         }
-        split(idle, &shares, Pseudo::Disk(dev), &mut edges);
+        let total = if by_count { n } else { bytes };
+        split(idle, &shares, total, Pseudo::Disk(dev), &mut edges);
         let source = if opts.disk_iops.is_some() || opts.disk_bandwidth.is_some() {
             "given"
         } else {
@@ -168,7 +192,7 @@ pub(crate) fn idle_edges(
                 *shares.entry(e).or_default() += b;
             }
         }
-        split(idle, &shares, Pseudo::Nic(dev), &mut edges);
+        split(idle, &shares, tx, Pseudo::Nic(dev), &mut edges);
         reports.push((
             Pseudo::Nic(dev),
             DeviceReport {

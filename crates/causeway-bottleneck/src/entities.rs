@@ -32,17 +32,23 @@ pub(crate) struct Entity {
     pub(crate) waits: Vec<Wait>,
 }
 
+/// `entity_of` value of a thread outside the analysis: a thread of a process the
+/// recording did not follow. It has no entity; its wake-ups point to the "other
+/// processes" pseudo thread.
+pub(crate) const OUTSIDE: u32 = u32::MAX;
+
 /// A name with its digits removed, so `worker-3` and `worker-12` compare equal.
 pub(crate) fn strip_digits(name: &str) -> String {
     name.chars().filter(|c| !c.is_ascii_digit()).collect()
 }
 
 /// Decide which model threads become one entity. Returns the entity kinds and, per
-/// model thread, its entity index.
+/// model thread, its entity index ([`OUTSIDE`] for threads `inside` rejects).
 pub(crate) fn assign(
     model: &Model,
     merge_short_term: bool,
     short_term_fraction: f64,
+    inside: &dyn Fn(&Thread) -> bool,
 ) -> (Vec<EntityKind>, Vec<u32>) {
     let threads = model.threads().as_slice();
     let duration = model.span().map_or(0, |s| s.duration().0);
@@ -50,6 +56,9 @@ pub(crate) fn assign(
     let mut groups: BTreeMap<(u32, String), Vec<usize>> = BTreeMap::new();
     if merge_short_term {
         for (i, t) in threads.iter().enumerate() {
+            if !inside(t) {
+                continue;
+            }
             let lived = t.span().map_or(0, |s| s.duration().0);
             if t.created.is_some() && t.exited.is_some() && lived < limit {
                 let key = (t.tgid.map_or(0, |g| g.0), strip_digits(&t.comm));
@@ -58,7 +67,8 @@ pub(crate) fn assign(
         }
         groups.retain(|_, v| v.len() >= 2);
     }
-    let mut entity_of = vec![u32::MAX; threads.len()];
+    let mut entity_of = vec![OUTSIDE; threads.len()];
+    let mut assigned = vec![false; threads.len()];
     let mut kinds: Vec<EntityKind> = Vec::new();
     // Entities in model-thread order (a group where its first member is), so numbering
     // is deterministic.
@@ -67,7 +77,7 @@ pub(crate) fn assign(
         group_of.insert(members[0], members);
     }
     for i in 0..threads.len() {
-        if entity_of[i] != u32::MAX {
+        if assigned[i] || !inside(&threads[i]) {
             continue;
         }
         let e = kinds.len() as u32;
@@ -75,6 +85,7 @@ pub(crate) fn assign(
             Some(members) => {
                 for &m in &members {
                     entity_of[m] = e;
+                    assigned[m] = true;
                 }
                 kinds.push(EntityKind::ShortTerm(members));
             }

@@ -8,11 +8,11 @@
 //! with wake-ups and threads, not with raw events.
 
 use causeway_format::{
-    Cpu, DevId, Event, EventKind, Header, Marker, StringId, Tables, ThreadIndex, Tid, Timestamp,
-    TraceReader, Waker,
+    Cpu, DevId, Event, EventKind, Header, Marker, Scope, StringId, Tables, Tgid, ThreadIndex, Tid,
+    Timestamp, TraceReader, Waker,
 };
 use causeway_model::{Model, ModelBuilder, ModelError};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{Read, Seek};
 
 /// A device event this close before a wake-up (ns) may explain it: interrupt handlers
@@ -48,9 +48,31 @@ pub struct Extras {
     pub(crate) flag_writes: HashMap<u64, Vec<(Timestamp, Tid)>>,
     /// Link capacity per interface name, bytes per second (from trace counters).
     pub(crate) link_capacity: BTreeMap<String, f64>,
+    /// The processes the recorder followed, when the trace holds only theirs
+    /// ([`Scope::Processes`]); `None` for a system-wide trace. See [`Extras::recorded`].
+    pub(crate) recorded: Option<BTreeSet<Tgid>>,
+    /// First exec of each process during a per-process recording: before it, the
+    /// process ran its launcher's code (for `causeway record -- CMD`, the recorder's
+    /// child waiting for the go-ahead), which is not the program being analyzed.
+    pub(crate) exec_at: HashMap<Tgid, Timestamp>,
 }
 
 impl Extras {
+    /// The processes a per-process recording followed, as far as the trace shows: those
+    /// that exec'd, forked or made a recorded system call during the recording (the
+    /// recorder writes these events for its targets only), and the processes they
+    /// created. Other threads appear in such a trace only where they switch with or
+    /// wake a target, so their own timelines are incomplete. `None` for a system-wide
+    /// trace or when no such event was seen (nothing to go by: every thread counts).
+    pub fn recorded(&self) -> Option<&BTreeSet<Tgid>> {
+        self.recorded.as_ref()
+    }
+
+    /// Treat every process in the trace as recorded (`--all-processes`), or only these.
+    pub fn set_recorded(&mut self, recorded: Option<BTreeSet<Tgid>>) {
+        self.recorded = recorded;
+    }
+
     /// Take link speeds from trace counters named `net.<interface>.link_mbps` (megabits
     /// per second), as a recorder that reads `/sys/class/net/*/speed` stores them.
     pub fn set_link_speeds(&mut self, counters: &BTreeMap<String, u64>) {
@@ -88,6 +110,11 @@ pub struct Collector<'t> {
     last_recv_here: HashMap<Cpu, (StringId, Timestamp)>,
     names: ThreadIndex<'t>,
     kernel_thread: HashMap<Tid, bool>,
+    per_process: bool,
+    followed: BTreeSet<Tgid>,
+    /// `(parent, child)` processes created during the recording.
+    forks: Vec<(Tgid, Tgid)>,
+    syscall_tids: BTreeSet<Tid>,
 }
 
 /// Kernel threads that run deferred I/O completion for a device.
@@ -108,6 +135,10 @@ impl<'t> Collector<'t> {
             last_recv_here: HashMap::new(),
             names: ThreadIndex::new(tables),
             kernel_thread: HashMap::new(),
+            per_process: header.scope == Scope::Processes,
+            followed: BTreeSet::new(),
+            forks: Vec::new(),
+            syscall_tids: BTreeSet::new(),
         }
     }
 
@@ -137,6 +168,28 @@ impl<'t> Collector<'t> {
                 .or_default()
                 .push((ev.ts, tid)),
             EventKind::Wakeup { wakee, waker, .. } => self.hint(ev.ts, ev.cpu, wakee, waker),
+            EventKind::Exec { tid, .. } if self.per_process => {
+                if let Some(t) = self.names.at(tid, ev.ts) {
+                    self.followed.insert(t.tgid);
+                    self.extras.exec_at.entry(t.tgid).or_insert(ev.ts);
+                }
+            }
+            EventKind::Fork {
+                parent_tgid,
+                child_tgid,
+                ..
+            } if self.per_process => {
+                self.followed.insert(parent_tgid);
+                if child_tgid != parent_tgid {
+                    self.forks.push((parent_tgid, child_tgid));
+                }
+            }
+            // Tids only (a small set); processes are looked up at the end.
+            EventKind::SyscallEnter { tid, .. }
+                if self.per_process && self.syscall_tids.len() < 1 << 16 =>
+            {
+                self.syscall_tids.insert(tid);
+            }
             _ => {}
         }
     }
@@ -183,7 +236,22 @@ impl<'t> Collector<'t> {
     }
 
     /// Finish the model and hand back both.
-    pub fn finish(self) -> (Model, Extras) {
+    pub fn finish(mut self) -> (Model, Extras) {
+        if self.per_process {
+            let mut set = std::mem::take(&mut self.followed);
+            for tid in &self.syscall_tids {
+                set.extend(self.names.rows(*tid).iter().map(|r| r.tgid));
+            }
+            // Children of followed processes, in creation order (a chain of forks).
+            for (parent, child) in &self.forks {
+                if set.contains(parent) {
+                    set.insert(*child);
+                }
+            }
+            if !set.is_empty() {
+                self.extras.recorded = Some(set);
+            }
+        }
         (self.builder.finish(), self.extras)
     }
 

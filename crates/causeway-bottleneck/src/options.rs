@@ -7,6 +7,11 @@ pub struct Options {
     /// Knot refinement stops removing edges heavier than this, as a fraction of the
     /// recording (wPerf's termination threshold). Default 0.2.
     pub threshold_fraction: f64,
+    /// Edges lighter than this fraction of the recording are reported but not used to
+    /// find knots and sinks: a knot is a cycle with no way out, and a few milliseconds
+    /// of waiting on something outside it (a launcher, a rare wake-up the other way)
+    /// would otherwise hide it. Default 0.01.
+    pub min_edge_fraction: f64,
     /// Merge similar threads and short-term threads into virtual threads. Default on.
     pub merge: bool,
     /// Two same-named threads merge when their wait-stack distributions overlap at
@@ -34,6 +39,7 @@ impl Default for Options {
     fn default() -> Options {
         Options {
             threshold_fraction: 0.2,
+            min_edge_fraction: 0.01,
             merge: true,
             similarity: 0.5,
             short_term_fraction: 0.5,

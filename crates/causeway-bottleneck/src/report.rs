@@ -44,6 +44,9 @@ pub enum VertexKind {
         /// Handler or softirq name.
         name: String,
     },
+    /// Threads of processes the recording did not follow (they woke recorded threads);
+    /// their own waits are not in the trace, so nothing is known of what they wait for.
+    OtherProcesses,
 }
 
 impl VertexKind {
@@ -173,6 +176,19 @@ pub struct Quality {
     pub unattributed_waits: u64,
     /// Their total length, seconds.
     pub unattributed_s: f64,
+    /// Waits no wake-up ended (cut by the end of the recording or the thread's exit):
+    /// not on any edge, and not counted as unattributed.
+    pub unended_waits: u64,
+    /// Their total length, seconds.
+    pub unended_s: f64,
+    /// Waits of recorded processes that ended before the process exec'd the program
+    /// (launcher code, such as the recorder's child waiting to exec): left out.
+    pub before_exec_waits: u64,
+    /// Their total length, seconds.
+    pub before_exec_s: f64,
+    /// Edges lighter than this (seconds) are listed but not used to find knots and
+    /// sinks (see [`crate::Options::min_edge_fraction`]).
+    pub min_edge_s: f64,
     /// False wake-ups removed (wait + wake pairs joined).
     pub false_wakeups_removed: u64,
     /// False wake-up markers with no wait on both sides.
@@ -198,6 +214,9 @@ pub struct Report {
     pub threshold_s: f64,
     /// Whether similar and short-term threads were merged.
     pub merged: bool,
+    /// The processes analyzed, when the trace is a per-process recording (threads of
+    /// other processes there are the `other processes` vertex); `None`: all of them.
+    pub processes: Option<Vec<u32>>,
     /// All vertices.
     pub vertices: Vec<Vertex>,
     /// All edges, heaviest first.

@@ -4,9 +4,10 @@
 //! Running and runnable time are not waits (wPerf treats them alike here; runnable
 //! time is reported separately as "needs CPU"). Unknown segments are neither.
 
+use crate::entities::OUTSIDE;
 use crate::input::Extras;
 use crate::stacks::PackedStack;
-use crate::waker::{DeviceSet, WakerKey, classify};
+use crate::waker::{DeviceSet, Pseudo, WakerKey, classify};
 use causeway_format::{Marker, Tables, Tid, Timestamp, Waker};
 use causeway_model::{SegmentState, Thread, WakeInfo};
 
@@ -40,6 +41,13 @@ pub(crate) struct WaitStats {
     pub(crate) spins_unreleased: u64,
     pub(crate) unattributed_waits: u64,
     pub(crate) unattributed_ns: u64,
+    /// Waits that no wake-up ended: cut by the end of the recording or the thread's
+    /// exit (not counted as unattributed).
+    pub(crate) unended_waits: u64,
+    pub(crate) unended_ns: u64,
+    /// Waits that ended before the thread's process exec'd (launcher code).
+    pub(crate) before_exec_waits: u64,
+    pub(crate) before_exec_ns: u64,
 }
 
 impl WaitStats {
@@ -50,6 +58,10 @@ impl WaitStats {
         self.spins_unreleased += o.spins_unreleased;
         self.unattributed_waits += o.unattributed_waits;
         self.unattributed_ns += o.unattributed_ns;
+        self.unended_waits += o.unended_waits;
+        self.unended_ns += o.unended_ns;
+        self.before_exec_waits += o.before_exec_waits;
+        self.before_exec_ns += o.before_exec_ns;
     }
 }
 
@@ -59,7 +71,8 @@ pub(crate) struct Resolver<'a> {
     pub(crate) extras: &'a Extras,
     pub(crate) devices: DeviceSet,
     pub(crate) threads: &'a [Thread],
-    /// Entity of each model thread (same index as `threads`).
+    /// Entity of each model thread (same index as `threads`); [`OUTSIDE`] for threads
+    /// of processes that were not recorded.
     pub(crate) entity_of: &'a [u32],
 }
 
@@ -85,7 +98,13 @@ impl Resolver<'_> {
         }
         self.thread_index(tid, ts)
             .and_then(|i| self.entity_of.get(i))
-            .map_or(WakerKey::None, |&e| WakerKey::Entity(e))
+            .map_or(WakerKey::None, |&e| {
+                if e == OUTSIDE {
+                    WakerKey::Pseudo(Pseudo::Outside)
+                } else {
+                    WakerKey::Entity(e)
+                }
+            })
     }
 
     /// Who ended a wait of `wakee`.
@@ -115,6 +134,12 @@ pub(crate) fn thread_waits(th: &Thread, r: &Resolver<'_>) -> (Vec<Wait>, WaitSta
         {
             let (key, waker_stack) = match &waker {
                 Some(w) => (r.waker(th.tid, w), PackedStack::from_ref(w.waker_stack)),
+                None if !seg.end_known => {
+                    // The recording (or the thread) ended during the wait.
+                    stats.unended_waits += 1;
+                    stats.unended_ns += seg.duration().0;
+                    continue;
+                }
                 None => (WakerKey::None, PackedStack::EMPTY),
             };
             waits.push(Wait {
@@ -130,7 +155,16 @@ pub(crate) fn thread_waits(th: &Thread, r: &Resolver<'_>) -> (Vec<Wait>, WaitSta
         remove_false_wakeups(th, &mut waits, &mut stats);
         add_spins(th, r, &mut waits, &mut stats);
     }
+    let exec = th
+        .tgid
+        .and_then(|g| r.extras.exec_at.get(&g))
+        .map_or(0, |t| t.0);
     waits.retain(|w| {
+        if w.end <= exec {
+            stats.before_exec_waits += 1;
+            stats.before_exec_ns += w.len();
+            return false;
+        }
         let keep = w.waker != WakerKey::None && w.len() > 0;
         if !keep && w.len() > 0 {
             stats.unattributed_waits += 1;

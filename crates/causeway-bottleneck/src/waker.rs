@@ -14,7 +14,8 @@
 //! 5. The BLOCK softirq with no completion seen: the only disk if there is one, else an
 //!    unidentified disk; likewise NET softirqs and an unidentified NIC.
 //! 6. Any other IRQ or softirq: a pseudo thread named after it.
-//! 7. A thread: that thread (or the virtual thread it was merged into).
+//! 7. A thread: that thread (or the virtual thread it was merged into); a thread of a
+//!    process the recording did not follow: the "other processes" pseudo thread.
 //! 8. Unknown wakers, the idle task and threads not in the model: no waker (the wait is
 //!    counted as unattributed, never guessed).
 
@@ -39,6 +40,10 @@ pub(crate) enum Pseudo {
     Irq(StringId),
     /// A softirq vector with no device behind it found.
     Softirq(SoftirqVec),
+    /// Threads of processes that were not recorded (a per-process trace holds only the
+    /// part of their timelines that touches the recorded processes, so their own waits
+    /// cannot be followed).
+    Outside,
 }
 
 /// The vertex a wait points to, before vertex numbers are assigned.

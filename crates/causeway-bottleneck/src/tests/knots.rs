@@ -115,16 +115,17 @@ fn threshold_stops_refinement() {
 #[test]
 fn background_knot_is_set_apart() {
     let mut s = Synth::new();
-    // Background pair 1, 2: each runs 10 of every 100, runnable 40, blocked 50.
+    // Background pair 1, 2 handing work back and forth: each runs 10 of every 22,
+    // runnable 1, blocked 11 (under one CPU together, hardly queued for a CPU).
     s.switch(0, 0, 0, TaskState::RUNNABLE, 1);
-    for k in 0..20u64 {
-        let t = k * 100;
+    for k in 0..92u64 {
+        let t = k * 22;
         s.wake_by(t + 10, 0, 1, 2)
             .switch(t + 10, 0, 1, TaskState::INTERRUPTIBLE, 0)
-            .switch(t + 50, 1, 0, TaskState::RUNNABLE, 2)
-            .wake_by(t + 60, 1, 2, 1)
-            .switch(t + 60, 1, 2, TaskState::INTERRUPTIBLE, 0)
-            .switch(t + 100, 0, 0, TaskState::RUNNABLE, 1);
+            .switch(t + 11, 1, 0, TaskState::RUNNABLE, 2)
+            .wake_by(t + 21, 1, 2, 1)
+            .switch(t + 21, 1, 2, TaskState::INTERRUPTIBLE, 0)
+            .switch(t + 22, 0, 0, TaskState::RUNNABLE, 1);
     }
     // Busy pair 3, 4, where 4 also waits once for background thread 1.
     s.switch(0, 2, 0, TaskState::RUNNABLE, 3)

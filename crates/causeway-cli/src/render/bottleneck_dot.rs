@@ -45,6 +45,7 @@ pub fn render(r: &Report) -> String {
         let shape = match vx.kind {
             VertexKind::Disk { .. } | VertexKind::Nic { .. } => "box",
             VertexKind::Timer | VertexKind::Interrupt { .. } => "diamond",
+            VertexKind::OtherProcesses => "octagon",
             _ => "ellipse",
         };
         let fill = if knot_v.contains(&v) {

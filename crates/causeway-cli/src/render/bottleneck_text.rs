@@ -134,11 +134,15 @@ pub fn render(r: &Report) -> String {
     let q = &r.quality;
     let _ = writeln!(
         out,
-        "data: {} events lost, {} model anomalies, {} waits ({:.3}s) with no known waker, {} false wake-ups removed ({} unmatched), {} busy-waits ({} without a releaser), {} cascade cycles cut, {} cascades cut at the step budget\n",
+        "data: {} events lost, {} model anomalies, {} waits ({:.3}s) with no known waker, {} unended at the end of the recording ({:.3}s), {} before exec ({:.3}s), {} false wake-ups removed ({} unmatched), {} busy-waits ({} without a releaser), {} cascade cycles cut, {} cascades cut at the step budget",
         q.lost_events,
         q.model_anomalies,
         q.unattributed_waits,
         q.unattributed_s,
+        q.unended_waits,
+        q.unended_s,
+        q.before_exec_waits,
+        q.before_exec_s,
         q.false_wakeups_removed,
         q.false_wakeups_unmatched,
         q.spins,
@@ -146,6 +150,17 @@ pub fn render(r: &Report) -> String {
         q.cascade_cycles_cut,
         q.cascade_budget_cut
     );
+    match &r.processes {
+        Some(p) => {
+            let pids: Vec<String> = p.iter().map(u32::to_string).collect();
+            let _ = writeln!(
+                out,
+                "scope: the recorded processes {} (threads of other processes that woke them are one vertex, `other processes`)\n",
+                pids.join(", ")
+            );
+        }
+        None => out.push('\n'),
+    }
     let _ = writeln!(out, "What to look at: {}\n", r.summary);
     if r.knots.is_empty() {
         out.push_str("No knots.\n\n");

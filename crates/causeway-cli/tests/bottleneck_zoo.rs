@@ -1,0 +1,469 @@
+//! `causeway bottleneck` on real recordings of the workload zoo (issue 4): each
+//! workload is recorded for about a second with `causeway record` (real eBPF) and the
+//! wPerf analysis must name the known bottleneck, with the stacks behind it. Each test
+//! also checks what a plain ranking by longest off-CPU time (the report's
+//! `longest_off_cpu`) would have named instead.
+//!
+//! Needs root and the built zoo; skipped without root unless `CAUSEWAY_REQUIRE_ROOT=1`
+//! (then it fails, as in CI).
+
+mod common;
+
+use common::{can_record, causeway, record, workload};
+use serde_json::Value;
+use std::path::Path;
+
+/// Record `bin ARGS` for `seconds` with extra recorder flags; returns the trace path.
+fn record_zoo(dir: &Path, bin: &str, seconds: &str, rec_flags: &[&str], args: &[&str]) -> String {
+    let out = dir.join(format!("{bin}.cwt"));
+    let exe = workload(bin);
+    let mut a: Vec<&str> = rec_flags.to_vec();
+    a.push("--");
+    a.push(exe.to_str().unwrap());
+    a.extend_from_slice(&["--seconds", seconds]);
+    a.extend_from_slice(args);
+    record(&out, &a);
+    out.to_str().unwrap().to_string()
+}
+
+/// `causeway bottleneck --json [FLAGS] TRACE`, parsed.
+fn bottleneck(trace: &str, flags: &[&str]) -> Value {
+    let o = causeway()
+        .arg("bottleneck")
+        .arg("--json")
+        .args(flags)
+        .arg(trace)
+        .output()
+        .expect("run causeway bottleneck");
+    assert!(
+        o.status.success(),
+        "causeway bottleneck failed ({:?}): {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).expect("bottleneck JSON")
+}
+
+/// The report, with lookups by vertex name.
+struct Report(Value);
+
+impl Report {
+    fn vertex(&self, id: &Value) -> &Value {
+        &self.0["vertices"][id.as_u64().unwrap() as usize]
+    }
+
+    fn label(&self, id: &Value) -> String {
+        self.vertex(id)["label"].as_str().unwrap().to_string()
+    }
+
+    /// Thread names behind a vertex (empty for pseudo threads).
+    fn comms(&self, id: &Value) -> Vec<String> {
+        self.vertex(id)["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["comm"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    fn kind(&self, id: &Value) -> String {
+        self.vertex(id)["kind"]["type"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    /// A vertex that is the thread `comm`, or a merged vertex containing it.
+    fn find(&self, comm: &str) -> Option<u64> {
+        self.0["vertices"].as_array().unwrap().iter().find_map(|v| {
+            let has = v["threads"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t["comm"] == comm);
+            has.then(|| v["id"].as_u64().unwrap())
+        })
+    }
+
+    fn vertex_of_kind(&self, kind: &str) -> Option<u64> {
+        self.0["vertices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["kind"]["type"] == kind)
+            .map(|v| v["id"].as_u64().unwrap())
+    }
+
+    fn edge(&self, from: u64, to: u64) -> Option<&Value> {
+        self.0["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["from"] == from && e["to"] == to)
+    }
+
+    fn knots(&self) -> &Vec<Value> {
+        self.0["knots"].as_array().unwrap()
+    }
+
+    fn duration(&self) -> f64 {
+        self.0["duration_s"].as_f64().unwrap()
+    }
+
+    /// The thread vertex a ranking by off-CPU time names first.
+    fn longest_off_cpu(&self) -> u64 {
+        self.0["longest_off_cpu"][0]["vertex"].as_u64().unwrap()
+    }
+
+    fn off_cpu(&self, v: u64) -> f64 {
+        self.0["longest_off_cpu"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["vertex"] == v)
+            .map_or(0.0, |o| o["off_cpu_s"].as_f64().unwrap())
+    }
+
+    /// Every thread name in the report.
+    fn all_comms(&self) -> Vec<String> {
+        self.0["vertices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|v| v["threads"].as_array().unwrap().clone())
+            .map(|t| t["comm"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    /// Checks every report must pass on a per-process recording: only the workload's
+    /// own threads are vertices (no recorder, kworker or tokio thread), every edge
+    /// weight is bounded by the waiting it redistributes, and no wait of the workload
+    /// is left without a waker.
+    fn check_common(&self, workload_threads: &[&str]) {
+        let comms = self.all_comms();
+        for c in &comms {
+            assert!(
+                workload_threads.iter().any(|w| w == c),
+                "thread {c} is not the workload's: {comms:?}"
+            );
+        }
+        assert!(self.0["processes"].is_array(), "per-process scope not seen");
+        // Cascaded weights count a nested wait once per thread it holds up (wPerf
+        // Figure 4), so an edge may exceed the recording, but never the waiting of all
+        // threads together (each root wait adds at most its own length to any edge).
+        let waiting: f64 = self.0["vertices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["waiting_s"].as_f64().unwrap())
+            .sum();
+        for e in self.0["edges"].as_array().unwrap() {
+            if e["kind"] == "wait" {
+                let w = e["weight_s"].as_f64().unwrap();
+                assert!(w <= waiting + 1e-6, "edge {e} weighs more than all waits");
+                assert!(e["direct_s"].as_f64().unwrap() <= w + 1e-9);
+            }
+        }
+        let q = &self.0["quality"];
+        assert_eq!(q["lost_events"], 0, "events lost: {q}");
+        assert_eq!(q["unattributed_waits"], 0, "waits with no known waker: {q}");
+    }
+}
+
+fn has_frame(stacks: &Value, side: &str, names: &[&str]) -> bool {
+    stacks.as_array().unwrap().iter().any(|s| {
+        s[side]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| names.iter().any(|n| f.as_str().unwrap().contains(n)))
+    })
+}
+
+#[test]
+fn blocking_write_knot_is_consumer_and_disk_not_the_producer() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = record_zoo(dir.path(), "blocking-write", "1", &[], &[]);
+    let r = Report(bottleneck(&trace, &[]));
+    r.check_common(&["blocking-write", "producer", "consumer"]);
+    let consumer = r.find("consumer").expect("consumer vertex");
+    let producer = r.find("producer").expect("producer vertex");
+    let disk = r.vertex_of_kind("disk").expect("disk vertex");
+
+    // The top knot is exactly {consumer, disk}: a cycle of the fsync and the disk
+    // idling until the next request.
+    let k = &r.knots()[0];
+    let mut vs: Vec<u64> = k["vertices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    vs.sort_unstable();
+    let mut want = vec![consumer, disk];
+    want.sort_unstable();
+    assert_eq!(vs, want, "top knot {k}");
+    assert_eq!(k["has_io"], true);
+    let to_disk = r.edge(consumer, disk).expect("consumer -> disk");
+    assert!(has_frame(&to_disk["wait_stacks"], "user", &["flush_log"]));
+    assert!(has_frame(
+        &to_disk["wait_stacks"],
+        "kernel",
+        &["fsync", "ext4_sync_file", "blkdev_issue_flush"]
+    ));
+    assert!(has_frame(
+        &to_disk["waker_stacks"],
+        "kernel",
+        &[
+            "blk_mq_end_request",
+            "blk_update_request",
+            "end_writeback",
+            "bio_endio"
+        ]
+    ));
+    let idle = r.edge(disk, consumer).expect("disk -> consumer (idle)");
+    assert_eq!(idle["kind"], "device_idle");
+    // The producer is in no knot although it waits for the consumer.
+    assert!(
+        r.knots()
+            .iter()
+            .all(|k| !k["vertices"].as_array().unwrap().contains(&producer.into()))
+    );
+    assert!(r.edge(producer, consumer).is_some());
+
+    // A ranking by longest off-CPU time would name the main thread blocked in
+    // pthread_join, then the producer (blocked on the full queue), which waits longer
+    // than the consumer: never the consumer's fsync.
+    let first = r.longest_off_cpu();
+    assert_ne!(first, consumer, "off-CPU ranking named the consumer first");
+    let waiting = |v: u64| r.vertex(&v.into())["waiting_s"].as_f64().unwrap();
+    assert!(
+        waiting(producer) > waiting(consumer),
+        "producer waits {} <= consumer {}",
+        waiting(producer),
+        waiting(consumer)
+    );
+    eprintln!(
+        "blocking-write: knot {{consumer, disk}}, consumer -> disk {:.3}s ({:.0}%), off-CPU first: {} ({:.3}s); waiting: producer {:.3}s, consumer {:.3}s",
+        to_disk["weight_s"].as_f64().unwrap(),
+        to_disk["share"].as_f64().unwrap() * 100.0,
+        r.label(&first.into()),
+        r.off_cpu(first),
+        waiting(producer),
+        waiting(consumer)
+    );
+}
+
+#[test]
+fn lock_contention_knot_is_the_workers_self_loop_on_the_mutex() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Library frames and kernel stacks on every wait, so pthread_mutex_lock's futex
+    // shows (by default only the program's call sites and D-state kernel stacks).
+    let trace = record_zoo(
+        dir.path(),
+        "lock-contention",
+        "1",
+        &["--stack-mode", "libs", "--kernel-stacks", "all"],
+        &[],
+    );
+    let r = Report(bottleneck(&trace, &[]));
+    let names = [
+        "lock-contention",
+        "worker-0",
+        "worker-1",
+        "worker-2",
+        "worker-3",
+    ];
+    r.check_common(&names);
+    let w = r.find("worker-0").expect("workers");
+    assert_eq!(r.kind(&w.into()), "similar_threads");
+    let mut members = r.comms(&w.into());
+    members.sort();
+    assert_eq!(members, ["worker-0", "worker-1", "worker-2", "worker-3"]);
+
+    let k = &r.knots()[0];
+    assert_eq!(k["vertices"], serde_json::json!([w]), "top knot {k}");
+    let self_loop = r.edge(w, w).expect("self-loop");
+    assert!(self_loop["weight_s"].as_f64().unwrap() > 0.2 * r.duration());
+    // pthread_mutex_lock's slow path (glibc's __lll_lock_wait) into futex_wait, woken
+    // from pthread_mutex_unlock (__lll_lock_wake) by futex_wake.
+    assert!(has_frame(
+        &self_loop["wait_stacks"],
+        "user",
+        &["pthread_mutex_lock", "lll_lock_wait"]
+    ));
+    assert!(has_frame(
+        &self_loop["wait_stacks"],
+        "kernel",
+        &["futex_wait"]
+    ));
+    assert!(has_frame(
+        &self_loop["waker_stacks"],
+        "user",
+        &["pthread_mutex_unlock", "lll_lock_wake"]
+    ));
+    assert!(has_frame(
+        &self_loop["waker_stacks"],
+        "kernel",
+        &["futex_wake"]
+    ));
+    // Not mistaken for background threads (they run under one CPU together, but
+    // queue for a CPU the rest of the time).
+    assert!(r.0["background_knots"].as_array().unwrap().is_empty());
+
+    // An off-CPU ranking names the workers too, but as four threads that each wait a
+    // lot, not as one lock they wait on each other for; and next to them the main
+    // thread blocked in pthread_join, which is no bottleneck. Without merging, the
+    // top thread is a single worker.
+    let main = r.find("lock-contention").expect("main thread");
+    assert!(r.off_cpu(main) > 0.5 * r.duration());
+    assert!(k["vertices"].as_array().unwrap().iter().all(|v| *v != main));
+    let raw = Report(bottleneck(&trace, &["--no-merge"]));
+    let first = raw.longest_off_cpu();
+    let first_name = raw.label(&first.into());
+    assert!(
+        first_name.starts_with("worker-") || first_name.starts_with("lock-contention"),
+        "{first_name}"
+    );
+    assert_eq!(raw.comms(&first.into()).len(), 1);
+    eprintln!(
+        "lock-contention: self-loop {:.3}s ({:.0}%), off-CPU first without merging: {first_name} ({:.3}s)",
+        self_loop["weight_s"].as_f64().unwrap(),
+        self_loop["share"].as_f64().unwrap() * 100.0,
+        raw.off_cpu(first)
+    );
+}
+
+#[test]
+fn load_imbalance_knot_is_the_cycle_between_the_phase_threads() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = record_zoo(dir.path(), "load-imbalance", "1", &[], &[]);
+    // Raw threads: the cycle phase-0 <-> phase-1 (each waits for the other at the
+    // barrier in the phases where the other has the heavy share).
+    let raw = Report(bottleneck(&trace, &["--no-merge"]));
+    raw.check_common(&["load-imbalance", "phase-0", "phase-1"]);
+    let p0 = raw.find("phase-0").unwrap();
+    let p1 = raw.find("phase-1").unwrap();
+    let k = &raw.knots()[0];
+    let mut vs: Vec<u64> = k["vertices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    vs.sort_unstable();
+    let mut want = vec![p0, p1];
+    want.sort_unstable();
+    assert_eq!(vs, want, "top knot {k}");
+    assert_eq!(k["shape"], "cycle");
+    let (a, b) = (raw.edge(p0, p1).unwrap(), raw.edge(p1, p0).unwrap());
+    for e in [a, b] {
+        // Both directions matter: the heavy role rotates.
+        assert!(
+            e["weight_s"].as_f64().unwrap() > 0.1 * raw.duration(),
+            "{e}"
+        );
+        assert!(has_frame(&e["wait_stacks"], "user", &["phase_main"]));
+    }
+    // Merged (the default), the phase threads are one vertex waiting on itself.
+    let merged = Report(bottleneck(&trace, &[]));
+    let v = merged.find("phase-0").unwrap();
+    assert_eq!(merged.knots()[0]["vertices"], serde_json::json!([v]));
+    assert!(merged.edge(v, v).is_some());
+
+    // An off-CPU ranking names the main thread blocked in pthread_join (it waits the
+    // whole run), which is not part of the problem.
+    let main = raw.find("load-imbalance").unwrap();
+    assert_eq!(raw.longest_off_cpu(), main);
+    assert!(!vs.contains(&main));
+    eprintln!(
+        "load-imbalance: cycle phase-0 -> phase-1 {:.3}s, phase-1 -> phase-0 {:.3}s; off-CPU first: {} ({:.3}s)",
+        a["weight_s"].as_f64().unwrap(),
+        b["weight_s"].as_f64().unwrap(),
+        raw.label(&main.into()),
+        raw.off_cpu(main)
+    );
+}
+
+#[test]
+fn blocking_net_clients_loopback_server_and_the_backend_sleep() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = record_zoo(dir.path(), "blocking-net", "1", &[], &[]);
+    let r = Report(bottleneck(&trace, &[]));
+    let names = [
+        "blocking-net",
+        "client-0",
+        "client-1",
+        "client-2",
+        "client-3",
+        "server-0",
+    ];
+    r.check_common(&names);
+    let clients = r.find("client-0").unwrap();
+    let server = r.find("server-0").unwrap();
+    let lo = r.vertex_of_kind("nic").expect("loopback NIC vertex");
+    let timer = r.vertex_of_kind("timer").expect("timer vertex");
+    assert_eq!(r.comms(&clients.into()).len(), 4);
+
+    // The cycle clients <-> loopback: clients wait in recv for the loopback delivery,
+    // the loopback device idles waiting for their requests.
+    let c_lo = r.edge(clients, lo).expect("clients -> lo");
+    assert!(c_lo["weight_s"].as_f64().unwrap() > 0.5 * r.duration());
+    assert!(
+        has_frame(
+            &c_lo["waker_stacks"],
+            "kernel",
+            &[
+                "tcp_v4_rcv",
+                "net_rx_action",
+                "process_backlog",
+                "tcp_data_ready"
+            ]
+        ) || c_lo["waker_stacks"].as_array().unwrap().is_empty()
+    );
+    assert!(
+        r.edge(lo, clients)
+            .is_some_and(|e| e["kind"] == "device_idle")
+    );
+    // ... and the loopback waits for the server's responses, the server for its
+    // backend call (a sleep): the single server thread serializes them.
+    let lo_s = r.edge(lo, server).expect("lo -> server");
+    assert_eq!(lo_s["kind"], "device_idle");
+    let s_t = r.edge(server, timer).expect("server -> timer");
+    assert!(s_t["weight_s"].as_f64().unwrap() > 0.3 * r.duration());
+    assert!(has_frame(&s_t["wait_stacks"], "user", &["call_backend"]));
+    // The server rarely waits for the clients (four clients keep it busy), so the
+    // wait-for graph ends at the timer: it is the sink, fed by the server's sleep.
+    let sink = &r.0["sinks"][0];
+    assert_eq!(sink["vertex"], timer, "{sink}");
+    assert!(
+        r.knots()
+            .iter()
+            .all(|k| !k["vertices"].as_array().unwrap().contains(&clients.into()))
+    );
+
+    // An off-CPU ranking names the clients (four threads blocked in recv), which are
+    // only waiting for the one server thread.
+    assert_eq!(r.longest_off_cpu(), clients);
+    assert!(r.off_cpu(clients) > r.off_cpu(server));
+    eprintln!(
+        "blocking-net: clients -> lo {:.3}s, lo -> server idle {:.3}s, server -> timer {:.3}s; off-CPU first: clients ({:.3}s), server {:.3}s",
+        c_lo["weight_s"].as_f64().unwrap(),
+        lo_s["weight_s"].as_f64().unwrap(),
+        s_t["weight_s"].as_f64().unwrap(),
+        r.off_cpu(clients),
+        r.off_cpu(server)
+    );
+}
