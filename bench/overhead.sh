@@ -4,7 +4,7 @@
 #
 # Usage (as root, from anywhere in the repo):
 #
-#   bench/overhead.sh                 # builds, runs everything (~6-8 min on 2 vCPUs)
+#   bench/overhead.sh                 # builds, runs everything (~7 min on 2 vCPUs; ROUNDS=7 ~9 min)
 #   ROUNDS=3 bench/overhead.sh        # fewer rounds
 #   CAUSEWAY=path/to/causeway bench/overhead.sh   # use this binary, do not build
 #
@@ -13,13 +13,15 @@
 #   PP_SECONDS [2]      duration of one ping-pong run
 #   NET_SECONDS [3]     duration of one blocking-net run
 #   WORKLOADS [pingpong net net-fixed]
-#   CONFIGS [base causeway causeway-sched perf]
+#   CONFIGS [base causeway causeway-app causeway-kall causeway-old causeway-sched perf]
+#                       (names listed under "Configurations" below)
 #   SCAN_PAIRS [1 2 4 8 16]   ping-pong pair counts for the events/s scan
 #   BPF_STATS [1]       also measure in-kernel eBPF time per program (sets the
 #                       sysctl kernel.bpf_stats_enabled for these runs, restores it)
 #   BPF_MODES           recorder settings for those runs, ';'-separated
-#                       [default;--no-kernel-stacks;--stacks-on switch,waker;
-#                        --stacks-on none;--events sched;--events sched --stacks-on none]
+#                       [default;--kernel-stacks all --stacks-on switch,waker,syscall;
+#                        --kernel-stacks all;--kernel-stacks none;--stacks-on none;
+#                        --stack-mode app;--events sched;--events sched --stacks-on none]
 #   CAUSEWAY            a causeway binary to use instead of building one
 #   KEEP [0]            keep the temporary directory (traces, raw outputs)
 #
@@ -35,10 +37,18 @@
 # round to round, to cancel the drift of this noisy shared VM):
 #   base            the workload alone
 #   causeway        causeway record -o T.cwt --json -- CMD   (default settings: all
-#                   event groups, user stacks app-all, kernel stacks, stacks on
-#                   blocking switch-out, wakers and syscalls)
+#                   event groups, user stacks app-all, --kernel-stacks auto (kernel
+#                   frames only on uninterruptible switch-outs and on wakers in
+#                   interrupt context / kernel threads), --stacks-on switch,waker)
+#   causeway-app    the same with --stack-mode app (only the program's last call site)
+#   causeway-kall   the same with --kernel-stacks all (kernel frames on every stack)
+#   causeway-old    --kernel-stacks all --stacks-on switch,waker,syscall (the
+#                   defaults before kernel stacks became `auto` and syscall-entry
+#                   stacks optional)
 #   causeway-sched  causeway record --events sched ... (the same two event types
 #                   perf records, still with stacks)
+#   causeway-nosys  --events all,-syscall (everything but syscall enter/exit; not
+#                   in the default CONFIGS)
 #   perf            perf record -e sched:sched_switch -e sched:sched_waking -g -o T.data -- CMD
 #
 # Throughput is what the workload itself prints ("throughput: X ops/s"),
@@ -72,7 +82,7 @@
 #
 # Events/s sustained without loss: ping-pong with SCAN_PAIRS pairs under
 # `causeway record` (default settings, then --events sched --stack-mode none
-# --no-kernel-stacks for the cheapest mode), events / recording seconds from
+# --kernel-stacks none for the cheapest mode), events / recording seconds from
 # the --json summary; the figure is the highest rate observed with lost == 0.
 set -euo pipefail
 
@@ -80,10 +90,10 @@ ROUNDS=${ROUNDS:-5}
 PP_SECONDS=${PP_SECONDS:-2}
 NET_SECONDS=${NET_SECONDS:-3}
 WORKLOADS=${WORKLOADS:-pingpong net net-fixed}
-CONFIGS=${CONFIGS:-base causeway causeway-sched perf}
+CONFIGS=${CONFIGS:-base causeway causeway-app causeway-kall causeway-old causeway-sched perf}
 SCAN_PAIRS=${SCAN_PAIRS:-1 2 4 8 16}
 BPF_STATS=${BPF_STATS:-1}
-BPF_MODES=${BPF_MODES:-default;--no-kernel-stacks;--stacks-on switch,waker;--stacks-on none;--events sched;--events sched --stacks-on none}
+BPF_MODES=${BPF_MODES:-default;--kernel-stacks all --stacks-on switch,waker,syscall;--kernel-stacks all;--kernel-stacks none;--stacks-on none;--stack-mode app;--events sched;--events sched --stacks-on none}
 KEEP=${KEEP:-0}
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -139,6 +149,18 @@ wl_cmd() {
         *) echo "unknown workload $1" >&2; exit 1 ;;
     esac
 }
+# recorder options of a causeway-* configuration (after -o T.cwt --json)
+cw_opts() {
+    case $1 in
+        causeway) echo "" ;;
+        causeway-app) echo "--stack-mode app" ;;
+        causeway-kall) echo "--kernel-stacks all" ;;
+        causeway-old) echo "--kernel-stacks all --stacks-on switch,waker,syscall" ;;
+        causeway-sched) echo "--events sched" ;;
+        causeway-nosys) echo "--events all,-syscall" ;;
+        *) echo "unknown config $1" >&2; exit 1 ;;
+    esac
+}
 run() {
     local wl=$1 round=$2 cfg=$3 cmd base trace=- start end
     cmd=$(wl_cmd "$wl")
@@ -147,8 +169,11 @@ run() {
     start=$(date +%s.%N)
     case $cfg in
         base) $cmd >"$base.out" 2>"$base.err" ;;
-        causeway) "$CW" record -o "$TMP/t.cwt" --json -- $cmd >"$base.out" 2>"$base.err"; trace=$TMP/t.cwt ;;
-        causeway-sched) "$CW" record -o "$TMP/t.cwt" --events sched --json -- $cmd >"$base.out" 2>"$base.err"; trace=$TMP/t.cwt ;;
+        causeway*)
+            # shellcheck disable=SC2046
+            "$CW" record -o "$TMP/t.cwt" --json $(cw_opts "$cfg") -- $cmd >"$base.out" 2>"$base.err"
+            trace=$TMP/t.cwt
+            ;;
         perf)
             perf record -e sched:sched_switch -e sched:sched_waking -g -o "$TMP/t.data" -- $cmd >"$base.out" 2>"$base.err"
             trace=$TMP/t.data
@@ -185,6 +210,9 @@ cat "$TMP/header.txt" >&2
 # ---- overhead rounds ---------------------------------------------------------
 read -r -a cfgs <<<"$CONFIGS"
 n=${#cfgs[@]}
+for c in "${cfgs[@]}"; do
+    case $c in base | perf) ;; *) cw_opts "$c" >/dev/null || exit 1 ;; esac
+done
 for wl in $WORKLOADS; do
     echo "== $wl: $(wl_cmd "$wl" | sed "s|$TMP/||; s|$REPO/||")" >&2
     for ((r = 0; r < ROUNDS; r++)); do
@@ -200,7 +228,7 @@ for mode in default light; do
     for p in $SCAN_PAIRS; do
         base=$TMP/runs/scan.$mode.$p
         opts=()
-        [ $mode = light ] && opts=(--events sched --stack-mode none --no-kernel-stacks)
+        [ $mode = light ] && opts=(--events sched --stack-mode none --kernel-stacks none)
         "$CW" record -o "$TMP/t.cwt" --json "${opts[@]}" -- "$PP" --pairs "$p" --seconds "$PP_SECONDS" \
             >"$base.out" 2>"$base.err" || echo "overhead.sh: FAILED: scan $mode $p" >&2
         "$CW" info "$TMP/t.cwt" --json >"$base.info" 2>/dev/null || true

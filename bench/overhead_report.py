@@ -15,6 +15,17 @@ WL_TITLE = {
     "net": "blocking-net (defaults: 4 clients, 1 server thread)",
     "net-fixed": "blocking-net --fixed (4 server threads)",
 }
+# What each configuration of overhead.sh runs (keep in step with cw_opts there).
+CFG_DESC = {
+    "base": "workload alone",
+    "causeway": "`causeway record` (defaults)",
+    "causeway-app": "`--stack-mode app`",
+    "causeway-kall": "`--kernel-stacks all`",
+    "causeway-old": "`--kernel-stacks all --stacks-on switch,waker,syscall` (old defaults)",
+    "causeway-sched": "`--events sched`",
+    "causeway-nosys": "`--events all,-syscall`",
+    "perf": "`perf record -e sched:sched_switch -e sched:sched_waking -g`",
+}
 
 
 def read(path):
@@ -92,6 +103,9 @@ print("```")
 print(read(os.path.join(D, "header.txt")).rstrip())
 print("```\n")
 
+used = {r["cfg"] for r in runs}
+print("Configurations: " + "; ".join(f"**{c}** {d}" for c, d in CFG_DESC.items() if c in used) + ".\n")
+
 verdicts = []
 for wl in [w for w in WL_TITLE if any(r["wl"] == w for r in runs)]:
     rs = [r for r in runs if r["wl"] == wl]
@@ -133,9 +147,13 @@ for wl in [w for w in WL_TITLE if any(r["wl"] == w for r in runs)]:
         base_wall = med([r["wall"] / r["ops"] for r in by["base"] if r.get("ops")])
         print("Per-event cost (ping-pong; CPU = workload getrusage + tracer process CPU in the "
               "same window; medians over the rounds):\n")
+        perf_add = None
+        if by.get("perf"):
+            pc = med([(r["cpu"] + r["pcpu"]) / r["ops"] for r in by["perf"] if r.get("ops")])
+            perf_add = pc - base_cpu if pc is not None and base_cpu is not None else None
         print("| configuration | events/op | wall µs/op | CPU µs/op (workload + tracer) | tracer user-space CPU µs/op "
-              "| **CPU ns/event** | wall ns/event |")
-        print("|---|---|---|---|---|---|---|")
+              "| added CPU µs/op | ÷ perf's added CPU | **CPU ns/event** | wall ns/event |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for c in cfgs:
             ok = [r for r in by[c] if r.get("ops")]
             wall = med([r["wall"] / r["ops"] for r in ok])
@@ -146,8 +164,11 @@ for wl in [w for w in WL_TITLE if any(r["wl"] == w for r in runs)]:
                           for r in ok if r.get("events")]) if c != "base" else None
             wall_ev = med([(r["wall"] / r["ops"] - base_wall) / (r["events"] / r["ops"]) * 1e9
                            for r in ok if r.get("events")]) if c != "base" else None
+            add = cpu - base_cpu if c != "base" and cpu is not None and base_cpu is not None else None
+            rel = add / perf_add if add is not None and perf_add and c != "perf" else None
             print(f"| {c} | {fmt(epo, '.1f')} | {fmt(wall * 1e6 if wall else None, '.2f')} "
                   f"| {fmt(cpu * 1e6 if cpu else None, '.2f')} | {fmt(pcpu * 1e6 if pcpu is not None else None, '.2f')} "
+                  f"| {fmt(add * 1e6 if add is not None else None, '.2f')} | {fmt(rel, '.2f')} "
                   f"| {fmt(cpu_ev, ',.0f')} | {fmt(wall_ev, ',.0f')} |")
         print()
 
@@ -217,7 +238,7 @@ if scan:
     print()
     print("Highest rate with lost == 0: "
           + "; ".join(f"{m} {v:,.0f} events/s" for m, v in best.items())
-          + " (default = default settings; light = `--events sched --stack-mode none --no-kernel-stacks`).\n")
+          + " (default = default settings; light = `--events sched --stack-mode none --kernel-stacks none`).\n")
 
 # ---- goals ----------------------------------------------------------------------------
 if verdicts:
