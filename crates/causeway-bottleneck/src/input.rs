@@ -136,7 +136,27 @@ impl<'t> Collector<'t> {
             names: ThreadIndex::new(tables),
             kernel_thread: HashMap::new(),
             per_process: header.scope == Scope::Processes,
-            followed: BTreeSet::new(),
+            // The recorder names the processes it started with (and, with --comm,
+            // the name it followed); fork and exec evidence adds the rest.
+            followed: header
+                .target_pids
+                .iter()
+                .map(|&p| Tgid(p))
+                .chain(
+                    tables
+                        .processes
+                        .iter()
+                        .filter(|p| {
+                            header.target_comm.as_deref().is_some_and(|c| {
+                                tables
+                                    .threads
+                                    .iter()
+                                    .any(|t| t.tid.0 == p.tgid.0 && tables.string(t.comm) == c)
+                            })
+                        })
+                        .map(|p| p.tgid),
+                )
+                .collect(),
             forks: Vec::new(),
             syscall_tids: BTreeSet::new(),
         }

@@ -170,12 +170,9 @@ EXAMPLES:
 Stops at the end of the command, after --duration, when the processes given with -p
 have all exited, or on Ctrl-C / SIGTERM; the trace is always finished cleanly.")]
 pub struct RecordArgs {
-    /// Command to launch and record with every process it creates (after `--`).
-    #[arg(
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "CMD"
-    )]
+    /// Command to launch and record with every process it creates (after `--`, so a
+    /// mistyped option is reported as such, not run as a command).
+    #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
     /// Record these processes (comma-separated PIDs) and the processes they create.
     #[arg(short, long, value_delimiter = ',')]
@@ -192,11 +189,12 @@ pub struct RecordArgs {
     /// Stop after this long: `10` (seconds), `10s`, `500ms`.
     #[arg(short, long)]
     pub duration: Option<String>,
-    /// Event groups: all, or a comma list of sched, proc, irq, softirq, block, net,
-    /// syscall; `all,-net` removes one.
-    #[arg(short, long, default_value = "all")]
+    /// Event groups: a comma list of sched, proc, irq, softirq, block, net, syscall;
+    /// `default` is all but syscall (syscall events double the events of a
+    /// syscall-heavy program), `all` adds syscalls, `all,-net` removes a group.
+    #[arg(short, long, default_value = "default")]
     pub events: String,
-    /// Syscalls to record: `default` (those that can block: futex, read/write family,
+    /// Syscalls to record with `--events all` or `...,syscall`: `default` (those that can block: futex, read/write family,
     /// poll/epoll/select, sleeps, accept/connect/send/recv, fsync, wait4, pipe,
     /// eventfd), `none`, or names/numbers, comma-separated (`default,mmap` adds one).
     #[arg(long, default_value = "default")]

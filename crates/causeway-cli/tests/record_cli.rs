@@ -156,6 +156,8 @@ fn errors_are_clear() {
         vec!["record", "--stack-mode", "deep", "-a"],
         vec!["record", "--events", "sched,disk", "-a"],
         vec!["record", "--syscalls", "nosuch", "-a"],
+        // A mistyped option before `--` is an error, never the command to run.
+        vec!["record", "--no-such-option", "--", "true"],
     ] {
         let o = causeway().args(&args).output().unwrap();
         assert_eq!(o.status.code(), Some(1), "{args:?}");

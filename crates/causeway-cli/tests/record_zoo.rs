@@ -564,3 +564,59 @@ fn flight_recorder_condition_trigger_fires_and_recording_continues() {
         );
     }
 }
+
+/// With syscalls on, a pipe write and the read it unblocks carry the same object
+/// identity, across two processes: circular-timeout's client writes each request to a
+/// pipe the server reads.
+#[test]
+fn pipe_ends_share_an_object_identity() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("obj.cwt");
+    let bin = workload("circular-timeout");
+    record(
+        &out,
+        &[
+            "--events",
+            "all",
+            "--",
+            bin.to_str().unwrap(),
+            "--seconds",
+            "0.5",
+        ],
+    );
+    let (m, _, _) = model(&out);
+    let tid_of = |name: &str| m.threads().find(|t| t.comm == name).map(|t| t.tid).unwrap();
+    let (client, server) = (tid_of("ct-client"), tid_of("ct-server"));
+    let mut r = causeway_format::TraceReader::open(&out).unwrap();
+    let mut written = BTreeSet::new();
+    let mut read = BTreeSet::new();
+    for ev in r.events() {
+        if let causeway_format::EventKind::SyscallEnter { tid, nr, args } = ev.unwrap().kind {
+            // args: fd, object identity, object kind (1 = pipe).
+            if args[2] != 1 {
+                continue;
+            }
+            if tid == client && nr == 1 {
+                written.insert(args[1]);
+            }
+            if tid == server && nr == 0 {
+                read.insert(args[1]);
+            }
+        }
+    }
+    assert!(
+        !written.is_empty() && !read.is_empty(),
+        "no pipe syscalls recorded"
+    );
+    assert!(
+        written.intersection(&read).next().is_some(),
+        "the client's pipe writes and the server's reads share no object: {written:?} {read:?}"
+    );
+    assert!(
+        written.iter().all(|&o| o != 0),
+        "identities are never 0 for pipes"
+    );
+}

@@ -56,6 +56,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         command_line: args.clone(),
         writer: "causeway-format perf_sched example".into(),
         scope: causeway_format::Scope::System,
+        target_pids: Vec::new(),
+        target_comm: None,
     };
     let mut w = TraceWriter::new(std::fs::File::create(output)?, &header)?;
     let mut known: HashMap<u32, StringId> = HashMap::new();

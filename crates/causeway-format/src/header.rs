@@ -70,6 +70,13 @@ pub struct Header {
     /// Which scheduler events the trace holds (absent in older traces: system).
     #[serde(default, skip_serializing_if = "Scope::is_system")]
     pub scope: Scope,
+    /// In a per-process trace: the processes recorded from the start (their children
+    /// are recorded too).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub target_pids: Vec<u32>,
+    /// In a per-process trace: every process with this name was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_comm: Option<String>,
 }
 
 impl Header {
@@ -84,6 +91,8 @@ impl Header {
             command_line: Vec::new(),
             writer: concat!("causeway-format ", env!("CARGO_PKG_VERSION")).to_string(),
             scope: Scope::System,
+            target_pids: Vec::new(),
+            target_comm: None,
         }
     }
 }

@@ -111,6 +111,8 @@ impl PerfHeader {
             writer: WRITER.to_string(),
             // perf records are imported system-wide (`perf record -a`).
             scope: causeway_format::Scope::System,
+            target_pids: Vec::new(),
+            target_comm: None,
         }
     }
 

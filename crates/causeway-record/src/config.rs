@@ -46,11 +46,21 @@ impl EventSet {
         syscall: true,
     };
 
+    /// The default: everything but syscalls. Syscall entry and exit double the events of
+    /// a syscall-heavy program (62% of them on a pipe ping-pong, bench/RESULTS.md) while
+    /// the waits they explain already carry their call site in the switch-out stack;
+    /// `--events all` adds them.
+    pub const DEFAULT: EventSet = EventSet {
+        syscall: false,
+        ..EventSet::ALL
+    };
+
     /// Names accepted by [`EventSet::parse`].
     pub const NAMES: &'static [&'static str] =
         &["sched", "proc", "irq", "softirq", "block", "net", "syscall"];
 
-    /// Parse `sched,block,...`, `all`, or `all,-net` (a leading `-` removes a group).
+    /// Parse `sched,block,...`, `all`, `default` (all but syscall), or `all,-net` (a
+    /// leading `-` removes a group).
     pub fn parse(s: &str) -> Result<EventSet, String> {
         let mut set = EventSet {
             sched: false,
@@ -66,8 +76,15 @@ impl EventSet {
                 Some(n) => (false, n),
                 None => (true, item),
             };
-            if name == "all" {
-                set = if on { EventSet::ALL } else { set };
+            if name == "all" || name == "default" {
+                let base = if name == "all" {
+                    EventSet::ALL
+                } else {
+                    EventSet::DEFAULT
+                };
+                if on {
+                    set = base;
+                }
                 continue;
             }
             let slot = match name {
@@ -224,13 +241,14 @@ pub struct RecordConfig {
 }
 
 impl RecordConfig {
-    /// Defaults for a target: all event groups, the blocking syscalls, program call
+    /// Defaults for a target: all event groups but syscalls (the blocking ones when
+    /// enabled), program call
     /// sites up to depth 8 on blocking switch-outs and wakers, kernel stacks where
     /// they explain the wait, 8 MiB of ring per CPU.
     pub fn new(target: Target) -> RecordConfig {
         RecordConfig {
             target,
-            events: EventSet::ALL,
+            events: EventSet::DEFAULT,
             syscalls: crate::syscalls::default_set(),
             stack_mode: StackMode::AppAll,
             stack_depth: 8,
@@ -268,6 +286,10 @@ mod tests {
     #[test]
     fn event_sets_parse() {
         assert_eq!(EventSet::parse("all").unwrap(), EventSet::ALL);
+        assert_eq!(EventSet::parse("default").unwrap(), EventSet::DEFAULT);
+        let d = EventSet::parse("default").unwrap();
+        assert!(!d.syscall && d.sched && d.block);
+        assert!(EventSet::parse("default,syscall").unwrap().syscall);
         let s = EventSet::parse("all,-net,-syscall").unwrap();
         assert!(s.sched && !s.net && !s.syscall);
         let s = EventSet::parse("sched,block").unwrap();

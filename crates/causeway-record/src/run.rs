@@ -140,7 +140,11 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
     } else {
         causeway_format::Scope::Processes
     };
-    let hdr = header(req.command_line.clone(), scope);
+    let mut hdr = header(req.command_line.clone(), scope);
+    hdr.target_pids = initial.clone();
+    if let Target::Comm(name) = &cfg.target {
+        hdr.target_comm = Some(name.clone());
+    }
     let mut sink = match &req.output {
         Output::File(p) => Sink::Stream(Box::new(StreamSink::create(p, &hdr)?)),
         Output::Flight {

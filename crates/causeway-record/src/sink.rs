@@ -43,6 +43,8 @@ pub fn header(command_line: Vec<String>, scope: Scope) -> Header {
         command_line,
         writer: concat!("causeway-record ", env!("CARGO_PKG_VERSION")).to_string(),
         scope,
+        target_pids: Vec::new(),
+        target_comm: None,
     }
 }
 

@@ -49,6 +49,8 @@ pub fn golden_header() -> Header {
         command_line: vec!["causeway".into(), "record".into(), "--golden".into()],
         writer: "causeway-format golden v1.0".into(),
         scope: causeway_format::Scope::System,
+        target_pids: Vec::new(),
+        target_comm: None,
     }
 }
 
