@@ -4,7 +4,7 @@
 #
 # Usage (as root, from anywhere in the repo):
 #
-#   bench/overhead.sh                 # builds, runs everything (~7 min on 2 vCPUs; ROUNDS=7 ~9 min)
+#   bench/overhead.sh                 # builds, runs everything (~6 min on 2 vCPUs; ROUNDS=7 ~8 min)
 #   ROUNDS=3 bench/overhead.sh        # fewer rounds
 #   CAUSEWAY=path/to/causeway bench/overhead.sh   # use this binary, do not build
 #
@@ -13,21 +13,30 @@
 #   PP_SECONDS [2]      duration of one ping-pong run
 #   NET_SECONDS [3]     duration of one blocking-net run
 #   WORKLOADS [pingpong net net-fixed]
-#   CONFIGS [base causeway causeway-app causeway-kall causeway-old causeway-sched perf]
+#   CONFIGS [base causeway causeway-all causeway-sched perf]
 #                       (names listed under "Configurations" below)
+#   PP_CPU [1]          CPU the ping-pong threads of the overhead rounds and of the
+#                       eBPF statistics runs are pinned to (pingpong --cpu); `none`
+#                       leaves them to the scheduler (see "Workloads")
 #   SCAN_PAIRS [1 2 4 8 16]   ping-pong pair counts for the events/s scan
 #   BPF_STATS [1]       also measure in-kernel eBPF time per program (sets the
 #                       sysctl kernel.bpf_stats_enabled for these runs, restores it)
 #   BPF_MODES           recorder settings for those runs, ';'-separated
-#                       [default;--kernel-stacks all --stacks-on switch,waker,syscall;
-#                        --kernel-stacks all;--kernel-stacks none;--stacks-on none;
-#                        --stack-mode app;--events sched;--events sched --stacks-on none]
+#                       [default;--events all;--kernel-stacks all;--stacks-on none;
+#                        --events sched;--events sched --stacks-on none]
 #   CAUSEWAY            a causeway binary to use instead of building one
 #   KEEP [0]            keep the temporary directory (traces, raw outputs)
 #
 # Workloads:
 #   pingpong    bench/pingpong.c, 1 pair of threads passing a byte over two pipes
-#               (an op is a round trip: 2 reads, 2 writes, ~2 switches, ~1-2 wake-ups)
+#               (an op is a round trip: 2 reads, 2 writes, 2 switches, ~1-2 wake-ups),
+#               both threads pinned to CPU PP_CPU (`pingpong --cpu`), in every
+#               configuration alike. Unpinned, its baseline swung 10x (24k-276k
+#               ops/s) with whether the scheduler put the two threads on one CPU or
+#               two; pinned, every op is two switches on one CPU, the threads keep
+#               that CPU 100% busy, so the throughput is 1 / (CPU per op in the
+#               traced threads, eBPF programs and perf's sampling included), and
+#               the tracer's own user-space work runs on the other CPU.
 #   net         workloads/bin/blocking-net with its defaults (loopback TCP, 4 clients,
 #               1 server thread, 500 us blocking backend wait per request)
 #   net-fixed   workloads/bin/blocking-net --fixed (4 server threads: more
@@ -36,19 +45,21 @@
 # Configurations (interleaved inside every round, and the order rotated from
 # round to round, to cancel the drift of this noisy shared VM):
 #   base            the workload alone
-#   causeway        causeway record -o T.cwt --json -- CMD   (default settings: all
-#                   event groups, user stacks app-all, --kernel-stacks auto (kernel
-#                   frames only on uninterruptible switch-outs and on wakers in
-#                   interrupt context / kernel threads), --stacks-on switch,waker)
-#   causeway-app    the same with --stack-mode app (only the program's last call site)
-#   causeway-kall   the same with --kernel-stacks all (kernel frames on every stack)
-#   causeway-old    --kernel-stacks all --stacks-on switch,waker,syscall (the
-#                   defaults before kernel stacks became `auto` and syscall-entry
-#                   stacks optional)
+#   causeway        causeway record -o T.cwt --json -- CMD   (default settings:
+#                   --events default = every event group but syscall enter/exit,
+#                   user stacks app-all, --kernel-stacks auto (kernel frames only on
+#                   uninterruptible switch-outs and on wakers in interrupt context /
+#                   kernel threads), --stacks-on switch,waker)
+#   causeway-all    the same with --events all (adds syscall enter/exit of the
+#                   default --syscalls set: the default before syscalls became opt-in)
 #   causeway-sched  causeway record --events sched ... (the same two event types
 #                   perf records, still with stacks)
-#   causeway-nosys  --events all,-syscall (everything but syscall enter/exit; not
-#                   in the default CONFIGS)
+#   causeway-app    --stack-mode app (only the program's last call site; not in the
+#                   default CONFIGS: it saved nothing measurable)
+#   causeway-kall   --kernel-stacks all (kernel frames on every stack; not in the
+#                   default CONFIGS, the eBPF statistics runs cover it)
+#   causeway-old    --events all --kernel-stacks all --stacks-on switch,waker,syscall
+#                   (the defaults of two builds ago; not in the default CONFIGS)
 #   perf            perf record -e sched:sched_switch -e sched:sched_waking -g -o T.data -- CMD
 #
 # Throughput is what the workload itself prints ("throughput: X ops/s"),
@@ -81,19 +92,21 @@
 #         events), since the statistics themselves cost ~20-50 ns per invocation.
 #
 # Events/s sustained without loss: ping-pong with SCAN_PAIRS pairs under
-# `causeway record` (default settings, then --events sched --stack-mode none
-# --kernel-stacks none for the cheapest mode), events / recording seconds from
-# the --json summary; the figure is the highest rate observed with lost == 0.
+# `causeway record` (--events all: the most events per op, then --events sched
+# --stack-mode none --kernel-stacks none for the cheapest mode), not pinned (the
+# pairs spread over every CPU), events / the ping-pong's window; the figure is
+# the highest rate observed with lost == 0.
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-5}
 PP_SECONDS=${PP_SECONDS:-2}
 NET_SECONDS=${NET_SECONDS:-3}
 WORKLOADS=${WORKLOADS:-pingpong net net-fixed}
-CONFIGS=${CONFIGS:-base causeway causeway-app causeway-kall causeway-old causeway-sched perf}
+CONFIGS=${CONFIGS:-base causeway causeway-all causeway-sched perf}
+PP_CPU=${PP_CPU:-1}
 SCAN_PAIRS=${SCAN_PAIRS:-1 2 4 8 16}
 BPF_STATS=${BPF_STATS:-1}
-BPF_MODES=${BPF_MODES:-default;--kernel-stacks all --stacks-on switch,waker,syscall;--kernel-stacks all;--kernel-stacks none;--stacks-on none;--stack-mode app;--events sched;--events sched --stacks-on none}
+BPF_MODES=${BPF_MODES:-default;--events all;--kernel-stacks all;--stacks-on none;--events sched;--events sched --stacks-on none}
 KEEP=${KEEP:-0}
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -138,12 +151,14 @@ make -s -C workloads >&2
 NET=$REPO/workloads/bin/blocking-net
 PP=$TMP/pingpong
 gcc -O2 -Wall -pthread -o "$PP" bench/pingpong.c
+PIN=
+if [ "$PP_CPU" != none ]; then PIN="--cpu $PP_CPU"; fi
 
 # ---- one run -----------------------------------------------------------------
 # run WORKLOAD ROUND CONFIG: writes runs/W.R.C.{out,err} and a line to runs.tsv
 wl_cmd() {
     case $1 in
-        pingpong) echo "$PP --pairs 1 --seconds $PP_SECONDS" ;;
+        pingpong) echo "$PP --pairs 1 --seconds $PP_SECONDS $PIN" ;;
         net) echo "$NET --seconds $NET_SECONDS" ;;
         net-fixed) echo "$NET --fixed --seconds $NET_SECONDS" ;;
         *) echo "unknown workload $1" >&2; exit 1 ;;
@@ -153,11 +168,11 @@ wl_cmd() {
 cw_opts() {
     case $1 in
         causeway) echo "" ;;
+        causeway-all) echo "--events all" ;;
+        causeway-sched) echo "--events sched" ;;
         causeway-app) echo "--stack-mode app" ;;
         causeway-kall) echo "--kernel-stacks all" ;;
-        causeway-old) echo "--kernel-stacks all --stacks-on switch,waker,syscall" ;;
-        causeway-sched) echo "--events sched" ;;
-        causeway-nosys) echo "--events all,-syscall" ;;
+        causeway-old) echo "--events all --kernel-stacks all --stacks-on switch,waker,syscall" ;;
         *) echo "unknown config $1" >&2; exit 1 ;;
     esac
 }
@@ -203,7 +218,7 @@ run() {
     echo "perf: $(perf --version)"
     echo "causeway: $("$CW" --version 2>/dev/null || echo '?'), $CW_ID (git $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet -- crates 2>/dev/null || echo ', crates/ modified'))"
     echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "rounds: $ROUNDS, pingpong ${PP_SECONDS}s, blocking-net ${NET_SECONDS}s"
+    echo "rounds: $ROUNDS, pingpong ${PP_SECONDS}s (threads pinned to CPU $PP_CPU), blocking-net ${NET_SECONDS}s"
 } >"$TMP/header.txt"
 cat "$TMP/header.txt" >&2
 
@@ -224,10 +239,10 @@ done
 
 # ---- events/s scan -------------------------------------------------------------
 echo "== events/s scan (ping-pong pairs: $SCAN_PAIRS)" >&2
-for mode in default light; do
+for mode in all light; do
     for p in $SCAN_PAIRS; do
         base=$TMP/runs/scan.$mode.$p
-        opts=()
+        opts=(--events all)
         [ $mode = light ] && opts=(--events sched --stack-mode none --kernel-stacks none)
         "$CW" record -o "$TMP/t.cwt" --json "${opts[@]}" -- "$PP" --pairs "$p" --seconds "$PP_SECONDS" \
             >"$base.out" 2>"$base.err" || echo "overhead.sh: FAILED: scan $mode $p" >&2
@@ -252,7 +267,7 @@ if [ "$BPF_STATS" = 1 ] && command -v bpftool >/dev/null; then
         echo "${modes[m]}" >"$base.mode"
         bpftool prog show -j >"$base.before.json"
         PINGPONG_AT_END="bpftool prog show -j > $base.after.json" \
-            "$CW" record -o "$TMP/t.cwt" --json $opts -- "$PP" --pairs 1 --seconds "$PP_SECONDS" \
+            "$CW" record -o "$TMP/t.cwt" --json $opts -- "$PP" --pairs 1 --seconds "$PP_SECONDS" $PIN \
             >"$base.out" 2>"$base.err" || echo "overhead.sh: FAILED: bpf stats run ($opts)" >&2
         printf '  %-45s %s\n' "${modes[m]}" "$(grep -h '^throughput:' "$base.out")" >&2
     done

@@ -20,6 +20,12 @@
 // /proc/PPID/task/*/schedstat (ns resolution): that is the tracer's
 // user-space cost of draining and writing the events.
 //
+// --cpu C pins every ping and pong thread to CPU C (pthread_setaffinity_np), so
+// each round trip is two switches on that one CPU whatever the scheduler
+// would have done: on a 2-vCPU VM the unpinned throughput swings 10x with
+// whether the two threads happen to share a CPU. The main thread (which only
+// sleeps) and the tracer stay unpinned.
+//
 // If the environment variable PINGPONG_AT_END is set, it is run with
 // system(3) at the end of the window, before the threads are released (used
 // to snapshot eBPF program statistics while the recorder is still attached).
@@ -41,6 +47,7 @@ struct pair {
     int ab[2], ba[2];
     unsigned long ops;
     int index;
+    int cpu; // -1: not pinned
     char pad[64];
 };
 
@@ -52,11 +59,24 @@ static void die(const char *what) {
     exit(1);
 }
 
+static void pin(int cpu) {
+    if (cpu < 0) return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    int e = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    if (e) {
+        errno = e;
+        die("pthread_setaffinity_np");
+    }
+}
+
 static void *ping(void *arg) {
     struct pair *p = arg;
     char name[16], c = 'x';
     snprintf(name, sizeof name, "ping-%d", p->index);
     pthread_setname_np(pthread_self(), name);
+    pin(p->cpu);
     pthread_barrier_wait(&ready);
     unsigned long n = 0;
     while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
@@ -74,6 +94,7 @@ static void *pong(void *arg) {
     char name[16], c;
     snprintf(name, sizeof name, "pong-%d", p->index);
     pthread_setname_np(pthread_self(), name);
+    pin(p->cpu);
     pthread_barrier_wait(&ready);
     for (;;) {
         ssize_t r = read(p->ab[0], &c, 1);
@@ -120,13 +141,14 @@ static double proc_cpu(pid_t pid) {
 }
 
 int main(int argc, char **argv) {
-    int pairs = 1;
+    int pairs = 1, cpu = -1;
     double seconds = 2;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--pairs") && i + 1 < argc) pairs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--cpu") && i + 1 < argc) cpu = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: pingpong [--pairs N] [--seconds S]\n");
+            fprintf(stderr, "usage: pingpong [--pairs N] [--seconds S] [--cpu C]\n");
             return 2;
         }
     }
@@ -139,6 +161,7 @@ int main(int argc, char **argv) {
     pthread_barrier_init(&ready, NULL, 2 * pairs + 1);
     for (int i = 0; i < pairs; i++) {
         ps[i].index = i;
+        ps[i].cpu = cpu;
         if (pipe(ps[i].ab) || pipe(ps[i].ba)) die("pipe");
         pthread_create(&th[2 * i], NULL, ping, &ps[i]);
         pthread_create(&th[2 * i + 1], NULL, pong, &ps[i]);
