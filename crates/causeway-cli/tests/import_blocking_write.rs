@@ -11,27 +11,13 @@
 //! ext4). Needs root, perf and
 //! the built workloads; skipped without them unless `CAUSEWAY_REQUIRE_ROOT=1`.
 
+mod common;
+
 use causeway_format::{SoftirqVec, Tables, TraceReader, Waker};
 use causeway_model::{Model, SegmentState, Thread, WakeInfo};
+use common::{is_root, unavailable};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn unavailable(reason: &str) {
-    if std::env::var_os("CAUSEWAY_REQUIRE_ROOT").is_some_and(|v| v == "1") {
-        panic!("CAUSEWAY_REQUIRE_ROOT=1 but {reason}");
-    }
-    eprintln!("skipping: {reason}");
-}
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            let l = s.lines().find(|l| l.starts_with("Uid:"))?;
-            l.split_whitespace().nth(2).map(|euid| euid == "0")
-        })
-        .unwrap_or(false)
-}
 
 fn workload() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/bin/blocking-write")

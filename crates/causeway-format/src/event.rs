@@ -626,6 +626,23 @@ impl EventKindTag {
 }
 
 impl EventKind {
+    /// A `wakeup`, or a `wakeup_new` (first wake-up of a new thread) when `new`.
+    pub fn wakeup(new: bool, wakee: Tid, target_cpu: Cpu, waker: Waker) -> EventKind {
+        if new {
+            EventKind::WakeupNew {
+                wakee,
+                target_cpu,
+                waker,
+            }
+        } else {
+            EventKind::Wakeup {
+                wakee,
+                target_cpu,
+                waker,
+            }
+        }
+    }
+
     /// The payload-free tag of this kind.
     pub fn tag(&self) -> EventKindTag {
         match self {

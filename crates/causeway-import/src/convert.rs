@@ -503,20 +503,7 @@ impl<W: Write> Converter<W> {
                 wakeup_event,
             } => {
                 let waker = self.waker(p.cpu, p.tid, wakeup_event);
-                let (wakee, target_cpu) = (Tid(wakee), Cpu(target_cpu));
-                let kind = if new {
-                    EventKind::WakeupNew {
-                        wakee,
-                        target_cpu,
-                        waker,
-                    }
-                } else {
-                    EventKind::Wakeup {
-                        wakee,
-                        target_cpu,
-                        waker,
-                    }
-                };
+                let kind = EventKind::wakeup(new, Tid(wakee), Cpu(target_cpu), waker);
                 self.push(p.ts, p.cpu, kind)?;
                 self.push_stack(p.ts, p.cpu, Tid(p.tid), StackKind::Waker, stacks)?;
             }

@@ -336,20 +336,7 @@ impl Converter {
                 ..
             } => {
                 let waker = self.waker(waker, tid);
-                let (wakee, target_cpu) = (Tid(wakee_tid), Cpu(target_cpu));
-                let kind = if new {
-                    EventKind::WakeupNew {
-                        wakee,
-                        target_cpu,
-                        waker,
-                    }
-                } else {
-                    EventKind::Wakeup {
-                        wakee,
-                        target_cpu,
-                        waker,
-                    }
-                };
+                let kind = EventKind::wakeup(new, Tid(wakee_tid), Cpu(target_cpu), waker);
                 self.push(ts, cpu, kind);
             }
             Body::Fork {
