@@ -47,6 +47,18 @@ fn bottleneck(trace: &str, flags: &[&str]) -> Value {
 /// The report, with lookups by vertex name.
 struct Report(Value);
 
+/// A knot's vertex ids, sorted.
+fn sorted_vertices(k: &Value) -> Vec<u64> {
+    let mut vs: Vec<u64> = k["vertices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    vs.sort_unstable();
+    vs
+}
+
 impl Report {
     fn vertex(&self, id: &Value) -> &Value {
         &self.0["vertices"][id.as_u64().unwrap() as usize]
@@ -196,13 +208,7 @@ fn blocking_write_knot_is_consumer_and_disk_not_the_producer() {
     // The top knot is exactly {consumer, disk}: a cycle of the fsync and the disk
     // idling until the next request.
     let k = &r.knots()[0];
-    let mut vs: Vec<u64> = k["vertices"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_u64().unwrap())
-        .collect();
-    vs.sort_unstable();
+    let vs = sorted_vertices(k);
     let mut want = vec![consumer, disk];
     want.sort_unstable();
     assert_eq!(vs, want, "top knot {k}");
@@ -354,13 +360,7 @@ fn load_imbalance_knot_is_the_cycle_between_the_phase_threads() {
     let p0 = raw.find("phase-0").unwrap();
     let p1 = raw.find("phase-1").unwrap();
     let k = &raw.knots()[0];
-    let mut vs: Vec<u64> = k["vertices"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_u64().unwrap())
-        .collect();
-    vs.sort_unstable();
+    let vs = sorted_vertices(k);
     let mut want = vec![p0, p1];
     want.sort_unstable();
     assert_eq!(vs, want, "top knot {k}");
