@@ -1,6 +1,6 @@
 //! The one plain sentence each knot and sink gets: what to look at first.
 
-use crate::report::{Edge, EdgeKind, Knot, Vertex, VertexKind};
+use crate::report::{Edge, EdgeKind, Knot, Sink, Vertex, VertexKind};
 use crate::stacks::StackReport;
 
 /// Kernel frames that only say "the thread slept"; the frame after them says why.
@@ -101,8 +101,57 @@ pub(crate) fn knot(k: &Knot, vertices: &[Vertex], edges: &[Edge]) -> String {
     format!("{main}{cpu_note}")
 }
 
-/// The sentence for a sink.
-pub(crate) fn sink(v: &Vertex, incoming_s: f64) -> String {
+/// The sentence for a sink whose fields other than `advice` are filled in. It names the
+/// heaviest waiter with its wait stack and, when the chain is longer, who waits for
+/// that waiter in turn.
+pub(crate) fn sink(s: &Sink, vertices: &[Vertex], edges: &[Edge]) -> String {
+    let v = &vertices[s.vertex];
+    let incoming_s = s.incoming_s;
+    let top = s
+        .edges
+        .iter()
+        .map(|&e| &edges[e])
+        .filter(|e| vertices[e.from].kind.is_thread())
+        .max_by(|a, b| a.weight_s.total_cmp(&b.weight_s).then(b.id.cmp(&a.id)));
+    let chain = if s.chain.len() >= 3 {
+        let names: Vec<&str> = s
+            .chain
+            .iter()
+            .map(|&x| vertices[x].label.as_str())
+            .collect();
+        format!(" Chain of waits: {}.", names.join(" → "))
+    } else {
+        String::new()
+    };
+    let Some(e) = top else {
+        return format!("{}{chain}", plain_sink(v, incoming_s));
+    };
+    let src = &vertices[e.from].label;
+    let at = place(&e.wait_stacks);
+    let w = format!("{:.3}s, {}", e.weight_s, pct(e.share));
+    let waited_for = s.chain.len() >= 3;
+    let main = match &v.kind {
+        VertexKind::Timer if waited_for => format!(
+            "{src} waits for timers ({w}){at} while others wait for it: a sleep on the path others wait for serialises their work; overlap those sleeps (more threads, asynchronous calls) or shorten them."
+        ),
+        VertexKind::Timer => format!(
+            "{src} waits for timers ({w}){at}: look at why it sleeps rather than waits for work."
+        ),
+        k if k.is_io() => format!(
+            "{src} waits for {} ({w}){at}, which waits for nobody: the device itself may be saturated; batch or cut the I/O.",
+            v.label
+        ),
+        k if k.is_thread() => format!(
+            "{src} waits for {} ({w}){at}, which waits for nobody: its own CPU work is the limit; profile it on CPU.",
+            v.label
+        ),
+        _ => plain_sink(v, incoming_s),
+    };
+    format!("{main}{chain}")
+}
+
+/// The sentence for a sink when no thread's wait on it can be named.
+fn plain_sink(v: &Vertex, incoming_s: f64) -> String {
     match &v.kind {
         VertexKind::Timer => format!(
             "Threads wait {incoming_s:.3}s for timers (sleeps, timeouts): look at why they sleep rather than wait for work."

@@ -15,6 +15,7 @@ use crate::report::{
     Edge, EdgeKind, Knot, OffCpu, Quality, Report, Sink, ThreadRef, Vertex, VertexKind,
 };
 use crate::stacks::{self, StackWeights};
+use crate::upstream;
 use crate::waits::Resolver;
 use crate::waker::{DeviceSet, Pseudo, WakerKey};
 use causeway_format::Tables;
@@ -282,6 +283,13 @@ pub fn analyze(input: &Input<'_>, opts: &Options) -> Result<Report, BottleneckEr
         }
     };
     let weight = |id: usize| weights.get(id).copied().unwrap_or(0);
+    // The graph left after background knots are removed: sinks' chains stay in it.
+    let live_vs: Vec<u32> = alive.iter().copied().collect();
+    let live: Vec<Arc> = arcs
+        .iter()
+        .filter(|a| alive.contains(&a.from) && alive.contains(&a.to))
+        .copied()
+        .collect();
     let mut refined: Vec<Refined> = Vec::new();
     let mut sinks: Vec<Sink> = Vec::new();
     for t in final_terms {
@@ -298,11 +306,25 @@ pub fn analyze(input: &Input<'_>, opts: &Options) -> Result<Report, BottleneckEr
                     .filter(|e| e.to == v as usize)
                     .map(|e| e.weight_s)
                     .sum();
-                sinks.push(Sink {
+                let mut into: Vec<usize> =
+                    live.iter().filter(|a| a.to == v).map(|a| a.id).collect();
+                into.sort_unstable();
+                let mut sink = Sink {
                     vertex: v as usize,
                     incoming_s: incoming,
-                    advice: advice::sink(&vertices[v as usize], incoming),
-                });
+                    edges: into,
+                    chain: upstream::chain(v, &live, &weight)
+                        .into_iter()
+                        .map(|x| x as usize)
+                        .collect(),
+                    upstream_cycles: upstream::cycles_into(v, &live_vs, &live, &weight)
+                        .into_iter()
+                        .map(|c| c.into_iter().map(|x| x as usize).collect())
+                        .collect(),
+                    advice: String::new(),
+                };
+                sink.advice = advice::sink(&sink, &vertices, &edges);
+                sinks.push(sink);
             }
         }
     }

@@ -12,7 +12,9 @@
 //! 4. similar threads merged into one vertex (`merge`);
 //! 5. knots and sinks of the wait-for graph (`graph`), background knots set apart,
 //!    and knot refinement (`refine`);
-//! 6. a [`Report`] with stacks and one sentence of advice per knot (`advice`).
+//! 6. for each sink, the heaviest chain of waits into it and the cycles upstream of it
+//!    (`upstream`);
+//! 7. a [`Report`] with stacks and one sentence of advice per knot and sink (`advice`).
 //!
 //! It does not read trace files (see [`Collector`] and `causeway-format`), print, or
 //! know about command lines; renderers live in the CLI.
@@ -53,6 +55,7 @@ mod options;
 mod refine;
 mod report;
 mod stacks;
+mod upstream;
 mod waits;
 mod waker;
 

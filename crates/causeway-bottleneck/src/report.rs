@@ -152,6 +152,15 @@ pub struct Sink {
     pub vertex: usize,
     /// Weight of the edges into it, seconds.
     pub incoming_s: f64,
+    /// Edges into it that count for the graph (at least the noise floor), heaviest
+    /// first.
+    pub edges: Vec<usize>,
+    /// The heaviest chain of waits ending here: vertex ids from the first waiter to
+    /// this sink (who waits for whom on the way to it).
+    pub chain: Vec<usize>,
+    /// Cycles of waits upstream of it (vertex ids, each sorted), heaviest first: the
+    /// request/response loops that feed the sink.
+    pub upstream_cycles: Vec<Vec<usize>>,
     /// What it means.
     pub advice: String,
 }

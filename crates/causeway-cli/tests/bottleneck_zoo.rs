@@ -49,12 +49,22 @@ struct Report(Value);
 
 /// A knot's vertex ids, sorted.
 fn sorted_vertices(k: &Value) -> Vec<u64> {
-    let mut vs: Vec<u64> = k["vertices"]
+    sorted_vertices_of(&k["vertices"])
+}
+
+/// A JSON array of vertex ids, sorted.
+fn sorted_vertices_of(list: &Value) -> Vec<u64> {
+    let ids: Vec<u64> = list
         .as_array()
         .unwrap()
         .iter()
         .map(|v| v.as_u64().unwrap())
         .collect();
+    sorted(&ids)
+}
+
+fn sorted(ids: &[u64]) -> Vec<u64> {
+    let mut vs = ids.to_vec();
     vs.sort_unstable();
     vs
 }
@@ -448,6 +458,31 @@ fn blocking_net_clients_loopback_server_and_the_backend_sleep() {
     // wait-for graph ends at the timer: it is the sink, fed by the server's sleep.
     let sink = &r.0["sinks"][0];
     assert_eq!(sink["vertex"], timer, "{sink}");
+    // The sink is not left bare: the chain of waits into it runs clients -> lo ->
+    // server -> timer, the clients <-> lo loop is the cycle upstream, and the advice
+    // names the server's sleep in call_backend.
+    let chain: Vec<u64> = sink["chain"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert!(
+        chain.ends_with(&[clients, lo, server, timer]),
+        "chain {chain:?}"
+    );
+    let cycles = sink["upstream_cycles"].as_array().unwrap();
+    assert!(
+        cycles
+            .iter()
+            .any(|c| sorted_vertices_of(c) == sorted(&[clients, lo])),
+        "{cycles:?}"
+    );
+    let summary = r.0["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("server-0") && summary.contains("call_backend"),
+        "{summary}"
+    );
     assert!(
         r.knots()
             .iter()

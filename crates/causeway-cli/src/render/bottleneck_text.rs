@@ -2,7 +2,7 @@
 //! stacks, the advice sentence, then background knots, sinks, devices and the plain
 //! off-CPU ranking for comparison.
 
-use causeway_bottleneck::{Edge, EdgeKind, Knot, Report, StackReport};
+use causeway_bottleneck::{Edge, EdgeKind, Knot, Report, Sink, StackReport};
 use std::fmt::Write;
 
 /// Frames shown per stack line.
@@ -112,6 +112,31 @@ fn knot(out: &mut String, r: &Report, k: &Knot, title: &str) {
     let _ = writeln!(out, "  => {}\n", k.advice);
 }
 
+fn labels(r: &Report, vs: &[usize], sep: &str) -> String {
+    vs.iter()
+        .map(|&v| r.vertices[v].label.as_str())
+        .collect::<Vec<_>>()
+        .join(sep)
+}
+
+fn sink(out: &mut String, r: &Report, s: &Sink) {
+    let _ = writeln!(
+        out,
+        "  {:<44} {:>9.3}s waited for",
+        r.vertices[s.vertex].label, s.incoming_s
+    );
+    if s.chain.len() >= 3 {
+        let _ = writeln!(out, "  chain of waits: {}", labels(r, &s.chain, " -> "));
+    }
+    for c in &s.upstream_cycles {
+        let _ = writeln!(out, "  cycle upstream: {{{}}}", labels(r, c, ", "));
+    }
+    for &e in &s.edges {
+        edge(out, r, &r.edges[e]);
+    }
+    let _ = writeln!(out, "  => {}", s.advice);
+}
+
 /// Render the report as text.
 pub fn render(r: &Report) -> String {
     let mut out = String::new();
@@ -174,11 +199,7 @@ pub fn render(r: &Report) -> String {
     if !r.sinks.is_empty() {
         out.push_str("Sinks:\n");
         for s in &r.sinks {
-            let _ = writeln!(
-                out,
-                "  {:<44} {:>9.3}s waited for\n  => {}",
-                r.vertices[s.vertex].label, s.incoming_s, s.advice
-            );
+            sink(&mut out, r, s);
         }
         out.push('\n');
     }
