@@ -27,6 +27,17 @@ pub(crate) fn place(stacks: &[StackReport]) -> String {
             break;
         }
     }
+    // Below library frames (a lock wait inside the C library), the program's own call
+    // site is what the user can change: name it too.
+    if let Some(c) = top.call_site.filter(|&c| c >= names.len()) {
+        let s = symbol(&top.user[c]);
+        if !s.starts_with("0x") && !names.contains(&s) {
+            if c > names.len() {
+                names.push("…");
+            }
+            names.push(s);
+        }
+    }
     if names.is_empty()
         && let Some(k) = top
             .kernel

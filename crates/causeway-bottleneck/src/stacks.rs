@@ -4,7 +4,7 @@
 //! the context that woke it. Every weight a wait adds to an edge is also added to those
 //! two stacks on that edge, so an edge can show which code paths make it heavy.
 
-use causeway_format::{StackId, Tables};
+use causeway_format::{FrameSpace, StackId, Tables};
 use causeway_model::StackRef;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -81,6 +81,9 @@ pub struct StackReport {
     pub weight_s: f64,
     /// User frames, innermost first (`symbol+0xoff` or an address).
     pub user: Vec<String>,
+    /// Index in `user` of the innermost frame in the process's own executable (the
+    /// program's call site below library frames), if any is shown.
+    pub call_site: Option<usize>,
     /// Kernel frames, innermost first.
     pub kernel: Vec<String>,
 }
@@ -100,9 +103,29 @@ pub(crate) fn top(
         .map(|(k, ns)| StackReport {
             weight_s: *ns as f64 / 1e9,
             user: frames(tables, k.user(), depth),
+            call_site: call_site(tables, k.user(), depth),
             kernel: frames(tables, k.kernel(), depth),
         })
         .collect()
+}
+
+/// The innermost of the first `depth` frames that lies in its process's executable.
+fn call_site(tables: &Tables, id: Option<StackId>, depth: usize) -> Option<usize> {
+    let stack = id.and_then(|i| tables.stack(i))?;
+    stack.frames.iter().take(depth).position(|&f| {
+        let Some(frame) = tables.frame(f) else {
+            return false;
+        };
+        let FrameSpace::User { tgid } = frame.space else {
+            return false;
+        };
+        let module = tables.string(frame.module);
+        !module.is_empty()
+            && tables
+                .processes
+                .iter()
+                .any(|p| p.tgid == tgid && tables.string(p.exe) == module)
+    })
 }
 
 fn frames(tables: &Tables, id: Option<StackId>, depth: usize) -> Vec<String> {

@@ -202,11 +202,21 @@ pub struct RecordArgs {
     /// Which user frames to keep (Uscope's modes): `app` the program's last call site,
     /// `app-all` every call site in the program, `libs` the last call site in each
     /// library and the program, `all` every frame, `none` no user stacks.
-    #[arg(long, default_value = "app-all")]
+    #[arg(long, default_value = "all")]
     pub stack_mode: String,
     /// Budget of user frames per stack (1-32).
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 32)]
     pub stack_depth: u32,
+    /// How user stacks are unwound: `dwarf` copies a window of the stack and unwinds it
+    /// with the binaries' DWARF call frame information (complete through code built
+    /// without frame pointers, such as the C library); `fp` walks frame pointers in
+    /// the kernel (cheaper, but stops at the first function built without them).
+    #[arg(long, default_value = "dwarf")]
+    pub unwind: String,
+    /// Bytes of user stack copied per stack with `--unwind dwarf` (a power of two from
+    /// 512 to 16K; a shallower stack copies only what it has).
+    #[arg(long, default_value = "8K")]
+    pub stack_window: String,
     /// Kernel frames: `auto` where they explain a wait (uninterruptible sleeps such as
     /// disk waits, and wakers in interrupt context or kernel threads such as I/O
     /// completion), `all` on every stack, `none`.

@@ -170,6 +170,67 @@ impl StackMode {
     }
 }
 
+/// How user stacks are unwound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Unwind {
+    /// Frame pointers, walked in BPF (cheap; incomplete through code built without
+    /// them, such as Debian's glibc).
+    FramePointers,
+    /// DWARF call frame information: BPF copies the registers and a window of the
+    /// stack, user space unwinds it against the binaries' `.eh_frame` /
+    /// `.debug_frame` (frame pointers where a binary has no unwind entry).
+    #[default]
+    Dwarf,
+}
+
+impl Unwind {
+    /// Parse `fp|dwarf`.
+    pub fn parse(s: &str) -> Result<Unwind, String> {
+        match s {
+            "fp" => Ok(Unwind::FramePointers),
+            "dwarf" => Ok(Unwind::Dwarf),
+            _ => Err(format!("unknown unwinding method `{s}` (fp, dwarf)")),
+        }
+    }
+
+    /// The BPF side's number.
+    pub fn code(self) -> u32 {
+        match self {
+            Unwind::FramePointers => 0,
+            Unwind::Dwarf => 1,
+        }
+    }
+}
+
+/// Largest stack window BPF can copy per stack (bytes).
+pub const MAX_STACK_WINDOW: u32 = 16384;
+
+/// Parse a stack window size: bytes, or with `K`/`KiB`; a power of two from 512 to
+/// [`MAX_STACK_WINDOW`].
+pub fn parse_stack_window(s: &str) -> Result<u32, String> {
+    let t = s.trim();
+    let (num, mul) = match t
+        .strip_suffix("KiB")
+        .or_else(|| t.strip_suffix('K'))
+        .or_else(|| t.strip_suffix('k'))
+    {
+        Some(n) => (n, 1024u64),
+        None => (t, 1),
+    };
+    let v = num
+        .trim()
+        .parse::<u64>()
+        .map_err(|_| format!("bad stack window `{s}` (bytes, or e.g. 8K)"))?
+        * mul;
+    if !v.is_power_of_two() || !(512..=MAX_STACK_WINDOW as u64).contains(&v) {
+        return Err(format!(
+            "stack window `{s}` must be a power of two from 512 bytes to {}K",
+            MAX_STACK_WINDOW / 1024
+        ));
+    }
+    Ok(v as u32)
+}
+
 /// Which stacks get kernel frames (a kernel stack costs about 1.4 µs to take).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum KernelStacks {
@@ -225,6 +286,10 @@ pub struct RecordConfig {
     pub stack_depth: u32,
     /// Which stacks also get kernel frames.
     pub kernel_stacks: KernelStacks,
+    /// How user stacks are unwound.
+    pub unwind: Unwind,
+    /// Bytes of user stack copied per stack for DWARF unwinding.
+    pub stack_window: u32,
     /// Stacks on blocking switch-out.
     pub stack_on_switch: bool,
     /// Stacks of wakers.
@@ -242,17 +307,21 @@ pub struct RecordConfig {
 
 impl RecordConfig {
     /// Defaults for a target: all event groups but syscalls (the blocking ones when
-    /// enabled), program call
-    /// sites up to depth 8 on blocking switch-outs and wakers, kernel stacks where
-    /// they explain the wait, 8 MiB of ring per CPU.
+    /// enabled), whole user stacks (up to 32 frames, unwound with DWARF from an 8 KiB
+    /// window) on blocking switch-outs and wakers, kernel stacks where they explain the
+    /// wait, 8 MiB of ring per CPU.
     pub fn new(target: Target) -> RecordConfig {
         RecordConfig {
             target,
             events: EventSet::DEFAULT,
             syscalls: crate::syscalls::default_set(),
-            stack_mode: StackMode::AppAll,
-            stack_depth: 8,
+            // With DWARF unwinding the cost is the copied window, not the frames kept,
+            // so whole stacks (up to the budget) are the default.
+            stack_mode: StackMode::All,
+            stack_depth: 32,
             kernel_stacks: KernelStacks::Auto,
+            unwind: Unwind::default(),
+            stack_window: 8192,
             stack_on_switch: true,
             stack_on_waker: true,
             // The blocking switch-out already has the call site of a wait; a stack at
@@ -298,6 +367,24 @@ mod tests {
             EventSet::parse("sched,bogus")
                 .unwrap_err()
                 .contains("bogus")
+        );
+    }
+
+    #[test]
+    fn stack_windows_parse() {
+        assert_eq!(parse_stack_window("8K").unwrap(), 8192);
+        assert_eq!(parse_stack_window("4096").unwrap(), 4096);
+        assert_eq!(parse_stack_window("16KiB").unwrap(), 16384);
+        assert!(
+            parse_stack_window("3000")
+                .unwrap_err()
+                .contains("power of two")
+        );
+        assert!(parse_stack_window("64K").is_err());
+        assert!(
+            parse_stack_window("big")
+                .unwrap_err()
+                .contains("bad stack window")
         );
     }
 

@@ -4,8 +4,10 @@
 //! here, in first-seen order, and a sink maps them onto a trace writer (directly for a
 //! streaming recording, per dump in flight-recorder mode).
 
-use crate::records::{Body, RawStack, Record, WakerCtx, stack_flags};
+use crate::config::StackMode;
+use crate::records::{Body, RawStack, Record, StackCopy, WakerCtx, stack_flags};
 use crate::stacks::{StackKey, StackTable};
+use crate::unwind::{CodeMapping, DwarfUnwinder, UnwindEnd};
 use causeway_format::{
     BlockOp, BlockOpKind, Cpu, DevId, Event, EventKind, Mapping, ProcessInfo, SoftirqVec,
     StackKind, StringId, TaskState, Tgid, ThreadInfo, Tid, Timestamp, Waker,
@@ -125,6 +127,13 @@ pub struct Converter {
     irq_names: HashMap<u32, StringId>,
     net_devs: BTreeSet<String>,
     all_targets: bool,
+    /// Copied user stacks waiting for their record (same thread and time).
+    copies: HashMap<(u32, u64), StackCopy>,
+    unwinder: DwarfUnwinder,
+    /// Processes whose unwinder modules must be brought up to date before unwinding.
+    unwind_stale: BTreeSet<u32>,
+    /// Scoped mode and frame budget applied to DWARF-unwound stacks.
+    user_scope: (StackMode, usize),
 }
 
 impl Converter {
@@ -135,7 +144,23 @@ impl Converter {
             ..Default::default()
         };
         c.stacks.glue = crate::stacks::KernelGlue::load();
+        c.user_scope = (StackMode::AppAll, 8);
         c
+    }
+
+    /// The scoped mode and frame budget for stacks unwound in user space.
+    pub fn set_user_scope(&mut self, mode: StackMode, depth: usize) {
+        self.user_scope = (mode, depth);
+    }
+
+    /// End of a batch of records: a copied stack whose record never came (lost) is
+    /// counted and dropped.
+    pub fn end_batch(&mut self) {
+        let n = self.copies.len() as u64;
+        if n > 0 {
+            self.count("user_stack_copies_unmatched", n);
+            self.copies.clear();
+        }
     }
 
     /// Add to a named counter.
@@ -204,6 +229,20 @@ impl Converter {
     /// Read a process's executable mappings; returns them for the range table.
     pub fn refresh_mappings(&mut self, tgid: u32, ts: u64) -> Vec<crate::procfs::ExecMapping> {
         let maps = crate::procfs::exec_mappings(tgid);
+        let exe = crate::procfs::exe(tgid);
+        self.unwinder.set_mappings(
+            tgid,
+            maps.iter()
+                .map(|m| CodeMapping {
+                    start: m.start,
+                    end: m.end,
+                    offset: m.offset,
+                    path: m.path.clone(),
+                    program: exe.as_deref() == Some(m.path.as_str()),
+                })
+                .collect(),
+        );
+        self.unwind_stale.remove(&tgid);
         let first = self.has_mappings.insert(tgid);
         for m in &maps {
             if !self.mapping_keys.insert((tgid, m.start, m.end, m.offset)) {
@@ -249,6 +288,25 @@ impl Converter {
         if st.flags & stack_flags::SCANNED != 0 {
             self.count("user_frames_found_by_scan", 1);
         }
+        let mut st = st;
+        let mut user_truncated =
+            st.flags & (stack_flags::USER_TRUNCATED | stack_flags::USER_FAILED) != 0;
+        if st.flags & stack_flags::COPIED != 0 {
+            let end = match self.copies.remove(&(tid, ts)) {
+                Some(copy) if !copy.data.is_empty() => {
+                    if self.unwind_stale.contains(&tgid) || !self.unwinder.knows(tgid) {
+                        self.refresh_mappings(tgid, ts);
+                    }
+                    let (mode, depth) = self.user_scope;
+                    let u = self.unwinder.unwind(tgid, &copy, mode, depth);
+                    st.user = u.frames;
+                    u.end
+                }
+                _ => UnwindEnd::NoCopy,
+            };
+            self.count(end.counter(), 1);
+            user_truncated = end != UnwindEnd::Complete;
+        }
         let user = (!st.user.is_empty()).then(|| {
             if !self.has_mappings.contains(&tgid) {
                 self.maps_pending.insert(tgid);
@@ -256,7 +314,7 @@ impl Converter {
             self.stacks.intern(StackKey {
                 tgid,
                 frames: st.user,
-                truncated: st.flags & (stack_flags::USER_TRUNCATED | stack_flags::USER_FAILED) != 0,
+                truncated: user_truncated,
             })
         });
         let kernel = (!st.kernel.is_empty()).then(|| {
@@ -400,7 +458,12 @@ impl Converter {
                     },
                 );
             }
-            Body::Exit => self.push(ts, cpu, EventKind::Exit { tid: Tid(tid) }),
+            Body::Exit => {
+                if tid == tgid {
+                    self.unwinder.forget(tgid);
+                }
+                self.push(ts, cpu, EventKind::Exit { tid: Tid(tid) })
+            }
             Body::Irq {
                 entry,
                 irq,
@@ -509,6 +572,10 @@ impl Converter {
                     self.targets.insert(tgid);
                 }
                 self.maps_pending.insert(tgid);
+                self.unwind_stale.insert(tgid);
+            }
+            Body::UserStack(copy) => {
+                self.copies.insert((tid, ts), copy);
             }
         }
         if let Some(st) = r.stack {

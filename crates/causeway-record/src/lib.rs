@@ -25,13 +25,16 @@ pub mod sink;
 pub mod stacks;
 pub mod syscalls;
 pub mod trigger;
+pub mod unwind;
 
 mod skel {
     #![allow(missing_docs, clippy::all, unused_imports)]
     include!(concat!(env!("OUT_DIR"), "/recorder.skel.rs"));
 }
 
-pub use config::{EventSet, KernelStacks, RecordConfig, StackMode, Target};
+pub use config::{
+    EventSet, KernelStacks, RecordConfig, StackMode, Target, Unwind, parse_stack_window,
+};
 pub use error::RecordError;
 pub use probes::Family;
 pub use run::{Notice, Output, Request, Summary, record};

@@ -102,6 +102,11 @@ fn configure(open: &mut OpenRecorderSkel<'static>, cfg: &RecordConfig, family: F
         | (cfg.stack_on_waker as u32) << 1
         | (cfg.stack_on_syscall as u32) << 2;
     rodata.kernel_stacks = cfg.kernel_stacks.code();
+    rodata.unwind = cfg.unwind.code();
+    rodata.stack_window = cfg
+        .stack_window
+        .clamp(512, crate::config::MAX_STACK_WINDOW)
+        .next_power_of_two();
     rodata.obj_key = random_key();
     let want = wanted(cfg);
     for mut p in open.open_object_mut().progs_mut() {

@@ -24,7 +24,11 @@ mod ty {
     pub const SYS_EXIT: u16 = 16;
     pub const TASK: u16 = 17;
     pub const MAPS_CHANGED: u16 = 18;
+    pub const USTACK: u16 = 19;
 }
+
+/// Bytes before the stack data in a `REC_USTACK` record.
+const USTACK_HDR: usize = 64;
 
 const HDR: usize = 24;
 const REC_F_STACK: u16 = 1;
@@ -39,6 +43,32 @@ pub mod stack_flags {
     pub const SCANNED: u8 = 4;
     /// The kernel stack filled its buffer.
     pub const KERNEL_TRUNCATED: u8 = 8;
+    /// The user stack was copied (a `REC_USTACK` record with the same time and thread)
+    /// for unwinding in user space.
+    pub const COPIED: u8 = 16;
+}
+
+/// Bits of [`StackCopy::flags`].
+pub mod copy_flags {
+    /// The window ended before the stack's mapping did.
+    pub const CUT: u32 = 1;
+    /// The stack's mapping was not found; the window was shrunk until it could be read.
+    pub const NO_VMA: u32 = 2;
+}
+
+/// User registers and a window of the user stack, copied for DWARF unwinding.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StackCopy {
+    /// Instruction pointer (the leaf frame's address, not a return address).
+    pub ip: u64,
+    /// Stack pointer: the address of `data[0]`.
+    pub sp: u64,
+    /// Frame pointer register.
+    pub bp: u64,
+    /// `copy_flags` bits.
+    pub flags: u32,
+    /// Stack bytes from `sp` up.
+    pub data: Vec<u8>,
 }
 
 /// Who ran the code that woke a thread.
@@ -184,6 +214,9 @@ pub enum Body {
         /// Why.
         reason: u32,
     },
+    /// A copied user stack for the stack of the next record with the same time and
+    /// thread (header tid/tgid).
+    UserStack(StackCopy),
 }
 
 /// One record from a ring buffer.
@@ -395,6 +428,24 @@ pub fn parse(b: &[u8]) -> Result<Record, RecordError> {
             c.skip(4)?;
             Body::MapsChanged { reason }
         }
+        ty::USTACK => {
+            let ip = c.u64()?;
+            let sp = c.u64()?;
+            let bp = c.u64()?;
+            let size = c.u32()? as usize;
+            let flags = c.u32()?;
+            c.at = USTACK_HDR;
+            c.need(size)?;
+            let data = c.b[c.at..c.at + size].to_vec();
+            c.at += size;
+            Body::UserStack(StackCopy {
+                ip,
+                sp,
+                bp,
+                flags,
+                data,
+            })
+        }
         other => return Err(RecordError::UnknownType(other)),
     };
     let stack = if flags & REC_F_STACK != 0 {
@@ -443,6 +494,31 @@ mod tests {
         v.extend_from_slice(&tid.to_ne_bytes());
         v.extend_from_slice(&tgid.to_ne_bytes());
         v
+    }
+
+    #[test]
+    fn user_stack_copy_parses() {
+        let mut b = hdr(5, ty::USTACK, 0, 7, 7);
+        for x in [0x401000u64, 0x7ffd_0000, 0x7ffd_0040] {
+            b.extend_from_slice(&x.to_ne_bytes());
+        }
+        b.extend_from_slice(&16u32.to_ne_bytes());
+        b.extend_from_slice(&copy_flags::CUT.to_ne_bytes());
+        b.resize(USTACK_HDR, 0);
+        b.extend((0..16u8).collect::<Vec<_>>());
+        let r = parse(&b).unwrap();
+        let Body::UserStack(c) = r.body else {
+            panic!("not a stack copy: {:?}", r.body)
+        };
+        assert_eq!(
+            (c.ip, c.sp, c.bp, c.flags),
+            (0x401000, 0x7ffd_0000, 0x7ffd_0040, 1)
+        );
+        assert_eq!(c.data, (0..16u8).collect::<Vec<_>>());
+        // A size beyond the record is an error, not a read past it.
+        let mut short = b.clone();
+        short.truncate(USTACK_HDR + 8);
+        assert!(matches!(parse(&short), Err(RecordError::Short(_))));
     }
 
     #[test]

@@ -90,6 +90,9 @@ pub struct Summary {
     pub child_status: Option<i32>,
     /// Wall time recorded.
     pub elapsed: Duration,
+    /// Recorder counters (also in the trace's statistics): unwinding outcomes by
+    /// reason, stacks whose copy went missing, records that did not parse.
+    pub counters: std::collections::BTreeMap<String, u64>,
 }
 
 enum Sink {
@@ -163,6 +166,7 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
     ))));
     {
         let mut c = conv.borrow_mut();
+        c.set_user_scope(cfg.stack_mode, cfg.stack_depth as usize);
         for (irq, name) in procfs::irq_names() {
             c.set_irq_name(irq, &name);
         }
@@ -236,6 +240,7 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
             for (cpu, r) in recs {
                 c.convert(cpu, r);
             }
+            c.end_batch();
             if let Some(p) = probes.as_ref() {
                 let pending: Vec<u32> = std::mem::take(&mut c.maps_pending).into_iter().collect();
                 refresh_maps(&mut c, p, now, &pending);
@@ -320,6 +325,7 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
         family,
         child_status: child.as_mut().and_then(|c| c.poll_exit()),
         elapsed,
+        counters: c.counters.clone(),
     })
 }
 

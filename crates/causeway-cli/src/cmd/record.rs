@@ -8,7 +8,7 @@ use causeway_record::sink::Dump;
 use causeway_record::trigger::Condition;
 use causeway_record::{
     EventSet, KernelStacks, Notice, Output, RecordConfig, Request, StackMode, Summary, Target,
-    syscalls,
+    Unwind, parse_stack_window, syscalls,
 };
 use serde::Serialize;
 use std::io::IsTerminal;
@@ -69,6 +69,9 @@ fn build_config(a: &RecordArgs) -> Result<(RecordConfig, Option<Vec<String>>)> {
         bail!("--stack-depth must be between 1 and 32");
     }
     cfg.stack_depth = a.stack_depth;
+    cfg.unwind = Unwind::parse(&a.unwind).map_err(anyhow::Error::msg)?;
+    cfg.stack_window =
+        parse_stack_window(&a.stack_window).map_err(|e| anyhow::anyhow!("--stack-window: {e}"))?;
     cfg.kernel_stacks = KernelStacks::parse(&a.kernel_stacks).map_err(anyhow::Error::msg)?;
     let (mut sw, mut wk, mut sc) = (false, false, false);
     for w in a

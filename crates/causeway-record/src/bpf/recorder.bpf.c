@@ -56,6 +56,10 @@ const volatile __u32 stack_on = STACK_ON_SWITCH | STACK_ON_WAKER | STACK_ON_SYSC
 #define KSTACK_ALL 2
 const volatile __u32 kernel_stacks = KSTACK_AUTO;
 const volatile __u64 obj_key = 0;
+#define UNWIND_FP 0 /* walk frame pointers in BPF */
+#define UNWIND_DWARF 1 /* copy the stack window; user space unwinds with DWARF CFI */
+const volatile __u32 unwind = UNWIND_FP;
+const volatile __u32 stack_window = 8192; /* bytes, a power of two <= MAX_COPY */
 
 /* ---- maps ---- */
 
@@ -181,6 +185,18 @@ struct {
 	__type(value, struct scratch);
 } scratch SEC(".maps");
 
+/* Assembly space of REC_USTACK records, one per nesting level like scratch. */
+struct copybuf {
+	__u8 buf[USTACK_HDR + MAX_COPY];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 4);
+	__type(key, __u32);
+	__type(value, struct copybuf);
+} copybufs SEC(".maps");
+
 static __always_inline struct cpu_ctx *get_cpuctx(void);
 
 /* The scratch slot of the current nesting level: every program counts itself in and
@@ -208,10 +224,17 @@ static __always_inline void count_lost(void)
 		*n += 1;
 }
 
+static __always_inline void submit_sized(void *data, __u32 size, __u32 max);
+
 /* Hand a finished record to this CPU's ring. The reader is woken only once a quarter
  * of the ring is filled (it also polls on a timer), so the recorder's own wake-ups do
  * not come once per event. */
 static __always_inline void submit(void *data, __u32 size)
+{
+	submit_sized(data, size, MAX_RECORD);
+}
+
+static __always_inline void submit_sized(void *data, __u32 size, __u32 max)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	void *rb = bpf_map_lookup_elem(&rings, &cpu);
@@ -222,8 +245,8 @@ static __always_inline void submit(void *data, __u32 size)
 	__u64 avail = bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA);
 	__u64 rsize = bpf_ringbuf_query(rb, BPF_RB_RING_SIZE);
 	__u64 flags = avail > rsize / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-	if (size > MAX_RECORD)
-		size = MAX_RECORD;
+	if (size > max)
+		size = max;
 	if (size < sizeof(struct rec_hdr))
 		return;
 	if (bpf_ringbuf_output(rb, data, size, flags))
@@ -499,6 +522,78 @@ static __always_inline void walk_user(struct scratch *s)
 	bpf_loop(MAX_WALK, fp_step, &wc, 0);
 }
 
+struct vma_end_ctx {
+	__u64 end;
+};
+
+static long vma_end_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	((struct vma_end_ctx *)data)->end = BPF_CORE_READ(vma, vm_end);
+	return 0;
+}
+
+/* DWARF mode: send the user registers and the stack window above sp as a REC_USTACK
+ * record ahead of the record at h (same ts and tid), for user space to unwind. The
+ * window stops at the end of the stack's mapping, so a shallow stack costs what it
+ * holds, not the whole window. Returns STK_F_* flags for the stack trailer. */
+static __always_inline __u32 copy_user(struct rec_hdr *h)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	if (!BPF_CORE_READ(task, mm))
+		return 0; /* a kernel thread: no user stack, and none missing */
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return STK_F_USER_FAILED;
+	struct cpu_ctx *cc = get_cpuctx();
+	__u32 level = cc && cc->depth ? cc->depth - 1 : 0;
+	if (level > 3)
+		level = 3;
+	struct copybuf *cb = bpf_map_lookup_elem(&copybufs, &level);
+	if (!cb)
+		return STK_F_USER_FAILED;
+	struct rec_hdr *ch = (struct rec_hdr *)cb->buf;
+	struct rec_ustack *b = (void *)(cb->buf + sizeof(*ch));
+	ch->ts = h->ts;
+	ch->type = REC_USTACK;
+	ch->flags = 0;
+	ch->pad = 0;
+	ch->tid = h->tid;
+	ch->tgid = h->tgid;
+	b->ip = BPF_CORE_READ(regs, ip);
+	b->sp = BPF_CORE_READ(regs, sp);
+	b->bp = BPF_CORE_READ(regs, bp);
+	b->flags = 0;
+	__u64 size = stack_window;
+	struct vma_end_ctx vc = {.end = 0};
+	if (bpf_find_vma(task, b->sp, vma_end_cb, &vc, 0) == 0 && vc.end > b->sp) {
+		if (vc.end - b->sp < size)
+			size = vc.end - b->sp;
+		else
+			b->flags |= USTK_F_CUT;
+	} else {
+		b->flags |= USTK_F_NO_VMA;
+	}
+	if (size > MAX_COPY)
+		size = MAX_COPY;
+	size &= ~7ULL;
+	long err = -1;
+	/* Without the mapping's end, shrink until the read stays inside it. */
+	for (int i = 0; i < 4 && err; i++) {
+		if (size > MAX_COPY)
+			break;
+		err = bpf_probe_read_user(cb->buf + USTACK_HDR, size, (void *)b->sp);
+		if (err)
+			size /= 2;
+	}
+	if (err)
+		size = 0;
+	b->size = size;
+	__u32 len = USTACK_HDR + size;
+	ch->len = len;
+	submit_sized(cb->buf, len, USTACK_HDR + MAX_COPY);
+	return STK_F_COPIED | (err ? STK_F_USER_FAILED : 0);
+}
+
 /* Append a stack trailer to the record at h: kind, kernel frames (written in place by
  * bpf_get_stack at a fixed offset, so no copy loop), then user frames. */
 static __always_inline void add_stack(void *ctx, struct scratch *s, struct rec_hdr *h,
@@ -532,9 +627,13 @@ static __always_inline void add_stack(void *ctx, struct scratch *s, struct rec_h
 	w->off = off;
 	w->budget = stack_depth;
 	if (user && stack_mode != STACK_NONE) {
-		walk_user(s);
-		st->flags |= w->flags;
-		st->n_user = w->n;
+		if (unwind == UNWIND_DWARF) {
+			st->flags |= copy_user(h);
+		} else {
+			walk_user(s);
+			st->flags |= w->flags;
+			st->n_user = w->n;
+		}
 	}
 	__u32 end = w->off;
 	if (end == base + sizeof(*st) && !st->flags)

@@ -3,7 +3,7 @@
 #ifndef CAUSEWAY_RECORDS_H
 #define CAUSEWAY_RECORDS_H
 
-#define RECORD_ABI 1
+#define RECORD_ABI 2
 
 #define MAX_USER_FRAMES 32
 #define MAX_KERNEL_FRAMES 48
@@ -11,6 +11,10 @@
 #define COMM_LEN 16
 #define IRQ_NAME_LEN 32
 #define PATH_LEN 128
+/* Largest user stack window copied for DWARF unwinding (a per-CPU map value holds the
+ * record, and per-CPU values are limited to 32 KiB). */
+#define MAX_COPY 16384
+#define USTACK_HDR 64
 
 enum rec_type {
 	REC_SWITCH = 1,
@@ -31,6 +35,7 @@ enum rec_type {
 	REC_SYS_EXIT = 16,
 	REC_TASK = 17,
 	REC_MAPS_CHANGED = 18,
+	REC_USTACK = 19, /* a copied user stack window; same ts and tid as its record */
 };
 
 /* Who ran the code that woke a thread. */
@@ -153,5 +158,19 @@ struct rec_stack {
 #define STK_F_USER_FAILED 2 /* no user registers or the first read failed */
 #define STK_F_SCANNED 4 /* the first app frame was found by scanning, not by frame pointers */
 #define STK_F_KERNEL_TRUNCATED 8
+#define STK_F_COPIED 16 /* the user stack was copied (REC_USTACK) for unwinding in user space */
+
+/* Body of REC_USTACK: the user registers the unwinder starts from, then `size` bytes
+ * of the stack from sp up (the record is USTACK_HDR bytes before them). */
+struct rec_ustack {
+	__u64 ip;
+	__u64 sp;
+	__u64 bp;
+	__u32 size;
+	__u32 flags; /* USTK_F_* */
+};
+
+#define USTK_F_CUT 1 /* the window ended before the stack's mapping did */
+#define USTK_F_NO_VMA 2 /* the stack's mapping was not found; the window was shrunk to fit */
 
 #endif

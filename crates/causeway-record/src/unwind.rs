@@ -1,0 +1,404 @@
+//! DWARF unwinding of copied user stacks (issue: complete stacks for binaries built
+//! without frame pointers).
+//!
+//! BPF copies the user registers and a window of the stack; here each window is unwound
+//! with framehop against the unwind tables (`.eh_frame` + `.eh_frame_hdr`, else
+//! `.debug_frame`) of the files the process had mapped. framehop uses a file's CFI where
+//! it has an entry for the address and frame pointers where it has none, so mixed
+//! stacks (a program with frame pointers over a C library without) come out whole.
+//!
+//! Why user space and not unwind tables in BPF maps (as the OpenTelemetry profiler
+//! does): the tables must be compiled per binary into map entries and kept in sync with
+//! every process's mappings, which is a large body of code and kernel memory; copying a
+//! few KiB per stack is cheap next to the scheduler event it rides on (measured in
+//! bench/RESULTS.md, "User stack unwinding"), and user space can cache and reuse
+//! everything per file.
+
+use crate::config::StackMode;
+use crate::records::{StackCopy, copy_flags};
+use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
+use framehop::{Error as HopError, ExplicitModuleSectionInfo, FrameAddress, Module, Unwinder};
+use object::{Object, ObjectSection, ObjectSegment};
+use std::collections::HashMap;
+use std::ops::{Deref, Range};
+use std::sync::Arc;
+
+/// Part of a file's bytes, shared between every process that maps the file.
+#[derive(Clone, Default)]
+pub struct Bytes {
+    file: Arc<Vec<u8>>,
+    range: Range<usize>,
+}
+
+impl Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.file[self.range.clone()]
+    }
+}
+
+/// What a file contributes to unwinding, read once per file.
+struct FileInfo {
+    file: Arc<Vec<u8>>,
+    /// (section name, address range as stated in the file, byte range in the file).
+    sections: Vec<(&'static str, Range<u64>, Range<usize>)>,
+    /// Loadable segments: (file offset, file size, virtual address).
+    segments: Vec<(u64, u64, u64)>,
+}
+
+const SECTIONS: [&str; 5] = [
+    ".text",
+    ".eh_frame",
+    ".eh_frame_hdr",
+    ".debug_frame",
+    ".got",
+];
+
+impl FileInfo {
+    fn read(path: &str) -> Option<FileInfo> {
+        let data = std::fs::read(path).ok()?;
+        let obj = object::File::parse(&*data).ok()?;
+        let mut sections = Vec::new();
+        for name in SECTIONS {
+            let Some(s) = obj.section_by_name(name) else {
+                continue;
+            };
+            let Some((off, size)) = s.file_range() else {
+                continue;
+            };
+            let (off, size) = (off as usize, size as usize);
+            if off.checked_add(size).is_none_or(|e| e > data.len()) {
+                continue;
+            }
+            sections.push((name, s.address()..s.address() + s.size(), off..off + size));
+        }
+        let segments = obj
+            .segments()
+            .filter_map(|s| {
+                let (off, size) = s.file_range();
+                Some((off, size, s.address())).filter(|_| size > 0)
+            })
+            .collect();
+        Some(FileInfo {
+            file: Arc::new(data),
+            sections,
+            segments,
+        })
+    }
+
+    fn bytes(&self, name: &str) -> Option<Bytes> {
+        self.sections.iter().find(|s| s.0 == name).map(|s| Bytes {
+            file: self.file.clone(),
+            range: s.2.clone(),
+        })
+    }
+
+    fn svma(&self, name: &str) -> Option<Range<u64>> {
+        self.sections
+            .iter()
+            .find(|s| s.0 == name)
+            .map(|s| s.1.clone())
+    }
+
+    /// Where the file's address 0 lands for a mapping of `offset` at `start`: the
+    /// segment holding that file offset says which file address the mapping begins at.
+    fn base_avma(&self, start: u64, offset: u64) -> Option<u64> {
+        let &(p_off, _, p_vaddr) = self
+            .segments
+            .iter()
+            .find(|&&(o, size, _)| o <= offset && offset < o + size)
+            .or_else(|| self.segments.iter().find(|&&(o, _, _)| o == offset))?;
+        let svma = p_vaddr.checked_add(offset - p_off)?;
+        start.checked_sub(svma)
+    }
+
+    fn module(&self, name: &str, avma: Range<u64>, base_avma: u64) -> Module<Bytes> {
+        let info = ExplicitModuleSectionInfo {
+            base_svma: 0,
+            text_svma: self.svma(".text"),
+            text: self.bytes(".text"),
+            eh_frame_svma: self.svma(".eh_frame"),
+            eh_frame: self.bytes(".eh_frame"),
+            eh_frame_hdr_svma: self.svma(".eh_frame_hdr"),
+            eh_frame_hdr: self.bytes(".eh_frame_hdr"),
+            debug_frame: self.bytes(".debug_frame"),
+            got_svma: self.svma(".got"),
+            ..Default::default()
+        };
+        Module::new(name.to_string(), avma, base_avma, info)
+    }
+}
+
+/// An executable mapping as the unwinder needs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CodeMapping {
+    /// First address.
+    pub start: u64,
+    /// One past the last address.
+    pub end: u64,
+    /// File offset of `start`.
+    pub offset: u64,
+    /// File path (pseudo names such as `[vdso]` get no unwind tables).
+    pub path: String,
+    /// True for the program's own binary (for the scoped modes).
+    pub program: bool,
+}
+
+/// Why an unwind stopped. Everything but [`UnwindEnd::Complete`] leaves the stack
+/// marked truncated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum UnwindEnd {
+    /// Reached the outermost frame (the CFI says there is no caller: `_start`,
+    /// `clone3`, or a zero frame pointer).
+    Complete,
+    /// Stopped on the frame budget.
+    Depth,
+    /// Stopped because the scoped mode had its frames.
+    Scope,
+    /// Needed stack beyond the copied window.
+    Window,
+    /// Needed memory outside the stack (bad unwind data or a corrupted stack).
+    Unreadable,
+    /// A step did not move up the stack.
+    NoProgress,
+    /// No copied stack came with the record (lost, or the copy failed).
+    NoCopy,
+}
+
+impl UnwindEnd {
+    /// Counter name, as shown in the recording summary and trace statistics.
+    pub fn counter(self) -> &'static str {
+        match self {
+            UnwindEnd::Complete => "unwind_complete",
+            UnwindEnd::Depth => "unwind_cut_depth_budget",
+            UnwindEnd::Scope => "unwind_cut_scope",
+            UnwindEnd::Window => "unwind_cut_window_end",
+            UnwindEnd::Unreadable => "unwind_failed_unreadable",
+            UnwindEnd::NoProgress => "unwind_failed_no_progress",
+            UnwindEnd::NoCopy => "unwind_failed_no_copy",
+        }
+    }
+}
+
+/// Result of unwinding one copied stack.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unwound {
+    /// Kept frames, innermost first: the leaf's instruction pointer, then return
+    /// addresses.
+    pub frames: Vec<u64>,
+    /// Why the walk ended.
+    pub end: UnwindEnd,
+}
+
+/// Which unwound frames a scoped mode keeps (Uscope's modes, as the BPF walk applies
+/// them), and when the walk can stop.
+struct Scope<'a> {
+    mode: StackMode,
+    depth: usize,
+    maps: &'a [CodeMapping],
+    /// Mappings (index into `maps`) whose frame `Libs` already kept.
+    used: Vec<usize>,
+    app_seen: bool,
+}
+
+impl Scope<'_> {
+    fn mapping(&self, addr: u64) -> Option<usize> {
+        self.maps
+            .iter()
+            .position(|m| m.start <= addr && addr < m.end)
+    }
+
+    /// Keep this frame?
+    fn keep(&mut self, addr: u64) -> bool {
+        match self.mode {
+            StackMode::None => false,
+            StackMode::All => true,
+            StackMode::Libs => {
+                let Some(i) = self.mapping(addr) else {
+                    return false;
+                };
+                // One frame per file: the last call site in each code range.
+                let path = &self.maps[i].path;
+                if self.used.iter().any(|&u| &self.maps[u].path == path) {
+                    return false;
+                }
+                self.used.push(i);
+                true
+            }
+            StackMode::App | StackMode::AppAll => {
+                let app = self.mapping(addr).is_some_and(|i| self.maps[i].program);
+                if !app || (self.mode == StackMode::App && self.app_seen) {
+                    return false;
+                }
+                self.app_seen = true;
+                true
+            }
+        }
+    }
+
+    fn done(&self, kept: usize) -> bool {
+        kept >= self.depth || (self.mode == StackMode::App && self.app_seen)
+    }
+}
+
+/// One process's unwinder: its modules, kept in step with its mappings.
+struct Process {
+    unwinder: UnwinderX86_64<Bytes>,
+    maps: Vec<CodeMapping>,
+}
+
+/// Unwinds copied stacks of every recorded process, caching unwind tables per file.
+pub struct DwarfUnwinder {
+    files: HashMap<String, Option<Arc<FileInfo>>>,
+    procs: HashMap<u32, Process>,
+    cache: CacheX86_64,
+}
+
+impl std::fmt::Debug for DwarfUnwinder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DwarfUnwinder")
+            .field("files", &self.files.len())
+            .field("processes", &self.procs.len())
+            .finish()
+    }
+}
+
+impl Default for DwarfUnwinder {
+    fn default() -> Self {
+        DwarfUnwinder {
+            files: HashMap::new(),
+            procs: HashMap::new(),
+            cache: CacheX86_64::new(),
+        }
+    }
+}
+
+impl DwarfUnwinder {
+    /// Does this process have modules yet?
+    pub fn knows(&self, tgid: u32) -> bool {
+        self.procs.contains_key(&tgid)
+    }
+
+    /// Replace a process's executable mappings (after exec or new mmaps): modules are
+    /// added for new mappings and dropped for ones that are gone.
+    pub fn set_mappings(&mut self, tgid: u32, maps: Vec<CodeMapping>) {
+        let p = self.procs.entry(tgid).or_insert_with(|| Process {
+            unwinder: UnwinderX86_64::new(),
+            maps: Vec::new(),
+        });
+        for old in &p.maps {
+            if !maps.contains(old) {
+                p.unwinder.remove_module(old.start);
+            }
+        }
+        for m in &maps {
+            if p.maps.contains(m) || !m.path.starts_with('/') {
+                continue;
+            }
+            let info = self
+                .files
+                .entry(m.path.clone())
+                .or_insert_with(|| FileInfo::read(&m.path).map(Arc::new));
+            if let Some(info) = info
+                && let Some(base) = info.base_avma(m.start, m.offset)
+            {
+                p.unwinder
+                    .add_module(info.module(&m.path, m.start..m.end, base));
+            }
+        }
+        p.maps = maps;
+    }
+
+    /// Forget a process (it exited).
+    pub fn forget(&mut self, tgid: u32) {
+        self.procs.remove(&tgid);
+    }
+
+    /// Unwind one copied stack, keeping the frames `mode` wants, at most `depth`.
+    pub fn unwind(
+        &mut self,
+        tgid: u32,
+        copy: &StackCopy,
+        mode: StackMode,
+        depth: usize,
+    ) -> Unwound {
+        let empty = Vec::new();
+        let p = self.procs.get(&tgid);
+        let maps = p.map_or(&empty, |p| &p.maps);
+        let mut scope = Scope {
+            mode,
+            depth,
+            maps,
+            used: Vec::new(),
+            app_seen: false,
+        };
+        let mut frames = Vec::new();
+        let end = match p {
+            Some(p) => walk(&p.unwinder, &mut self.cache, copy, &mut scope, &mut frames),
+            None => walk(
+                &UnwinderX86_64::<Bytes>::new(),
+                &mut self.cache,
+                copy,
+                &mut scope,
+                &mut frames,
+            ),
+        };
+        Unwound { frames, end }
+    }
+}
+
+fn walk(
+    unwinder: &UnwinderX86_64<Bytes>,
+    cache: &mut CacheX86_64,
+    copy: &StackCopy,
+    scope: &mut Scope<'_>,
+    frames: &mut Vec<u64>,
+) -> UnwindEnd {
+    let (lo, data) = (copy.sp, &copy.data);
+    let mut read = |addr: u64| -> Result<u64, ()> {
+        let off = addr.checked_sub(lo).ok_or(())? as usize;
+        let b = data.get(off..off.checked_add(8).ok_or(())?).ok_or(())?;
+        Ok(u64::from_le_bytes(b.try_into().map_err(|_| ())?))
+    };
+    let regs = UnwindRegsX86_64::new(copy.ip, copy.sp, copy.bp);
+    let mut it = unwinder.iter_frames(copy.ip, regs, cache, &mut read);
+    let window_end = copy.sp + copy.data.len() as u64;
+    loop {
+        if scope.done(frames.len()) {
+            return if scope.mode == StackMode::App && scope.app_seen {
+                UnwindEnd::Scope
+            } else {
+                UnwindEnd::Depth
+            };
+        }
+        match it.next() {
+            Ok(Some(f)) => {
+                let addr = match f {
+                    FrameAddress::InstructionPointer(a) => a,
+                    FrameAddress::ReturnAddress(a) => a.get(),
+                };
+                if scope.keep(addr) {
+                    frames.push(addr);
+                }
+            }
+            Ok(None) => return UnwindEnd::Complete,
+            Err(HopError::CouldNotReadStack(a)) => {
+                // Past the end of the window: the stack goes on if the window was cut
+                // short of the stack's mapping; otherwise the unwind data or the
+                // stack led outside it.
+                return if a >= window_end && copy.flags & copy_flags::CUT != 0 {
+                    UnwindEnd::Window
+                } else {
+                    UnwindEnd::Unreadable
+                };
+            }
+            Err(
+                HopError::DidNotAdvance
+                | HopError::FramepointerUnwindingMovedBackwards
+                | HopError::IntegerOverflow,
+            ) => return UnwindEnd::NoProgress,
+            // A zero return address is how some outermost frames end (no CFI marks).
+            Err(HopError::ReturnAddressIsNull) => return UnwindEnd::Complete,
+        }
+    }
+}
