@@ -132,6 +132,8 @@ pub struct Converter {
     unwinder: DwarfUnwinder,
     /// Processes whose unwinder modules must be brought up to date before unwinding.
     unwind_stale: BTreeSet<u32>,
+    /// Processes whose mappings were read again in this batch for an unknown address.
+    reread: BTreeSet<u32>,
     /// Scoped mode and frame budget applied to DWARF-unwound stacks.
     user_scope: (StackMode, usize),
 }
@@ -156,6 +158,7 @@ impl Converter {
     /// End of a batch of records: a copied stack whose record never came (lost) is
     /// counted and dropped.
     pub fn end_batch(&mut self) {
+        self.reread.clear();
         let n = self.copies.len() as u64;
         if n > 0 {
             self.count("user_stack_copies_unmatched", n);
@@ -298,7 +301,15 @@ impl Converter {
                         self.refresh_mappings(tgid, ts);
                     }
                     let (mode, depth) = self.user_scope;
-                    let u = self.unwinder.unwind(tgid, &copy, mode, depth);
+                    let mut u = self.unwinder.unwind(tgid, &copy, mode, depth);
+                    // Executable mmaps are not traced by default (that needs every
+                    // syscall entry), so a library loaded after the mappings were read
+                    // shows up here as an address outside them: read them again, once
+                    // per process and batch, and unwind with the new modules.
+                    if u.unmapped && self.reread.insert(tgid) {
+                        self.refresh_mappings(tgid, ts);
+                        u = self.unwinder.unwind(tgid, &copy, mode, depth);
+                    }
                     st.user = u.frames;
                     u.end
                 }
@@ -575,6 +586,8 @@ impl Converter {
                 self.unwind_stale.insert(tgid);
             }
             Body::UserStack(copy) => {
+                self.count("user_stack_copies", 1);
+                self.count("user_stack_bytes_copied", copy.data.len() as u64);
                 self.copies.insert((tid, ts), copy);
             }
         }

@@ -188,6 +188,9 @@ pub struct Unwound {
     pub frames: Vec<u64>,
     /// Why the walk ended.
     pub end: UnwindEnd,
+    /// Some address met on the way lies in no known mapping of the process: its
+    /// mappings changed since they were read (a library loaded after exec, dlopen).
+    pub unmapped: bool,
 }
 
 /// Which unwound frames a scoped mode keeps (Uscope's modes, as the BPF walk applies
@@ -199,6 +202,7 @@ struct Scope<'a> {
     /// Mappings (index into `maps`) whose frame `Libs` already kept.
     used: Vec<usize>,
     app_seen: bool,
+    unmapped: bool,
 }
 
 impl Scope<'_> {
@@ -210,6 +214,9 @@ impl Scope<'_> {
 
     /// Keep this frame?
     fn keep(&mut self, addr: u64) -> bool {
+        if self.mapping(addr).is_none() {
+            self.unmapped = true;
+        }
         match self.mode {
             StackMode::None => false,
             StackMode::All => true,
@@ -331,6 +338,7 @@ impl DwarfUnwinder {
             maps,
             used: Vec::new(),
             app_seen: false,
+            unmapped: false,
         };
         let mut frames = Vec::new();
         let end = match p {
@@ -343,7 +351,11 @@ impl DwarfUnwinder {
                 &mut frames,
             ),
         };
-        Unwound { frames, end }
+        Unwound {
+            frames,
+            end,
+            unmapped: scope.unmapped,
+        }
     }
 }
 
