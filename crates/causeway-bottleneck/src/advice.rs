@@ -8,8 +8,10 @@ fn is_sched_frame(f: &str) -> bool {
     f.contains("schedule") || f.contains("switch_to") || f.contains("finish_task_switch")
 }
 
+/// The function name of a frame text (`name+0x1f file.c:3`, `name (inlined) f.h:7`).
 fn symbol(frame: &str) -> &str {
-    frame.split("+0x").next().unwrap_or(frame)
+    let name = frame.split("+0x").next().unwrap_or(frame);
+    name.split(' ').next().unwrap_or(name)
 }
 
 /// ` at fsync ← write_loop` from the heaviest wait stack, or nothing.

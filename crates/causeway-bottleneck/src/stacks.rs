@@ -4,7 +4,7 @@
 //! the context that woke it. Every weight a wait adds to an edge is also added to those
 //! two stacks on that edge, so an edge can show which code paths make it heavy.
 
-use causeway_format::{FrameSpace, StackId, Tables};
+use causeway_format::{FrameId, FrameSpace, StackId, Tables};
 use causeway_model::StackRef;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -100,42 +100,51 @@ pub(crate) fn top(
     v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     v.into_iter()
         .take(top)
-        .map(|(k, ns)| StackReport {
-            weight_s: *ns as f64 / 1e9,
-            user: frames(tables, k.user(), depth),
-            call_site: call_site(tables, k.user(), depth),
-            kernel: frames(tables, k.kernel(), depth),
+        .map(|(k, ns)| {
+            let (user, call_site) = frames(tables, k.user(), depth);
+            StackReport {
+                weight_s: *ns as f64 / 1e9,
+                user,
+                call_site,
+                kernel: frames(tables, k.kernel(), depth).0,
+            }
         })
         .collect()
 }
 
-/// The innermost of the first `depth` frames that lies in its process's executable.
-fn call_site(tables: &Tables, id: Option<StackId>, depth: usize) -> Option<usize> {
-    let stack = id.and_then(|i| tables.stack(i))?;
-    stack.frames.iter().take(depth).position(|&f| {
-        let Some(frame) = tables.frame(f) else {
-            return false;
-        };
-        let FrameSpace::User { tgid } = frame.space else {
-            return false;
-        };
-        let module = tables.string(frame.module);
-        !module.is_empty()
-            && tables
-                .processes
-                .iter()
-                .any(|p| p.tgid == tgid && tables.string(p.exe) == module)
-    })
+/// Does this frame lie in its process's executable?
+fn in_program(tables: &Tables, f: FrameId) -> bool {
+    let Some(frame) = tables.frame(f) else {
+        return false;
+    };
+    let FrameSpace::User { tgid } = frame.space else {
+        return false;
+    };
+    let module = tables.string(frame.module);
+    !module.is_empty()
+        && tables
+            .processes
+            .iter()
+            .any(|p| p.tgid == tgid && tables.string(p.exe) == module)
 }
 
-fn frames(tables: &Tables, id: Option<StackId>, depth: usize) -> Vec<String> {
+/// The first `depth` frame texts (inlined calls expanded) and the index of the
+/// innermost one in the program's own executable.
+fn frames(tables: &Tables, id: Option<StackId>, depth: usize) -> (Vec<String>, Option<usize>) {
     let Some(stack) = id.and_then(|i| tables.stack(i)) else {
-        return Vec::new();
+        return (Vec::new(), None);
     };
-    stack
-        .frames
-        .iter()
-        .take(depth)
-        .map(|f| tables.frame_text(*f))
-        .collect()
+    let mut out = Vec::new();
+    let mut call_site = None;
+    for &f in &stack.frames {
+        if out.len() >= depth {
+            break;
+        }
+        if call_site.is_none() && in_program(tables, f) {
+            call_site = Some(out.len());
+        }
+        out.extend(tables.frame_texts(f));
+    }
+    out.truncate(depth);
+    (out, call_site.filter(|&c| c < depth))
 }

@@ -458,12 +458,14 @@ impl<R: Read + Seek> TraceReader<R> {
                 &raw,
                 e,
                 i,
-                Some(&|| Frame {
-                    space: FrameSpace::Kernel,
-                    addr: 0,
-                    module: Default::default(),
-                    symbol: Default::default(),
-                    sym_offset: 0,
+                Some(&|| {
+                    Frame::new(
+                        FrameSpace::Kernel,
+                        0,
+                        Default::default(),
+                        Default::default(),
+                        0,
+                    )
                 }),
                 file_len,
             ),

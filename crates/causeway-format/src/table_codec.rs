@@ -5,7 +5,7 @@
 
 use crate::bytes::{ByteReader, ByteWriter, ReadFail};
 use crate::ids::{FrameId, StringId, Tgid, Tid, Timestamp};
-use crate::tables::{Frame, FrameSpace, Mapping, ProcessInfo, Stack, ThreadInfo};
+use crate::tables::{Frame, FrameSpace, InlinedFrame, Mapping, ProcessInfo, Stack, ThreadInfo};
 
 /// A table row type that can be written to and read from a table block.
 pub trait Row: Sized {
@@ -115,6 +115,18 @@ impl Row for Frame {
         w.varint(self.module.0 as u64);
         w.varint(self.symbol.0 as u64);
         w.varint(self.sym_offset);
+        // Source information (format 1.1) only when there is some, so frames without
+        // it keep the 1.0 bytes.
+        if self.file.0 != 0 || self.line != 0 || !self.inlined.is_empty() {
+            w.varint(self.file.0 as u64);
+            w.varint(self.line as u64);
+            w.varint(self.inlined.len() as u64);
+            for i in &self.inlined {
+                w.varint(i.symbol.0 as u64);
+                w.varint(i.file.0 as u64);
+                w.varint(i.line as u64);
+            }
+        }
     }
     fn decode(r: &mut ByteReader<'_>) -> Result<Self, ReadFail> {
         let space = match r.varint()? {
@@ -123,13 +135,30 @@ impl Row for Frame {
                 tgid: Tgid(u32::try_from(t - 1).map_err(|_| ReadFail::BadVarint)?),
             },
         };
-        Ok(Frame {
+        let mut f = Frame::new(
             space,
-            addr: r.varint()?,
-            module: StringId(r.varint_u32()?),
-            symbol: StringId(r.varint_u32()?),
-            sym_offset: r.varint()?,
-        })
+            r.varint()?,
+            StringId(r.varint_u32()?),
+            StringId(r.varint_u32()?),
+            r.varint()?,
+        );
+        if r.remaining() > 0 {
+            f.file = StringId(r.varint_u32()?);
+            f.line = r.varint_u32()?;
+            let n = r.varint()?;
+            // Each inlined entry takes at least three bytes.
+            if n > r.remaining() as u64 / 3 {
+                return Err(ReadFail::Eof);
+            }
+            for _ in 0..n {
+                f.inlined.push(InlinedFrame {
+                    symbol: StringId(r.varint_u32()?),
+                    file: StringId(r.varint_u32()?),
+                    line: r.varint_u32()?,
+                });
+            }
+        }
+        Ok(f)
     }
 }
 

@@ -84,6 +84,54 @@ pub struct Frame {
     pub symbol: StringId,
     /// `addr` minus the function's start (0 if unknown).
     pub sym_offset: u64,
+    /// Source file of the instruction in `symbol` (for a frame with inlined calls: of
+    /// the call to the outermost inlined function); empty string if unknown. Since
+    /// format 1.1.
+    #[serde(default)]
+    pub file: StringId,
+    /// Line in `file`, 0 if unknown. Since format 1.1.
+    #[serde(default)]
+    pub line: u32,
+    /// Functions inlined at this address, innermost first: the instruction is in
+    /// `inlined[0]`, which was inlined into `inlined[1]`, ..., and the last into
+    /// `symbol`. Empty when nothing is inlined or no debug information was found.
+    /// Since format 1.1.
+    #[serde(default)]
+    pub inlined: Vec<InlinedFrame>,
+}
+
+impl Frame {
+    /// A frame with no source information.
+    pub fn new(
+        space: FrameSpace,
+        addr: u64,
+        module: StringId,
+        symbol: StringId,
+        sym_offset: u64,
+    ) -> Frame {
+        Frame {
+            space,
+            addr,
+            module,
+            symbol,
+            sym_offset,
+            file: StringId::default(),
+            line: 0,
+            inlined: Vec::new(),
+        }
+    }
+}
+
+/// A function inlined at a frame's address (debug information's inline tree).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct InlinedFrame {
+    /// The inlined function's name.
+    pub symbol: StringId,
+    /// Source file of the location inside it (the instruction, or the call to the next
+    /// inner inlined function); empty string if unknown.
+    pub file: StringId,
+    /// Line in `file`, 0 if unknown.
+    pub line: u32,
 }
 
 /// A deduplicated call stack.
@@ -157,7 +205,33 @@ impl Tables {
         self.thread_at(tid, ts).map(|t| self.string(t.comm))
     }
 
-    /// Symbolized text of a frame: `symbol+0xoff (module)` or the hex address.
+    /// Texts of a frame with the functions inlined at it, innermost first, each with
+    /// its source file (base name) and line when known:
+    /// `take_lock (inlined) lock.h:7`, ..., `worker_main+0x30 worker.c:42`.
+    pub fn frame_texts(&self, id: FrameId) -> Vec<String> {
+        let Some(f) = self.frame(id) else {
+            return vec![MISSING.to_string()];
+        };
+        let at = |file: StringId, line: u32| {
+            let file = self.string(file);
+            let base = file.rsplit('/').next().unwrap_or(file);
+            match (base.is_empty(), line) {
+                (true, _) => String::new(),
+                (false, 0) => format!(" {base}"),
+                (false, l) => format!(" {base}:{l}"),
+            }
+        };
+        let mut out: Vec<String> = f
+            .inlined
+            .iter()
+            .map(|i| format!("{} (inlined){}", self.string(i.symbol), at(i.file, i.line)))
+            .collect();
+        out.push(format!("{}{}", self.frame_text(id), at(f.file, f.line)));
+        out
+    }
+
+    /// Text of one frame: `symbol+0xoff`, or the address and module when the symbol is
+    /// unknown (source lines and inlined calls: [`Tables::frame_texts`]).
     pub fn frame_text(&self, id: FrameId) -> String {
         match self.frame(id) {
             None => MISSING.to_string(),

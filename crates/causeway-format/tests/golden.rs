@@ -1,6 +1,6 @@
 //! The golden trace: a small file committed to the repository that pins the format.
 //!
-//! `tests/data/golden-v1.0.cwt` must be rebuilt byte for byte by [`common::build_golden`]
+//! `tests/data/golden-v1.1.cwt` must be rebuilt byte for byte by [`common::build_golden`]
 //! and read back as the expected events. If either fails after a change to the crate,
 //! the change altered the bytes on disk: make it deliberate (bump `VERSION_MINOR` for an
 //! addition older readers skip, `VERSION_MAJOR` otherwise, update `docs/format.md`) and
@@ -14,7 +14,32 @@ use causeway_format::{EventKindTag, TraceReader, VERSION_MAJOR, VERSION_MINOR};
 use std::path::PathBuf;
 
 fn golden_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1.1.cwt")
+}
+
+/// The previous golden file (format 1.0, before frames had source lines).
+fn golden_v1_0_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1.0.cwt")
+}
+
+/// A 1.0 file still reads: same header and events; its frames have no source
+/// information, which 1.1 readers report as empty.
+#[test]
+fn golden_v1_0_still_reads() {
+    let built = common::build_golden();
+    let bytes = std::fs::read(golden_v1_0_path()).expect("1.0 golden file is committed");
+    let mut rd = TraceReader::from_bytes(&bytes).expect("1.0 golden opens");
+    assert_eq!(rd.minor_version(), 0);
+    assert_eq!(rd.header(), &common::golden_header());
+    let frames = &rd.tables().frames;
+    assert!(!frames.is_empty());
+    assert!(
+        frames
+            .iter()
+            .all(|f| f.file.0 == 0 && f.line == 0 && f.inlined.is_empty())
+    );
+    let events: Vec<_> = rd.events().collect::<Result<_, _>>().expect("events read");
+    assert_eq!(events, built.events);
 }
 
 #[test]
@@ -60,9 +85,19 @@ fn golden_file_reads_as_expected() {
     let built = common::build_golden();
     let bytes = std::fs::read(golden_path()).expect("golden file is committed");
     let mut rd = TraceReader::from_bytes(&bytes).expect("golden opens");
-    assert_eq!(rd.minor_version(), 0);
+    assert_eq!(rd.minor_version(), 1);
     assert_eq!(rd.header(), &common::golden_header());
     assert_eq!(rd.tables(), &built.tables);
+    let inl = rd
+        .tables()
+        .frames
+        .iter()
+        .find(|f| !f.inlined.is_empty())
+        .expect("a frame with inlined calls");
+    assert_eq!(
+        (rd.tables().string(inl.file), inl.line, inl.inlined.len()),
+        ("worker.c", 42, 2)
+    );
     assert_eq!(rd.stats(), &built.stats);
     assert_eq!(rd.stats().events, built.events.len() as u64);
     assert_eq!(rd.stats().lost_total(), 17 + u64::MAX / 4);

@@ -9,9 +9,9 @@ use causeway_format::codec::{ChunkEncoder, push_raw_sized};
 use causeway_format::writer::BlockSink;
 use causeway_format::{
     BlockOp, BlockOpKind, Cpu, DevId, Event, EventKind, FormatError, Frame, FrameId, FrameSpace,
-    Header, Mapping, Marker, ProcessInfo, SoftirqVec, Stack, StackId, StackKind, StringId, Tables,
-    TaskState, Tgid, ThreadInfo, Tid, TimeRange, Timestamp, TraceReader, TraceWriter, Waker,
-    WriterOptions,
+    Header, InlinedFrame, Mapping, Marker, ProcessInfo, SoftirqVec, Stack, StackId, StackKind,
+    StringId, Tables, TaskState, Tgid, ThreadInfo, Tid, TimeRange, Timestamp, TraceReader,
+    TraceWriter, Waker, WriterOptions,
 };
 use proptest::prelude::*;
 use std::collections::{BTreeMap, HashMap};
@@ -185,14 +185,27 @@ fn op() -> impl Strategy<Value = Op> {
                 path,
                 build_id,
             })),
-        1 => (proptest::option::of(any::<u32>()), 0u64..8, string_id(), string_id(), any::<u64>())
-            .prop_map(|(space, addr, module, symbol, sym_offset)| Op::Frame(Frame {
-                space: space.map_or(FrameSpace::Kernel, |t| FrameSpace::User { tgid: Tgid(t) }),
-                addr,
-                module,
-                symbol,
-                sym_offset,
-            })),
+        1 => (
+            (proptest::option::of(any::<u32>()), 0u64..8, string_id(), string_id(), any::<u64>()),
+            (string_id(), 0u32..3, proptest::collection::vec((string_id(), string_id(), any::<u32>()), 0..3)),
+        )
+            .prop_map(|((space, addr, module, symbol, sym_offset), (file, line, inl))| {
+                let mut f = Frame::new(
+                    space.map_or(FrameSpace::Kernel, |t| FrameSpace::User { tgid: Tgid(t) }),
+                    addr,
+                    module,
+                    symbol,
+                    sym_offset,
+                );
+                // Source information (format 1.1) on some frames, none on others.
+                f.file = file;
+                f.line = line;
+                f.inlined = inl
+                    .into_iter()
+                    .map(|(symbol, file, line)| InlinedFrame { symbol, file, line })
+                    .collect();
+                Op::Frame(f)
+            }),
         1 => (proptest::collection::vec(0u32..6, 0..6), any::<bool>())
             .prop_map(|(f, t)| Op::Stack(f, t)),
         1 => ("[a-c]{1,2}", any::<u64>()).prop_map(|(n, v)| Op::Counter(n, v)),

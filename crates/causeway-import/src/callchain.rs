@@ -159,13 +159,7 @@ impl Callchains {
         } else {
             w.intern(f.symbol)
         };
-        let id = w.intern_frame(Frame {
-            space,
-            addr: f.addr,
-            module,
-            symbol,
-            sym_offset: f.offset,
-        });
+        let id = w.intern_frame(Frame::new(space, f.addr, module, symbol, f.offset));
         let mut facts = FrameFacts {
             symbol,
             ..FrameFacts::default()

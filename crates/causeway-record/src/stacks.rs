@@ -7,7 +7,7 @@
 use crate::convert::Converter;
 use blazesym::symbolize::source::{Elf, Kernel, Source};
 use blazesym::symbolize::{Input, Symbolized, Symbolizer};
-use causeway_format::{Frame, FrameSpace, Stack, StackId, Tgid, TraceWriter};
+use causeway_format::{Frame, FrameSpace, InlinedFrame, Stack, StackId, Tgid, TraceWriter};
 use std::collections::HashMap;
 use std::io::Write;
 
@@ -129,6 +129,42 @@ struct Sym {
     module: String,
     name: String,
     offset: u64,
+    /// Source location in `name` (of the call to the outermost inlined function when
+    /// there are any), from debug information; empty and 0 if none.
+    file: String,
+    line: u32,
+    /// Inlined functions at the address, innermost first: (name, file, line).
+    inlined: Vec<(String, String, u32)>,
+}
+
+/// `file:line` of a blazesym code location.
+fn location(c: Option<&blazesym::symbolize::CodeInfo<'_>>) -> (String, u32) {
+    match c {
+        Some(c) => (c.to_path().display().to_string(), c.line.unwrap_or(0)),
+        None => (String::new(), 0),
+    }
+}
+
+/// A user-space symbol with its source lines and inlined calls.
+fn user_sym(module: &str, s: &blazesym::symbolize::Sym<'_>) -> Sym {
+    let (file, line) = location(s.code_info.as_deref());
+    Sym {
+        module: module.to_string(),
+        name: s.name.to_string(),
+        offset: (s.offset as u64) + 1,
+        file,
+        line,
+        // blazesym lists them outermost first; frames go innermost first.
+        inlined: s
+            .inlined
+            .iter()
+            .rev()
+            .map(|i| {
+                let (file, line) = location(i.code_info.as_ref());
+                (i.name.to_string(), file, line)
+            })
+            .collect(),
+    }
 }
 
 /// Symbolizes addresses of recorded stacks, caching per address.
@@ -198,6 +234,7 @@ impl Symbols {
                         module: "[kernel]".into(),
                         name: s.name.to_string(),
                         offset: a.saturating_sub(s.addr),
+                        ..Sym::default()
                     },
                     _ => Sym {
                         module: "[kernel]".into(),
@@ -219,15 +256,11 @@ impl Symbols {
             };
             for (i, &(tgid, a, off, _)) in items.iter().enumerate() {
                 let sym = match res.as_ref().and_then(|r| r.get(i)) {
-                    Some(Symbolized::Sym(s)) => Sym {
-                        module: path.to_string(),
-                        name: s.name.to_string(),
-                        offset: (s.offset as u64) + 1,
-                    },
+                    Some(Symbolized::Sym(s)) => user_sym(path, s),
                     _ => Sym {
                         module: path.to_string(),
-                        name: String::new(),
                         offset: off,
+                        ..Sym::default()
                     },
                 };
                 self.cache.insert((tgid, a), sym);
@@ -261,13 +294,19 @@ impl Symbols {
                     let s = self.cache.get(&(k.tgid, a)).cloned().unwrap_or_default();
                     let module = w.intern(&s.module);
                     let symbol = w.intern(&s.name);
-                    w.intern_frame(Frame {
-                        space,
-                        addr: a,
-                        module,
-                        symbol,
-                        sym_offset: s.offset,
-                    })
+                    let mut f = Frame::new(space, a, module, symbol, s.offset);
+                    f.file = w.intern(&s.file);
+                    f.line = s.line;
+                    f.inlined = s
+                        .inlined
+                        .iter()
+                        .map(|(name, file, line)| InlinedFrame {
+                            symbol: w.intern(name),
+                            file: w.intern(file),
+                            line: *line,
+                        })
+                        .collect();
+                    w.intern_frame(f)
                 })
                 .collect();
             let new = w.intern_stack(Stack {

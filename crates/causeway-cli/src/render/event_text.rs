@@ -153,17 +153,19 @@ pub fn stack_lines(names: &Names<'_>, id: StackId, out: &mut String) {
         }
         Some(s) => {
             for f in &s.frames {
-                // frame_text names the module itself when the symbol is unknown.
-                let text = t.frame_text(*f);
+                // frame_texts names the module itself when the symbol is unknown, and
+                // puts functions inlined at the address first.
                 let module = t
                     .frame(*f)
                     .filter(|fr| !t.string(fr.symbol).is_empty())
                     .map(|fr| t.string(fr.module))
                     .unwrap_or_default();
-                if module.is_empty() {
-                    let _ = writeln!(out, "\t{text}");
-                } else {
-                    let _ = writeln!(out, "\t{text} ({module})");
+                for text in t.frame_texts(*f) {
+                    if module.is_empty() {
+                        let _ = writeln!(out, "\t{text}");
+                    } else {
+                        let _ = writeln!(out, "\t{text} ({module})");
+                    }
                 }
             }
             if s.truncated {

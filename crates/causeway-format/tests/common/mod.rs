@@ -5,8 +5,8 @@
 
 use causeway_format::{
     BlockOp, BlockOpKind, ClockSource, Cpu, DevId, Event, EventKind, Frame, FrameSpace, Header,
-    HostInfo, Mapping, Marker, ProcessInfo, SoftirqVec, Stack, StackKind, Tables, TaskState, Tgid,
-    Tid, Timestamp, TraceReader, TraceStats, TraceWriter, Waker, WriterOptions,
+    HostInfo, InlinedFrame, Mapping, Marker, ProcessInfo, SoftirqVec, Stack, StackKind, Tables,
+    TaskState, Tgid, Tid, Timestamp, TraceReader, TraceStats, TraceWriter, Waker, WriterOptions,
 };
 
 /// A built trace and what reading it must give.
@@ -133,29 +133,52 @@ pub fn build_golden() -> Built {
         path: worker,
         build_id: Vec::new(),
     });
-    let f_user = w.intern_frame(Frame {
-        space: FrameSpace::User { tgid: Tgid(100) },
-        addr: 0x7f00_0001_2345,
-        module: libc,
-        symbol: read_sym,
-        sym_offset: 0x15,
-    });
-    let f_kernel = w.intern_frame(Frame {
-        space: FrameSpace::Kernel,
-        addr: 0xffff_ffff_8100_1234,
-        module: vmlinux,
-        symbol: sched_sym,
-        sym_offset: 0x44,
-    });
-    let f_unknown = w.intern_frame(Frame {
-        space: FrameSpace::User { tgid: Tgid(200) },
-        addr: 0x5555_0000_0042,
-        module: Default::default(),
-        symbol: Default::default(),
-        sym_offset: 0,
-    });
+    let f_user = w.intern_frame(Frame::new(
+        FrameSpace::User { tgid: Tgid(100) },
+        0x7f00_0001_2345,
+        libc,
+        read_sym,
+        0x15,
+    ));
+    let f_kernel = w.intern_frame(Frame::new(
+        FrameSpace::Kernel,
+        0xffff_ffff_8100_1234,
+        vmlinux,
+        sched_sym,
+        0x44,
+    ));
+    let f_unknown = w.intern_frame(Frame::new(
+        FrameSpace::User { tgid: Tgid(200) },
+        0x5555_0000_0042,
+        Default::default(),
+        Default::default(),
+        0,
+    ));
+    // A frame with source lines and two inlined calls (format 1.1).
+    let mut inl = Frame::new(
+        FrameSpace::User { tgid: Tgid(200) },
+        0x5555_0000_0100,
+        worker,
+        s(&mut w, "worker_main"),
+        0x30,
+    );
+    inl.file = s(&mut w, "worker.c");
+    inl.line = 42;
+    inl.inlined = vec![
+        InlinedFrame {
+            symbol: s(&mut w, "take_lock"),
+            file: s(&mut w, "lock.h"),
+            line: 7,
+        },
+        InlinedFrame {
+            symbol: s(&mut w, "do_work"),
+            file: s(&mut w, "worker.c"),
+            line: 30,
+        },
+    ];
+    let f_inline = w.intern_frame(inl);
     let st_user = w.intern_stack(Stack {
-        frames: vec![f_user, f_unknown],
+        frames: vec![f_user, f_unknown, f_inline],
         truncated: false,
     });
     let st_kernel = w.intern_stack(Stack {
@@ -648,13 +671,13 @@ pub fn build_multi_chunk(n: usize, chunk_events: usize) -> Built {
                 }
             }
             _ => {
-                let f = w.intern_frame(Frame {
-                    space: FrameSpace::Kernel,
-                    addr: 0xffff_0000 + (r >> 50),
-                    module: Default::default(),
-                    symbol: Default::default(),
-                    sym_offset: 0,
-                });
+                let f = w.intern_frame(Frame::new(
+                    FrameSpace::Kernel,
+                    0xffff_0000 + (r >> 50),
+                    Default::default(),
+                    Default::default(),
+                    0,
+                ));
                 let st = w.intern_stack(Stack {
                     frames: vec![f],
                     truncated: false,
