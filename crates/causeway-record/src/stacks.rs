@@ -137,6 +137,34 @@ struct Sym {
     inlined: Vec<(String, String, u32)>,
 }
 
+/// Name `main` and `_start` in a stripped program from where they sit: the C library's
+/// start code (`__libc_start_main`, which calls `__libc_start_call_main` since glibc
+/// 2.34) is called by the program's entry point and calls `main`, so the first frame
+/// inward of it outside the C library is `main`, and the frame outward of it in the
+/// program is `_start`. Only unnamed frames are named.
+fn name_entry_frames(syms: &mut [Sym]) {
+    let Some(k) = syms
+        .iter()
+        .position(|s| s.name.starts_with("__libc_start_main"))
+    else {
+        return;
+    };
+    let libc = syms[k].module.clone();
+    if let Some(m) = syms[..k].iter().rposition(|s| s.module != libc)
+        && syms[m].name.is_empty()
+        && !syms[m].module.is_empty()
+    {
+        syms[m].name = "main".into();
+    }
+    if let Some(s) = syms.get_mut(k + 1)
+        && s.name.is_empty()
+        && !s.module.is_empty()
+        && s.module != libc
+    {
+        s.name = "_start".into();
+    }
+}
+
 /// `file:line` of a blazesym code location.
 fn location(c: Option<&blazesym::symbolize::CodeInfo<'_>>) -> (String, u32) {
     match c {
@@ -175,14 +203,21 @@ pub struct Symbols {
 
 impl Default for Symbols {
     fn default() -> Self {
-        Symbols {
-            symbolizer: Symbolizer::new(),
-            cache: HashMap::new(),
-        }
+        Symbols::new(None)
     }
 }
 
 impl Symbols {
+    /// A symbolizer that looks for separate debug information (`.build-id/xx/yyyy.debug`
+    /// and `.gnu_debuglink` targets) in `debug_dirs`; `None` means the system's
+    /// (`/usr/lib/debug`, `/lib/debug`).
+    pub fn new(debug_dirs: Option<Vec<std::path::PathBuf>>) -> Symbols {
+        Symbols {
+            symbolizer: Symbolizer::builder().set_debug_dirs(debug_dirs).build(),
+            cache: HashMap::new(),
+        }
+    }
+
     /// Symbolize every address of these stacks that is not cached yet.
     fn resolve(&mut self, conv: &Converter, ids: &[StackId]) {
         let mut kernel: Vec<u64> = Vec::new();
@@ -287,11 +322,19 @@ impl Symbols {
             } else {
                 FrameSpace::User { tgid: Tgid(k.tgid) }
             };
+            let mut syms: Vec<Sym> = k
+                .frames
+                .iter()
+                .map(|&a| self.cache.get(&(k.tgid, a)).cloned().unwrap_or_default())
+                .collect();
+            if k.tgid != 0 {
+                name_entry_frames(&mut syms);
+            }
             let frames = k
                 .frames
                 .iter()
-                .map(|&a| {
-                    let s = self.cache.get(&(k.tgid, a)).cloned().unwrap_or_default();
+                .zip(syms)
+                .map(|(&a, s)| {
                     let module = w.intern(&s.module);
                     let symbol = w.intern(&s.name);
                     let mut f = Frame::new(space, a, module, symbol, s.offset);
@@ -322,6 +365,44 @@ impl Symbols {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn sym(module: &str, name: &str) -> Sym {
+        Sym {
+            module: module.into(),
+            name: name.into(),
+            ..Sym::default()
+        }
+    }
+
+    #[test]
+    fn entry_frames_of_a_stripped_program_get_names() {
+        let mut s = vec![
+            sym("/usr/lib/libc.so.6", "read"),
+            sym("/usr/bin/gzip", ""),
+            sym("/usr/bin/gzip", ""),
+            sym("/usr/lib/libc.so.6", ""), // __libc_start_call_main without debug info
+            sym("/usr/lib/libc.so.6", "__libc_start_main"),
+            sym("/usr/bin/gzip", ""),
+        ];
+        name_entry_frames(&mut s);
+        let names: Vec<&str> = s.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["read", "", "main", "", "__libc_start_main", "_start"]
+        );
+        // Named frames keep their names; no start code, no guess.
+        let mut named = vec![
+            sym("/p", "real_main"),
+            sym("/usr/lib/libc.so.6", "__libc_start_call_main"),
+            sym("/usr/lib/libc.so.6", "__libc_start_main_impl"),
+            sym("/p", "_start"),
+        ];
+        name_entry_frames(&mut named);
+        assert_eq!(named[0].name, "real_main");
+        let mut thread = vec![sym("/p", ""), sym("/usr/lib/libc.so.6", "start_thread")];
+        name_entry_frames(&mut thread);
+        assert_eq!(thread[0].name, "");
+    }
 
     #[test]
     fn recorder_frames_are_stripped_from_kernel_stacks() {
