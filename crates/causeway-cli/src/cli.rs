@@ -217,6 +217,12 @@ pub struct RecordArgs {
     /// 512 to 16K; a shallower stack copies only what it has).
     #[arg(long, default_value = "8K")]
     pub stack_window: String,
+    /// Directories with separate debug information (Debian `-dbgsym` / `-dbg` files
+    /// under `.build-id/`), comma-separated, for names in stripped binaries, inlined
+    /// functions and source lines [default: /usr/lib/debug, /lib/debug]. An empty value
+    /// reads no debug information at all (names from ELF symbol tables only).
+    #[arg(long)]
+    pub debug_dirs: Option<String>,
     /// Kernel frames: `auto` where they explain a wait (uninterruptible sleeps such as
     /// disk waits, and wakers in interrupt context or kernel threads such as I/O
     /// completion), `all` on every stack, `none`.

@@ -290,6 +290,9 @@ pub struct RecordConfig {
     pub unwind: Unwind,
     /// Bytes of user stack copied per stack for DWARF unwinding.
     pub stack_window: u32,
+    /// Where to look for separate debug information when symbolizing; `None`: the
+    /// system's directories; empty: read no debug information.
+    pub debug_dirs: Option<Vec<std::path::PathBuf>>,
     /// Stacks on blocking switch-out.
     pub stack_on_switch: bool,
     /// Stacks of wakers.
@@ -322,6 +325,7 @@ impl RecordConfig {
             kernel_stacks: KernelStacks::Auto,
             unwind: Unwind::default(),
             stack_window: 8192,
+            debug_dirs: None,
             stack_on_switch: true,
             stack_on_waker: true,
             // The blocking switch-out already has the call site of a wait; a stack at

@@ -206,7 +206,7 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
         .build()
         .map_err(|e| RecordError::Load(format!("ring reader: {e}")))?;
 
-    let mut symbols = Symbols::default();
+    let mut symbols = Symbols::new(cfg.debug_dirs.clone());
     let mut lost_seen = vec![0u64; probes.rings().len()];
     let mut events = 0u64;
     let mut dumps = Vec::new();

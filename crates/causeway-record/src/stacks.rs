@@ -198,6 +198,8 @@ fn user_sym(module: &str, s: &blazesym::symbolize::Sym<'_>) -> Sym {
 /// Symbolizes addresses of recorded stacks, caching per address.
 pub struct Symbols {
     symbolizer: Symbolizer,
+    /// Read DWARF (embedded or separate); off when the debug directories are empty.
+    debug_syms: bool,
     cache: HashMap<(u32, u64), Sym>,
 }
 
@@ -210,9 +212,11 @@ impl Default for Symbols {
 impl Symbols {
     /// A symbolizer that looks for separate debug information (`.build-id/xx/yyyy.debug`
     /// and `.gnu_debuglink` targets) in `debug_dirs`; `None` means the system's
-    /// (`/usr/lib/debug`, `/lib/debug`).
+    /// (`/usr/lib/debug`, `/lib/debug`); an empty list turns DWARF reading off (names
+    /// then come from the ELF symbol tables only).
     pub fn new(debug_dirs: Option<Vec<std::path::PathBuf>>) -> Symbols {
         Symbols {
+            debug_syms: debug_dirs.as_ref().is_none_or(|d| !d.is_empty()),
             symbolizer: Symbolizer::builder().set_debug_dirs(debug_dirs).build(),
             cache: HashMap::new(),
         }
@@ -282,7 +286,9 @@ impl Symbols {
         for (path, items) in by_file {
             let offs: Vec<u64> = items.iter().map(|i| i.2).collect();
             let res = if path.starts_with('/') {
-                let src = Source::Elf(Elf::new(path));
+                let mut elf = Elf::new(path);
+                elf.debug_syms = self.debug_syms;
+                let src = Source::Elf(elf);
                 self.symbolizer
                     .symbolize(&src, Input::FileOffset(&offs))
                     .ok()

@@ -72,6 +72,13 @@ fn build_config(a: &RecordArgs) -> Result<(RecordConfig, Option<Vec<String>>)> {
     cfg.unwind = Unwind::parse(&a.unwind).map_err(anyhow::Error::msg)?;
     cfg.stack_window =
         parse_stack_window(&a.stack_window).map_err(|e| anyhow::anyhow!("--stack-window: {e}"))?;
+    cfg.debug_dirs = a.debug_dirs.as_ref().map(|d| {
+        d.split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(std::path::PathBuf::from)
+            .collect()
+    });
     cfg.kernel_stacks = KernelStacks::parse(&a.kernel_stacks).map_err(anyhow::Error::msg)?;
     let (mut sw, mut wk, mut sc) = (false, false, false);
     for w in a
