@@ -15,8 +15,10 @@ setup:
 build: setup workloads
 	$(CARGO) build --release --workspace
 
+# Both builds: bin/ with frame pointers, bin-nofp/ without (the unwinding tests).
 workloads:
 	$(MAKE) -C workloads -j2
+	$(MAKE) -C workloads -j2 NOFP=1
 
 demo: build
 	$(RELEASE)/causeway demo

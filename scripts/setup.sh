@@ -5,8 +5,10 @@ set -euo pipefail
 
 # Packages: a C toolchain for the workload zoo and zstd-sys; perf for `causeway import`
 # and for the peer measurements in bench/; clang, libelf, zlib, pkg-config and bpftool
-# for the eBPF recorder; graphviz for SVG wait-for graphs.
-PKGS=(build-essential pkg-config linux-perf clang libelf-dev zlib1g-dev bpftool graphviz)
+# for the eBPF recorder; graphviz for SVG wait-for graphs; gzip (a Debian binary not built
+# by us) and the C library's debug information (libc6-dbg, from the main archive) for the
+# unwinding tests.
+PKGS=(build-essential pkg-config linux-perf clang libelf-dev zlib1g-dev bpftool graphviz gzip libc6-dbg)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,0 +1,268 @@
+//! DWARF unwinding of user stacks on real recordings (issue 5): the zoo built without
+//! frame pointers, and a Debian binary not built by us, blocked in system calls inside
+//! the C library (itself built without frame pointers). Each blocking stack must come
+//! out whole: from the C library's system call wrapper, through the program's own
+//! functions, to the thread's start, with every frame named.
+//!
+//! Needs root and the built zoo (`make workloads` builds `workloads/bin-nofp`); skipped
+//! without root unless `CAUSEWAY_REQUIRE_ROOT=1` (then it fails, as in CI).
+
+mod common;
+
+use causeway_format::{StackId, Tables, Tgid};
+use causeway_model::{Model, SegmentState};
+use common::{can_record, model, record};
+use std::path::{Path, PathBuf};
+
+/// A zoo workload built without frame pointers.
+fn workload_nofp(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../workloads/bin-nofp")
+        .join(name)
+        .canonicalize()
+        .unwrap_or_else(|_| panic!("{name} without frame pointers is not built: `make workloads`"))
+}
+
+/// One user stack as (function, module) pairs, innermost first, and whether the
+/// recorder marked it cut short.
+struct UserStack {
+    frames: Vec<(String, String)>,
+    truncated: bool,
+}
+
+impl UserStack {
+    fn read(tables: &Tables, id: StackId) -> UserStack {
+        let st = tables.stack(id).expect("stack in table");
+        UserStack {
+            frames: st
+                .frames
+                .iter()
+                .map(|&f| {
+                    let fr = tables.frame(f).expect("frame in table");
+                    (
+                        tables.string(fr.symbol).to_string(),
+                        tables.string(fr.module).to_string(),
+                    )
+                })
+                .collect(),
+            truncated: st.truncated,
+        }
+    }
+
+    fn names(&self) -> Vec<&str> {
+        self.frames.iter().map(|f| f.0.as_str()).collect()
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.frames.iter().any(|f| f.0 == name)
+    }
+
+    /// Reaches the thread's start: `main`'s caller chain or a new thread's.
+    fn complete(&self) -> bool {
+        let outer = self.frames.last().map_or("", |f| f.0.as_str());
+        !self.truncated && ["clone3", "clone", "_start"].contains(&outer)
+    }
+}
+
+/// Switch-out stacks of blocking waits of the threads whose name starts with one of
+/// `prefixes`, in processes running `exe`.
+fn blocking_stacks(m: &Model, tables: &Tables, exe: &Path, prefixes: &[&str]) -> Vec<UserStack> {
+    let exe = exe.to_str().unwrap();
+    let tgids: Vec<Tgid> = tables
+        .processes
+        .iter()
+        .filter(|p| tables.string(p.exe) == exe)
+        .map(|p| p.tgid)
+        .collect();
+    let mut out = Vec::new();
+    for t in m.threads() {
+        if !t.tgid.is_some_and(|g| tgids.contains(&g))
+            || !prefixes.iter().any(|p| t.comm.starts_with(p))
+        {
+            continue;
+        }
+        for s in &t.segments {
+            if let SegmentState::Blocked {
+                switch_out_stack: Some(st),
+                ..
+            } = &s.state
+                && let Some(u) = st.user
+            {
+                out.push(UserStack::read(tables, u));
+            }
+        }
+    }
+    out
+}
+
+/// Every stack complete, every frame named, the innermost frame in the C library and
+/// a named frame of the program below it; returns the stacks for further checks.
+fn check_whole(stacks: &[UserStack], exe: &Path, what: &str) {
+    let exe = exe.to_str().unwrap();
+    assert!(stacks.len() >= 20, "{what}: only {} stacks", stacks.len());
+    for s in stacks {
+        assert!(s.complete(), "{what}: cut short: {:?}", s.names());
+        assert!(
+            s.frames.iter().all(|f| !f.0.is_empty()),
+            "{what}: unnamed frame in {:?}",
+            s.frames
+        );
+        assert!(
+            s.frames[0].1.contains("libc.so"),
+            "{what}: the wait is not in the C library: {:?}",
+            s.frames
+        );
+        assert!(
+            s.frames.iter().any(|f| f.1 == exe),
+            "{what}: no frame of the program: {:?}",
+            s.frames
+        );
+    }
+}
+
+fn record_nofp(dir: &Path, bin: &Path, extra: &[&str]) -> PathBuf {
+    let out = dir.join("t.cwt");
+    let mut args: Vec<&str> = extra.to_vec();
+    args.extend(["--", bin.to_str().unwrap(), "--seconds", "1"]);
+    record(&out, &args);
+    out
+}
+
+#[test]
+fn lock_waits_without_frame_pointers_reach_the_worker_through_glibc() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bin = workload_nofp("lock-contention");
+    let out = record_nofp(dir.path(), &bin, &[]);
+    let (m, tables, stats) = model(&out);
+    let stacks = blocking_stacks(&m, &tables, &bin, &["worker-"]);
+    check_whole(&stacks, &bin, "lock-contention");
+    // The mutex path: the lock wait inside the C library, then the worker that took
+    // the lock.
+    let lock = stacks
+        .iter()
+        .filter(|s| s.has("___pthread_mutex_lock") && s.has("worker_main"))
+        .count();
+    assert!(
+        lock * 10 >= stacks.len() * 9,
+        "{lock} of {} stacks through pthread_mutex_lock to worker_main",
+        stacks.len()
+    );
+    eprintln!(
+        "lock-contention (no frame pointers): {} worker stacks, all complete, {lock} via pthread_mutex_lock -> worker_main; unwinds complete: {:?}",
+        stacks.len(),
+        stats.counters.get("unwind_complete")
+    );
+}
+
+#[test]
+fn fsync_waits_without_frame_pointers_reach_flush_log_through_glibc() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bin = workload_nofp("blocking-write");
+    let out = record_nofp(dir.path(), &bin, &[]);
+    let (m, tables, _) = model(&out);
+    let stacks = blocking_stacks(&m, &tables, &bin, &["consumer", "producer"]);
+    check_whole(&stacks, &bin, "blocking-write");
+    let fsync = stacks
+        .iter()
+        .filter(|s| s.has("flush_log") && s.frames[0].0.contains("fsync"))
+        .count();
+    assert!(fsync >= 10, "only {fsync} stacks in fsync <- flush_log");
+    eprintln!(
+        "blocking-write (no frame pointers): {} consumer/producer stacks, all complete, {fsync} in fsync <- flush_log",
+        stacks.len()
+    );
+}
+
+#[test]
+fn frame_pointers_alone_lose_the_callers_of_glibc() {
+    if !can_record() {
+        return;
+    }
+    // The comparison that motivates DWARF unwinding: the same program, walked by frame
+    // pointers in the kernel, loses the program's frames below the C library's lock
+    // wait in most stacks.
+    let dir = tempfile::tempdir().unwrap();
+    let bin = workload_nofp("lock-contention");
+    let out = record_nofp(
+        dir.path(),
+        &bin,
+        &[
+            "--unwind",
+            "fp",
+            "--stack-mode",
+            "all",
+            "--stack-depth",
+            "32",
+        ],
+    );
+    let (m, tables, _) = model(&out);
+    let stacks = blocking_stacks(&m, &tables, &bin, &["worker-"]);
+    assert!(!stacks.is_empty());
+    let whole = stacks.iter().filter(|s| s.complete()).count();
+    assert!(
+        whole * 2 < stacks.len(),
+        "frame pointers gave {whole} of {} complete stacks",
+        stacks.len()
+    );
+    eprintln!(
+        "lock-contention (no frame pointers) with --unwind fp: {whole} of {} stacks complete",
+        stacks.len()
+    );
+}
+
+/// `gzip` from Debian, reading a pipe that stays empty between two bursts: it blocks
+/// in `read`. Its binary is stripped and has no debug package here; `main` and
+/// `_start` are named from the C library's start code around them.
+fn gzip_stacks(debug_dirs: Option<&str>) -> Vec<UserStack> {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("gzip.cwt");
+    let gzip = PathBuf::from("/usr/bin/gzip");
+    assert!(gzip.exists(), "gzip is not installed (scripts/setup.sh)");
+    let script = "{ sleep 0.2; head -c 100000 /dev/urandom; sleep 0.3; head -c 100 /dev/urandom; sleep 0.2; } | /usr/bin/gzip -c > /dev/null";
+    let mut args: Vec<&str> = Vec::new();
+    let flag;
+    if let Some(d) = debug_dirs {
+        flag = format!("--debug-dirs={d}");
+        args.push(&flag);
+    }
+    args.extend(["--", "/bin/sh", "-c", script]);
+    record(&out, &args);
+    let (m, tables, _) = model(&out);
+    blocking_stacks(&m, &tables, &gzip, &["gzip"])
+}
+
+#[test]
+fn debian_gzip_blocked_in_read_reaches_main_with_and_without_debug_info() {
+    if !can_record() {
+        return;
+    }
+    for (debug_dirs, libc_frame) in [
+        // With the C library's debug information (libc6-dbg): internal names.
+        (None, "__libc_start_call_main"),
+        // Without any: exported names only; the start frame between is unnamed.
+        (Some(""), "__libc_start_main"),
+    ] {
+        let stacks = gzip_stacks(debug_dirs);
+        assert!(!stacks.is_empty(), "no blocking stack of gzip");
+        for s in &stacks {
+            assert!(s.complete(), "cut short: {:?}", s.names());
+            assert!(
+                s.has("main") && s.has(libc_frame),
+                "debug dirs {debug_dirs:?}: {:?}",
+                s.names()
+            );
+            assert!(s.frames[0].1.contains("libc.so"), "{:?}", s.frames);
+        }
+        eprintln!(
+            "gzip (debug dirs {debug_dirs:?}): {} blocking stacks reach main, e.g. {:?}",
+            stacks.len(),
+            stacks[0].names()
+        );
+    }
+}
