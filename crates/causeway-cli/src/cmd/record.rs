@@ -112,6 +112,44 @@ fn build_config(a: &RecordArgs) -> Result<(RecordConfig, Option<Vec<String>>)> {
     Ok((cfg, cmd))
 }
 
+/// One line on DWARF unwinding: how many stacks came out whole and why the others did
+/// not (counter names `unwind_<outcome>` from the recorder).
+fn unwind_line(counters: &std::collections::BTreeMap<String, u64>) -> Option<String> {
+    let outcomes: Vec<(&str, u64)> = counters
+        .iter()
+        .filter_map(|(k, &v)| Some((k.strip_prefix("unwind_")?, v)))
+        .collect();
+    let total: u64 = outcomes.iter().map(|o| o.1).sum();
+    if total == 0 {
+        return None;
+    }
+    let complete = counters.get("unwind_complete").copied().unwrap_or(0);
+    let others: Vec<String> = outcomes
+        .iter()
+        .filter(|o| o.0 != "complete")
+        .map(|(k, v)| format!("{v} {}", k.replace('_', " ")))
+        .collect();
+    let copied = counters
+        .get("user_stack_bytes_copied")
+        .copied()
+        .unwrap_or(0);
+    let copies = counters
+        .get("user_stack_copies")
+        .copied()
+        .unwrap_or(0)
+        .max(1);
+    Some(format!(
+        "user stacks: {total} unwound (DWARF, {} bytes copied per stack), {complete} ({:.1}%) reach the thread's start{}",
+        copied / copies,
+        complete as f64 * 100.0 / total as f64,
+        if others.is_empty() {
+            String::new()
+        } else {
+            format!("; others: {}", others.join(", "))
+        }
+    ))
+}
+
 #[derive(Serialize)]
 struct JsonSummary<'a> {
     output: Option<String>,
@@ -123,6 +161,8 @@ struct JsonSummary<'a> {
     tracepoints: &'static str,
     seconds: f64,
     command_exit_code: Option<i32>,
+    /// Recorder counters: unwinding outcomes (`unwind_*`), stack copies and bytes.
+    counters: &'a std::collections::BTreeMap<String, u64>,
 }
 
 #[derive(Serialize)]
@@ -245,6 +285,7 @@ pub fn run(a: &RecordArgs) -> Result<u8> {
             },
             seconds: s.elapsed.as_secs_f64(),
             command_exit_code: code,
+            counters: &s.counters,
         };
         println!("{}", serde_json::to_string_pretty(&j)?);
     } else {
@@ -270,6 +311,9 @@ pub fn run(a: &RecordArgs) -> Result<u8> {
         if s.path.is_none() && s.dumps.is_empty() {
             eprintln!("causeway: the flight recorder was never triggered; nothing written");
         }
+        if let Some(line) = unwind_line(&s.counters) {
+            eprintln!("causeway: {line}");
+        }
         if lost > 0 {
             eprintln!(
                 "causeway: warning: {lost} records lost (ring buffers full); they are counted in the trace. Try a larger --buffer-size or fewer --events."
@@ -287,6 +331,21 @@ pub fn run(a: &RecordArgs) -> Result<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unwind_summary_names_every_outcome() {
+        let mut c = std::collections::BTreeMap::new();
+        assert_eq!(unwind_line(&c), None);
+        c.insert("unwind_complete".to_string(), 90);
+        c.insert("unwind_cut_window_end".to_string(), 10);
+        c.insert("user_stack_copies".to_string(), 100);
+        c.insert("user_stack_bytes_copied".to_string(), 409_600);
+        let l = unwind_line(&c).unwrap();
+        assert!(l.contains("100 unwound"), "{l}");
+        assert!(l.contains("4096 bytes copied"), "{l}");
+        assert!(l.contains("90 (90.0%)"), "{l}");
+        assert!(l.contains("10 cut window end"), "{l}");
+    }
 
     #[test]
     fn sizes_parse() {
