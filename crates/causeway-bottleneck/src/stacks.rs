@@ -81,8 +81,9 @@ pub struct StackReport {
     pub weight_s: f64,
     /// User frames, innermost first (`symbol+0xoff` or an address).
     pub user: Vec<String>,
-    /// Index in `user` of the innermost frame in the process's own executable (the
-    /// program's call site below library frames), if any is shown.
+    /// Index in `user` of the innermost function of the process's own executable (the
+    /// program's call site below library frames; a function, not one inlined into
+    /// it), if it is shown.
     pub call_site: Option<usize>,
     /// Kernel frames, innermost first.
     pub kernel: Vec<String>,
@@ -140,10 +141,12 @@ fn frames(tables: &Tables, id: Option<StackId>, depth: usize) -> (Vec<String>, O
         if out.len() >= depth {
             break;
         }
+        let texts = tables.frame_texts(f);
+        // The function itself, not what was inlined into it, is the call site.
         if call_site.is_none() && in_program(tables, f) {
-            call_site = Some(out.len());
+            call_site = Some(out.len() + texts.len() - 1);
         }
-        out.extend(tables.frame_texts(f));
+        out.extend(texts);
     }
     out.truncate(depth);
     (out, call_site.filter(|&c| c < depth))

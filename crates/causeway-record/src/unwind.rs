@@ -42,8 +42,8 @@ struct FileInfo {
     file: Arc<Vec<u8>>,
     /// (section name, address range as stated in the file, byte range in the file).
     sections: Vec<(&'static str, Range<u64>, Range<usize>)>,
-    /// Loadable segments: (file offset, file size, virtual address).
-    segments: Vec<(u64, u64, u64)>,
+    /// Loadable segments: (file offset, file size, virtual address, executable).
+    segments: Vec<(u64, u64, u64, bool)>,
 }
 
 const SECTIONS: [&str; 5] = [
@@ -76,7 +76,8 @@ impl FileInfo {
             .segments()
             .filter_map(|s| {
                 let (off, size) = s.file_range();
-                Some((off, size, s.address())).filter(|_| size > 0)
+                let exec = matches!(s.flags(), object::SegmentFlags::Elf { p_flags } if p_flags & object::elf::PF_X != 0);
+                Some((off, size, s.address(), exec)).filter(|_| size > 0)
             })
             .collect();
         Some(FileInfo {
@@ -100,16 +101,28 @@ impl FileInfo {
             .map(|s| s.1.clone())
     }
 
-    /// Where the file's address 0 lands for a mapping of `offset` at `start`: the
-    /// segment holding that file offset says which file address the mapping begins at.
+    /// Where the file's address 0 lands for a mapping of `offset` at `start`. The kernel
+    /// maps a segment from the page holding its first byte, so the mapping's offset is
+    /// the segment's offset rounded down to a page. With LLD's layout a segment does not
+    /// start on a page boundary and that page also holds the end of the previous
+    /// segment: match segments by their rounded-down offset first (executable ones
+    /// preferred, as only executable mappings are unwound), and by containment only
+    /// when none matches.
     fn base_avma(&self, start: u64, offset: u64) -> Option<u64> {
-        let &(p_off, _, p_vaddr) = self
+        const PAGE: u64 = 4096;
+        let &(p_off, _, p_vaddr, _) = self
             .segments
             .iter()
-            .find(|&&(o, size, _)| o <= offset && offset < o + size)
-            .or_else(|| self.segments.iter().find(|&&(o, _, _)| o == offset))?;
-        let svma = p_vaddr.checked_add(offset - p_off)?;
-        start.checked_sub(svma)
+            .filter(|&&(o, _, _, _)| o & !(PAGE - 1) == offset)
+            .max_by_key(|&&(_, _, _, exec)| exec)
+            .or_else(|| {
+                self.segments
+                    .iter()
+                    .find(|&&(o, size, _, _)| o <= offset && offset < o + size)
+            })?;
+        // The file address at the mapping's start: p_vaddr - (p_off - offset).
+        let svma = p_vaddr.wrapping_add(offset).wrapping_sub(p_off);
+        Some(start.wrapping_sub(svma))
     }
 
     fn module(&self, name: &str, avma: Range<u64>, base_avma: u64) -> Module<Bytes> {
@@ -412,5 +425,40 @@ fn walk(
             // A zero return address is how some outermost frames end (no CFI marks).
             Err(HopError::ReturnAddressIsNull) => return UnwindEnd::Complete,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(segments: Vec<(u64, u64, u64, bool)>) -> FileInfo {
+        FileInfo {
+            file: Arc::new(Vec::new()),
+            sections: Vec::new(),
+            segments,
+        }
+    }
+
+    #[test]
+    fn load_bias_of_page_aligned_segments() {
+        // GNU ld: R at 0, R+X at 0x1000 (vaddr 0x1000); mapped at 0x5555_0000_1000.
+        let f = info(vec![(0, 0x800, 0, false), (0x1000, 0x2000, 0x1000, true)]);
+        assert_eq!(
+            f.base_avma(0x5555_0000_1000, 0x1000),
+            Some(0x5555_0000_0000)
+        );
+    }
+
+    #[test]
+    fn load_bias_of_lld_segments_that_share_a_page() {
+        // LLD: R at 0..0x1f40, R+X at file 0x1f40 / vaddr 0x2f40. The executable
+        // mapping starts at file offset 0x1000 (rounded down), at address
+        // 0x5555_0000_2000 = bias + 0x2000.
+        let f = info(vec![(0, 0x1f40, 0, false), (0x1f40, 0x5000, 0x2f40, true)]);
+        assert_eq!(
+            f.base_avma(0x5555_0000_2000, 0x1000),
+            Some(0x5555_0000_0000)
+        );
     }
 }

@@ -566,6 +566,11 @@ static __always_inline __u32 copy_user(struct rec_hdr *h)
 	__u64 size = stack_window;
 	struct vma_end_ctx vc = {.end = 0};
 	if (bpf_find_vma(task, b->sp, vma_end_cb, &vc, 0) == 0 && vc.end > b->sp) {
+		/* A thread's stack mapping ends with its TLS block and thread descriptor,
+		 * which the thread pointer (fsbase) points at: no frame lies above it. */
+		__u64 fs = BPF_CORE_READ(task, thread.fsbase);
+		if (fs > b->sp && fs < vc.end)
+			vc.end = fs;
 		if (vc.end - b->sp < size)
 			size = vc.end - b->sp;
 		else
