@@ -29,14 +29,18 @@
 #           (perf's default: 8 KiB of stack per sample, unwound by `perf script`)
 #
 # Measured (bench/unwind_report.py prints the tables):
-#   - completeness: of the switch-out stacks of the workload's threads (its pid;
-#     causeway: `causeway dump --stacks --kind stack --pid PID` and only
-#     SwitchOut stacks; perf: every sched_switch sample of that pid in `perf
-#     script`, whose thread is the one switched out), the share whose user frames
-#     reach `main` or a thread's start (`start_thread`, `clone3`, `_start`,
-#     `__libc_start_call_main`): such a stack holds the whole call path. Also the
-#     share with no user frame at all, and the most common outermost frames of the
-#     stacks that do not reach it.
+#   - completeness: of the switch-out stacks of the workload's threads (its pid,
+#     from the trace's exec event or, for perf, the samples named after the
+#     program; the launched child's samples before exec are left out. causeway:
+#     `causeway dump --stacks --kind stack --pid PID`, SwitchOut stacks, which the
+#     recorder takes on blocking switch-outs only; perf: every sched_switch sample
+#     of that pid in `perf script` (the sample's thread is the one switched out),
+#     and separately those with prev_state not R, the blocking ones), the share
+#     whose user frames reach `main` or a thread's start (`start_thread`,
+#     `clone3`, `_start`, `__libc_start_call_main`; a lone `clone3` in the main
+#     thread does not count): such a stack holds the whole call path. Also the
+#     share with no user frame, the share marked cut short, and the most common
+#     outermost frames (and thread names) of the stacks that do not reach it.
 #   - copies: recorder counters of the trace (`causeway info --json`):
 #     user_stack_bytes_copied / user_stack_copies = stack bytes per copied stack;
 #     each copy takes 64 + that many bytes of ring (plus the ring's 8-byte record
