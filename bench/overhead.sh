@@ -47,9 +47,14 @@
 #   base            the workload alone
 #   causeway        causeway record -o T.cwt --json -- CMD   (default settings:
 #                   --events default = every event group but syscall enter/exit,
-#                   user stacks app-all, --kernel-stacks auto (kernel frames only on
-#                   uninterruptible switch-outs and on wakers in interrupt context /
-#                   kernel threads), --stacks-on switch,waker)
+#                   user stacks --unwind dwarf --stack-mode all --stack-depth 32
+#                   --stack-window 8K (BPF copies registers + up to 8 KiB of stack,
+#                   user space unwinds with DWARF CFI), --kernel-stacks auto (kernel
+#                   frames only on uninterruptible switch-outs and on wakers in
+#                   interrupt context / kernel threads), --stacks-on switch,waker)
+#   causeway-fp     --unwind fp --stack-mode app-all --stack-depth 8 (user stacks
+#                   walked by frame pointers in BPF, the program's frames only: the
+#                   stack defaults before DWARF unwinding; not in the default CONFIGS)
 #   causeway-all    the same with --events all (adds syscall enter/exit of the
 #                   default --syscalls set: the default before syscalls became opt-in)
 #   causeway-sched  causeway record --events sched ... (the same two event types
@@ -173,6 +178,7 @@ cw_opts() {
         causeway-app) echo "--stack-mode app" ;;
         causeway-kall) echo "--kernel-stacks all" ;;
         causeway-old) echo "--events all --kernel-stacks all --stacks-on switch,waker,syscall" ;;
+        causeway-fp) echo "--unwind fp --stack-mode app-all --stack-depth 8" ;;
         *) echo "unknown config $1" >&2; exit 1 ;;
     esac
 }
@@ -199,8 +205,9 @@ run() {
     end=$(date +%s.%N)
     local bytes=0
     [ "$trace" != - ] && [ -f "$trace" ] && bytes=$(stat -c %s "$trace")
-    # Keep one causeway trace summary per workload (events by kind).
-    if [ "$cfg" = causeway ] && [ -f "$TMP/t.cwt" ]; then
+    # Keep the trace summaries of the default and frame-pointer runs (events by
+    # kind, recorder counters: stacks copied and unwound).
+    if [[ $cfg == causeway || $cfg == causeway-fp ]] && [ -f "$TMP/t.cwt" ]; then
         "$CW" info "$TMP/t.cwt" --json >"$base.info" 2>/dev/null || true
     fi
     printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$wl" "$round" "$cfg" "$base" "$bytes" \

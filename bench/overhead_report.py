@@ -18,12 +18,14 @@ WL_TITLE = {
 # What each configuration of overhead.sh runs (keep in step with cw_opts there).
 CFG_DESC = {
     "base": "workload alone",
-    "causeway": "`causeway record` (defaults: `--events default`, all groups but syscall)",
+    "causeway": "`causeway record` (defaults: `--events default`, all groups but syscall; "
+    "user stacks `--unwind dwarf --stack-mode all --stack-depth 32`)",
     "causeway-all": "`--events all` (adds syscall enter/exit)",
     "causeway-sched": "`--events sched`",
     "causeway-app": "`--stack-mode app`",
     "causeway-kall": "`--kernel-stacks all`",
     "causeway-old": "`--events all --kernel-stacks all --stacks-on switch,waker,syscall` (defaults of two builds ago)",
+    "causeway-fp": "`--unwind fp --stack-mode app-all --stack-depth 8` (frame-pointer stacks, the defaults before DWARF)",
     "perf": "`perf record -e sched:sched_switch -e sched:sched_waking -g`",
 }
 
@@ -138,7 +140,7 @@ for wl in [w for w in WL_TITLE if any(r["wl"] == w for r in runs)]:
     for r in errs:
         print(f"\n**run failed**: {r['cfg']} round {r['round']}: {r.get('error', 'no throughput line')}")
     print()
-    for c in ("causeway", "causeway-all"):
+    for c in ("causeway", "causeway-all", "causeway-fp"):
         if ovh.get(c) is not None and ovh.get("perf"):
             verdicts.append((wl, c, ovh[c], ovh["perf"]))
 
@@ -172,6 +174,19 @@ for wl in [w for w in WL_TITLE if any(r["wl"] == w for r in runs)]:
                   f"| {fmt(add * 1e6 if add is not None else None, '.2f')} | {fmt(rel, '.2f')} "
                   f"| {fmt(cpu_ev, ',.0f')} | {fmt(wall_ev, ',.0f')} |")
         print()
+
+    # Recorder counters (user stacks copied and unwound) of the default and
+    # frame-pointer configurations, summed over the rounds.
+    for c in ("causeway", "causeway-fp"):
+        tot = {}
+        for r in by.get(c, []):
+            for k, v in r.get("info", {}).get("counters", {}).items():
+                tot[k] = tot.get(k, 0) + v
+        if tot:
+            copies = tot.get("user_stack_copies", 0)
+            per = f"; {tot.get('user_stack_bytes_copied', 0) / copies:,.0f} bytes copied per stack" if copies else ""
+            print(f"Recorder counters of `{c}` (sum over {len(by[c])} runs): "
+                  + ", ".join(f"{k} {v:,}" for k, v in sorted(tot.items())) + per + "\n")
 
     # Events by kind in the last default causeway run.
     infos = [r for r in by.get("causeway", []) if r.get("info")]
