@@ -174,38 +174,6 @@ fn mappings() -> Vec<CodeMapping> {
         .collect()
 }
 
-/// Work around the unwinder's module placement for files whose executable segment
-/// does not start on a page boundary (LLD's layout, the default linker of rustc on
-/// x86-64 Linux, so this bench binary): the mapping's first page then also holds the
-/// tail of the read-only segment before it, `DwarfUnwinder::set_mappings` attributes
-/// the mapping's file offset to that segment and places the module one page off, and
-/// every unwind through such a file fails. Moving the mapping's start to where the
-/// executable segment's bytes begin (same file, same load bias) gives the segment
-/// lookup no choice. Returns how many mappings were moved.
-fn start_at_exec_segment(maps: &mut [CodeMapping]) -> usize {
-    use object::{Object, ObjectSegment, SegmentFlags};
-    const PF_X: u32 = 1;
-    let mut moved = 0;
-    for m in maps.iter_mut().filter(|m| m.path.starts_with('/')) {
-        let Ok(data) = std::fs::read(&m.path) else {
-            continue;
-        };
-        let Ok(obj) = object::File::parse(&*data) else {
-            continue;
-        };
-        for seg in obj.segments() {
-            let (off, size) = seg.file_range();
-            let exec = matches!(seg.flags(), SegmentFlags::Elf { p_flags } if p_flags & PF_X != 0);
-            if exec && off > m.offset && off & !0xfff == m.offset && off < m.offset + size {
-                m.start += off - m.offset;
-                m.offset = off;
-                moved += 1;
-            }
-        }
-    }
-    moved
-}
-
 fn bench(c: &mut Criterion) {
     let window: usize = std::env::var("UNWIND_BENCH_WINDOW")
         .ok()
@@ -219,22 +187,10 @@ fn bench(c: &mut Criterion) {
         ("qsort", through_qsort(window, end)),
     ];
 
-    // As the recorder would see this process: report, do not time.
-    let mut maps = mappings();
-    let mut plain = DwarfUnwinder::default();
-    plain.set_mappings(tgid, maps.clone());
-    for (name, copy) in &stacks {
-        let u = plain.unwind(tgid, copy, StackMode::All, 32);
-        eprintln!(
-            "unwind/{name} with /proc/self/maps as read: {} frames, {:?}",
-            u.frames.len(),
-            u.end
-        );
-    }
-    let moved = start_at_exec_segment(&mut maps);
-    eprintln!("mappings moved to their executable segment's start: {moved}");
+    // As the recorder sees this process: /proc/self/maps as read (this binary is
+    // linked by LLD, whose executable segment shares a page with the one before it).
     let mut unwinder = DwarfUnwinder::default();
-    unwinder.set_mappings(tgid, maps);
+    unwinder.set_mappings(tgid, mappings());
     let mut g = c.benchmark_group("unwind");
     g.warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(5))

@@ -466,19 +466,33 @@ static long fp_step(__u64 i, void *ctx)
 		w->flags |= STK_F_USER_TRUNCATED;
 		return 1;
 	}
+	/* A zero frame pointer or return address ends the chain where the program's entry
+	 * point or thread start put it; anything else that stops the walk means the chain
+	 * broke (code without frame pointers uses rbp for data), so the stack is marked
+	 * cut short rather than passed off as whole. */
 	__u64 bp = w->bp;
-	if (bp == 0 || (bp & 7))
+	if (bp == 0)
 		return 1;
+	if (bp & 7) {
+		w->flags |= STK_F_USER_TRUNCATED;
+		return 1;
+	}
 	__u64 pair[2];
-	if (bpf_probe_read_user(pair, sizeof(pair), (void *)bp))
+	if (bpf_probe_read_user(pair, sizeof(pair), (void *)bp)) {
+		w->flags |= STK_F_USER_TRUNCATED;
 		return 1;
+	}
 	__u64 ret = pair[1];
 	if (ret == 0)
 		return 1;
 	if (bp + 8 != w->scanned_slot && after_call(ret) && keep(w, ret))
 		put_frame(s, ret);
-	if (pair[0] <= bp)
+	if (pair[0] == 0)
 		return 1;
+	if (pair[0] <= bp) {
+		w->flags |= STK_F_USER_TRUNCATED;
+		return 1;
+	}
 	w->bp = pair[0];
 	if (i == MAX_WALK - 1)
 		w->flags |= STK_F_USER_TRUNCATED;
