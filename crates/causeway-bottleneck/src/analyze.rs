@@ -250,14 +250,15 @@ pub fn analyze(input: &Input<'_>, opts: &Options) -> Result<Report, BottleneckEr
     // Knots and sinks; background knots removed until none is left.
     let mut alive: BTreeSet<u32> = arcs.iter().flat_map(|a| [a.from, a.to]).collect();
     let mut background: Vec<Refined> = Vec::new();
-    let final_terms = loop {
-        let vs: Vec<u32> = alive.iter().copied().collect();
-        let live: Vec<Arc> = arcs
-            .iter()
+    let live_arcs = |alive: &BTreeSet<u32>| -> Vec<Arc> {
+        arcs.iter()
             .filter(|a| alive.contains(&a.from) && alive.contains(&a.to))
             .copied()
-            .collect();
-        let terms = terminals(&vs, &live);
+            .collect()
+    };
+    let final_terms = loop {
+        let vs: Vec<u32> = alive.iter().copied().collect();
+        let terms = terminals(&vs, &live_arcs(&alive));
         let mut found = false;
         for t in &terms {
             if let Terminal::Knot {
@@ -285,11 +286,7 @@ pub fn analyze(input: &Input<'_>, opts: &Options) -> Result<Report, BottleneckEr
     let weight = |id: usize| weights.get(id).copied().unwrap_or(0);
     // The graph left after background knots are removed: sinks' chains stay in it.
     let live_vs: Vec<u32> = alive.iter().copied().collect();
-    let live: Vec<Arc> = arcs
-        .iter()
-        .filter(|a| alive.contains(&a.from) && alive.contains(&a.to))
-        .copied()
-        .collect();
+    let live = live_arcs(&alive);
     let mut refined: Vec<Refined> = Vec::new();
     let mut sinks: Vec<Sink> = Vec::new();
     for t in final_terms {
