@@ -12,6 +12,7 @@ use causeway_format::{
     Timestamp, TraceReader, Waker,
 };
 use causeway_model::{Model, ModelBuilder, ModelError};
+use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{Read, Seek};
 
@@ -43,7 +44,9 @@ pub(crate) struct NetDevice {
 #[derive(Clone, Debug, Default)]
 pub struct Extras {
     pub(crate) net: BTreeMap<StringId, NetDevice>,
-    pub(crate) hints: HashMap<(Tid, Timestamp), DeviceHint>,
+    /// Device hints by woken thread and wake-up time. One insert per interrupt-context
+    /// wake-up, so keyed with a fast hash of the integers.
+    pub(crate) hints: FxHashMap<(Tid, Timestamp), DeviceHint>,
     /// `FlagWrite` markers by flag address: `(time, writer)` in time order.
     pub(crate) flag_writes: HashMap<u64, Vec<(Timestamp, Tid)>>,
     /// Link capacity per interface name, bytes per second (from trace counters).
@@ -105,11 +108,12 @@ pub struct Input<'a> {
 pub struct Collector<'t> {
     builder: ModelBuilder<'t>,
     extras: Extras,
-    last_block_here: HashMap<Cpu, (DevId, Timestamp)>,
+    // Looked up on every wake-up: fast hashes of the integers.
+    last_block_here: FxHashMap<Cpu, (DevId, Timestamp)>,
     last_block_any: Option<(DevId, Timestamp)>,
-    last_recv_here: HashMap<Cpu, (StringId, Timestamp)>,
+    last_recv_here: FxHashMap<Cpu, (StringId, Timestamp)>,
     names: ThreadIndex<'t>,
-    kernel_thread: HashMap<Tid, bool>,
+    kernel_thread: FxHashMap<Tid, bool>,
     per_process: bool,
     followed: BTreeSet<Tgid>,
     /// `(parent, child)` processes created during the recording.
@@ -130,11 +134,11 @@ impl<'t> Collector<'t> {
         Collector {
             builder: ModelBuilder::new(tables, header),
             extras: Extras::default(),
-            last_block_here: HashMap::new(),
+            last_block_here: FxHashMap::default(),
             last_block_any: None,
-            last_recv_here: HashMap::new(),
+            last_recv_here: FxHashMap::default(),
             names: ThreadIndex::new(tables),
-            kernel_thread: HashMap::new(),
+            kernel_thread: FxHashMap::default(),
             per_process: header.scope == Scope::Processes,
             // The recorder names the processes it started with (and, with --comm,
             // the name it followed); fork and exec evidence adds the rest.

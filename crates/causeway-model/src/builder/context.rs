@@ -20,7 +20,7 @@ impl ModelBuilder<'_> {
         }
         let believed = self.cpu(c).current;
         let consistent = believed.is_none() || believed == Some(tid);
-        let is_new = !self.threads.contains_key(&tid);
+        let is_new = !self.threads.contains(tid);
         let hint = FirstSeen::Running { cpu: c, consistent };
         let state = self.ensure(tid, ts, hint).and_then(|t| t.state());
         let mut running_here = false;
@@ -28,7 +28,7 @@ impl ModelBuilder<'_> {
             Some(SegmentState::Running { cpu }) if cpu == c => running_here = true,
             Some(SegmentState::Unknown { .. }) if consistent => {
                 // The thread is running here now; when it started is still unknown.
-                if let Some(th) = self.threads.get_mut(&tid) {
+                if let Some(th) = self.threads.get_mut(tid) {
                     th.close(ts, false);
                     th.open(ts, false, SegmentState::Running { cpu: c });
                 }
@@ -42,7 +42,7 @@ impl ModelBuilder<'_> {
         if running_here && believed.is_none() {
             self.cpu(c).current = Some(tid);
         }
-        self.threads.get_mut(&tid)
+        self.threads.get_mut(tid)
     }
 
     pub(super) fn on_fork(
@@ -73,7 +73,7 @@ impl ModelBuilder<'_> {
         if child.is_idle() {
             return;
         }
-        if let Some(old) = self.threads.get(&child)
+        if let Some(old) = self.threads.get(child)
             && !matches!(old.life, Life::Ended)
         {
             self.stats.tid_reused_without_exit += 1;
@@ -101,6 +101,6 @@ impl ModelBuilder<'_> {
         th.created = Some(ts);
         th.parent_tid = (!parent.is_idle()).then_some(parent);
         th.life = Life::Created { at: ts };
-        self.threads.insert(child, th);
+        self.threads.insert(th);
     }
 }

@@ -1,7 +1,6 @@
 //! Closing the timelines and assembling the [`Model`].
 
 use super::{MAX_HEADER_CPUS, ModelBuilder};
-use crate::cpu::CpuState;
 use crate::irq::InterruptSource;
 use crate::model::Model;
 use crate::process::build_processes;
@@ -17,7 +16,7 @@ impl ModelBuilder<'_> {
     pub fn finish(mut self) -> Model {
         let start = self.trace_start();
         let end = self.now.max(start);
-        let mut builds: Vec<ThreadBuild> = self.threads.into_values().collect();
+        let mut builds: Vec<ThreadBuild> = self.threads.into_values();
         builds.append(&mut self.retired);
         let tables = self.tables;
         let mut threads: Vec<Thread> = builds
@@ -33,12 +32,10 @@ impl ModelBuilder<'_> {
         let block_requests = self.block.finish(&mut self.stats);
         if self.cpu_count <= MAX_HEADER_CPUS {
             for n in 0..self.cpu_count {
-                self.cpus
-                    .entry(Cpu(n))
-                    .or_insert_with(|| CpuState::new(Cpu(n), start));
+                self.cpus.get_or_insert(Cpu(n), start);
             }
         }
-        let mut cpus: Vec<_> = self.cpus.into_values().map(|c| c.finish(end)).collect();
+        let mut cpus: Vec<_> = self.cpus.into_sorted().map(|c| c.finish(end)).collect();
         let mut by_cpu: HashMap<Cpu, usize> = HashMap::new();
         for (i, c) in cpus.iter().enumerate() {
             by_cpu.insert(c.cpu, i);

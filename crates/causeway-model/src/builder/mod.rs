@@ -22,10 +22,11 @@ mod finish;
 mod lost;
 mod stack;
 mod switch;
+mod threads;
 mod timeline;
 mod wakeup;
 
-use crate::cpu::CpuState;
+use crate::cpu::{CpuState, CpuTable};
 use crate::irq::{BlockTracker, InterruptSource, IrqTracker};
 use crate::process::ProcessEvents;
 use crate::segment::{SegmentState, StackRef, UnknownCause};
@@ -35,7 +36,7 @@ use crate::tracker::{IdentityRow, ThreadBuild};
 use causeway_format::{
     Cpu, Event, EventKind, Header, Marker, Tables, Tgid, ThreadIndex, Tid, Timestamp,
 };
-use std::collections::{BTreeMap, HashMap};
+use threads::ThreadTable;
 
 /// CPU lists longer than this come only from CPUs seen in events (a damaged header
 /// must not make the model allocate per CPU number).
@@ -76,10 +77,11 @@ pub struct ModelBuilder<'t> {
     table_threads: ThreadIndex<'t>,
     start: Option<Timestamp>,
     now: Timestamp,
-    threads: HashMap<Tid, ThreadBuild>,
+    /// Live threads by tid.
+    threads: ThreadTable,
     /// Earlier incarnations of reused tids.
     retired: Vec<ThreadBuild>,
-    cpus: BTreeMap<Cpu, CpuState>,
+    cpus: CpuTable,
     losses: Vec<LossWindow>,
     irqs: IrqTracker,
     block: BlockTracker,
@@ -100,9 +102,9 @@ impl<'t> ModelBuilder<'t> {
             table_threads,
             start: None,
             now: Timestamp(0),
-            threads: HashMap::new(),
+            threads: ThreadTable::default(),
             retired: Vec::new(),
-            cpus: BTreeMap::new(),
+            cpus: CpuTable::default(),
             losses: Vec::new(),
             irqs: IrqTracker::default(),
             block: BlockTracker::default(),
@@ -139,10 +141,7 @@ impl<'t> ModelBuilder<'t> {
         };
         let c = ev.cpu;
         let trace_start = self.trace_start();
-        let cpu = self
-            .cpus
-            .entry(c)
-            .or_insert_with(|| CpuState::new(c, trace_start));
+        let cpu = self.cpus.get_or_insert(c, trace_start);
         if !matches!(ev.kind, EventKind::Stack { .. }) {
             cpu.pending = None;
         }
@@ -252,7 +251,7 @@ impl<'t> ModelBuilder<'t> {
             } => self.on_stack(ts, c, tid, kind, StackRef { user, kernel }),
             EventKind::Lost { count } => self.on_lost(ts, c, count),
         }
-        if let Some(cpu) = self.cpus.get_mut(&c) {
+        if let Some(cpu) = self.cpus.get_mut(c) {
             cpu.last_ts = Some(ts);
         }
     }
@@ -263,14 +262,12 @@ impl<'t> ModelBuilder<'t> {
 
     fn cpu(&mut self, c: Cpu) -> &mut CpuState {
         let trace_start = self.trace_start();
-        self.cpus
-            .entry(c)
-            .or_insert_with(|| CpuState::new(c, trace_start))
+        self.cpus.get_or_insert(c, trace_start)
     }
 
     /// Update first/last seen of an existing thread.
     fn touch(&mut self, tid: Tid, ts: Timestamp) {
-        if let Some(th) = self.threads.get_mut(&tid) {
+        if let Some(th) = self.threads.get_mut(tid) {
             th.touch(ts);
         }
     }

@@ -24,7 +24,7 @@ impl ModelBuilder<'_> {
                 self.cpu(c).pending = None;
                 // Only a blocking switch-out has a segment to hold the stack; a
                 // preempted thread's stack is not needed.
-                if let Some(th) = self.threads.get_mut(&tid)
+                if let Some(th) = self.threads.get_mut(tid)
                     && let Life::Live(open) = &mut th.life
                     && open.start == ts
                     && let SegmentState::Blocked {
@@ -39,7 +39,7 @@ impl ModelBuilder<'_> {
                 self.cpu(c).pending = None;
                 if let Some(SegmentState::Blocked { waker: Some(w), .. }) = self
                     .threads
-                    .get_mut(&wakee)
+                    .get_mut(wakee)
                     .and_then(|th| th.segments.get_mut(seg))
                     .map(|s| &mut s.state)
                 {

@@ -25,7 +25,7 @@ impl ModelBuilder<'_> {
                 self.stats.cpu_current_mismatch += 1;
             }
             if !y.is_idle()
-                && matches!(self.threads.get(&y).and_then(ThreadBuild::state),
+                && matches!(self.threads.get(y).and_then(ThreadBuild::state),
                     Some(SegmentState::Running { cpu }) if cpu == c)
             {
                 self.invalidate(y, ts);
@@ -47,7 +47,7 @@ impl ModelBuilder<'_> {
                     self.stats.switch_out_not_running += 1;
                 }
             }
-            if let Some(th) = self.threads.get_mut(&prev) {
+            if let Some(th) = self.threads.get_mut(prev) {
                 if prev_state.is_exiting() {
                     th.close(ts, true);
                     th.life = Life::Ended;
@@ -91,7 +91,7 @@ impl ModelBuilder<'_> {
                     }
                 }
             }
-            if let Some(th) = self.threads.get_mut(&next) {
+            if let Some(th) = self.threads.get_mut(next) {
                 th.transition(ts, SegmentState::Running { cpu: c });
                 th.wake_while_running = None;
             }
@@ -104,7 +104,7 @@ impl ModelBuilder<'_> {
     /// `tid` is switched in at `ts` while the model believes it blocked, with no
     /// wake-up seen since it blocked.
     pub(super) fn switch_in_unwoken(&mut self, tid: Tid, ts: Timestamp) {
-        let Some(th) = self.threads.get_mut(&tid) else {
+        let Some(th) = self.threads.get_mut(tid) else {
             return;
         };
         let early = th.wake_while_running.take();
@@ -113,7 +113,7 @@ impl ModelBuilder<'_> {
             // The wake-up raced with the switch-out: the thread never really slept.
             Some(w) if self.loss_split(since, ts).is_none() => {
                 self.stats.wakeups_before_switch_out += 1;
-                let Some(th) = self.threads.get_mut(&tid) else {
+                let Some(th) = self.threads.get_mut(tid) else {
                     return;
                 };
                 th.wakeups += 1;

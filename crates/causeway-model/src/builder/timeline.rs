@@ -25,7 +25,7 @@ impl ModelBuilder<'_> {
     /// Move the current incarnation of `tid` (if any) to the retired list, closing its
     /// timeline at `ts` with an unknown end.
     pub(super) fn retire(&mut self, tid: Tid, ts: Timestamp) -> Option<Timestamp> {
-        let mut old = self.threads.remove(&tid)?;
+        let mut old = self.threads.remove(tid)?;
         old.close(ts, false);
         let end = old.timeline_end();
         self.retired.push(old);
@@ -43,11 +43,20 @@ impl ModelBuilder<'_> {
         if tid.is_idle() {
             return None;
         }
+        let slot = self.threads.slot(tid);
+        // The common case: a thread already live, found with one lookup.
+        if let Some(i) = slot
+            && matches!(self.threads.at(i).life, Life::Live(_))
+        {
+            let th = self.threads.at(i);
+            th.touch(ts);
+            return Some(th);
+        }
         let mut floor = self.trace_start();
-        match self.threads.get(&tid).map(|t| t.life) {
+        match slot.map(|i| self.threads.at(i).life) {
             Some(Life::Live(_)) => {}
             Some(Life::Created { at }) => {
-                let th = self.threads.get_mut(&tid)?;
+                let th = self.threads.get_mut(tid)?;
                 let state = match hint {
                     FirstSeen::Running { .. } => SegmentState::Unknown {
                         cause: UnknownCause::BeforeFirstEvent,
@@ -69,7 +78,7 @@ impl ModelBuilder<'_> {
             }
             None => self.create(tid, ts, hint, floor),
         }
-        let th = self.threads.get_mut(&tid)?;
+        let th = self.threads.get_mut(tid)?;
         th.touch(ts);
         Some(th)
     }
@@ -101,27 +110,27 @@ impl ModelBuilder<'_> {
             FirstSeen::Blocked => blocked_unseen(),
         };
         th.open(start, false, state);
-        self.threads.insert(tid, th);
+        self.threads.insert(th);
     }
 
     /// The events contradict `tid`'s open segment at `ts`. If lost events can explain
     /// it, the segment ends at the loss and an unknown segment follows; otherwise it
     /// ends at `ts` with an unknown end. Returns true if a loss explains it.
     pub(super) fn invalidate(&mut self, tid: Tid, ts: Timestamp) -> bool {
-        let Some(open) = self.threads.get(&tid).and_then(|t| t.open_seg()).copied() else {
+        let Some(open) = self.threads.get(tid).and_then(|t| t.open_seg()).copied() else {
             return true;
         };
         if open.state.is_unknown() {
             return true;
         }
         if let SegmentState::Running { cpu } = open.state
-            && let Some(cs) = self.cpus.get_mut(&cpu)
+            && let Some(cs) = self.cpus.get_mut(cpu)
             && cs.current == Some(tid)
         {
             cs.current = None;
         }
         let split = self.loss_split(open.start, ts);
-        let Some(th) = self.threads.get_mut(&tid) else {
+        let Some(th) = self.threads.get_mut(tid) else {
             return true;
         };
         match split {

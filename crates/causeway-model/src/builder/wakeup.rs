@@ -23,7 +23,7 @@ impl ModelBuilder<'_> {
             cpu: Some(target_cpu),
             preempted: false,
         };
-        let life = self.threads.get(&wakee).map(|t| t.life);
+        let life = self.threads.get(wakee).map(|t| t.life);
         let starts_life = match life {
             None | Some(Life::Ended) => new,
             Some(Life::Created { .. }) => true,
@@ -38,12 +38,15 @@ impl ModelBuilder<'_> {
             if matches!(life, Some(Life::Ended)) {
                 self.retire(wakee, ts);
             }
-            let identity = self.table_identity(wakee);
-            let th = self.threads.entry(wakee).or_insert_with(|| {
-                let mut th = ThreadBuild::new(wakee, ts, identity);
-                th.created = Some(ts);
-                th
-            });
+            let i = match self.threads.slot(wakee) {
+                Some(i) => i,
+                None => {
+                    let mut th = ThreadBuild::new(wakee, ts, self.table_identity(wakee));
+                    th.created = Some(ts);
+                    self.threads.insert(th)
+                }
+            };
+            let th = self.threads.at(i);
             th.touch(ts);
             th.open(ts, true, runnable);
             self.cpu(c).pending = Some(Pending {
