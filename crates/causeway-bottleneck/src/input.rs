@@ -7,6 +7,7 @@
 //! the [`ModelBuilder`], keeping only aggregates and per-wake-up hints, so memory grows
 //! with wake-ups and threads, not with raw events.
 
+use crate::hints::DeviceHints;
 use causeway_format::{
     Cpu, DevId, Event, EventKind, Header, Marker, Scope, StringId, Tables, Tgid, ThreadIndex, Tid,
     Timestamp, TraceReader, Waker,
@@ -44,9 +45,8 @@ pub(crate) struct NetDevice {
 #[derive(Clone, Debug, Default)]
 pub struct Extras {
     pub(crate) net: BTreeMap<StringId, NetDevice>,
-    /// Device hints by woken thread and wake-up time. One insert per interrupt-context
-    /// wake-up, so keyed with a fast hash of the integers.
-    pub(crate) hints: FxHashMap<(Tid, Timestamp), DeviceHint>,
+    /// Device hints by woken thread and wake-up time.
+    pub(crate) hints: DeviceHints,
     /// `FlagWrite` markers by flag address: `(time, writer)` in time order.
     pub(crate) flag_writes: HashMap<u64, Vec<(Timestamp, Tid)>>,
     /// Link capacity per interface name, bytes per second (from trace counters).
@@ -255,7 +255,7 @@ impl<'t> Collector<'t> {
             hint.disk_any = None;
         }
         if hint != DeviceHint::default() {
-            self.extras.hints.insert((wakee, ts), hint);
+            self.extras.hints.insert(wakee, ts, hint);
         }
     }
 
@@ -276,6 +276,7 @@ impl<'t> Collector<'t> {
                 self.extras.recorded = Some(set);
             }
         }
+        self.extras.hints.finish();
         (self.builder.finish(), self.extras)
     }
 

@@ -47,6 +47,7 @@ mod devices;
 mod entities;
 mod error;
 mod graph;
+mod hints;
 mod input;
 mod merge;
 mod options;
