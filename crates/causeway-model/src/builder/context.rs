@@ -22,16 +22,15 @@ impl ModelBuilder<'_> {
         let consistent = believed.is_none() || believed == Some(tid);
         let is_new = !self.threads.contains(tid);
         let hint = FirstSeen::Running { cpu: c, consistent };
-        let state = self.ensure(tid, ts, hint).and_then(|t| t.state());
+        let slot = self.ensure_slot(tid, ts, hint)?;
+        let th = self.threads.at(slot);
         let mut running_here = false;
-        match state {
+        match th.state() {
             Some(SegmentState::Running { cpu }) if cpu == c => running_here = true,
             Some(SegmentState::Unknown { .. }) if consistent => {
                 // The thread is running here now; when it started is still unknown.
-                if let Some(th) = self.threads.get_mut(tid) {
-                    th.close(ts, false);
-                    th.open(ts, false, SegmentState::Running { cpu: c });
-                }
+                th.close(ts, false);
+                th.open(ts, false, SegmentState::Running { cpu: c });
                 running_here = true;
             }
             _ => {}
@@ -42,7 +41,7 @@ impl ModelBuilder<'_> {
         if running_here && believed.is_none() {
             self.cpu(c).current = Some(tid);
         }
-        self.threads.get_mut(tid)
+        Some(self.threads.at(slot))
     }
 
     pub(super) fn on_fork(

@@ -87,14 +87,13 @@ fn finish_thread(tables: &Tables, b: ThreadBuild) -> Thread {
             });
         }
     }
-    let mut totals = ThreadTotals {
+    let totals = ThreadTotals {
         wakeups: b.wakeups,
         wakeups_not_blocked: b.wakeups_not_blocked,
         first_seen: b.first_seen,
         last_seen: b.last_seen,
-        ..ThreadTotals::default()
+        ..b.segment_totals
     };
-    totals.add_segments(&b.segments);
     Thread {
         tid: b.tid,
         tgid: identity.last().and_then(|i| i.tgid),

@@ -34,7 +34,8 @@ impl ModelBuilder<'_> {
         if !prev.is_idle() {
             let consistent = believed.is_none() || believed == Some(prev);
             let hint = FirstSeen::Running { cpu: c, consistent };
-            let state = self.ensure(prev, ts, hint).and_then(|t| t.state());
+            let slot = self.ensure_slot(prev, ts, hint);
+            let state = slot.and_then(|i| self.threads.at(i).state());
             let fits = match state {
                 Some(SegmentState::Running { cpu }) => cpu == c,
                 Some(SegmentState::Unknown { .. }) | None => true,
@@ -47,7 +48,8 @@ impl ModelBuilder<'_> {
                     self.stats.switch_out_not_running += 1;
                 }
             }
-            if let Some(th) = self.threads.get_mut(prev) {
+            // Invalidating moves no thread: the slot still holds `prev`.
+            if let Some(th) = slot.map(|i| self.threads.at(i)) {
                 if prev_state.is_exiting() {
                     th.close(ts, true);
                     th.life = Life::Ended;
@@ -79,9 +81,8 @@ impl ModelBuilder<'_> {
             target: StackTarget::SwitchOut { tid: prev },
         });
         if !next.is_idle() {
-            let state = self
-                .ensure(next, ts, FirstSeen::Runnable { cpu: c })
-                .and_then(|t| t.state());
+            let slot = self.ensure_slot(next, ts, FirstSeen::Runnable { cpu: c });
+            let state = slot.and_then(|i| self.threads.at(i).state());
             match state {
                 Some(SegmentState::Runnable { .. } | SegmentState::Unknown { .. }) | None => {}
                 Some(SegmentState::Blocked { .. }) => self.switch_in_unwoken(next, ts),
@@ -91,7 +92,7 @@ impl ModelBuilder<'_> {
                     }
                 }
             }
-            if let Some(th) = self.threads.get_mut(next) {
+            if let Some(th) = slot.map(|i| self.threads.at(i)) {
                 th.transition(ts, SegmentState::Running { cpu: c });
                 th.wake_while_running = None;
             }

@@ -34,24 +34,50 @@ impl ModelBuilder<'_> {
 
     /// Make sure `tid` has a live timeline, creating or backfilling it per `hint`.
     /// Returns `None` for the idle task.
+    #[inline]
     pub(super) fn ensure(
         &mut self,
         tid: Tid,
         ts: Timestamp,
         hint: FirstSeen,
     ) -> Option<&mut ThreadBuild> {
+        let i = self.ensure_slot(tid, ts, hint)?;
+        Some(self.threads.at(i))
+    }
+
+    /// [`ModelBuilder::ensure`], returning the thread's slot in the thread table (valid
+    /// until a thread is retired).
+    #[inline]
+    pub(super) fn ensure_slot(
+        &mut self,
+        tid: Tid,
+        ts: Timestamp,
+        hint: FirstSeen,
+    ) -> Option<usize> {
         if tid.is_idle() {
             return None;
         }
         let slot = self.threads.slot(tid);
         // The common case: a thread already live, found with one lookup.
-        if let Some(i) = slot
-            && matches!(self.threads.at(i).life, Life::Live(_))
-        {
+        if let Some(i) = slot {
             let th = self.threads.at(i);
-            th.touch(ts);
-            return Some(th);
+            if matches!(th.life, Life::Live(_)) {
+                th.touch(ts);
+                return Some(i);
+            }
         }
+        self.revive(tid, ts, hint, slot)
+    }
+
+    /// [`ModelBuilder::ensure_slot`] for a thread that is not live: new, created by a
+    /// fork and not yet run, or ended.
+    fn revive(
+        &mut self,
+        tid: Tid,
+        ts: Timestamp,
+        hint: FirstSeen,
+        slot: Option<usize>,
+    ) -> Option<usize> {
         let mut floor = self.trace_start();
         match slot.map(|i| self.threads.at(i).life) {
             Some(Life::Live(_)) => {}
@@ -78,9 +104,10 @@ impl ModelBuilder<'_> {
             }
             None => self.create(tid, ts, hint, floor),
         }
-        let th = self.threads.get_mut(tid)?;
-        th.touch(ts);
-        Some(th)
+        // Retiring moved slots: look the thread up again.
+        let i = self.threads.slot(tid)?;
+        self.threads.at(i).touch(ts);
+        Some(i)
     }
 
     /// Create a thread that existed before its first event at `ts`, backfilling its
