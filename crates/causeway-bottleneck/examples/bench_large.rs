@@ -1,10 +1,15 @@
 //! Build the model of a synthesized 50-million-event trace and analyze it, printing
 //! times, throughput and peak memory (`VmHWM`), so it can run under `/usr/bin/time -v`.
 //!
-//! `cargo run --release -p causeway-bottleneck --example bench_large -- [EVENTS] [GROUPS]`
+//! `cargo run --release -p causeway-bottleneck --example bench_large -- [EVENTS] [GROUPS] [serial]`
+//!
+//! The model is built on a second thread while this one synthesizes the events, as
+//! `causeway bottleneck` does while it decodes a trace; `serial` builds it on this
+//! thread instead.
 
 use causeway_bottleneck::{Collector, Input, Options, analyze};
 use causeway_format::Header;
+use std::convert::Infallible;
 use std::time::Instant;
 
 #[path = "../benches/workload/mod.rs"]
@@ -28,12 +33,24 @@ fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(50_000_000);
     let groups: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(64);
+    let serial = args.next().is_some_and(|a| a == "serial");
     let w = workload::Workload::for_events(events, groups);
     let tables = w.tables();
     let t0 = Instant::now();
-    let mut col = Collector::new(&tables, &Header::synthetic(w.cpus()));
-    w.for_each(|e| col.push(e));
-    let (model, extras) = col.finish();
+    let header = Header::synthetic(w.cpus());
+    let (model, extras) = if serial {
+        let mut col = Collector::new(&tables, &header);
+        w.for_each(|e| col.push(e));
+        col.finish()
+    } else {
+        let produced = Collector::collect_threaded(&tables, &header, |sink| {
+            w.for_each(|e| sink.push(*e));
+            Ok::<(), Infallible>(())
+        });
+        match produced {
+            Ok(built) => built,
+        }
+    };
     let build = t0.elapsed().as_secs_f64();
     let segments: usize = model.threads().map(|t| t.segments.len()).sum();
     let rss_model = status_mib("VmRSS:");
@@ -52,8 +69,9 @@ fn main() {
     println!("block requests    {}", model.block_requests().len());
     println!("rayon threads     {}", rayon::current_num_threads());
     println!(
-        "model + extras    {build:.2} s  ({:.1} M events/s, one thread)",
-        n / build / 1e6
+        "model + extras    {build:.2} s  ({:.1} M events/s, {})",
+        n / build / 1e6,
+        if serial { "one thread" } else { "two threads" }
     );
     println!(
         "analysis          {analysis:.2} s  ({:.1} M events/s)",

@@ -7,17 +7,12 @@
 //! the [`ModelBuilder`], keeping only aggregates and per-wake-up hints, so memory grows
 //! with wake-ups and threads, not with raw events.
 
-use causeway_format::{
-    Cpu, DevId, Event, EventKind, Header, Marker, Scope, StringId, Tables, Tgid, ThreadIndex, Tid,
-    Timestamp, TraceReader, Waker,
-};
+use crate::extras::ExtrasCollector;
+use crate::hints::DeviceHints;
+use causeway_format::{DevId, Event, Header, StringId, Tables, Tgid, Tid, Timestamp, TraceReader};
 use causeway_model::{Model, ModelBuilder, ModelError};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{Read, Seek};
-
-/// A device event this close before a wake-up (ns) may explain it: interrupt handlers
-/// and the softirqs or kworkers they defer to run within microseconds of the completion.
-const HINT_WINDOW_NS: u64 = 2_000_000;
 
 /// Which devices may be behind one wake-up, from the device events just before it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -43,7 +38,8 @@ pub(crate) struct NetDevice {
 #[derive(Clone, Debug, Default)]
 pub struct Extras {
     pub(crate) net: BTreeMap<StringId, NetDevice>,
-    pub(crate) hints: HashMap<(Tid, Timestamp), DeviceHint>,
+    /// Device hints by woken thread and wake-up time.
+    pub(crate) hints: DeviceHints,
     /// `FlagWrite` markers by flag address: `(time, writer)` in time order.
     pub(crate) flag_writes: HashMap<u64, Vec<(Timestamp, Tid)>>,
     /// Link capacity per interface name, bytes per second (from trace counters).
@@ -104,24 +100,7 @@ pub struct Input<'a> {
 #[derive(Debug)]
 pub struct Collector<'t> {
     builder: ModelBuilder<'t>,
-    extras: Extras,
-    last_block_here: HashMap<Cpu, (DevId, Timestamp)>,
-    last_block_any: Option<(DevId, Timestamp)>,
-    last_recv_here: HashMap<Cpu, (StringId, Timestamp)>,
-    names: ThreadIndex<'t>,
-    kernel_thread: HashMap<Tid, bool>,
-    per_process: bool,
-    followed: BTreeSet<Tgid>,
-    /// `(parent, child)` processes created during the recording.
-    forks: Vec<(Tgid, Tgid)>,
-    syscall_tids: BTreeSet<Tid>,
-}
-
-/// Kernel threads that run deferred I/O completion for a device.
-fn is_completion_thread(comm: &str) -> bool {
-    ["kworker", "ksoftirqd", "irq/", "kblockd"]
-        .iter()
-        .any(|p| comm.starts_with(p))
+    extras: ExtrasCollector<'t>,
 }
 
 impl<'t> Collector<'t> {
@@ -129,150 +108,19 @@ impl<'t> Collector<'t> {
     pub fn new(tables: &'t Tables, header: &Header) -> Collector<'t> {
         Collector {
             builder: ModelBuilder::new(tables, header),
-            extras: Extras::default(),
-            last_block_here: HashMap::new(),
-            last_block_any: None,
-            last_recv_here: HashMap::new(),
-            names: ThreadIndex::new(tables),
-            kernel_thread: HashMap::new(),
-            per_process: header.scope == Scope::Processes,
-            // The recorder names the processes it started with (and, with --comm,
-            // the name it followed); fork and exec evidence adds the rest.
-            followed: header
-                .target_pids
-                .iter()
-                .map(|&p| Tgid(p))
-                .chain(
-                    tables
-                        .processes
-                        .iter()
-                        .filter(|p| {
-                            header.target_comm.as_deref().is_some_and(|c| {
-                                tables
-                                    .threads
-                                    .iter()
-                                    .any(|t| t.tid.0 == p.tgid.0 && tables.string(t.comm) == c)
-                            })
-                        })
-                        .map(|p| p.tgid),
-                )
-                .collect(),
-            forks: Vec::new(),
-            syscall_tids: BTreeSet::new(),
+            extras: ExtrasCollector::new(tables, header),
         }
     }
 
     /// Feed the next event (in time order).
     pub fn push(&mut self, ev: &Event) {
         self.builder.push(ev);
-        match ev.kind {
-            EventKind::BlockComplete { dev, .. } => {
-                self.last_block_here.insert(ev.cpu, (dev, ev.ts));
-                self.last_block_any = Some((dev, ev.ts));
-            }
-            EventKind::NetRecv { dev, bytes, .. } => {
-                self.last_recv_here.insert(ev.cpu, (dev, ev.ts));
-                self.extras.net.entry(dev).or_default().rx_bytes += u64::from(bytes);
-            }
-            EventKind::NetXmit { tid, dev, bytes } => {
-                let d = self.extras.net.entry(dev).or_default();
-                *d.tx_by_tid.entry(tid).or_default() += u64::from(bytes);
-            }
-            EventKind::Marker {
-                tid,
-                marker: Marker::FlagWrite { addr },
-            } => self
-                .extras
-                .flag_writes
-                .entry(addr)
-                .or_default()
-                .push((ev.ts, tid)),
-            EventKind::Wakeup { wakee, waker, .. } => self.hint(ev.ts, ev.cpu, wakee, waker),
-            EventKind::Exec { tid, .. } if self.per_process => {
-                if let Some(t) = self.names.at(tid, ev.ts) {
-                    self.followed.insert(t.tgid);
-                    self.extras.exec_at.entry(t.tgid).or_insert(ev.ts);
-                }
-            }
-            EventKind::Fork {
-                parent_tgid,
-                child_tgid,
-                ..
-            } if self.per_process => {
-                self.followed.insert(parent_tgid);
-                if child_tgid != parent_tgid {
-                    self.forks.push((parent_tgid, child_tgid));
-                }
-            }
-            // Tids only (a small set); processes are looked up at the end.
-            EventKind::SyscallEnter { tid, .. }
-                if self.per_process && self.syscall_tids.len() < 1 << 16 =>
-            {
-                self.syscall_tids.insert(tid);
-            }
-            _ => {}
-        }
-    }
-
-    /// Remember which devices may explain a wake-up. Disk hints are kept only for
-    /// interrupt contexts and completion kernel threads: an ordinary thread waking
-    /// another is never a disk, and skipping it keeps memory to the wake-ups that need
-    /// it.
-    fn hint(&mut self, ts: Timestamp, cpu: Cpu, wakee: Tid, waker: Waker) {
-        let recent = |t: Timestamp| ts.0.saturating_sub(t.0) <= HINT_WINDOW_NS;
-        let disk_ok = match waker {
-            Waker::Thread { tid } => {
-                let names = &self.names;
-                *self
-                    .kernel_thread
-                    .entry(tid)
-                    .or_insert_with(|| names.comm_at(tid, ts).is_some_and(is_completion_thread))
-            }
-            _ => true,
-        };
-        let mut hint = DeviceHint {
-            disk_here: self
-                .last_block_here
-                .get(&cpu)
-                .filter(|(_, t)| recent(*t))
-                .map(|(d, _)| *d),
-            disk_any: self
-                .last_block_any
-                .filter(|(_, t)| recent(*t))
-                .map(|(d, _)| d),
-            nic_here: self
-                .last_recv_here
-                .get(&cpu)
-                .filter(|(_, t)| recent(*t))
-                .map(|(d, _)| *d),
-        };
-        if !disk_ok {
-            hint.disk_here = None;
-            hint.disk_any = None;
-        }
-        if hint != DeviceHint::default() {
-            self.extras.hints.insert((wakee, ts), hint);
-        }
+        self.extras.push(ev);
     }
 
     /// Finish the model and hand back both.
-    pub fn finish(mut self) -> (Model, Extras) {
-        if self.per_process {
-            let mut set = std::mem::take(&mut self.followed);
-            for tid in &self.syscall_tids {
-                set.extend(self.names.rows(*tid).iter().map(|r| r.tgid));
-            }
-            // Children of followed processes, in creation order (a chain of forks).
-            for (parent, child) in &self.forks {
-                if set.contains(parent) {
-                    set.insert(*child);
-                }
-            }
-            if !set.is_empty() {
-                self.extras.recorded = Some(set);
-            }
-        }
-        (self.builder.finish(), self.extras)
+    pub fn finish(self) -> (Model, Extras) {
+        (self.builder.finish(), self.extras.finish())
     }
 
     /// Build both from events already in memory (tests, small traces).

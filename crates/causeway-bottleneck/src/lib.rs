@@ -48,10 +48,13 @@ mod cascade;
 mod devices;
 mod entities;
 mod error;
+mod extras;
 mod graph;
+mod hints;
 mod input;
 mod merge;
 mod options;
+mod pipeline;
 mod refine;
 mod report;
 mod stacks;
@@ -67,6 +70,7 @@ pub use devices::DeviceReport;
 pub use error::BottleneckError;
 pub use input::{Collector, Extras, Input};
 pub use options::Options;
+pub use pipeline::EventSink;
 pub use refine::Shape;
 pub use report::{
     Edge, EdgeKind, Knot, OffCpu, Quality, Report, Sink, ThreadRef, Vertex, VertexKind,

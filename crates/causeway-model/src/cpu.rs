@@ -3,6 +3,11 @@
 
 use crate::totals::CpuData;
 use causeway_format::{Cpu, DurationNs, Tid, Timestamp};
+use std::collections::BTreeMap;
+
+/// CPU numbers below this are held in a vector indexed by number; higher ones (only a
+/// damaged trace has them) in a map, so a bad number cannot make the builder allocate.
+const DENSE_CPUS: u32 = 1 << 12;
 
 /// The event a following stack event on the same CPU would belong to.
 #[derive(Clone, Copy, Debug)]
@@ -91,5 +96,58 @@ impl CpuState {
     pub(crate) fn finish(mut self, end: Timestamp) -> CpuData {
         self.account(end);
         self.data
+    }
+}
+
+/// The CPUs seen so far, by number. Every event looks its CPU up, so the common case
+/// is an index into a vector rather than a map search.
+#[derive(Debug, Default)]
+pub(crate) struct CpuTable {
+    dense: Vec<Option<CpuState>>,
+    sparse: BTreeMap<Cpu, CpuState>,
+}
+
+impl CpuTable {
+    /// The state of `cpu`, created (accounting from `trace_start`) if not seen yet.
+    #[inline]
+    pub(crate) fn get_or_insert(&mut self, cpu: Cpu, trace_start: Timestamp) -> &mut CpuState {
+        let i = cpu.0 as usize;
+        if self.dense.get(i).is_some_and(Option::is_some) {
+            return self.dense[i].get_or_insert_with(|| CpuState::new(cpu, trace_start));
+        }
+        self.insert(cpu, trace_start)
+    }
+
+    #[cold]
+    fn insert(&mut self, cpu: Cpu, trace_start: Timestamp) -> &mut CpuState {
+        if cpu.0 >= DENSE_CPUS {
+            return self
+                .sparse
+                .entry(cpu)
+                .or_insert_with(|| CpuState::new(cpu, trace_start));
+        }
+        let i = cpu.0 as usize;
+        if i >= self.dense.len() {
+            self.dense.resize_with(i + 1, || None);
+        }
+        self.dense[i].get_or_insert_with(|| CpuState::new(cpu, trace_start))
+    }
+
+    /// The state of `cpu`, if seen.
+    #[inline]
+    pub(crate) fn get_mut(&mut self, cpu: Cpu) -> Option<&mut CpuState> {
+        if cpu.0 >= DENSE_CPUS {
+            return self.sparse.get_mut(&cpu);
+        }
+        self.dense.get_mut(cpu.0 as usize)?.as_mut()
+    }
+
+    /// All CPU states, by CPU number.
+    pub(crate) fn into_sorted(self) -> impl Iterator<Item = CpuState> {
+        // Every dense number is below every sparse one.
+        self.dense
+            .into_iter()
+            .flatten()
+            .chain(self.sparse.into_values())
     }
 }

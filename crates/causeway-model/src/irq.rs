@@ -7,8 +7,10 @@
 
 use crate::stats::ModelStats;
 use causeway_format::{BlockOp, Cpu, DevId, DurationNs, SoftirqVec, StringId, Tid, Timestamp};
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+use std::collections::hash_map::Entry;
 
 /// Which interrupt context ran.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -91,7 +93,8 @@ struct OpenInterrupt {
 /// Matches interrupt entries with exits per CPU.
 #[derive(Debug, Default)]
 pub(crate) struct IrqTracker {
-    open: HashMap<Cpu, Vec<OpenInterrupt>>,
+    // Looked up on every interrupt entry and exit: a fast hash of the CPU number.
+    open: FxHashMap<Cpu, Vec<OpenInterrupt>>,
     done: Vec<InterruptInterval>,
 }
 
@@ -166,6 +169,24 @@ struct Issued {
     ts: Timestamp,
 }
 
+/// The requests in flight at one sector, oldest first. There is almost always exactly
+/// one, so it is held inline and a request costs no allocation of its own.
+#[derive(Debug)]
+struct SectorQueue {
+    head: Issued,
+    rest: VecDeque<Issued>,
+}
+
+impl SectorQueue {
+    fn len(&self) -> usize {
+        1 + self.rest.len()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Issued> {
+        std::iter::once(&self.head).chain(&self.rest)
+    }
+}
+
 /// Matches block issues with completions by device and sector.
 ///
 /// Requests at the same sector queue in issue order (flushes are all issued at sector
@@ -175,7 +196,8 @@ struct Issued {
 /// same operation, then with the oldest of any operation on the device.
 #[derive(Debug, Default)]
 pub(crate) struct BlockTracker {
-    in_flight: HashMap<(DevId, u64), VecDeque<Issued>>,
+    // Looked up on every issue and completion: a fast hash of the integers.
+    in_flight: FxHashMap<(DevId, u64), SectorQueue>,
     done: Vec<BlockRequest>,
 }
 
@@ -192,47 +214,57 @@ impl BlockTracker {
         bytes: u32,
         op: BlockOp,
     ) {
-        let q = self.in_flight.entry((dev, sector)).or_default();
-        // Two data requests for one sector in flight at once means a completion was
-        // not recorded; same-sector flushes are normal.
-        if bytes > 0 && q.iter().any(|i| i.bytes > 0) {
-            stats.block_reissued += 1;
-        }
-        q.push_back(Issued {
+        let issued = Issued {
             bytes,
             op,
             tid,
             cpu,
             ts,
-        });
+        };
+        match self.in_flight.entry((dev, sector)) {
+            Entry::Occupied(mut e) => {
+                let q = e.get_mut();
+                // Two data requests for one sector in flight at once means a completion
+                // was not recorded; same-sector flushes are normal.
+                if bytes > 0 && q.iter().any(|i| i.bytes > 0) {
+                    stats.block_reissued += 1;
+                }
+                q.rest.push_back(issued);
+            }
+            Entry::Vacant(e) => {
+                e.insert(SectorQueue {
+                    head: issued,
+                    rest: VecDeque::new(),
+                });
+            }
+        }
+    }
+
+    /// Remove and return the oldest request in flight at `key`.
+    fn pop(&mut self, key: (DevId, u64)) -> Option<Issued> {
+        let q = self.in_flight.get_mut(&key)?;
+        match q.rest.pop_front() {
+            Some(next) => Some(std::mem::replace(&mut q.head, next)),
+            None => self.in_flight.remove(&key).map(|q| q.head),
+        }
     }
 
     /// Remove and return the in-flight request a completion belongs to.
     fn take_match(&mut self, dev: DevId, sector: u64, op: BlockOp) -> Option<(u64, Issued)> {
-        if let Some(q) = self.in_flight.get_mut(&(dev, sector))
-            && let Some(i) = q.pop_front()
-        {
-            if q.is_empty() {
-                self.in_flight.remove(&(dev, sector));
-            }
+        if let Some(i) = self.pop((dev, sector)) {
             return Some((sector, i));
         }
         let oldest = |same_op: bool| {
             self.in_flight
                 .iter()
                 .filter(|((d, _), _)| *d == dev)
-                .filter_map(|(k, q)| q.front().map(|i| (k.1, i)))
+                .map(|(k, q)| (k.1, &q.head))
                 .filter(|(_, i)| !same_op || i.op.kind == op.kind)
                 .min_by_key(|(s, i)| (i.ts, *s))
                 .map(|(s, _)| s)
         };
         let sector = oldest(true).or_else(|| oldest(false))?;
-        let q = self.in_flight.get_mut(&(dev, sector))?;
-        let i = q.pop_front()?;
-        if q.is_empty() {
-            self.in_flight.remove(&(dev, sector));
-        }
-        Some((sector, i))
+        self.pop((dev, sector)).map(|i| (sector, i))
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -53,30 +53,30 @@ impl ThreadTotals {
         self.running + self.runnable + self.blocked() + self.unknown
     }
 
-    /// Add up time per state from a timeline; counters are left as they are.
-    pub(crate) fn add_segments(&mut self, segments: &[Segment]) {
-        for s in segments {
-            let d = s.duration();
-            match s.state {
-                SegmentState::Running { .. } => self.running += d,
-                SegmentState::Runnable { preempted, .. } => {
-                    self.runnable += d;
-                    if preempted {
-                        self.runnable_preempted += d;
-                        self.preemptions += 1;
-                    }
+    /// Add one segment's time to its state's total (and count a preemption); the
+    /// other counters are left as they are.
+    #[inline]
+    pub(crate) fn add_segment(&mut self, s: &Segment) {
+        let d = s.duration();
+        match s.state {
+            SegmentState::Running { .. } => self.running += d,
+            SegmentState::Runnable { preempted, .. } => {
+                self.runnable += d;
+                if preempted {
+                    self.runnable_preempted += d;
+                    self.preemptions += 1;
                 }
-                SegmentState::Blocked { state, .. } => match state {
-                    Some(st) if st.0 & TaskState::INTERRUPTIBLE.0 != 0 => {
-                        self.blocked_interruptible += d
-                    }
-                    Some(st) if st.0 & TaskState::UNINTERRUPTIBLE.0 != 0 => {
-                        self.blocked_uninterruptible += d
-                    }
-                    _ => self.blocked_other += d,
-                },
-                SegmentState::Unknown { .. } => self.unknown += d,
             }
+            SegmentState::Blocked { state, .. } => match state {
+                Some(st) if st.0 & TaskState::INTERRUPTIBLE.0 != 0 => {
+                    self.blocked_interruptible += d
+                }
+                Some(st) if st.0 & TaskState::UNINTERRUPTIBLE.0 != 0 => {
+                    self.blocked_uninterruptible += d
+                }
+                _ => self.blocked_other += d,
+            },
+            SegmentState::Unknown { .. } => self.unknown += d,
         }
     }
 }

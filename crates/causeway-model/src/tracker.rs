@@ -6,6 +6,7 @@
 
 use crate::segment::{Segment, SegmentState, UnknownCause, WakeInfo};
 use crate::thread::Annotation;
+use crate::totals::ThreadTotals;
 use causeway_format::{StringId, Tgid, Tid, Timestamp};
 
 /// The segment a live thread is in now; its end is not known yet.
@@ -44,6 +45,9 @@ pub(crate) struct ThreadBuild {
     pub(crate) parent_tid: Option<Tid>,
     pub(crate) exited: Option<Timestamp>,
     pub(crate) segments: Vec<Segment>,
+    /// Time per state of `segments`, kept as they are pushed (they never change length
+    /// afterwards) so finishing does not walk every timeline again.
+    pub(crate) segment_totals: ThreadTotals,
     pub(crate) annotations: Vec<Annotation>,
     pub(crate) life: Life,
     /// System call in progress (entry seen, exit not yet).
@@ -66,6 +70,7 @@ impl ThreadBuild {
             parent_tid: None,
             exited: None,
             segments: Vec::new(),
+            segment_totals: ThreadTotals::default(),
             annotations: Vec::new(),
             life: Life::Ended,
             syscall: None,
@@ -111,6 +116,7 @@ impl ThreadBuild {
         if seg.end <= seg.start && (seg.state.is_unknown() || !seg.start_known) {
             return None;
         }
+        self.segment_totals.add_segment(&seg);
         self.segments.push(seg);
         Some(self.segments.len() - 1)
     }

@@ -5,6 +5,7 @@ mod devices;
 mod knots;
 mod markers;
 mod merging;
+mod pipeline;
 
 use crate::{Collector, Input, Options, Report, analyze};
 use causeway_format::{Header, StringId, Tables, Tgid, ThreadInfo, Tid, Timestamp};

@@ -109,18 +109,20 @@ pub fn build(args: &BottleneckArgs) -> Result<Report> {
     let tables = rd.tables().clone();
     let header = rd.header().clone();
     let mut progress = Progress::new(rd.event_count(), "reading events");
-    let mut c = Collector::new(&tables, &header);
-    let mut n = 0u64;
-    for ev in rd.events() {
-        let ev = ev.with_context(|| format!("reading events of {}", path.display()))?;
-        c.push(&ev);
-        n += 1;
-        if n.is_multiple_of(65536) {
-            progress.set(n);
+    // Decoding and the model build overlap: the model is built on a second thread.
+    let (model, mut extras) = Collector::collect_threaded(&tables, &header, |sink| {
+        let mut n = 0u64;
+        for ev in rd.events() {
+            let ev = ev.with_context(|| format!("reading events of {}", path.display()))?;
+            sink.push(ev);
+            n += 1;
+            if n.is_multiple_of(65536) {
+                progress.set(n);
+            }
         }
-    }
+        anyhow::Ok(())
+    })?;
     progress.finish();
-    let (model, mut extras) = c.finish();
     extras.set_link_speeds(&rd.stats().counters);
     opts.threshold_fraction = match threshold {
         Threshold::Fraction(f) => f,

@@ -1,0 +1,190 @@
+//! Gathering the [`Extras`] from the event stream: everything the analysis needs that
+//! the model does not keep. Independent of the model builder, so it can run on
+//! another thread (see [`crate::Collector::collect_threaded`]).
+
+use crate::input::{DeviceHint, Extras};
+use causeway_format::{
+    Cpu, DevId, Event, EventKind, Header, Marker, Scope, StringId, Tables, Tgid, ThreadIndex, Tid,
+    Timestamp, Waker,
+};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeSet;
+
+/// A device event this close before a wake-up (ns) may explain it: interrupt handlers
+/// and the softirqs or kworkers they defer to run within microseconds of the completion.
+const HINT_WINDOW_NS: u64 = 2_000_000;
+
+/// Gathers [`Extras`] from the events, in time order.
+#[derive(Debug)]
+pub(crate) struct ExtrasCollector<'t> {
+    extras: Extras,
+    // Looked up on every wake-up: fast hashes of the integers.
+    last_block_here: FxHashMap<Cpu, (DevId, Timestamp)>,
+    last_block_any: Option<(DevId, Timestamp)>,
+    last_recv_here: FxHashMap<Cpu, (StringId, Timestamp)>,
+    names: ThreadIndex<'t>,
+    kernel_thread: FxHashMap<Tid, bool>,
+    per_process: bool,
+    followed: BTreeSet<Tgid>,
+    /// `(parent, child)` processes created during the recording.
+    forks: Vec<(Tgid, Tgid)>,
+    syscall_tids: BTreeSet<Tid>,
+}
+
+/// Kernel threads that run deferred I/O completion for a device.
+fn is_completion_thread(comm: &str) -> bool {
+    ["kworker", "ksoftirqd", "irq/", "kblockd"]
+        .iter()
+        .any(|p| comm.starts_with(p))
+}
+
+impl<'t> ExtrasCollector<'t> {
+    /// A collector for a trace with these tables and header.
+    pub(crate) fn new(tables: &'t Tables, header: &Header) -> ExtrasCollector<'t> {
+        ExtrasCollector {
+            extras: Extras::default(),
+            last_block_here: FxHashMap::default(),
+            last_block_any: None,
+            last_recv_here: FxHashMap::default(),
+            names: ThreadIndex::new(tables),
+            kernel_thread: FxHashMap::default(),
+            per_process: header.scope == Scope::Processes,
+            // The recorder names the processes it started with (and, with --comm,
+            // the name it followed); fork and exec evidence adds the rest.
+            followed: header
+                .target_pids
+                .iter()
+                .map(|&p| Tgid(p))
+                .chain(
+                    tables
+                        .processes
+                        .iter()
+                        .filter(|p| {
+                            header.target_comm.as_deref().is_some_and(|c| {
+                                tables
+                                    .threads
+                                    .iter()
+                                    .any(|t| t.tid.0 == p.tgid.0 && tables.string(t.comm) == c)
+                            })
+                        })
+                        .map(|p| p.tgid),
+                )
+                .collect(),
+            forks: Vec::new(),
+            syscall_tids: BTreeSet::new(),
+        }
+    }
+
+    /// Take the next event (in time order).
+    pub(crate) fn push(&mut self, ev: &Event) {
+        match ev.kind {
+            EventKind::BlockComplete { dev, .. } => {
+                self.last_block_here.insert(ev.cpu, (dev, ev.ts));
+                self.last_block_any = Some((dev, ev.ts));
+            }
+            EventKind::NetRecv { dev, bytes, .. } => {
+                self.last_recv_here.insert(ev.cpu, (dev, ev.ts));
+                self.extras.net.entry(dev).or_default().rx_bytes += u64::from(bytes);
+            }
+            EventKind::NetXmit { tid, dev, bytes } => {
+                let d = self.extras.net.entry(dev).or_default();
+                *d.tx_by_tid.entry(tid).or_default() += u64::from(bytes);
+            }
+            EventKind::Marker {
+                tid,
+                marker: Marker::FlagWrite { addr },
+            } => self
+                .extras
+                .flag_writes
+                .entry(addr)
+                .or_default()
+                .push((ev.ts, tid)),
+            EventKind::Wakeup { wakee, waker, .. } => self.hint(ev.ts, ev.cpu, wakee, waker),
+            EventKind::Exec { tid, .. } if self.per_process => {
+                if let Some(t) = self.names.at(tid, ev.ts) {
+                    self.followed.insert(t.tgid);
+                    self.extras.exec_at.entry(t.tgid).or_insert(ev.ts);
+                }
+            }
+            EventKind::Fork {
+                parent_tgid,
+                child_tgid,
+                ..
+            } if self.per_process => {
+                self.followed.insert(parent_tgid);
+                if child_tgid != parent_tgid {
+                    self.forks.push((parent_tgid, child_tgid));
+                }
+            }
+            // Tids only (a small set); processes are looked up at the end.
+            EventKind::SyscallEnter { tid, .. }
+                if self.per_process && self.syscall_tids.len() < 1 << 16 =>
+            {
+                self.syscall_tids.insert(tid);
+            }
+            _ => {}
+        }
+    }
+
+    /// Remember which devices may explain a wake-up. Disk hints are kept only for
+    /// interrupt contexts and completion kernel threads: an ordinary thread waking
+    /// another is never a disk, and skipping it keeps memory to the wake-ups that need
+    /// it.
+    fn hint(&mut self, ts: Timestamp, cpu: Cpu, wakee: Tid, waker: Waker) {
+        let recent = |t: Timestamp| ts.0.saturating_sub(t.0) <= HINT_WINDOW_NS;
+        let disk_ok = match waker {
+            Waker::Thread { tid } => {
+                let names = &self.names;
+                *self
+                    .kernel_thread
+                    .entry(tid)
+                    .or_insert_with(|| names.comm_at(tid, ts).is_some_and(is_completion_thread))
+            }
+            _ => true,
+        };
+        let mut hint = DeviceHint {
+            disk_here: self
+                .last_block_here
+                .get(&cpu)
+                .filter(|(_, t)| recent(*t))
+                .map(|(d, _)| *d),
+            disk_any: self
+                .last_block_any
+                .filter(|(_, t)| recent(*t))
+                .map(|(d, _)| d),
+            nic_here: self
+                .last_recv_here
+                .get(&cpu)
+                .filter(|(_, t)| recent(*t))
+                .map(|(d, _)| *d),
+        };
+        if !disk_ok {
+            hint.disk_here = None;
+            hint.disk_any = None;
+        }
+        if hint != DeviceHint::default() {
+            self.extras.hints.insert(wakee, ts, hint);
+        }
+    }
+
+    /// The extras, once every event was pushed.
+    pub(crate) fn finish(mut self) -> Extras {
+        if self.per_process {
+            let mut set = std::mem::take(&mut self.followed);
+            for tid in &self.syscall_tids {
+                set.extend(self.names.rows(*tid).iter().map(|r| r.tgid));
+            }
+            // Children of followed processes, in creation order (a chain of forks).
+            for (parent, child) in &self.forks {
+                if set.contains(parent) {
+                    set.insert(*child);
+                }
+            }
+            if !set.is_empty() {
+                self.extras.recorded = Some(set);
+            }
+        }
+        self.extras.hints.finish();
+        self.extras
+    }
+}

@@ -1,0 +1,77 @@
+//! The two-thread collector gives what the one-thread one gives.
+
+use super::string;
+use crate::{Collector, Input, Options, analyze};
+use causeway_format::{Header, StringId, Tables, TaskState, Waker};
+use causeway_model::synth::Synth;
+
+/// A consumer writing to disk and a producer waiting for it, long enough to fill
+/// several batches.
+fn disk_rounds(irq_name: u32, rounds: u64) -> Synth {
+    let mut s = Synth::new();
+    s.switch(0, 0, 0, TaskState::RUNNABLE, 1)
+        .switch(0, 1, 0, TaskState::RUNNABLE, 2);
+    for k in 0..rounds {
+        let t = k * 1000;
+        let irq = Waker::Irq {
+            irq: 11,
+            name: StringId(irq_name),
+        };
+        s.switch(t + 50, 1, 2, TaskState::INTERRUPTIBLE, 0)
+            .block_issue(t + 100, 0, 1, (8 << 20, k * 8), 4096)
+            .switch(t + 100, 0, 1, TaskState::UNINTERRUPTIBLE, 0)
+            .irq_entry(t + 699, 0, 11, irq_name)
+            .block_complete(t + 699, 0, (8 << 20, k * 8))
+            .wakeup(t + 700, 0, 1, 0, irq)
+            .irq_exit(t + 701, 0, 11)
+            .switch(t + 701, 0, 0, TaskState::RUNNABLE, 1)
+            .wake_by(t + 950, 0, 1, 2)
+            .switch(t + 951, 1, 0, TaskState::RUNNABLE, 2);
+    }
+    s
+}
+
+#[test]
+fn threaded_collection_matches_the_single_thread_one() {
+    let mut tables = Tables::default();
+    tables.strings.push(String::new());
+    let irq = string(&mut tables, "virtio0-requests");
+    let events = disk_rounds(irq, 3_000).events();
+    let header = Header::synthetic(2);
+    let (model, extras) = Collector::from_events(&tables, &header, &events);
+    let (model2, extras2) = Collector::collect_threaded(&tables, &header, |sink| {
+        for ev in &events {
+            sink.push(*ev);
+        }
+        Ok::<(), ()>(())
+    })
+    .expect("no error");
+    assert_eq!(model, model2);
+    let report = |extras| {
+        analyze(
+            &Input {
+                model: &model,
+                tables: &tables,
+                extras,
+            },
+            &Options::default(),
+        )
+        .expect("analysis runs")
+    };
+    let (a, b) = (report(&extras), report(&extras2));
+    assert!(!a.knots.is_empty(), "the disk wait shows");
+    assert_eq!(a, b);
+}
+
+#[test]
+fn a_producer_error_is_returned() {
+    let tables = Tables::default();
+    let events = disk_rounds(0, 1_000).events();
+    let r = Collector::collect_threaded(&tables, &Header::synthetic(2), |sink| {
+        for ev in &events[..5_000] {
+            sink.push(*ev);
+        }
+        Err("damaged block")
+    });
+    assert_eq!(r.err(), Some("damaged block"));
+}
