@@ -72,11 +72,22 @@ def causeway_stacks(text):
         while i < len(lines) and lines[i].startswith("\t"):
             body.append(lines[i][1:])
             i += 1
-        pos = nk
+        # Lines `X (inlined) ...` name functions inlined at the next frame: they are
+        # extra lines, not counted in the header's frame counts.
+        def take(pos, n):
+            got = []
+            while pos < len(body) and n > 0:
+                got.append(body[pos])
+                if not re.match(r"^\S+ \(inlined\)", body[pos]):
+                    n -= 1
+                pos += 1
+            return got, pos
+        _, pos = take(0, nk)
         if pos < len(body) and body[pos].startswith("... (stack cut short)"):
             pos += 1
-        user = [sym_name(b) for b in body[pos:pos + nu]]
-        cut = pos + nu < len(body) and body[pos + nu].startswith("... (stack cut short)")
+        ub, end = take(pos, nu)
+        user = [sym_name(b) for b in ub]
+        cut = end < len(body) and body[end].startswith("... (stack cut short)")
         if kind == "SwitchOut":
             out.append(Stack(comm, tid, user, cut))
     return out

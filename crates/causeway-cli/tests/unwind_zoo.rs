@@ -266,3 +266,60 @@ fn debian_gzip_blocked_in_read_reaches_main_with_and_without_debug_info() {
         );
     }
 }
+
+#[test]
+fn cpp_frames_are_demangled_through_an_inlined_call() {
+    if !can_record() {
+        return;
+    }
+    // A C++ program without frame pointers: a method in a namespace sleeps through a
+    // helper that the compiler inlines.
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("napper.cpp");
+    std::fs::write(
+        &src,
+        r#"#include <time.h>
+namespace zoo {
+static inline void nap() { struct timespec t = {0, 20000000}; nanosleep(&t, 0); }
+struct Sleeper {
+    __attribute__((noinline)) void run(int n) { for (int i = 0; i < n; i++) nap(); }
+};
+}
+int main() { zoo::Sleeper s; s.run(20); return 0; }
+"#,
+    )
+    .unwrap();
+    let bin = dir.path().join("napper");
+    let cc = std::process::Command::new("g++")
+        .args(["-O2", "-g", "-fomit-frame-pointer", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .status()
+        .expect("g++ (build-essential, scripts/setup.sh)");
+    assert!(cc.success());
+    let out = dir.path().join("napper.cwt");
+    record(&out, &["--", bin.to_str().unwrap()]);
+    let (m, tables, _) = model(&out);
+    let stacks = blocking_stacks(&m, &tables, &bin, &["napper"]);
+    assert!(stacks.len() >= 10, "only {} stacks", stacks.len());
+    for s in &stacks {
+        assert!(s.complete(), "cut short: {:?}", s.names());
+        assert!(
+            s.has("zoo::Sleeper::run(int)") && s.has("main"),
+            "not demangled or incomplete: {:?}",
+            s.names()
+        );
+    }
+    // The inlined helper is in the frame's inline chain, with its source line.
+    let inlined: Vec<String> = tables
+        .frames
+        .iter()
+        .flat_map(|f| f.inlined.iter().map(|i| tables.string(i.symbol).to_string()))
+        .collect();
+    assert!(
+        // DWARF names an inlined subprogram by its short name.
+        inlined.iter().any(|n| n == "nap" || n.ends_with("::nap")),
+        "inlined functions seen: {inlined:?}"
+    );
+    eprintln!("C++: {} stacks, e.g. {:?}", stacks.len(), stacks[0].names());
+}
