@@ -314,7 +314,11 @@ int main() { zoo::Sleeper s; s.run(20); return 0; }
     let inlined: Vec<String> = tables
         .frames
         .iter()
-        .flat_map(|f| f.inlined.iter().map(|i| tables.string(i.symbol).to_string()))
+        .flat_map(|f| {
+            f.inlined
+                .iter()
+                .map(|i| tables.string(i.symbol).to_string())
+        })
         .collect();
     assert!(
         // DWARF names an inlined subprogram by its short name.
