@@ -114,19 +114,9 @@ BPF_STATS=${BPF_STATS:-1}
 BPF_MODES=${BPF_MODES:-default;--events all;--kernel-stacks all;--stacks-on none;--events sched;--events sched --stacks-on none}
 KEEP=${KEEP:-0}
 
-REPO=$(cd "$(dirname "$0")/.." && pwd)
-[ -n "${CAUSEWAY:-}" ] && CAUSEWAY=$(realpath "$CAUSEWAY")
-cd "$REPO"
-
-if [ "$(id -u)" != 0 ]; then
-    echo "overhead.sh: needs root (eBPF and perf tracepoints)" >&2
-    exit 1
-fi
-for tool in perf gcc python3; do
-    command -v "$tool" >/dev/null || { echo "overhead.sh: $tool not found" >&2; exit 1; }
-done
-
-TMP=$(mktemp -d /tmp/causeway-overhead.XXXXXX)
+# shellcheck source=bench/common.sh
+. "$(dirname "$0")/common.sh"
+bench_start overhead perf gcc python3
 BPF_STATS_OLD=
 cleanup() {
     if [ -n "$BPF_STATS_OLD" ]; then sysctl -qw kernel.bpf_stats_enabled="$BPF_STATS_OLD" || true; fi

@@ -56,19 +56,9 @@ CONFIGS=${CONFIGS:-dwarf fp perf}
 WL_SECONDS=${WL_SECONDS:-2}
 KEEP=${KEEP:-0}
 
-REPO=$(cd "$(dirname "$0")/.." && pwd)
-[ -n "${CAUSEWAY:-}" ] && CAUSEWAY=$(realpath "$CAUSEWAY")
-cd "$REPO"
-
-if [ "$(id -u)" != 0 ]; then
-    echo "unwind.sh: needs root (eBPF and perf tracepoints)" >&2
-    exit 1
-fi
-for tool in perf python3 make; do
-    command -v "$tool" >/dev/null || { echo "unwind.sh: $tool not found" >&2; exit 1; }
-done
-
-TMP=$(mktemp -d /tmp/causeway-unwind.XXXXXX)
+# shellcheck source=bench/common.sh
+. "$(dirname "$0")/common.sh"
+bench_start unwind perf python3 make
 cleanup() {
     if [ "$KEEP" = 1 ]; then echo "kept $TMP" >&2; else rm -rf "$TMP"; fi
 }
