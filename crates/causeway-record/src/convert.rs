@@ -168,7 +168,13 @@ impl Converter {
 
     /// Add to a named counter.
     pub fn count(&mut self, name: &str, n: u64) {
-        *self.counters.entry(name.to_owned()).or_default() += n;
+        // Counted per stack on the hot path: allocate the key only the first time.
+        match self.counters.get_mut(name) {
+            Some(v) => *v += n,
+            None => {
+                self.counters.insert(name.to_owned(), n);
+            }
+        }
     }
 
     /// Is this process a target?
