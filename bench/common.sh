@@ -20,3 +20,17 @@ bench_start() {
     done
     TMP=$(mktemp -d "/tmp/causeway-$name.XXXXXX")
 }
+
+# bench_causeway: build causeway unless $CAUSEWAY names a binary, then use a private copy
+# in $TMP (target/ may be rebuilt while a bench runs): sets $CW and $CW_ID (its hash and
+# build time, for the results).
+bench_causeway() {
+    if [ -z "${CAUSEWAY:-}" ]; then
+        echo "== cargo build --release -p causeway-cli" >&2
+        cargo build --release -p causeway-cli >&2
+        CAUSEWAY=target/release/causeway
+    fi
+    cp "$CAUSEWAY" "$TMP/causeway"
+    CW=$TMP/causeway
+    CW_ID="sha256 $(sha256sum "$CW" | cut -c1-12), built $(date -u -r "$CAUSEWAY" '+%Y-%m-%d %H:%M UTC')"
+}

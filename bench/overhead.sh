@@ -126,15 +126,7 @@ trap cleanup EXIT
 mkdir -p "$TMP/runs"
 
 # ---- build -----------------------------------------------------------------
-if [ -z "${CAUSEWAY:-}" ]; then
-    echo "== cargo build --release -p causeway-cli" >&2
-    cargo build --release -p causeway-cli >&2
-    CAUSEWAY=target/release/causeway
-fi
-# The binary in target/ may be rebuilt while we run: use a private copy.
-cp "$CAUSEWAY" "$TMP/causeway"
-CW=$TMP/causeway
-CW_ID="sha256 $(sha256sum "$CW" | cut -c1-12), built $(date -u -r "$CAUSEWAY" '+%Y-%m-%d %H:%M UTC')"
+bench_causeway
 # Fail early (and show why) if the recorder cannot load or record.
 if ! "$CW" record -o "$TMP/smoke.cwt" --json -- true >"$TMP/smoke.out" 2>"$TMP/smoke.err"; then
     echo "overhead.sh: \`causeway record -- true\` failed ($CW_ID):" >&2

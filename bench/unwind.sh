@@ -64,14 +64,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [ -z "${CAUSEWAY:-}" ]; then
-    echo "== cargo build --release -p causeway-cli" >&2
-    cargo build --release -p causeway-cli >&2
-    CAUSEWAY=target/release/causeway
-fi
-cp "$CAUSEWAY" "$TMP/causeway"
-CW=$TMP/causeway
-CW_ID="sha256 $(sha256sum "$CW" | cut -c1-12), built $(date -u -r "$CAUSEWAY" '+%Y-%m-%d %H:%M UTC')"
+bench_causeway
 echo "== make -C workloads (bin and bin-nofp)" >&2
 make -s -C workloads >&2
 make -s -C workloads NOFP=1 >&2
