@@ -4,8 +4,9 @@
 //! trace events per second. `examples/bench_large.rs` times model building too and
 //! reports peak memory.
 
-use causeway_bottleneck::{Collector, Input, Options, analyze};
-use causeway_format::Header;
+use causeway_bottleneck::{Options, analyze};
+use causeway_format::{Header, TraceStats};
+use causeway_model::{Trace, ingest::Ingestor};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::time::Duration;
 
@@ -19,14 +20,11 @@ fn bench(c: &mut Criterion) {
         .unwrap_or(50_000_000);
     let w = workload::Workload::for_events(events, 64);
     let tables = w.tables();
-    let mut col = Collector::new(&tables, &Header::synthetic(w.cpus()));
-    w.for_each(|e| col.push(e));
-    let (model, extras) = col.finish();
-    let input = Input {
-        model: &model,
-        tables: &tables,
-        extras: &extras,
-    };
+    let header = Header::synthetic(w.cpus());
+    let mut ing = Ingestor::new(&tables, &header);
+    w.for_each(|e| ing.push(e));
+    let (model, facts) = ing.finish();
+    let input = Trace::from_parts(header, tables, TraceStats::default(), model, facts);
     let opts = Options::default();
     let mut g = c.benchmark_group("bottleneck");
     g.sample_size(10)

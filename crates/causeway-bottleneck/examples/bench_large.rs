@@ -7,8 +7,9 @@
 //! `causeway bottleneck` does while it decodes a trace; `serial` builds it on this
 //! thread instead.
 
-use causeway_bottleneck::{Collector, Input, Options, analyze};
-use causeway_format::Header;
+use causeway_bottleneck::{Options, analyze};
+use causeway_format::{Header, TraceStats};
+use causeway_model::{Trace, ingest::Ingestor, ingest::ingest};
 use std::convert::Infallible;
 use std::time::Instant;
 
@@ -38,12 +39,12 @@ fn main() {
     let tables = w.tables();
     let t0 = Instant::now();
     let header = Header::synthetic(w.cpus());
-    let (model, extras) = if serial {
-        let mut col = Collector::new(&tables, &header);
-        w.for_each(|e| col.push(e));
-        col.finish()
+    let (model, facts) = if serial {
+        let mut ing = Ingestor::new(&tables, &header);
+        w.for_each(|e| ing.push(e));
+        ing.finish()
     } else {
-        let produced = Collector::collect_threaded(&tables, &header, |sink| {
+        let produced = ingest(&tables, &header, |sink| {
             w.for_each(|e| sink.push(*e));
             Ok::<(), Infallible>(())
         });
@@ -54,19 +55,17 @@ fn main() {
     let build = t0.elapsed().as_secs_f64();
     let segments: usize = model.threads().map(|t| t.segments.len()).sum();
     let rss_model = status_mib("VmRSS:");
-    let input = Input {
-        model: &model,
-        tables: &tables,
-        extras: &extras,
-    };
+    let threads = model.threads().count();
+    let block_requests = model.block_requests().len();
+    let input = Trace::from_parts(header, tables, TraceStats::default(), model, facts);
     let t1 = Instant::now();
     let report = analyze(&input, &Options::default()).expect("analysis runs");
     let analysis = t1.elapsed().as_secs_f64();
     let n = w.events() as f64;
     println!("events            {}", w.events());
-    println!("threads           {}", model.threads().count());
+    println!("threads           {threads}");
     println!("segments          {segments}");
-    println!("block requests    {}", model.block_requests().len());
+    println!("block requests    {block_requests}");
     println!("rayon threads     {}", rayon::current_num_threads());
     println!(
         "model + extras    {build:.2} s  ({:.1} M events/s, {})",

@@ -20,6 +20,7 @@ use crate::waits::Resolver;
 use crate::waker::{DeviceSet, Pseudo, WakerKey};
 use causeway_format::Tables;
 use causeway_model::Thread;
+use causeway_model::Trace;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A vertex before merging: an entity or a pseudo thread.
@@ -67,8 +68,9 @@ fn check(opts: &Options) -> Result<(), BottleneckError> {
 }
 
 /// Run the whole analysis.
-pub fn analyze(input: &Input<'_>, opts: &Options) -> Result<Report, BottleneckError> {
+pub fn analyze(trace: &Trace, opts: &Options) -> Result<Report, BottleneckError> {
     check(opts)?;
+    let input = &Input::new(trace);
     let model = input.model;
     let threads = model.threads().as_slice();
     let span = model.span().ok_or(BottleneckError::Empty)?;
@@ -79,19 +81,20 @@ pub fn analyze(input: &Input<'_>, opts: &Options) -> Result<Report, BottleneckEr
     let threshold_ns = (duration as f64 * opts.threshold_fraction) as u64;
     let min_edge_ns = (duration as f64 * opts.min_edge_fraction) as u64;
 
-    let recorded = input.extras.recorded();
+    let recorded = input.facts.recorded();
     let inside = |t: &Thread| recorded.is_none_or(|r| t.tgid.is_some_and(|g| r.contains(&g)));
     let (kinds, entity_of) = entities::assign(model, opts.merge, opts.short_term_fraction, &inside);
     let disks: BTreeSet<_> = model.block_requests().iter().map(|r| r.dev).collect();
     let device_set = DeviceSet {
         sole_disk: (disks.len() == 1).then(|| disks.first().copied()).flatten(),
-        sole_nic: (input.extras.net.len() == 1)
-            .then(|| input.extras.net.keys().next().copied())
+        sole_nic: (input.facts.net_devices().len() == 1)
+            .then(|| input.facts.net_devices().keys().next().copied())
             .flatten(),
     };
     let resolver = Resolver {
+        model,
         tables: input.tables,
-        extras: input.extras,
+        facts: input.facts,
         devices: device_set,
         threads,
         entity_of: &entity_of,
@@ -99,7 +102,7 @@ pub fn analyze(input: &Input<'_>, opts: &Options) -> Result<Report, BottleneckEr
     let (ents, wstats) = entities::build(kinds, &resolver);
     let (edge_map, cstats) = cascade::run(&ents);
     let (idle, dev_reports) =
-        devices::idle_edges(model, input.tables, input.extras, &resolver, opts);
+        devices::idle_edges(model, input.tables, input.facts, &resolver, opts);
 
     // Number vertices: entities first, then pseudo threads in a fixed order.
     let mut pseudo: BTreeSet<Pseudo> = BTreeSet::new();

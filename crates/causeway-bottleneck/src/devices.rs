@@ -17,11 +17,11 @@
 //! figures. NIC capacity: the option, else the link speed stored in the trace, else
 //! 10 Gbit/s; bytes sent and received both count.
 
-use crate::input::Extras;
 use crate::options::{DEFAULT_NIC_CAPACITY, Options};
 use crate::waits::Resolver;
 use crate::waker::{Pseudo, WakerKey};
 use causeway_format::{DevId, Tables};
+use causeway_model::Facts;
 use causeway_model::Model;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -95,7 +95,7 @@ fn percentile(mut v: Vec<f64>, p: f64) -> Option<f64> {
 pub(crate) fn idle_edges(
     model: &Model,
     tables: &Tables,
-    extras: &Extras,
+    facts: &Facts,
     r: &Resolver<'_>,
     opts: &Options,
 ) -> (Vec<IdleEdge>, Vec<(Pseudo, DeviceReport)>) {
@@ -141,8 +141,8 @@ pub(crate) fn idle_edges(
                 .threads
                 .get(r.thread_index(q.issue_tid, q.issue).unwrap_or(usize::MAX))
                 .and_then(|t| t.tgid)
-                .and_then(|g| extras.exec_at.get(&g))
-                .is_some_and(|x| q.issue < *x);
+                .and_then(|g| facts.exec_time(g))
+                .is_some_and(|x| q.issue < x);
             if before_exec {
                 continue;
             }
@@ -175,12 +175,12 @@ pub(crate) fn idle_edges(
             },
         ));
     }
-    for (&dev, d) in &extras.net {
+    for (&dev, d) in facts.net_devices() {
         let name = tables.string(dev).to_string();
         let tx: u64 = d.tx_by_tid.values().sum();
-        let (cap, source) = match (opts.nic_capacity, extras.link_capacity.get(&name)) {
+        let (cap, source) = match (opts.nic_capacity, facts.link_capacity(&name)) {
             (Some(c), _) => (c, "given"),
-            (None, Some(&c)) => (c, "link speed"),
+            (None, Some(c)) => (c, "link speed"),
             (None, None) => (DEFAULT_NIC_CAPACITY, "default 10 Gbit/s"),
         };
         let util = ((tx + d.rx_bytes) as f64 / (cap * secs)).clamp(0.0, 1.0);

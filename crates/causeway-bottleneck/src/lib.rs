@@ -1,7 +1,7 @@
 //! Off-CPU bottleneck analysis after wPerf (OSDI'18, §3 and §4.2): which waiting events
 //! limit a program's throughput.
 //!
-//! From a [`causeway_model::Model`] (plus the few [`Extras`] the model does not keep):
+//! From a [`causeway_model::Trace`] (the model and the facts gathered beside it):
 //!
 //! 1. each thread's waits with the waker of each, after removing declared false
 //!    wake-ups and adding declared busy-waits (`waits`);
@@ -16,12 +16,13 @@
 //!    (`upstream`);
 //! 7. a [`Report`] with stacks and one sentence of advice per knot and sink (`advice`).
 //!
-//! It does not read trace files (see [`Collector`] and `causeway-format`), print, or
-//! know about command lines; renderers live in the CLI.
+//! It does not read trace files (see [`causeway_model::Trace::read`]), print, or know
+//! about command lines; renderers live in the CLI.
 //!
 //! ```
-//! use causeway_bottleneck::{Collector, Input, Options, analyze};
+//! use causeway_bottleneck::{Options, analyze};
 //! use causeway_format::{Header, Tables, TaskState};
+//! use causeway_model::Trace;
 //! use causeway_model::synth::Synth;
 //! // Thread 1 waits 0..10 for thread 2; thread 2 waits 0..4 for thread 3.
 //! let mut s = Synth::new();
@@ -33,10 +34,9 @@
 //!     .wake_by(10, 1, 2, 1) // 2 wakes 1
 //!     .switch(11, 0, 0, TaskState::RUNNABLE, 1)
 //!     .switch(20, 2, 3, TaskState::RUNNABLE, 0);
-//! let tables = Tables::default();
-//! let (model, extras) = Collector::from_events(&tables, &Header::synthetic(3), &s.events());
+//! let trace = Trace::from_events(Tables::default(), Header::synthetic(3), &s.events());
 //! let opts = Options { merge: false, ..Options::default() };
-//! let report = analyze(&Input { model: &model, tables: &tables, extras: &extras }, &opts).unwrap();
+//! let report = analyze(&trace, &opts).unwrap();
 //! // 1 → 2 weighs 10 ns; 2 → 3 weighs 4 ns plus 4 ns cascaded from 1's wait.
 //! let ns: Vec<u64> = report.edges.iter().map(|e| (e.weight_s * 1e9).round() as u64).collect();
 //! assert_eq!(ns, vec![10, 8]);
@@ -48,13 +48,10 @@ mod cascade;
 mod devices;
 mod entities;
 mod error;
-mod extras;
 mod graph;
-mod hints;
 mod input;
 mod merge;
 mod options;
-mod pipeline;
 mod refine;
 mod report;
 mod stacks;
@@ -68,9 +65,7 @@ mod tests;
 pub use analyze::analyze;
 pub use devices::DeviceReport;
 pub use error::BottleneckError;
-pub use input::{Collector, Extras, Input};
 pub use options::Options;
-pub use pipeline::EventSink;
 pub use refine::Shape;
 pub use report::{
     Edge, EdgeKind, Knot, OffCpu, Quality, Report, Sink, ThreadRef, Vertex, VertexKind,

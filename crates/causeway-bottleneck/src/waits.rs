@@ -5,11 +5,12 @@
 //! time is reported separately as "needs CPU"). Unknown segments are neither.
 
 use crate::entities::OUTSIDE;
-use crate::input::Extras;
 use crate::stacks::PackedStack;
 use crate::waker::{DeviceSet, Pseudo, WakerKey, classify};
 use causeway_format::{Marker, Tables, Tid, Timestamp, Waker};
-use causeway_model::{SegmentState, Thread, WakeInfo};
+use causeway_model::Facts;
+use causeway_model::facts::FlagAccess;
+use causeway_model::{Model, SegmentState, Thread, WakeInfo};
 
 /// One waiting interval `[start, end)` of a timeline entity and who ended it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,8 +69,9 @@ impl WaitStats {
 /// Maps a thread id at a time to its timeline entity.
 pub(crate) struct Resolver<'a> {
     pub(crate) tables: &'a Tables,
-    pub(crate) extras: &'a Extras,
+    pub(crate) facts: &'a Facts,
     pub(crate) devices: DeviceSet,
+    pub(crate) model: &'a Model,
     pub(crate) threads: &'a [Thread],
     /// Entity of each model thread (same index as `threads`); [`OUTSIDE`] for threads
     /// of processes that were not recorded.
@@ -80,15 +82,7 @@ impl Resolver<'_> {
     /// Index of the incarnation of `tid` alive at `ts` (the latest one started by then,
     /// else the first).
     pub(crate) fn thread_index(&self, tid: Tid, ts: Timestamp) -> Option<usize> {
-        let lo = self.threads.partition_point(|t| t.tid < tid);
-        let hi = self.threads.partition_point(|t| t.tid <= tid);
-        if lo >= hi {
-            return None;
-        }
-        let started = (lo..hi)
-            .rev()
-            .find(|&i| self.threads[i].span().is_some_and(|s| s.start <= ts));
-        Some(started.unwrap_or(lo))
+        self.model.thread_index_at(tid, ts).map(|i| i as usize)
     }
 
     /// Entity of thread `tid` at `ts`.
@@ -109,7 +103,7 @@ impl Resolver<'_> {
 
     /// Who ended a wait of `wakee`.
     pub(crate) fn waker(&self, wakee: Tid, w: &WakeInfo) -> WakerKey {
-        let hint = self.extras.hints.get(&(wakee, w.ts)).copied();
+        let hint = self.facts.device_hint(wakee, w.ts).copied();
         let kernel = w.waker_stack.and_then(|s| s.kernel);
         if let Some(k) = classify(self.tables, w.waker, kernel, hint, self.devices) {
             return k;
@@ -157,7 +151,7 @@ pub(crate) fn thread_waits(th: &Thread, r: &Resolver<'_>) -> (Vec<Wait>, WaitSta
     }
     let exec = th
         .tgid
-        .and_then(|g| r.extras.exec_at.get(&g))
+        .and_then(|g| r.facts.exec_time(g))
         .map_or(0, |t| t.0);
     waits.retain(|w| {
         if w.end <= exec {
@@ -223,13 +217,13 @@ fn add_spins(th: &Thread, r: &Resolver<'_>, waits: &mut Vec<Wait>, stats: &mut W
     }
     for (id, b, e) in spans {
         stats.spins += 1;
-        let releaser = r.extras.flag_writes.get(&id).and_then(|ws| {
-            ws.iter()
-                .rev()
-                .find(|(t, tid)| *t <= e && *t >= b && *tid != th.tid)
-                .copied()
-        });
-        let Some((ts, tid)) = releaser else {
+        let releaser = r
+            .facts
+            .flag_writes(id)
+            .iter()
+            .rev()
+            .find(|w| w.ts <= e && w.ts >= b && w.tid != th.tid);
+        let Some(&FlagAccess { ts, tid }) = releaser else {
             stats.spins_unreleased += 1;
             continue;
         };

@@ -19,8 +19,8 @@
 //! 8. Unknown wakers, the idle task and threads not in the model: no waker (the wait is
 //!    counted as unattributed, never guessed).
 
-use crate::input::DeviceHint;
 use causeway_format::{DevId, SoftirqVec, StackId, StringId, Tables, Waker};
+use causeway_model::facts::DeviceHint;
 use serde::Serialize;
 
 /// A pseudo thread (wPerf's I/O threads, plus timers and other interrupts).

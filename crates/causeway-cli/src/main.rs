@@ -11,6 +11,7 @@ mod timefmt;
 
 use anyhow::{Context, Result};
 use causeway_format::TraceReader;
+use causeway_model::{ModelError, Trace};
 use clap::Parser;
 use std::io::BufReader;
 use std::path::Path;
@@ -19,6 +20,24 @@ use std::process::ExitCode;
 /// Open a trace for reading, with the path in any error.
 pub(crate) fn open_trace(path: &Path) -> Result<TraceReader<BufReader<std::fs::File>>> {
     TraceReader::open(path).with_context(|| format!("reading trace {}", path.display()))
+}
+
+/// Read every event of an open trace into the model and facts (the one ingestion
+/// path), showing progress on a terminal.
+pub(crate) fn ingest_trace(
+    rd: &mut TraceReader<BufReader<std::fs::File>>,
+    path: &Path,
+) -> Result<Trace> {
+    let mut progress = progress::Progress::new(rd.event_count(), "reading events");
+    // The format error itself is the cause shown (and decides the exit code).
+    let trace = Trace::read(rd, |n| progress.set(n))
+        .map_err(|e| match e {
+            ModelError::Format(fe) => anyhow::Error::new(fe),
+            other => anyhow::Error::new(other),
+        })
+        .with_context(|| format!("reading events of {}", path.display()))?;
+    progress.finish();
+    Ok(trace)
 }
 
 fn main() -> ExitCode {

@@ -11,7 +11,14 @@
 //! - hard IRQ and softirq intervals and block requests with their latency, for
 //!   wPerf's device pseudo threads ([`InterruptInterval`], [`BlockRequest`]);
 //! - counters of everything that did not fit ([`ModelStats`]) and the windows of lost
-//!   events ([`LossWindow`]).
+//!   events ([`LossWindow`]);
+//! - segments with stable ids ([`SegmentId`]), each wake-up linked to the waker's
+//!   segment;
+//! - beside the model, the [`Facts`] trackers (recorded processes, exec times, network
+//!   traffic, device hints, flag accesses, markers, titles, event counts).
+//!
+//! [`Trace::read`] is the one ingestion path every command uses: it decodes a trace
+//! and builds the model and the facts in one pass on two threads ([`ingest`]).
 //!
 //! The model marks what it does not know ([`UnknownCause`], `start_known` /
 //! `end_known`) instead of guessing. It does no analysis itself, never reads raw bytes
@@ -35,6 +42,8 @@
 
 mod builder;
 mod cpu;
+pub mod facts;
+pub mod ingest;
 mod irq;
 mod model;
 mod process;
@@ -49,10 +58,12 @@ mod tracker;
 mod tests;
 
 pub use builder::ModelBuilder;
+pub use facts::Facts;
+pub use ingest::Trace;
 pub use irq::{BlockRequest, InterruptInterval, InterruptSource};
 pub use model::{Model, ModelError};
 pub use process::{ProcessImage, ProcessNode};
-pub use segment::{Segment, SegmentState, StackRef, TimeSpan, UnknownCause, WakeInfo};
+pub use segment::{Segment, SegmentId, SegmentState, StackRef, TimeSpan, UnknownCause, WakeInfo};
 pub use stats::{LossWindow, ModelStats};
 pub use thread::{Annotation, Thread, ThreadIdentity};
 pub use totals::{CpuData, ThreadTotals};

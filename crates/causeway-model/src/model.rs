@@ -6,11 +6,11 @@
 use crate::builder::ModelBuilder;
 use crate::irq::{BlockRequest, InterruptInterval};
 use crate::process::ProcessNode;
-use crate::segment::TimeSpan;
+use crate::segment::{Segment, SegmentId, TimeSpan};
 use crate::stats::{LossWindow, ModelStats};
 use crate::thread::Thread;
 use crate::totals::CpuData;
-use causeway_format::{Cpu, Event, FormatError, Header, Tables, Tgid, Tid, TraceReader};
+use causeway_format::{Cpu, Event, FormatError, Header, Tables, Tgid, Tid, Timestamp, TraceReader};
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Seek};
 
@@ -39,14 +39,7 @@ pub struct Model {
 impl Model {
     /// Read every event of a trace and build its model.
     pub fn from_reader<R: Read + Seek>(reader: &mut TraceReader<R>) -> Result<Model, ModelError> {
-        // The builder borrows the tables while the event iterator borrows the reader.
-        let tables = reader.tables().clone();
-        let header = reader.header().clone();
-        let mut b = ModelBuilder::new(&tables, &header);
-        for ev in reader.events() {
-            b.push(&ev?);
-        }
-        Ok(b.finish())
+        Ok(crate::ingest::Trace::read(reader, |_| {})?.into_model())
     }
 
     /// Build a model from events already in memory (tests, small traces).
@@ -71,6 +64,24 @@ impl Model {
     /// thread that had it, oldest first.
     pub fn threads(&self) -> std::slice::Iter<'_, Thread> {
         self.threads.iter()
+    }
+
+    /// The thread at an index of [`Model::threads`] (as in [`SegmentId::thread`]).
+    pub fn thread_by_index(&self, index: u32) -> Option<&Thread> {
+        self.threads.get(index as usize)
+    }
+
+    /// Index in [`Model::threads`] of the incarnation of `tid` alive at `ts`: the latest
+    /// one whose timeline started by then, else the first.
+    pub fn thread_index_at(&self, tid: Tid, ts: Timestamp) -> Option<u32> {
+        thread_index_at(&self.threads, tid, ts)
+    }
+
+    /// A segment by id.
+    pub fn segment(&self, id: SegmentId) -> Option<&Segment> {
+        self.threads
+            .get(id.thread as usize)
+            .and_then(|t| t.segments.get(id.index as usize))
     }
 
     /// The first thread with this tid.
@@ -127,4 +138,17 @@ impl Model {
     pub fn stats(&self) -> &ModelStats {
         &self.stats
     }
+}
+
+/// See [`Model::thread_index_at`]; `threads` sorted by tid, then by time.
+pub(crate) fn thread_index_at(threads: &[Thread], tid: Tid, ts: Timestamp) -> Option<u32> {
+    let lo = threads.partition_point(|t| t.tid < tid);
+    let hi = threads.partition_point(|t| t.tid <= tid);
+    if lo >= hi {
+        return None;
+    }
+    let started = (lo..hi)
+        .rev()
+        .find(|&i| threads[i].span().is_some_and(|s| s.start <= ts));
+    u32::try_from(started.unwrap_or(lo)).ok()
 }

@@ -39,6 +39,17 @@ pub struct StackRef {
     pub kernel: Option<StackId>,
 }
 
+/// Stable id of a segment in a finished [`crate::Model`]: the position of its thread in
+/// [`crate::Model::threads`] and its index in that thread's timeline. Ids do not change
+/// once the model is built, so analyses can use them as graph vertices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct SegmentId {
+    /// Index of the thread in [`crate::Model::threads`].
+    pub thread: u32,
+    /// Index of the segment in the thread's `segments`.
+    pub index: u32,
+}
+
 /// The wake-up that ended a [`SegmentState::Blocked`] segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct WakeInfo {
@@ -53,6 +64,9 @@ pub struct WakeInfo {
     /// Stacks of the waking context, from the [`causeway_format::StackKind::Waker`]
     /// stack event that followed the wake-up, if there was one.
     pub waker_stack: Option<StackRef>,
+    /// The waker thread's segment at the wake-up (the one it ran in), when the waker is
+    /// a thread of the model; set when the model is finished.
+    pub waker_segment: Option<SegmentId>,
 }
 
 /// Why the model does not know what a thread was doing.

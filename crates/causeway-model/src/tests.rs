@@ -2,7 +2,8 @@
 
 use crate::synth::Synth;
 use crate::{
-    InterruptSource, Model, Segment, SegmentState, StackRef, ThreadTotals, UnknownCause, WakeInfo,
+    InterruptSource, Model, Segment, SegmentId, SegmentState, StackRef, ThreadTotals, UnknownCause,
+    WakeInfo,
 };
 use causeway_format::{
     Cpu, DurationNs, Marker, ProcessInfo, SoftirqVec, StackId, StackKind, StringId, Tables,
@@ -96,6 +97,10 @@ fn block_wake_run_cycle_gives_exact_segments_and_totals() {
         target_cpu: Cpu(1),
         waker: thread_waker(30),
         waker_stack: Some(stack(Some(3), None)),
+        waker_segment: Some(SegmentId {
+            thread: 1,
+            index: 0,
+        }),
     };
     assert_eq!(
         segs(&m, 10),
@@ -170,6 +175,10 @@ fn thread_blocked_before_trace_start_gets_partial_blocked_segment() {
         target_cpu: Cpu(1),
         waker: thread_waker(5),
         waker_stack: None,
+        waker_segment: Some(SegmentId {
+            thread: 0,
+            index: 0,
+        }),
     };
     assert_eq!(
         segs(&m, 10),
@@ -301,6 +310,10 @@ fn lost_events_produce_unknown_segments_not_guesses() {
                         target_cpu: Cpu(0),
                         waker: thread_waker(20),
                         waker_stack: None,
+                        waker_segment: Some(SegmentId {
+                            thread: 1,
+                            index: 0
+                        }),
                     })
                 )
             ),
@@ -405,6 +418,7 @@ fn wakeups_by_irq_and_softirq_are_recorded_with_stacks() {
                     name: StringId(1)
                 },
                 waker_stack: Some(stack(None, Some(7))),
+                waker_segment: None,
             }),
             switch_out_stack: Some(stack(Some(1), Some(2))),
             syscall: Some(17),
@@ -684,6 +698,7 @@ fn wakeup_racing_with_switch_out_makes_thread_runnable_not_blocked() {
         target_cpu: Cpu(1),
         waker: thread_waker(20),
         waker_stack: None,
+        waker_segment: None,
     };
     assert_eq!(
         segs(&m, 10),
@@ -740,4 +755,32 @@ fn per_process_traces_count_unrecorded_switches_apart() {
     assert_eq!(partial.stats().anomalies(), 0);
     assert_eq!(segs(&partial, 10), segs(&full, 10));
     assert_eq!(segs(&partial, 5), segs(&full, 5));
+}
+
+#[test]
+fn wakeups_link_the_wakers_running_segment() {
+    let mut s = Synth::new();
+    s.switch(0, 0, 0, R, 10) // 10 runs on CPU 0
+        .switch(0, 1, 0, R, 20) // 20 runs on CPU 1
+        .switch(100, 0, 10, S, 0) // 10 blocks
+        .switch(200, 1, 20, S, 30) // 20 blocks, 30 runs on CPU 1
+        .wake_by(300, 1, 30, 10) // 30 wakes 10
+        .switch(350, 0, 0, R, 10)
+        .switch(400, 1, 30, S, 20); // 30 blocks and 20 runs (no wake-up seen)
+    let m = s.model(2);
+    let th = |tid| {
+        m.threads()
+            .position(|t| t.tid == Tid(tid))
+            .and_then(|i| u32::try_from(i).ok())
+            .unwrap()
+    };
+    let waked = m.thread(Tid(10)).unwrap();
+    let w = waked.segments.iter().find_map(|s| s.wake()).unwrap();
+    let id = w.waker_segment.expect("a thread waker is linked");
+    assert_eq!(id.thread, th(30));
+    let seg = m.segment(id).unwrap();
+    assert!(seg.state.is_running());
+    assert!(seg.start <= w.ts && w.ts < seg.end);
+    assert_eq!(m.thread_index_at(Tid(30), w.ts), Some(th(30)));
+    assert_eq!(m.thread_by_index(id.thread).map(|t| t.tid), Some(Tid(30)));
 }

@@ -74,17 +74,12 @@ fn unreleased_spin_is_counted_not_guessed() {
         .marker(10, 0, 1, Marker::SpinBegin { id: 1 })
         .marker(50, 0, 1, Marker::SpinEnd { id: 1 })
         .switch(60, 0, 1, TaskState::RUNNABLE, 0);
-    let (model, extras) = crate::Collector::from_events(
-        &Tables::default(),
-        &causeway_format::Header::synthetic(1),
+    let trace = causeway_model::Trace::from_events(
+        Tables::default(),
+        causeway_format::Header::synthetic(1),
         &s.events(),
     );
-    let input = crate::Input {
-        model: &model,
-        tables: &Tables::default(),
-        extras: &extras,
-    };
-    let r = crate::analyze(&input, &no_merge()).unwrap();
+    let r = crate::analyze(&trace, &no_merge()).unwrap();
     assert!(r.edges.is_empty());
     assert_eq!(r.quality.spins_unreleased, 1);
 }

@@ -7,8 +7,9 @@ mod markers;
 mod merging;
 mod pipeline;
 
-use crate::{Collector, Input, Options, Report, analyze};
+use crate::{Options, Report, analyze};
 use causeway_format::{Header, StringId, Tables, Tgid, ThreadInfo, Tid, Timestamp};
+use causeway_model::Trace;
 use causeway_model::synth::Synth;
 
 /// Tables naming threads: `(tid, tgid, comm)`.
@@ -36,16 +37,8 @@ pub(super) fn string(t: &mut Tables, s: &str) -> u32 {
 }
 
 pub(super) fn run(s: &Synth, tables: &Tables, ncpu: u32, opts: &Options) -> Report {
-    let (model, extras) = Collector::from_events(tables, &Header::synthetic(ncpu), &s.events());
-    analyze(
-        &Input {
-            model: &model,
-            tables,
-            extras: &extras,
-        },
-        opts,
-    )
-    .expect("analysis runs")
+    let trace = Trace::from_events(tables.clone(), Header::synthetic(ncpu), &s.events());
+    analyze(&trace, opts).expect("analysis runs")
 }
 
 pub(super) fn no_merge() -> Options {

@@ -1,9 +1,10 @@
-//! The two-thread collector gives what the one-thread one gives.
+//! The two-thread ingestion gives the same report as the one-thread one.
 
 use super::string;
-use crate::{Collector, Input, Options, analyze};
+use crate::{Options, analyze};
 use causeway_format::{Header, StringId, Tables, TaskState, Waker};
 use causeway_model::synth::Synth;
+use causeway_model::{Trace, ingest::ingest};
 
 /// A consumer writing to disk and a producer waiting for it, long enough to fill
 /// several batches.
@@ -38,27 +39,18 @@ fn threaded_collection_matches_the_single_thread_one() {
     let irq = string(&mut tables, "virtio0-requests");
     let events = disk_rounds(irq, 3_000).events();
     let header = Header::synthetic(2);
-    let (model, extras) = Collector::from_events(&tables, &header, &events);
-    let (model2, extras2) = Collector::collect_threaded(&tables, &header, |sink| {
+    let one = Trace::from_events(tables.clone(), header.clone(), &events);
+    let (model2, facts2) = ingest(&tables, &header, |sink| {
         for ev in &events {
             sink.push(*ev);
         }
         Ok::<(), ()>(())
     })
     .expect("no error");
-    assert_eq!(model, model2);
-    let report = |extras| {
-        analyze(
-            &Input {
-                model: &model,
-                tables: &tables,
-                extras,
-            },
-            &Options::default(),
-        )
-        .expect("analysis runs")
-    };
-    let (a, b) = (report(&extras), report(&extras2));
+    assert_eq!(one.model(), &model2);
+    let two = Trace::from_parts(header, tables, Default::default(), model2, facts2);
+    let report = |trace| analyze(trace, &Options::default()).expect("analysis runs");
+    let (a, b) = (report(&one), report(&two));
     assert!(!a.knots.is_empty(), "the disk wait shows");
     assert_eq!(a, b);
 }
@@ -67,7 +59,7 @@ fn threaded_collection_matches_the_single_thread_one() {
 fn a_producer_error_is_returned() {
     let tables = Tables::default();
     let events = disk_rounds(0, 1_000).events();
-    let r = Collector::collect_threaded(&tables, &Header::synthetic(2), |sink| {
+    let r = ingest(&tables, &Header::synthetic(2), |sink| {
         for ev in &events[..5_000] {
             sink.push(*ev);
         }

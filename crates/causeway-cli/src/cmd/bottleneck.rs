@@ -1,17 +1,16 @@
 //! `causeway bottleneck`: which waiting events limit throughput (wPerf).
 //!
-//! Reads the trace once into the model and the analysis's extras, runs
+//! Reads the trace once into the model and its facts, runs
 //! `causeway_bottleneck::analyze`, and renders text, JSON, DOT or SVG. With `-- CMD`
 //! it first records CMD with causeway's recorder, as `causeway demo` does.
 
 use crate::cli::BottleneckArgs;
 use crate::cmd::record;
 use crate::exit::{self, BadInput};
-use crate::progress::Progress;
 use crate::render::{bottleneck_dot, bottleneck_text};
-use crate::{open_trace, timefmt};
+use crate::{ingest_trace, open_trace, timefmt};
 use anyhow::{Context, Result, bail};
-use causeway_bottleneck::{BottleneckError, Collector, Input, Options, Report, analyze};
+use causeway_bottleneck::{BottleneckError, Options, Report, analyze};
 use std::path::PathBuf;
 
 /// How the user gave the threshold.
@@ -106,37 +105,15 @@ pub fn build(args: &BottleneckArgs) -> Result<Report> {
     };
     let path = trace_path(args)?;
     let mut rd = open_trace(&path)?;
-    let tables = rd.tables().clone();
-    let header = rd.header().clone();
-    let mut progress = Progress::new(rd.event_count(), "reading events");
-    // Decoding and the model build overlap: the model is built on a second thread.
-    let (model, mut extras) = Collector::collect_threaded(&tables, &header, |sink| {
-        let mut n = 0u64;
-        for ev in rd.events() {
-            let ev = ev.with_context(|| format!("reading events of {}", path.display()))?;
-            sink.push(ev);
-            n += 1;
-            if n.is_multiple_of(65536) {
-                progress.set(n);
-            }
-        }
-        anyhow::Ok(())
-    })?;
-    progress.finish();
-    extras.set_link_speeds(&rd.stats().counters);
+    let trace = ingest_trace(&mut rd, &path)?;
     opts.threshold_fraction = match threshold {
         Threshold::Fraction(f) => f,
         Threshold::Nanos(ns) => {
-            let d = model.span().map_or(0, |s| s.duration().0).max(1);
+            let d = trace.model().span().map_or(0, |s| s.duration().0).max(1);
             ns as f64 / d as f64
         }
     };
-    let input = Input {
-        model: &model,
-        tables: &tables,
-        extras: &extras,
-    };
-    analyze(&input, &opts).map_err(|e| match e {
+    analyze(&trace, &opts).map_err(|e| match e {
         BottleneckError::Empty => anyhow::Error::new(BadInput(format!("{}: {e}", path.display()))),
         other => anyhow::Error::new(other),
     })

@@ -1,12 +1,9 @@
 //! `causeway info`: what a trace holds and where its threads spent their time.
 
 use crate::cli::InfoArgs;
-use crate::progress::Progress;
 use crate::render::info_text;
-use crate::{exit, open_trace};
-use anyhow::{Context, Result};
-use causeway_format::{EventKind, EventKindTag};
-use causeway_model::ModelBuilder;
+use crate::{exit, ingest_trace, open_trace};
+use anyhow::Result;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 
@@ -107,29 +104,10 @@ pub fn exit_code(report: &InfoReport) -> u8 {
 /// Read the trace and compute the report.
 pub fn build(args: &InfoArgs) -> Result<InfoReport> {
     let mut rd = open_trace(&args.trace)?;
-    let tables = rd.tables().clone();
-    let header = rd.header().clone();
-    let total = rd.event_count();
-    let mut progress = Progress::new(total, "reading events");
-    let mut by_kind: BTreeMap<&'static str, u64> = BTreeMap::new();
-    let mut lost_by_cpu: BTreeMap<u32, u64> = BTreeMap::new();
-    let mut builder = ModelBuilder::new(&tables, &header);
-    let mut n = 0u64;
-    for ev in rd.events() {
-        let ev = ev.with_context(|| format!("reading events of {}", args.trace.display()))?;
-        *by_kind.entry(ev.kind.tag().name()).or_default() += 1;
-        if let EventKind::Lost { count } = ev.kind {
-            let e = lost_by_cpu.entry(ev.cpu.0).or_default();
-            *e = e.saturating_add(count);
-        }
-        builder.push(&ev);
-        n += 1;
-        if n.is_multiple_of(65536) {
-            progress.set(n);
-        }
-    }
-    progress.finish();
-    let model = builder.finish();
+    let trace = ingest_trace(&mut rd, &args.trace)?;
+    let (header, model, facts) = (trace.header(), trace.model(), trace.facts());
+    let n: u64 = facts.event_counts().values().sum();
+    let mut lost_by_cpu = facts.lost_by_cpu().clone();
     let (start, end) = rd.time_range().unwrap_or_default();
     let stats = rd.stats();
     // The trace's own statistics and the records in the stream should agree; report
@@ -190,9 +168,10 @@ pub fn build(args: &InfoArgs) -> Result<InfoReport> {
         start_ns: start.0,
         duration_ns: end.0.saturating_sub(start.0),
         events: n,
-        events_by_kind: EventKindTag::ALL
+        events_by_kind: facts
+            .event_counts()
             .iter()
-            .filter_map(|k| by_kind.get(k.name()).map(|c| (k.name(), *c)))
+            .map(|(k, c)| (k.name(), *c))
             .collect(),
         threads: rows.len(),
         processes: model.processes().count(),

@@ -19,6 +19,7 @@
 
 mod context;
 mod finish;
+mod links;
 mod lost;
 mod stack;
 mod switch;

@@ -1,23 +1,26 @@
-//! Gathering the [`Extras`] from the event stream: everything the analysis needs that
-//! the model does not keep. Independent of the model builder, so it can run on
-//! another thread (see [`crate::Collector::collect_threaded`]).
+//! Gathering the [`Facts`] from the event stream. Independent of the model builder, so
+//! it can run on another thread (see [`crate::ingest`]).
 
-use crate::input::{DeviceHint, Extras};
+use super::{DeviceHint, Facts};
+use causeway_format::EventKindTag;
 use causeway_format::{
-    Cpu, DevId, Event, EventKind, Header, Marker, Scope, StringId, Tables, Tgid, ThreadIndex, Tid,
+    Cpu, DevId, Event, EventKind, Header, Scope, StringId, Tables, Tgid, ThreadIndex, Tid,
     Timestamp, Waker,
 };
 use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 
 /// A device event this close before a wake-up (ns) may explain it: interrupt handlers
 /// and the softirqs or kworkers they defer to run within microseconds of the completion.
 const HINT_WINDOW_NS: u64 = 2_000_000;
 
-/// Gathers [`Extras`] from the events, in time order.
+/// Gathers [`Facts`] from the events, in time order.
 #[derive(Debug)]
-pub(crate) struct ExtrasCollector<'t> {
-    extras: Extras,
+pub(crate) struct FactsCollector<'t> {
+    facts: Facts,
+    /// Events by [`causeway_format::EventKindTag`] discriminant.
+    counts: [u64; 64],
     // Looked up on every wake-up: fast hashes of the integers.
     last_block_here: FxHashMap<Cpu, (DevId, Timestamp)>,
     last_block_any: Option<(DevId, Timestamp)>,
@@ -38,11 +41,15 @@ fn is_completion_thread(comm: &str) -> bool {
         .any(|p| comm.starts_with(p))
 }
 
-impl<'t> ExtrasCollector<'t> {
+impl<'t> FactsCollector<'t> {
     /// A collector for a trace with these tables and header.
-    pub(crate) fn new(tables: &'t Tables, header: &Header) -> ExtrasCollector<'t> {
-        ExtrasCollector {
-            extras: Extras::default(),
+    pub(crate) fn new(tables: &'t Tables, header: &Header) -> FactsCollector<'t> {
+        FactsCollector {
+            facts: Facts {
+                titles: titles(tables),
+                ..Facts::default()
+            },
+            counts: [0; 64],
             last_block_here: FxHashMap::default(),
             last_block_any: None,
             last_recv_here: FxHashMap::default(),
@@ -77,6 +84,9 @@ impl<'t> ExtrasCollector<'t> {
 
     /// Take the next event (in time order).
     pub(crate) fn push(&mut self, ev: &Event) {
+        if let Some(c) = self.counts.get_mut(ev.kind.tag() as usize) {
+            *c += 1;
+        }
         match ev.kind {
             EventKind::BlockComplete { dev, .. } => {
                 self.last_block_here.insert(ev.cpu, (dev, ev.ts));
@@ -84,26 +94,22 @@ impl<'t> ExtrasCollector<'t> {
             }
             EventKind::NetRecv { dev, bytes, .. } => {
                 self.last_recv_here.insert(ev.cpu, (dev, ev.ts));
-                self.extras.net.entry(dev).or_default().rx_bytes += u64::from(bytes);
+                self.facts.net.entry(dev).or_default().rx_bytes += u64::from(bytes);
             }
             EventKind::NetXmit { tid, dev, bytes } => {
-                let d = self.extras.net.entry(dev).or_default();
+                let d = self.facts.net.entry(dev).or_default();
                 *d.tx_by_tid.entry(tid).or_default() += u64::from(bytes);
             }
-            EventKind::Marker {
-                tid,
-                marker: Marker::FlagWrite { addr },
-            } => self
-                .extras
-                .flag_writes
-                .entry(addr)
-                .or_default()
-                .push((ev.ts, tid)),
+            EventKind::Marker { tid, marker } => self.facts.markers.push(ev.ts, tid, marker),
+            EventKind::Lost { count } => {
+                let e = self.facts.lost_by_cpu.entry(ev.cpu.0).or_default();
+                *e = e.saturating_add(count);
+            }
             EventKind::Wakeup { wakee, waker, .. } => self.hint(ev.ts, ev.cpu, wakee, waker),
             EventKind::Exec { tid, .. } if self.per_process => {
                 if let Some(t) = self.names.at(tid, ev.ts) {
                     self.followed.insert(t.tgid);
-                    self.extras.exec_at.entry(t.tgid).or_insert(ev.ts);
+                    self.facts.exec_at.entry(t.tgid).or_insert(ev.ts);
                 }
             }
             EventKind::Fork {
@@ -163,12 +169,19 @@ impl<'t> ExtrasCollector<'t> {
             hint.disk_any = None;
         }
         if hint != DeviceHint::default() {
-            self.extras.hints.insert(wakee, ts, hint);
+            self.facts.hints.insert(wakee, ts, hint);
         }
     }
 
-    /// The extras, once every event was pushed.
-    pub(crate) fn finish(mut self) -> Extras {
+    /// The facts, once every event was pushed.
+    pub(crate) fn finish(mut self) -> Facts {
+        self.facts.event_counts = EventKindTag::ALL
+            .iter()
+            .filter_map(|&k| {
+                let n = self.counts.get(k as usize).copied().unwrap_or(0);
+                (n > 0).then_some((k, n))
+            })
+            .collect();
         if self.per_process {
             let mut set = std::mem::take(&mut self.followed);
             for tid in &self.syscall_tids {
@@ -181,10 +194,30 @@ impl<'t> ExtrasCollector<'t> {
                 }
             }
             if !set.is_empty() {
-                self.extras.recorded = Some(set);
+                self.facts.recorded = Some(set);
             }
         }
-        self.extras.hints.finish();
-        self.extras
+        self.facts.hints.finish();
+        self.facts
     }
+}
+
+/// Process titles from the trace's process table: for each process, the command line
+/// the recorder read last (rows after an exec replace earlier ones).
+fn titles(tables: &Tables) -> BTreeMap<Tgid, String> {
+    let mut latest: BTreeMap<Tgid, (Timestamp, &str)> = BTreeMap::new();
+    for p in &tables.processes {
+        let t = tables.string(p.cmdline);
+        if t.is_empty() {
+            continue;
+        }
+        let e = latest.entry(p.tgid).or_insert((p.since, t));
+        if p.since >= e.0 {
+            *e = (p.since, t);
+        }
+    }
+    latest
+        .into_iter()
+        .map(|(g, (_, t))| (g, t.to_string()))
+        .collect()
 }

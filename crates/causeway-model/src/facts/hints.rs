@@ -5,9 +5,19 @@
 //! the woken thread's own list in time order is sequential, and the analysis, which
 //! walks each thread's waits in time order, looks them up close to each other.
 
-use crate::input::DeviceHint;
-use causeway_format::{Tid, Timestamp};
+use causeway_format::{DevId, StringId, Tid, Timestamp};
 use rustc_hash::FxHashMap;
+
+/// Which devices may be behind one wake-up, from the device events just before it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceHint {
+    /// Block device whose request completed just before, on the waking CPU.
+    pub disk_here: Option<DevId>,
+    /// Block device whose request completed just before, on any CPU (kworker hand-off).
+    pub disk_any: Option<DevId>,
+    /// Network device that received a packet just before, on the waking CPU.
+    pub nic_here: Option<StringId>,
+}
 
 /// Hints by thread, each thread's in wake-up time order once [`DeviceHints::finish`]ed.
 #[derive(Clone, Debug, Default)]
@@ -40,7 +50,7 @@ impl DeviceHints {
     }
 
     /// The hint of `tid`'s wake-up at `ts`, if one was stored.
-    pub(crate) fn get(&self, &(tid, ts): &(Tid, Timestamp)) -> Option<&DeviceHint> {
+    pub(crate) fn get(&self, tid: Tid, ts: Timestamp) -> Option<&DeviceHint> {
         let v = self.by_tid.get(&tid)?;
         let i = v.binary_search_by_key(&ts, |(t, _)| *t).ok()?;
         v.get(i).map(|(_, h)| h)
@@ -50,7 +60,6 @@ impl DeviceHints {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use causeway_format::DevId;
 
     fn hint(d: u32) -> DeviceHint {
         DeviceHint {
@@ -67,10 +76,10 @@ mod tests {
         h.insert(Tid(1), Timestamp(30), hint(3));
         h.insert(Tid(2), Timestamp(10), hint(4));
         h.finish();
-        assert_eq!(h.get(&(Tid(1), Timestamp(30))), Some(&hint(3)));
-        assert_eq!(h.get(&(Tid(1), Timestamp(10))), Some(&hint(2)));
-        assert_eq!(h.get(&(Tid(2), Timestamp(10))), Some(&hint(4)));
-        assert_eq!(h.get(&(Tid(2), Timestamp(30))), None);
-        assert_eq!(h.get(&(Tid(3), Timestamp(10))), None);
+        assert_eq!(h.get(Tid(1), Timestamp(30)), Some(&hint(3)));
+        assert_eq!(h.get(Tid(1), Timestamp(10)), Some(&hint(2)));
+        assert_eq!(h.get(Tid(2), Timestamp(10)), Some(&hint(4)));
+        assert_eq!(h.get(Tid(2), Timestamp(30)), None);
+        assert_eq!(h.get(Tid(3), Timestamp(10)), None);
     }
 }
