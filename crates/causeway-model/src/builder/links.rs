@@ -1,10 +1,36 @@
 //! Linking each wake-up to the waker's segment, once the threads are in their final
 //! order (segment ids are positions in it).
 
-use crate::model::thread_index_at;
 use crate::segment::{Segment, SegmentId, SegmentState};
 use crate::thread::Thread;
-use causeway_format::{Timestamp, Waker};
+use causeway_format::{Tid, Timestamp, Waker};
+use rustc_hash::FxHashMap;
+use std::ops::Range;
+
+/// Positions of each tid's threads in the sorted thread list: one hash lookup per
+/// wake-up instead of two binary searches over every thread.
+fn tid_ranges(threads: &[Thread]) -> FxHashMap<Tid, Range<usize>> {
+    let mut ranges: FxHashMap<Tid, Range<usize>> = FxHashMap::default();
+    for (i, t) in threads.iter().enumerate() {
+        ranges
+            .entry(t.tid)
+            .and_modify(|r| r.end = i + 1)
+            .or_insert(i..i + 1);
+    }
+    ranges
+}
+
+/// The incarnation of a tid alive at `ts`, as [`crate::Model::thread_index_at`] picks it.
+fn incarnation(threads: &[Thread], range: Range<usize>, ts: Timestamp) -> Option<u32> {
+    let first = range.start;
+    let started = range.rev().find(|&i| {
+        threads
+            .get(i)
+            .and_then(|t| t.span())
+            .is_some_and(|s| s.start <= ts)
+    });
+    u32::try_from(started.unwrap_or(first)).ok()
+}
 
 /// The segment of `th` at `ts`: the one that contains it, or the running segment that
 /// ends exactly then (a waker that switched out at the instant it woke someone).
@@ -28,6 +54,7 @@ fn segment_at(th: &Thread, ts: Timestamp) -> Option<u32> {
 /// Set `waker_segment` of every wake-up by a thread of the model.
 pub(super) fn link_wakers(threads: &mut [Thread]) {
     // Found first, then written: the waker may be any thread, including the wakee.
+    let ranges = tid_ranges(threads);
     let mut links: Vec<(usize, usize, SegmentId)> = Vec::new();
     for (ti, th) in threads.iter().enumerate() {
         for (si, seg) in th.segments.iter().enumerate() {
@@ -38,7 +65,10 @@ pub(super) fn link_wakers(threads: &mut [Thread]) {
             if tid.is_idle() {
                 continue;
             }
-            let Some(wt) = thread_index_at(threads, tid, w.ts) else {
+            let Some(wt) = ranges
+                .get(&tid)
+                .and_then(|r| incarnation(threads, r.clone(), w.ts))
+            else {
                 continue;
             };
             let Some(ws) = threads.get(wt as usize).and_then(|t| segment_at(t, w.ts)) else {
