@@ -27,6 +27,8 @@ lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 	bash scripts/check-deps.sh
+	python3 scripts/check-structure.py --self-test
+	python3 scripts/check-structure.py
 
 # Tests that need root and the kernel fail here instead of skipping.
 unit-tests:

@@ -22,10 +22,12 @@
 
 use crate::callchain::{Callchains, parse_frame_line};
 use crate::context::{FrameMark, Inferred, IrqTracker, infer};
+use crate::error::ImportError;
+use crate::options::ImportOptions;
 use crate::script_parse::{Head, Line, Record, parse_line};
+use crate::summary::{ImportSummary, MalformedLine};
 use crate::threads::Threads;
 use crate::tracepoint::{self, Parsed, Tp};
-use crate::{ImportError, ImportOptions, ImportSummary, MalformedLine};
 use causeway_format::{
     Cpu, Event, EventKind, Mapping, StackId, StackKind, TaskState, Tgid, Tid, Timestamp,
     TraceWriter, Waker,
@@ -72,6 +74,16 @@ enum PendingKind {
         parent_tgid: u32,
         child_tid: u32,
     },
+}
+
+/// A wake-up whose waker is decided when the sample closes.
+fn wake(wakee: u32, target_cpu: u32, new: bool, wakeup_event: bool) -> PendingKind {
+    PendingKind::Wake {
+        wakee,
+        target_cpu,
+        new,
+        wakeup_event,
+    }
 }
 
 /// A fork event held back until the child's process id is known.
@@ -280,6 +292,8 @@ impl<W: Write> Converter<W> {
         }
     }
 
+    /// Open a pending sample for a mapped tracepoint (a `sched_wakeup` that repeats a
+    /// `sched_waking` is dropped instead).
     fn mapped(
         &mut self,
         head: Head<'_>,
@@ -287,6 +301,29 @@ impl<W: Write> Converter<W> {
         tgid: u32,
         tp: Tp<'_>,
     ) -> Result<(), ImportError> {
+        let Some(kind) = self.pending_kind(head, tid, tgid, tp) else {
+            return Ok(());
+        };
+        self.pending = Some(Pending {
+            ts: head.ts_ns,
+            cpu: head.cpu,
+            tid,
+            kind,
+        });
+        self.pending_tgid = tgid;
+        self.chains.clear();
+        Ok(())
+    }
+
+    /// What a mapped tracepoint becomes, after updating the state it changes (the CPU's
+    /// current thread, interrupt nesting, wake-ups seen, tables); `None` if it is dropped.
+    fn pending_kind(
+        &mut self,
+        head: Head<'_>,
+        tid: u32,
+        tgid: u32,
+        tp: Tp<'_>,
+    ) -> Option<PendingKind> {
         let (ts, cpu) = (head.ts_ns, head.cpu);
         let other = |k: EventKind| PendingKind::Event(k, StackKind::Other, Tid(tid));
         let kind = match tp {
@@ -294,100 +331,28 @@ impl<W: Write> Converter<W> {
                 prev_tid,
                 prev_state,
                 next_tid,
-            } => {
-                // Nothing schedules inside an interrupt: leftover nesting is stale.
-                self.irqs.reset(cpu);
-                let c = cpu as usize;
-                if self.current.len() <= c {
-                    self.current.resize(c + 1, 0);
-                }
-                if let Some(cur) = self.current.get_mut(c) {
-                    *cur = next_tid;
-                }
-                let prev_state = prev_state.unwrap_or_else(|| {
-                    self.counters.unknown_task_state += 1;
-                    UNKNOWN_TASK_STATE
-                });
-                let stack_kind = if prev_state.is_runnable() {
-                    StackKind::Other
-                } else {
-                    StackKind::SwitchOut
-                };
-                PendingKind::Event(
-                    EventKind::SchedSwitch {
-                        prev_tid: Tid(prev_tid),
-                        prev_state,
-                        next_tid: Tid(next_tid),
-                    },
-                    stack_kind,
-                    Tid(prev_tid),
-                )
-            }
+            } => self.switch(cpu, prev_tid, prev_state, next_tid),
             Tp::Waking { wakee, target_cpu } => {
                 self.wakings.insert(wakee, ts);
-                PendingKind::Wake {
-                    wakee,
-                    target_cpu,
-                    new: false,
-                    wakeup_event: false,
-                }
+                wake(wakee, target_cpu, false, false)
             }
             Tp::Wakeup { wakee, target_cpu } => {
-                if let Some(t0) = self.wakings.remove(&wakee)
-                    && ts.saturating_sub(t0) <= self.opts.wakeup_dedup_window_ns
-                {
+                if self.repeats_waking(ts, wakee) {
                     self.counters.wakeup_deduplicated += 1;
-                    return Ok(());
+                    return None;
                 }
-                PendingKind::Wake {
-                    wakee,
-                    target_cpu,
-                    new: false,
-                    wakeup_event: true,
-                }
+                wake(wakee, target_cpu, false, true)
             }
-            Tp::WakeupNew { wakee, target_cpu } => PendingKind::Wake {
-                wakee,
-                target_cpu,
-                new: true,
-                wakeup_event: false,
-            },
+            Tp::WakeupNew { wakee, target_cpu } => wake(wakee, target_cpu, true, false),
             Tp::Fork {
                 parent_tid,
                 child_tid,
                 child_comm,
-            } => match self.threads.tgid_of(child_tid) {
-                Some(child_tgid) => {
-                    self.fork_tables(ts, tgid, child_tid, child_tgid, child_comm);
-                    other(EventKind::Fork {
-                        parent_tid: Tid(parent_tid),
-                        parent_tgid: Tgid(tgid),
-                        child_tid: Tid(child_tid),
-                        child_tgid: Tgid(child_tgid),
-                    })
-                }
-                None => {
-                    child_comm.clone_into(&mut self.pending_child_comm);
-                    PendingKind::Fork {
-                        parent_tid,
-                        parent_tgid: tgid,
-                        child_tid,
-                    }
-                }
-            },
+            } => self.fork(ts, tid, tgid, parent_tid, child_tid, child_comm),
             Tp::Exec {
                 tid: exec_tid,
                 filename,
-            } => {
-                let filename = self.w.intern(filename);
-                let comm = self.w.intern(head.comm);
-                self.threads.exec(&mut self.w, tgid, filename, ts);
-                other(EventKind::Exec {
-                    tid: Tid(exec_tid),
-                    comm,
-                    filename,
-                })
-            }
+            } => other(self.exec(ts, tgid, head.comm, exec_tid, filename)),
             Tp::Exit { tid: exit_tid } => other(EventKind::Exit { tid: Tid(exit_tid) }),
             Tp::IrqEntry { irq, name } => {
                 let name = self.w.intern(name);
@@ -406,6 +371,116 @@ impl<W: Write> Converter<W> {
                 self.irqs.softirq_exit(cpu, vec);
                 other(EventKind::SoftirqExit { vec })
             }
+            tp @ (Tp::BlockIssue { .. }
+            | Tp::BlockComplete { .. }
+            | Tp::NetXmit { .. }
+            | Tp::NetRecv { .. }
+            | Tp::SysEnter { .. }
+            | Tp::SysExit { .. }) => self.io_kind(tid, tp)?,
+        };
+        Some(kind)
+    }
+
+    /// A `sched_switch`: the CPU's current thread changes and interrupt nesting there
+    /// ends. The stack is the previous thread's, a switch-out stack if it blocked.
+    fn switch(
+        &mut self,
+        cpu: u32,
+        prev_tid: u32,
+        prev_state: Option<TaskState>,
+        next_tid: u32,
+    ) -> PendingKind {
+        // Nothing schedules inside an interrupt: leftover nesting is stale.
+        self.irqs.reset(cpu);
+        let c = cpu as usize;
+        if self.current.len() <= c {
+            self.current.resize(c + 1, 0);
+        }
+        if let Some(cur) = self.current.get_mut(c) {
+            *cur = next_tid;
+        }
+        let prev_state = prev_state.unwrap_or_else(|| {
+            self.counters.unknown_task_state += 1;
+            UNKNOWN_TASK_STATE
+        });
+        let stack_kind = if prev_state.is_runnable() {
+            StackKind::Other
+        } else {
+            StackKind::SwitchOut
+        };
+        PendingKind::Event(
+            EventKind::SchedSwitch {
+                prev_tid: Tid(prev_tid),
+                prev_state,
+                next_tid: Tid(next_tid),
+            },
+            stack_kind,
+            Tid(prev_tid),
+        )
+    }
+
+    /// True if a `sched_wakeup` of `wakee` at `ts` is the second half of a
+    /// `sched_waking` already written; either way that waking is forgotten.
+    fn repeats_waking(&mut self, ts: u64, wakee: u32) -> bool {
+        self.wakings
+            .remove(&wakee)
+            .is_some_and(|t0| ts.saturating_sub(t0) <= self.opts.wakeup_dedup_window_ns)
+    }
+
+    /// A `sched_process_fork`: written at once if the child's process is known,
+    /// otherwise held back until it is (see [`Self::release_fork`]).
+    fn fork(
+        &mut self,
+        ts: u64,
+        tid: u32,
+        tgid: u32,
+        parent_tid: u32,
+        child_tid: u32,
+        child_comm: &str,
+    ) -> PendingKind {
+        match self.threads.tgid_of(child_tid) {
+            Some(child_tgid) => {
+                self.fork_tables(ts, tgid, child_tid, child_tgid, child_comm);
+                PendingKind::Event(
+                    EventKind::Fork {
+                        parent_tid: Tid(parent_tid),
+                        parent_tgid: Tgid(tgid),
+                        child_tid: Tid(child_tid),
+                        child_tgid: Tgid(child_tgid),
+                    },
+                    StackKind::Other,
+                    Tid(tid),
+                )
+            }
+            None => {
+                child_comm.clone_into(&mut self.pending_child_comm);
+                PendingKind::Fork {
+                    parent_tid,
+                    parent_tgid: tgid,
+                    child_tid,
+                }
+            }
+        }
+    }
+
+    /// A `sched_process_exec`: the process's executable changes.
+    fn exec(&mut self, ts: u64, tgid: u32, comm: &str, exec_tid: u32, filename: &str) -> EventKind {
+        // Interned in this order (file, then name), as string ids are part of the output.
+        let filename = self.w.intern(filename);
+        let comm = self.w.intern(comm);
+        self.threads.exec(&mut self.w, tgid, filename, ts);
+        EventKind::Exec {
+            tid: Tid(exec_tid),
+            comm,
+            filename,
+        }
+    }
+
+    /// Disk, network and syscall tracepoints: events of the sample's thread `tid` that
+    /// change no import state. `None` for the other tracepoints (handled elsewhere).
+    fn io_kind(&mut self, tid: u32, tp: Tp<'_>) -> Option<PendingKind> {
+        let other = |k: EventKind| PendingKind::Event(k, StackKind::Other, Tid(tid));
+        Some(match tp {
             Tp::BlockIssue {
                 dev,
                 sector,
@@ -431,47 +506,32 @@ impl<W: Write> Converter<W> {
                 op,
                 error,
             }),
-            Tp::NetXmit { dev, bytes } => {
-                let dev = self.w.intern(dev);
-                other(EventKind::NetXmit {
+            Tp::NetXmit { dev, bytes } => other(EventKind::NetXmit {
+                tid: Tid(tid),
+                dev: self.w.intern(dev),
+                bytes,
+            }),
+            Tp::NetRecv { dev, bytes } => other(EventKind::NetRecv {
+                tid: Tid(tid),
+                dev: self.w.intern(dev),
+                bytes,
+            }),
+            Tp::SysEnter { nr, args } => PendingKind::Event(
+                EventKind::SyscallEnter {
                     tid: Tid(tid),
-                    dev,
-                    bytes,
-                })
-            }
-            Tp::NetRecv { dev, bytes } => {
-                let dev = self.w.intern(dev);
-                other(EventKind::NetRecv {
-                    tid: Tid(tid),
-                    dev,
-                    bytes,
-                })
-            }
-            Tp::SysEnter { nr, args } => {
-                let nr = self.syscall_nr(nr);
-                PendingKind::Event(
-                    EventKind::SyscallEnter {
-                        tid: Tid(tid),
-                        nr,
-                        args,
-                    },
-                    StackKind::Syscall,
-                    Tid(tid),
-                )
-            }
-            Tp::SysExit { nr, ret } => {
-                let nr = self.syscall_nr(nr);
-                other(EventKind::SyscallExit {
-                    tid: Tid(tid),
-                    nr,
-                    ret,
-                })
-            }
-        };
-        self.pending = Some(Pending { ts, cpu, tid, kind });
-        self.pending_tgid = tgid;
-        self.chains.clear();
-        Ok(())
+                    nr: self.syscall_nr(nr),
+                    args,
+                },
+                StackKind::Syscall,
+                Tid(tid),
+            ),
+            Tp::SysExit { nr, ret } => other(EventKind::SyscallExit {
+                tid: Tid(tid),
+                nr: self.syscall_nr(nr),
+                ret,
+            }),
+            _ => return None,
+        })
     }
 
     fn syscall_nr(&mut self, nr: Option<u32>) -> u32 {

@@ -1,13 +1,14 @@
 //! Running `perf script` on a perf.data file.
 //!
 //! perf parses perf.data and resolves symbols; this module starts it as a child process
-//! with a fixed field list, streams its stdout into [`crate::import_perf_script`], and
+//! with a fixed field list, streams its stdout into [`import_perf_script`], and
 //! turns a missing binary or a failed run into a typed error carrying perf's stderr.
 
-use crate::{
-    ImportError, ImportOptions, ImportSummary, PerfHeader, SCRIPT_FIELDS,
-    SCRIPT_FIELDS_NO_CALLCHAIN, import_perf_script,
-};
+use crate::error::ImportError;
+use crate::options::{ImportOptions, SCRIPT_FIELDS, SCRIPT_FIELDS_NO_CALLCHAIN};
+use crate::perf_header::PerfHeader;
+use crate::script::import_perf_script;
+use crate::summary::ImportSummary;
 use std::io::{self, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
