@@ -11,8 +11,9 @@
 //! of the event count.
 
 use crate::builder::ModelBuilder;
+use crate::error::ModelError;
 use crate::facts::{Facts, FactsCollector};
-use crate::model::{Model, ModelError};
+use crate::model::Model;
 use causeway_format::{Event, Header, Tables, TraceReader, TraceStats};
 use std::io::{Read, Seek};
 use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
@@ -170,6 +171,13 @@ impl<'t> Ingestor<'t> {
     /// Finish the model and hand back both.
     pub fn finish(self) -> (Model, Facts) {
         (self.builder.finish(), self.facts.finish())
+    }
+}
+
+impl Model {
+    /// Read every event of a trace and build its model.
+    pub fn from_reader<R: Read + Seek>(reader: &mut TraceReader<R>) -> Result<Model, ModelError> {
+        Ok(Trace::read(reader, |_| {})?.into_model())
     }
 }
 

@@ -42,6 +42,7 @@
 
 mod builder;
 mod cpu;
+mod error;
 pub mod facts;
 pub mod ingest;
 mod irq;
@@ -58,10 +59,11 @@ mod tracker;
 mod tests;
 
 pub use builder::ModelBuilder;
+pub use error::ModelError;
 pub use facts::Facts;
 pub use ingest::Trace;
 pub use irq::{BlockRequest, InterruptInterval, InterruptSource};
-pub use model::{Model, ModelError};
+pub use model::Model;
 pub use process::{ProcessImage, ProcessNode};
 pub use segment::{Segment, SegmentId, SegmentState, StackRef, TimeSpan, UnknownCause, WakeInfo};
 pub use stats::{LossWindow, ModelStats};

@@ -10,18 +10,8 @@ use crate::segment::{Segment, SegmentId, TimeSpan};
 use crate::stats::{LossWindow, ModelStats};
 use crate::thread::Thread;
 use crate::totals::CpuData;
-use causeway_format::{Cpu, Event, FormatError, Header, Tables, Tgid, Tid, Timestamp, TraceReader};
+use causeway_format::{Cpu, Event, Header, Tables, Tgid, Tid, Timestamp};
 use serde::{Deserialize, Serialize};
-use std::io::{Read, Seek};
-
-/// Why a model could not be built.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ModelError {
-    /// The trace could not be read.
-    #[error("reading trace events: {0}")]
-    Format(#[from] FormatError),
-}
 
 /// Threads, processes, CPUs, interrupts and block requests of one trace.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,11 +27,6 @@ pub struct Model {
 }
 
 impl Model {
-    /// Read every event of a trace and build its model.
-    pub fn from_reader<R: Read + Seek>(reader: &mut TraceReader<R>) -> Result<Model, ModelError> {
-        Ok(crate::ingest::Trace::read(reader, |_| {})?.into_model())
-    }
-
     /// Build a model from events already in memory (tests, small traces).
     pub fn from_events<'e>(
         tables: &Tables,

@@ -168,8 +168,56 @@ impl<'t> ModelBuilder<'t> {
                 child_tid,
                 child_tgid,
             } => self.on_fork(ts, c, parent_tid, parent_tgid, child_tid, child_tgid),
+            EventKind::Exec { .. }
+            | EventKind::Exit { .. }
+            | EventKind::SyscallEnter { .. }
+            | EventKind::SyscallExit { .. }
+            | EventKind::Marker { .. } => self.on_thread_event(ts, c, &ev.kind),
+            EventKind::IrqEntry { .. }
+            | EventKind::IrqExit { .. }
+            | EventKind::SoftirqEntry { .. }
+            | EventKind::SoftirqExit { .. } => self.on_interrupt(ts, c, &ev.kind),
+            EventKind::BlockIssue {
+                tid,
+                dev,
+                sector,
+                bytes,
+                op,
+            } => {
+                self.touch(tid, ts);
+                self.block
+                    .issue(&mut self.stats, ts, c, tid, dev, sector, bytes, op);
+            }
+            EventKind::BlockComplete {
+                dev,
+                sector,
+                bytes,
+                op,
+                error,
+            } => self
+                .block
+                .complete(&mut self.stats, ts, c, dev, sector, bytes, op, error),
+            EventKind::NetXmit { tid, .. } | EventKind::NetRecv { tid, .. } => self.touch(tid, ts),
+            EventKind::Stack {
+                tid,
+                kind,
+                user,
+                kernel,
+            } => self.on_stack(ts, c, tid, kind, StackRef { user, kernel }),
+            EventKind::Lost { count } => self.on_lost(ts, c, count),
+        }
+        if let Some(cpu) = self.cpus.get_mut(c) {
+            cpu.last_ts = Some(ts);
+        }
+    }
+
+    /// Events of one thread that change what the model knows about it: exec, exit,
+    /// system calls, annotations.
+    #[inline]
+    fn on_thread_event(&mut self, ts: Timestamp, c: Cpu, kind: &EventKind) {
+        match *kind {
             EventKind::Exec { tid, comm, .. } => {
-                if let EventKind::Exec { filename, .. } = ev.kind {
+                if let EventKind::Exec { filename, .. } = *kind {
                     self.proc_events.execs.push((ts, Tgid(tid.0), filename));
                 }
                 if let Some(th) = self.on_context(ts, c, tid) {
@@ -205,6 +253,14 @@ impl<'t> ModelBuilder<'t> {
                     th.annotations.push(Annotation { ts, marker });
                 }
             }
+            _ => {}
+        }
+    }
+
+    /// Hard IRQ and softirq entries and exits.
+    #[inline]
+    fn on_interrupt(&mut self, ts: Timestamp, c: Cpu, kind: &EventKind) {
+        match *kind {
             EventKind::IrqEntry { irq, name } => {
                 self.irqs.entry(c, ts, InterruptSource::Irq { irq, name });
             }
@@ -223,37 +279,7 @@ impl<'t> ModelBuilder<'t> {
                     self.stats.unmatched_softirq_exits += 1;
                 }
             }
-            EventKind::BlockIssue {
-                tid,
-                dev,
-                sector,
-                bytes,
-                op,
-            } => {
-                self.touch(tid, ts);
-                self.block
-                    .issue(&mut self.stats, ts, c, tid, dev, sector, bytes, op);
-            }
-            EventKind::BlockComplete {
-                dev,
-                sector,
-                bytes,
-                op,
-                error,
-            } => self
-                .block
-                .complete(&mut self.stats, ts, c, dev, sector, bytes, op, error),
-            EventKind::NetXmit { tid, .. } | EventKind::NetRecv { tid, .. } => self.touch(tid, ts),
-            EventKind::Stack {
-                tid,
-                kind,
-                user,
-                kernel,
-            } => self.on_stack(ts, c, tid, kind, StackRef { user, kernel }),
-            EventKind::Lost { count } => self.on_lost(ts, c, count),
-        }
-        if let Some(cpu) = self.cpus.get_mut(c) {
-            cpu.last_ts = Some(ts);
+            _ => {}
         }
     }
 
