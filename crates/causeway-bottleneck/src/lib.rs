@@ -14,10 +14,11 @@
 //!    and knot refinement (`refine`);
 //! 6. for each sink, the heaviest chain of waits into it and the cycles upstream of it
 //!    (`upstream`);
-//! 7. a [`Report`] with stacks and one sentence of advice per knot and sink (`advice`).
+//! 7. [`Findings`]: typed data (ids, integer nanoseconds, symbolized stacks), no prose.
 //!
-//! It does not read trace files (see [`Collector`] and `causeway-format`), print, or
-//! know about command lines; renderers live in the CLI.
+//! It does not read trace files (see [`Collector`] and `causeway-format`), print, word
+//! advice or know about command lines: labels, sentences and the text, JSON and DOT
+//! forms are the report layer's (`causeway-report`).
 //!
 //! ```
 //! use causeway_bottleneck::{Collector, Input, Options, analyze};
@@ -36,29 +37,31 @@
 //! let tables = Tables::default();
 //! let (model, extras) = Collector::from_events(&tables, &Header::synthetic(3), &s.events());
 //! let opts = Options { merge: false, ..Options::default() };
-//! let report = analyze(&Input { model: &model, tables: &tables, extras: &extras }, &opts).unwrap();
+//! let found = analyze(&Input { model: &model, tables: &tables, extras: &extras }, &opts).unwrap();
 //! // 1 → 2 weighs 10 ns; 2 → 3 weighs 4 ns plus 4 ns cascaded from 1's wait.
-//! let ns: Vec<u64> = report.edges.iter().map(|e| (e.weight_s * 1e9).round() as u64).collect();
+//! let ns: Vec<u64> = found.edges.iter().map(|e| e.weight.0).collect();
 //! assert_eq!(ns, vec![10, 8]);
 //! ```
 
-mod advice;
 mod analyze;
 mod cascade;
 mod devices;
+mod edges;
 mod entities;
 mod error;
 mod extras;
+mod findings;
 mod graph;
 mod hints;
 mod input;
+mod knots;
 mod merge;
 mod options;
 mod pipeline;
 mod refine;
-mod report;
 mod stacks;
 mod upstream;
+mod vertices;
 mod waits;
 mod waker;
 
@@ -66,13 +69,14 @@ mod waker;
 mod tests;
 
 pub use analyze::analyze;
-pub use devices::DeviceReport;
+pub use devices::{Capacity, CapacitySource, Device, DeviceKind};
 pub use error::BottleneckError;
+pub use findings::{
+    Edge, EdgeId, EdgeKind, Findings, Knot, OffCpu, Quality, Sink, ThreadRef, Vertex, VertexId,
+    VertexKind, similar_name,
+};
 pub use input::{Collector, Extras, Input};
 pub use options::Options;
 pub use pipeline::EventSink;
 pub use refine::Shape;
-pub use report::{
-    Edge, EdgeKind, Knot, OffCpu, Quality, Report, Sink, ThreadRef, Vertex, VertexKind,
-};
-pub use stacks::StackReport;
+pub use stacks::EdgeStack;
