@@ -9,12 +9,14 @@
 //!    and unidentified interrupts as pseudo threads (`waker`), with device idle time
 //!    as edges to the threads that issued I/O (`devices`);
 //! 3. cascaded re-distribution of waiting time onto edges, in parallel (`cascade`);
-//! 4. similar threads merged into one vertex (`merge`);
-//! 5. knots and sinks of the wait-for graph (`graph`), background knots set apart,
-//!    and knot refinement (`refine`);
+//! 4. similar threads merged into one vertex (`merge`, `vertices`), edges summed
+//!    between the merged vertices (`edges`);
+//! 5. knots and sinks of the wait-for graph (`graph`, `knots`), background knots set
+//!    apart, and knot refinement (`refine`);
 //! 6. for each sink, the heaviest chain of waits into it and the cycles upstream of it
 //!    (`upstream`);
-//! 7. [`Findings`]: typed data (ids, integer nanoseconds, symbolized stacks), no prose.
+//! 7. [`Findings`]: typed data (ids, integer nanoseconds, symbolized stacks), no prose
+//!    (`analyze` runs the stages in this order).
 //!
 //! It does not read trace files (see [`Collector`] and `causeway-format`), print, word
 //! advice or know about command lines: labels, sentences and the text, JSON and DOT
