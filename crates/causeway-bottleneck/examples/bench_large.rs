@@ -88,5 +88,5 @@ fn main() {
         status_mib("VmHWM:") * 1024.0 * 1024.0 / segments as f64
     );
     println!("knots             {}", report.knots.len());
-    println!("summary           {}", report.summary);
+    println!("sinks             {}", report.sinks.len());
 }

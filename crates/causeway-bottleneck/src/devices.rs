@@ -17,34 +17,65 @@
 //! figures. NIC capacity: the option, else the link speed stored in the trace, else
 //! 10 Gbit/s; bytes sent and received both count.
 
+use crate::findings::VertexId;
 use crate::options::{DEFAULT_NIC_CAPACITY, Options};
 use crate::waits::Resolver;
 use crate::waker::{Pseudo, WakerKey};
-use causeway_format::{DevId, Tables};
+use causeway_format::{DevId, DurationNs, Tables};
 use causeway_model::Facts;
 use causeway_model::Model;
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// One device pseudo thread's figures.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct DeviceReport {
-    /// Vertex id of the device in the graph (filled in by the caller).
-    pub vertex: usize,
-    /// `disk` or `nic`.
-    pub kind: &'static str,
-    /// `major:minor` for a disk, the interface name for a NIC.
-    pub name: String,
+#[derive(Clone, Debug, PartialEq)]
+pub struct Device {
+    /// Its vertex in the graph.
+    pub vertex: VertexId,
+    /// Which device.
+    pub kind: DeviceKind,
     /// Requests (disk) or 0 (NIC).
     pub requests: u64,
     /// Bytes transferred.
     pub bytes: u64,
     /// Estimated utilization, 0..=1.
     pub utilization: f64,
-    /// Estimated idle time, seconds.
-    pub idle_s: f64,
-    /// Capacity used for the estimate and where it came from.
-    pub capacity: String,
+    /// Estimated idle time.
+    pub idle: DurationNs,
+    /// Capacity used for the estimate.
+    pub capacity: Capacity,
+}
+
+/// Which device a [`Device`] is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeviceKind {
+    /// A block device.
+    Disk(DevId),
+    /// A network device, by interface name.
+    Nic(String),
+}
+
+/// The capacity a device's utilization is estimated against.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Capacity {
+    /// Requests per second (disks only; infinite when nothing bounds it).
+    pub iops: Option<f64>,
+    /// Bytes per second (infinite for a disk when nothing bounds it).
+    pub bandwidth: f64,
+    /// Where the figures came from.
+    pub source: CapacitySource,
+}
+
+/// Where a device's capacity came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CapacitySource {
+    /// An option of the analysis.
+    Given,
+    /// Estimated from the recorded disk requests' latencies.
+    Estimated,
+    /// The link speed stored in the trace.
+    LinkSpeed,
+    /// Nothing known: 10 Gbit/s.
+    Default,
 }
 
 /// An idle edge from a device to an issuing entity.
@@ -53,11 +84,6 @@ pub(crate) struct IdleEdge {
     pub(crate) device: Pseudo,
     pub(crate) entity: u32,
     pub(crate) ns: u64,
-}
-
-/// Name of a block device (`major:minor`).
-pub(crate) fn disk_name(dev: DevId) -> String {
-    format!("{}:{}", dev.0 >> 20, dev.0 & 0xf_ffff)
 }
 
 /// Split `idle_ns` over the entities by their share of `total` (all issuers' bytes,
@@ -98,7 +124,7 @@ pub(crate) fn idle_edges(
     facts: &Facts,
     r: &Resolver<'_>,
     opts: &Options,
-) -> (Vec<IdleEdge>, Vec<(Pseudo, DeviceReport)>) {
+) -> (Vec<IdleEdge>, Vec<(Pseudo, Device)>) {
     let duration = model.span().map_or(0, |s| s.duration().0);
     let secs = duration as f64 / 1e9;
     let mut edges = Vec::new();
@@ -153,25 +179,24 @@ pub(crate) fn idle_edges(
         let total = if by_count { n } else { bytes };
         split(idle, &shares, total, Pseudo::Disk(dev), &mut edges);
         let source = if opts.disk_iops.is_some() || opts.disk_bandwidth.is_some() {
-            "given"
+            CapacitySource::Given
         } else {
-            "estimated from request latencies"
+            CapacitySource::Estimated
         };
         reports.push((
             Pseudo::Disk(dev),
-            DeviceReport {
-                vertex: 0,
-                kind: "disk",
-                name: disk_name(dev),
+            Device {
+                vertex: VertexId(0),
+                kind: DeviceKind::Disk(dev),
                 requests: n,
                 bytes,
                 utilization: util,
-                idle_s: idle as f64 / 1e9,
-                capacity: format!(
-                    "{:.0} IOPS, {:.1} MB/s ({source})",
-                    iops.min(1e12),
-                    bw.min(1e15) / 1e6
-                ),
+                idle: DurationNs(idle),
+                capacity: Capacity {
+                    iops: Some(iops),
+                    bandwidth: bw,
+                    source,
+                },
             },
         ));
     }
@@ -179,9 +204,9 @@ pub(crate) fn idle_edges(
         let name = tables.string(dev).to_string();
         let tx: u64 = d.tx_by_tid.values().sum();
         let (cap, source) = match (opts.nic_capacity, facts.link_capacity(&name)) {
-            (Some(c), _) => (c, "given"),
-            (None, Some(c)) => (c, "link speed"),
-            (None, None) => (DEFAULT_NIC_CAPACITY, "default 10 Gbit/s"),
+            (Some(c), _) => (c, CapacitySource::Given),
+            (None, Some(c)) => (c, CapacitySource::LinkSpeed),
+            (None, None) => (DEFAULT_NIC_CAPACITY, CapacitySource::Default),
         };
         let util = ((tx + d.rx_bytes) as f64 / (cap * secs)).clamp(0.0, 1.0);
         let idle = (duration as f64 * (1.0 - util)) as u64;
@@ -195,15 +220,18 @@ pub(crate) fn idle_edges(
         split(idle, &shares, tx, Pseudo::Nic(dev), &mut edges);
         reports.push((
             Pseudo::Nic(dev),
-            DeviceReport {
-                vertex: 0,
-                kind: "nic",
-                name,
+            Device {
+                vertex: VertexId(0),
+                kind: DeviceKind::Nic(name),
                 requests: 0,
                 bytes: tx + d.rx_bytes,
                 utilization: util,
-                idle_s: idle as f64 / 1e9,
-                capacity: format!("{:.1} MB/s ({source})", cap / 1e6),
+                idle: DurationNs(idle),
+                capacity: Capacity {
+                    iops: None,
+                    bandwidth: cap,
+                    source,
+                },
             },
         ));
     }

@@ -9,15 +9,18 @@
 //!    and unidentified interrupts as pseudo threads (`waker`), with device idle time
 //!    as edges to the threads that issued I/O (`devices`);
 //! 3. cascaded re-distribution of waiting time onto edges, in parallel (`cascade`);
-//! 4. similar threads merged into one vertex (`merge`);
-//! 5. knots and sinks of the wait-for graph (`graph`), background knots set apart,
-//!    and knot refinement (`refine`);
+//! 4. similar threads merged into one vertex (`merge`, `vertices`), edges summed
+//!    between the merged vertices (`edges`);
+//! 5. knots and sinks of the wait-for graph (`graph`, `knots`), background knots set
+//!    apart, and knot refinement (`refine`);
 //! 6. for each sink, the heaviest chain of waits into it and the cycles upstream of it
 //!    (`upstream`);
-//! 7. a [`Report`] with stacks and one sentence of advice per knot and sink (`advice`).
+//! 7. [`Findings`]: typed data (ids, integer nanoseconds, symbolized stacks), no prose
+//!    (`analyze` runs the stages in this order).
 //!
-//! It does not read trace files (see [`causeway_model::Trace::read`]), print, or know
-//! about command lines; renderers live in the CLI.
+//! It does not read trace files (see [`causeway_model::Trace::read`]), print, word
+//! advice or know about command lines: labels, sentences and the text, JSON and DOT
+//! forms are the report layer's (`causeway-report`).
 //!
 //! ```
 //! use causeway_bottleneck::{Options, analyze};
@@ -36,26 +39,28 @@
 //!     .switch(20, 2, 3, TaskState::RUNNABLE, 0);
 //! let trace = Trace::from_events(Tables::default(), Header::synthetic(3), &s.events());
 //! let opts = Options { merge: false, ..Options::default() };
-//! let report = analyze(&trace, &opts).unwrap();
+//! let found = analyze(&trace, &opts).unwrap();
 //! // 1 → 2 weighs 10 ns; 2 → 3 weighs 4 ns plus 4 ns cascaded from 1's wait.
-//! let ns: Vec<u64> = report.edges.iter().map(|e| (e.weight_s * 1e9).round() as u64).collect();
+//! let ns: Vec<u64> = found.edges.iter().map(|e| e.weight.0).collect();
 //! assert_eq!(ns, vec![10, 8]);
 //! ```
 
-mod advice;
 mod analyze;
 mod cascade;
 mod devices;
+mod edges;
 mod entities;
 mod error;
+mod findings;
 mod graph;
 mod input;
+mod knots;
 mod merge;
 mod options;
 mod refine;
-mod report;
 mod stacks;
 mod upstream;
+mod vertices;
 mod waits;
 mod waker;
 
@@ -63,11 +68,12 @@ mod waker;
 mod tests;
 
 pub use analyze::analyze;
-pub use devices::DeviceReport;
+pub use devices::{Capacity, CapacitySource, Device, DeviceKind};
 pub use error::BottleneckError;
+pub use findings::{
+    Edge, EdgeId, EdgeKind, Findings, Knot, OffCpu, Quality, Sink, ThreadRef, Vertex, VertexId,
+    VertexKind, similar_name,
+};
 pub use options::Options;
 pub use refine::Shape;
-pub use report::{
-    Edge, EdgeKind, Knot, OffCpu, Quality, Report, Sink, ThreadRef, Vertex, VertexKind,
-};
-pub use stacks::StackReport;
+pub use stacks::EdgeStack;

@@ -14,11 +14,9 @@
 //! split a knot, and after merging they carry the contention the user must see.
 
 use crate::graph::{Arc, Terminal, strongly_connected, terminals, weakly_connected};
-use serde::Serialize;
 
 /// The shape of a final knot.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape {
     /// One vertex (with a self-loop, or left alone by refinement).
     Single,

@@ -4,9 +4,8 @@
 //! the context that woke it. Every weight a wait adds to an edge is also added to those
 //! two stacks on that edge, so an edge can show which code paths make it heavy.
 
-use causeway_format::{FrameId, FrameSpace, StackId, Tables};
+use causeway_format::{DurationNs, FrameId, FrameSpace, StackId, Tables};
 use causeway_model::StackRef;
-use serde::Serialize;
 use std::collections::HashMap;
 
 const NONE: u32 = u32::MAX;
@@ -74,11 +73,13 @@ pub(crate) fn merge(into: &mut StackWeights, from: StackWeights) {
     }
 }
 
-/// One stack on an edge, symbolized.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct StackReport {
-    /// Edge weight carried by waits with this stack, in seconds.
-    pub weight_s: f64,
+/// One stack on an edge, symbolized. The frames are kept as text rather than stack ids
+/// so the findings stand alone: renderers need neither the trace's tables nor the
+/// rules for finding the program's own call site.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EdgeStack {
+    /// Edge weight carried by waits with this stack.
+    pub weight: DurationNs,
     /// User frames, innermost first (`symbol+0xoff` or an address).
     pub user: Vec<String>,
     /// Index in `user` of the innermost function of the process's own executable (the
@@ -96,15 +97,15 @@ pub(crate) fn top(
     weights: &StackWeights,
     top: usize,
     depth: usize,
-) -> Vec<StackReport> {
+) -> Vec<EdgeStack> {
     let mut v: Vec<(&PackedStack, &u64)> = weights.iter().collect();
     v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     v.into_iter()
         .take(top)
         .map(|(k, ns)| {
             let (user, call_site) = frames(tables, k.user(), depth);
-            StackReport {
-                weight_s: *ns as f64 / 1e9,
+            EdgeStack {
+                weight: DurationNs(*ns),
                 user,
                 call_site,
                 kernel: frames(tables, k.kernel(), depth).0,

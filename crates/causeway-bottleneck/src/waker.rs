@@ -21,10 +21,9 @@
 
 use causeway_format::{DevId, SoftirqVec, StackId, StringId, Tables, Waker};
 use causeway_model::facts::DeviceHint;
-use serde::Serialize;
 
 /// A pseudo thread (wPerf's I/O threads, plus timers and other interrupts).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum Pseudo {
     /// A block device.
     Disk(DevId),

@@ -1,10 +1,11 @@
-//! The `causeway` command-line tool: a thin layer over the format, import and model
-//! crates. Parsing is in `cli`, each subcommand in `cmd/`, output formatting in
-//! `render/`.
+//! The `causeway` command-line tool: a thin layer over the format, import, model,
+//! analysis and report crates. Parsing is in `cli`, each subcommand in `cmd/`, where a
+//! result goes in `output`, event formatting for `dump` in `render/`.
 
 mod cli;
 mod cmd;
 mod exit;
+mod output;
 mod progress;
 mod render;
 mod timefmt;

@@ -1,4 +1,4 @@
-//! Parsing of user time arguments (`1.5s`, `200ms`) and formatting of durations.
+//! Parsing of user time arguments (`1.5s`, `200ms`).
 
 use anyhow::{Result, bail};
 
@@ -27,11 +27,6 @@ pub fn parse_duration_ns(s: &str) -> Result<u64> {
         bail!("invalid time `{s}`: must be a non-negative number");
     }
     Ok((v * scale).round() as u64)
-}
-
-/// Seconds with millisecond precision, for tables.
-pub fn secs(ns: u64) -> String {
-    format!("{:.3}s", ns as f64 / 1e9)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ mod markers;
 mod merging;
 mod pipeline;
 
-use crate::{Options, Report, analyze};
+use crate::{Findings, Options, VertexId, analyze};
 use causeway_format::{Header, StringId, Tables, Tgid, ThreadInfo, Tid, Timestamp};
 use causeway_model::Trace;
 use causeway_model::synth::Synth;
@@ -36,7 +36,7 @@ pub(super) fn string(t: &mut Tables, s: &str) -> u32 {
     t.strings.len() as u32 - 1
 }
 
-pub(super) fn run(s: &Synth, tables: &Tables, ncpu: u32, opts: &Options) -> Report {
+pub(super) fn run(s: &Synth, tables: &Tables, ncpu: u32, opts: &Options) -> Findings {
     let trace = Trace::from_events(tables.clone(), Header::synthetic(ncpu), &s.events());
     analyze(&trace, opts).expect("analysis runs")
 }
@@ -49,20 +49,20 @@ pub(super) fn no_merge() -> Options {
 }
 
 /// Vertex id of the vertex holding thread `tid`.
-pub(super) fn v(r: &Report, tid: u32) -> usize {
+pub(super) fn v(r: &Findings, tid: u32) -> VertexId {
     r.vertices
         .iter()
-        .find(|v| v.threads.iter().any(|t| t.tid == tid))
+        .find(|v| v.threads.iter().any(|t| t.tid == Tid(tid)))
         .unwrap_or_else(|| panic!("no vertex for tid {tid}"))
         .id
 }
 
 /// Weight in ns of edge `from -> to` (vertex ids), 0 if absent.
-pub(super) fn w(r: &Report, from: usize, to: usize) -> u64 {
+pub(super) fn w(r: &Findings, from: VertexId, to: VertexId) -> u64 {
     r.edges
         .iter()
         .find(|e| e.from == from && e.to == to)
-        .map_or(0, |e| (e.weight_s * 1e9).round() as u64)
+        .map_or(0, |e| e.weight.0)
 }
 
 /// Thread `tid`, pinned to `cpu`, blocks at `from` until `waker` (on `waker_cpu`) wakes

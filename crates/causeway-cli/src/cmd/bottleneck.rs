@@ -1,16 +1,17 @@
 //! `causeway bottleneck`: which waiting events limit throughput (wPerf).
 //!
 //! Reads the trace once into the model and its facts, runs
-//! `causeway_bottleneck::analyze`, and renders text, JSON, DOT or SVG. With `-- CMD`
+//! `causeway_bottleneck::analyze`, and has `causeway-report` render the findings as
+//! text, JSON, DOT or SVG. With `-- CMD`
 //! it first records CMD with causeway's recorder, as `causeway demo` does.
 
 use crate::cli::BottleneckArgs;
 use crate::cmd::record;
-use crate::exit::{self, BadInput};
-use crate::render::{bottleneck_dot, bottleneck_text};
-use crate::{ingest_trace, open_trace, timefmt};
-use anyhow::{Context, Result, bail};
-use causeway_bottleneck::{BottleneckError, Options, Report, analyze};
+use crate::exit::BadInput;
+use crate::{ingest_trace, open_trace, output, timefmt};
+use anyhow::{Context, Result, anyhow, bail};
+use causeway_bottleneck::{BottleneckError, Findings, Options, analyze};
+use causeway_report::{BottleneckView, ReportError};
 use std::path::PathBuf;
 
 /// How the user gave the threshold.
@@ -93,7 +94,7 @@ fn trace_path(args: &BottleneckArgs) -> Result<PathBuf> {
 }
 
 /// Read the trace and run the analysis.
-pub fn build(args: &BottleneckArgs) -> Result<Report> {
+pub fn build(args: &BottleneckArgs) -> Result<Findings> {
     let threshold = parse_threshold(&args.threshold)?;
     let mut opts = Options {
         merge: !args.no_merge,
@@ -121,22 +122,17 @@ pub fn build(args: &BottleneckArgs) -> Result<Report> {
 
 /// Run the command; returns the exit code (1 if no knot or sink was found).
 pub fn run(args: &BottleneckArgs) -> Result<u8> {
-    let report = build(args)?;
+    let findings = build(args)?;
+    let view = BottleneckView::new(&findings);
     if let Some(svg) = &args.svg {
-        bottleneck_dot::write_svg(&report, svg)?;
+        view.write_svg(svg).map_err(|e| match e {
+            ReportError::GraphvizMissing => anyhow!(
+                "--svg needs graphviz's `dot`, which is not installed (apt install graphviz); --dot prints the graph without it"
+            ),
+            other => anyhow::Error::new(other),
+        })?;
     }
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else if args.dot {
-        print!("{}", bottleneck_dot::render(&report));
-    } else {
-        print!("{}", bottleneck_text::render(&report));
-    }
-    Ok(if report.knots.is_empty() && report.sinks.is_empty() {
-        exit::NOTHING_OR_USER_ERROR
-    } else {
-        exit::OK
-    })
+    output::emit(&view, output::format(args.json, args.dot))
 }
 
 #[cfg(test)]

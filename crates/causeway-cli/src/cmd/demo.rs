@@ -5,7 +5,9 @@
 
 use crate::cli::{BottleneckArgs, DemoArgs, InfoArgs};
 use crate::cmd::{bottleneck, info, record};
+use crate::output;
 use anyhow::{Context, Result};
+use causeway_report::Format;
 use std::path::{Path, PathBuf};
 
 /// Find the workload binary: next to the causeway executable's build tree, or under
@@ -59,7 +61,7 @@ pub fn run(args: &DemoArgs) -> Result<u8> {
         pid: Vec::new(),
         comm: Some("blocking-write".to_string()),
     })?;
-    info::print(&report, false)?;
+    output::emit(&report, Format::Text)?;
     eprintln!("\n== causeway bottleneck {}", trace.display());
     let b = BottleneckArgs::for_trace(trace.clone());
     let code = bottleneck::run(&b)?;

@@ -1,8 +1,6 @@
-//! Renderers: turn typed trace data into text or JSON. No analysis happens here.
+//! Renderers of single events for `causeway dump`: typed trace data into text or JSON.
+//! No analysis happens here; analysis results are rendered by `causeway-report`.
 
-pub mod bottleneck_dot;
-pub mod bottleneck_text;
 pub mod event_json;
 pub mod event_text;
-pub mod info_text;
 pub mod names;

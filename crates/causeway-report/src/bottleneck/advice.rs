@@ -1,7 +1,8 @@
-//! The one plain sentence each knot and sink gets: what to look at first.
+//! The one plain sentence each knot and sink gets: what to look at first, and the
+//! summary that repeats the most important one.
 
-use crate::report::{Edge, EdgeKind, Knot, Sink, Vertex, VertexKind};
-use crate::stacks::StackReport;
+use super::doc::{EdgeDoc, KindDoc, KnotDoc, SinkDoc, StackDoc, VertexDoc};
+use causeway_bottleneck::EdgeKind;
 
 /// Kernel frames that only say "the thread slept"; the frame after them says why.
 fn is_sched_frame(f: &str) -> bool {
@@ -15,7 +16,7 @@ fn symbol(frame: &str) -> &str {
 }
 
 /// ` at fsync ← write_loop` from the heaviest wait stack, or nothing.
-pub(crate) fn place(stacks: &[StackReport]) -> String {
+pub(crate) fn place(stacks: &[StackDoc]) -> String {
     let Some(top) = stacks.first() else {
         return String::new();
     };
@@ -61,7 +62,7 @@ fn pct(share: f64) -> String {
 }
 
 /// The sentence for a knot whose fields other than `advice` are filled in.
-pub(crate) fn knot(k: &Knot, vertices: &[Vertex], edges: &[Edge]) -> String {
+pub(crate) fn knot(k: &KnotDoc, vertices: &[VertexDoc], edges: &[EdgeDoc]) -> String {
     let running: f64 = k.vertices.iter().map(|&v| vertices[v].running_s).sum();
     let cpu_note = if k.needs_cpu_s > 0.1 * running.max(1e-9) && k.needs_cpu_s > 0.0 {
         format!(
@@ -100,7 +101,7 @@ pub(crate) fn knot(k: &Knot, vertices: &[Vertex], edges: &[Edge]) -> String {
             "{} waits for {} ({w}){at}: make this I/O asynchronous, batch it, or take it off {}'s path; {} waiting for {}'s requests is the device idling, not the problem.",
             src.label, dst.label, src.label, dst.label, src.label
         )
-    } else if dst.kind == VertexKind::Timer {
+    } else if dst.kind == KindDoc::Timer {
         format!(
             "{} waits for timers ({w}){at}: look at its sleeps and timeouts.",
             src.label
@@ -117,7 +118,7 @@ pub(crate) fn knot(k: &Knot, vertices: &[Vertex], edges: &[Edge]) -> String {
 /// The sentence for a sink whose fields other than `advice` are filled in. It names the
 /// heaviest waiter with its wait stack and, when the chain is longer, who waits for
 /// that waiter in turn.
-pub(crate) fn sink(s: &Sink, vertices: &[Vertex], edges: &[Edge]) -> String {
+pub(crate) fn sink(s: &SinkDoc, vertices: &[VertexDoc], edges: &[EdgeDoc]) -> String {
     let v = &vertices[s.vertex];
     let incoming_s = s.incoming_s;
     let top = s
@@ -144,10 +145,10 @@ pub(crate) fn sink(s: &Sink, vertices: &[Vertex], edges: &[Edge]) -> String {
     let w = format!("{:.3}s, {}", e.weight_s, pct(e.share));
     let waited_for = s.chain.len() >= 3;
     let main = match &v.kind {
-        VertexKind::Timer if waited_for => format!(
+        KindDoc::Timer if waited_for => format!(
             "{src} waits for timers ({w}){at} while others wait for it: a sleep on the path others wait for serialises their work; overlap those sleeps (more threads, asynchronous calls) or shorten them."
         ),
-        VertexKind::Timer => format!(
+        KindDoc::Timer => format!(
             "{src} waits for timers ({w}){at}: look at why it sleeps rather than waits for work."
         ),
         k if k.is_io() => format!(
@@ -164,16 +165,16 @@ pub(crate) fn sink(s: &Sink, vertices: &[Vertex], edges: &[Edge]) -> String {
 }
 
 /// The sentence for a sink when no thread's wait on it can be named.
-fn plain_sink(v: &Vertex, incoming_s: f64) -> String {
+fn plain_sink(v: &VertexDoc, incoming_s: f64) -> String {
     match &v.kind {
-        VertexKind::Timer => format!(
+        KindDoc::Timer => format!(
             "Threads wait {incoming_s:.3}s for timers (sleeps, timeouts): look at why they sleep rather than wait for work."
         ),
         k if k.is_io() => format!(
             "Threads wait {incoming_s:.3}s for {} and it waits for nobody: the device itself may be saturated.",
             v.label
         ),
-        VertexKind::OtherProcesses => format!(
+        KindDoc::OtherProcesses => format!(
             "Threads wait {incoming_s:.3}s for processes that were not recorded: record those too (`causeway record -p` or `-a`) to see what they wait for."
         ),
         k if k.is_thread() => format!(
@@ -185,4 +186,28 @@ fn plain_sink(v: &Vertex, incoming_s: f64) -> String {
             v.label
         ),
     }
+}
+
+/// The sentence for a background knot.
+pub(crate) fn background_knot(k: &KnotDoc, vertices: &[VertexDoc]) -> String {
+    let names: Vec<&str> = k
+        .vertices
+        .iter()
+        .map(|&v| vertices[v].label.as_str())
+        .collect();
+    format!(
+        "{} wait for each other but use under one CPU together and touch no device: background threads; optimizing them is optional.",
+        names.join(", ")
+    )
+}
+
+/// What to look at first: the first knot's advice, else the first sink's.
+pub(crate) fn summary(knots: &[KnotDoc], sinks: &[SinkDoc]) -> String {
+    knots
+        .first()
+        .map(|k| k.advice.clone())
+        .or_else(|| sinks.first().map(|s| s.advice.clone()))
+        .unwrap_or_else(|| {
+            "No knot or sink found: no thread waits on anything the trace can attribute.".into()
+        })
 }

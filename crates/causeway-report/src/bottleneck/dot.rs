@@ -1,16 +1,13 @@
-//! The wait-for graph in graphviz DOT, and SVG through the `dot` program.
+//! The wait-for graph in graphviz DOT.
 //!
 //! Shown: every vertex in a knot or sink, and every edge weighing at least 1% of the
 //! recording or inside a knot (the full graph of a busy system is unreadable). Knot
 //! members are filled, devices are boxes, edge labels give seconds and share.
 
-use anyhow::{Context, Result, bail};
-use causeway_bottleneck::{EdgeKind, Report, VertexKind};
+use super::doc::{Doc, KindDoc};
+use causeway_bottleneck::EdgeKind;
 use std::collections::BTreeSet;
 use std::fmt::Write;
-use std::io::Write as _;
-use std::path::Path;
-use std::process::{Command, Stdio};
 
 /// Lightest edge shown outside knots, as a share of the recording.
 const MIN_SHARE: f64 = 0.01;
@@ -19,8 +16,8 @@ fn quote(s: &str) -> String {
     format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
-/// Render the graph as DOT.
-pub fn render(r: &Report) -> String {
+/// The graph as DOT.
+pub(crate) fn render(r: &Doc) -> String {
     let in_knot: BTreeSet<usize> = r
         .knots
         .iter()
@@ -43,9 +40,9 @@ pub fn render(r: &Report) -> String {
     for &v in &shown {
         let vx = &r.vertices[v];
         let shape = match vx.kind {
-            VertexKind::Disk { .. } | VertexKind::Nic { .. } => "box",
-            VertexKind::Timer | VertexKind::Interrupt { .. } => "diamond",
-            VertexKind::OtherProcesses => "octagon",
+            KindDoc::Disk { .. } | KindDoc::Nic { .. } => "box",
+            KindDoc::Timer | KindDoc::Interrupt { .. } => "diamond",
+            KindDoc::OtherProcesses => "octagon",
             _ => "ellipse",
         };
         let fill = if knot_v.contains(&v) {
@@ -81,31 +78,4 @@ pub fn render(r: &Report) -> String {
     }
     out.push_str("}\n");
     out
-}
-
-/// Write the graph as SVG by running graphviz `dot`.
-pub fn write_svg(r: &Report, path: &Path) -> Result<()> {
-    let mut child = match Command::new("dot")
-        .arg("-Tsvg")
-        .arg("-o")
-        .arg(path)
-        .stdin(Stdio::piped())
-        .spawn()
-    {
-        Ok(c) => c,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
-            "--svg needs graphviz's `dot`, which is not installed (apt install graphviz); --dot prints the graph without it"
-        ),
-        Err(e) => return Err(e).context("running graphviz dot"),
-    };
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin
-            .write_all(render(r).as_bytes())
-            .context("writing the graph to dot")?;
-    }
-    let status = child.wait().context("waiting for graphviz dot")?;
-    if !status.success() {
-        bail!("graphviz dot failed ({status}) writing {}", path.display());
-    }
-    Ok(())
 }

@@ -1,8 +1,12 @@
 //! Text form of the `info` report.
 
-use crate::cmd::info::{InfoReport, ThreadRow};
-use crate::timefmt::secs;
+use super::{InfoReport, ThreadRow};
 use std::fmt::Write;
+
+/// Seconds with millisecond precision, for tables.
+fn secs(ns: u64) -> String {
+    format!("{:.3}s", ns as f64 / 1e9)
+}
 
 fn table(out: &mut String, title: &str, rows: &[ThreadRow], duration_ns: u64) {
     let _ = writeln!(out, "\n{title}:");
@@ -38,8 +42,8 @@ fn table(out: &mut String, title: &str, rows: &[ThreadRow], duration_ns: u64) {
     }
 }
 
-/// Render the report as text.
-pub fn render(r: &InfoReport) -> String {
+/// The report as text.
+pub(crate) fn render(r: &InfoReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,

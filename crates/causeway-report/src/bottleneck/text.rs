@@ -2,7 +2,8 @@
 //! stacks, the advice sentence, then background knots, sinks, devices and the plain
 //! off-CPU ranking for comparison.
 
-use causeway_bottleneck::{Edge, EdgeKind, Knot, Report, Sink, StackReport};
+use super::doc::{Doc, EdgeDoc, KnotDoc, SinkDoc, StackDoc};
+use causeway_bottleneck::EdgeKind;
 use std::fmt::Write;
 
 /// Frames shown per stack line.
@@ -21,7 +22,7 @@ fn frames(f: &[String]) -> String {
     s
 }
 
-fn stacks(out: &mut String, title: &str, list: &[StackReport]) {
+fn stacks(out: &mut String, title: &str, list: &[StackDoc]) {
     if list.is_empty() {
         return;
     }
@@ -46,7 +47,7 @@ fn stacks(out: &mut String, title: &str, list: &[StackReport]) {
     }
 }
 
-fn edge(out: &mut String, r: &Report, e: &Edge) {
+fn edge(out: &mut String, r: &Doc, e: &EdgeDoc) {
     let name = format!("{} -> {}", r.vertices[e.from].label, r.vertices[e.to].label);
     let _ = write!(
         out,
@@ -70,7 +71,7 @@ fn edge(out: &mut String, r: &Report, e: &Edge) {
     stacks(out, "woken by", &e.waker_stacks);
 }
 
-fn knot(out: &mut String, r: &Report, k: &Knot, title: &str) {
+fn knot(out: &mut String, r: &Doc, k: &KnotDoc, title: &str) {
     let names: Vec<&str> = k
         .vertices
         .iter()
@@ -112,14 +113,14 @@ fn knot(out: &mut String, r: &Report, k: &Knot, title: &str) {
     let _ = writeln!(out, "  => {}\n", k.advice);
 }
 
-fn labels(r: &Report, vs: &[usize], sep: &str) -> String {
+fn labels(r: &Doc, vs: &[usize], sep: &str) -> String {
     vs.iter()
         .map(|&v| r.vertices[v].label.as_str())
         .collect::<Vec<_>>()
         .join(sep)
 }
 
-fn sink(out: &mut String, r: &Report, s: &Sink) {
+fn sink(out: &mut String, r: &Doc, s: &SinkDoc) {
     let _ = writeln!(
         out,
         "  {:<44} {:>9.3}s waited for",
@@ -137,8 +138,8 @@ fn sink(out: &mut String, r: &Report, s: &Sink) {
     let _ = writeln!(out, "  => {}", s.advice);
 }
 
-/// Render the report as text.
-pub fn render(r: &Report) -> String {
+/// The report as text.
+pub(crate) fn render(r: &Doc) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,

@@ -1,0 +1,295 @@
+//! The result of the analysis: typed data with no prose. Times are integer
+//! nanoseconds, vertices and edges are referred to by id, and the only strings are
+//! facts from the trace (thread names, interface and interrupt names, frame texts).
+//! Labels, seconds, sentences and output formats belong to the report layer
+//! (`causeway-report`).
+
+use crate::refine::Shape;
+use crate::stacks::EdgeStack;
+use causeway_format::{DevId, DurationNs, SoftirqVec, Tgid, Tid};
+use std::ops::Index;
+
+/// Index of a vertex in [`Findings::vertices`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct VertexId(pub usize);
+
+/// Index of an edge in [`Findings::edges`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EdgeId(pub usize);
+
+impl Index<VertexId> for Vec<Vertex> {
+    type Output = Vertex;
+    fn index(&self, id: VertexId) -> &Vertex {
+        &self[id.0]
+    }
+}
+
+impl Index<EdgeId> for Vec<Edge> {
+    type Output = Edge;
+    fn index(&self, id: EdgeId) -> &Edge {
+        &self[id.0]
+    }
+}
+
+/// A thread behind a vertex.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadRef {
+    /// Thread id.
+    pub tid: Tid,
+    /// Process id, if the trace says.
+    pub tgid: Option<Tgid>,
+    /// Thread name (latest).
+    pub comm: String,
+}
+
+/// What a vertex stands for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VertexKind {
+    /// One thread.
+    Thread,
+    /// Short-term threads merged into one virtual long-running thread.
+    ShortTermThreads,
+    /// Similar threads merged into one vertex.
+    SimilarThreads,
+    /// A block device pseudo thread.
+    Disk {
+        /// The device, or `None` when the trace does not say which disk.
+        device: Option<DevId>,
+    },
+    /// A network device pseudo thread.
+    Nic {
+        /// Interface name, or `None` when the trace does not say which device.
+        interface: Option<String>,
+    },
+    /// Timer expiry: sleeps and timeouts.
+    Timer,
+    /// A hard interrupt handler with no device behind it found.
+    Interrupt {
+        /// Handler name.
+        name: String,
+    },
+    /// A softirq with no device behind it found.
+    Softirq {
+        /// Its vector.
+        vec: SoftirqVec,
+    },
+    /// Threads of processes the recording did not follow (they woke recorded threads);
+    /// their own waits are not in the trace, so nothing is known of what they wait for.
+    OtherProcesses,
+}
+
+impl VertexKind {
+    /// True for disks and NICs (wPerf's I/O threads).
+    pub fn is_io(&self) -> bool {
+        matches!(self, VertexKind::Disk { .. } | VertexKind::Nic { .. })
+    }
+
+    /// True for vertices standing for threads.
+    pub fn is_thread(&self) -> bool {
+        matches!(
+            self,
+            VertexKind::Thread | VertexKind::ShortTermThreads | VertexKind::SimilarThreads
+        )
+    }
+}
+
+/// One vertex of the wait-for graph.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Vertex {
+    /// Its index in [`Findings::vertices`].
+    pub id: VertexId,
+    /// What it is.
+    pub kind: VertexKind,
+    /// Threads behind it (empty for pseudo threads).
+    pub threads: Vec<ThreadRef>,
+    /// Time on CPU, summed over its threads.
+    pub running: DurationNs,
+    /// Time runnable without a CPU, summed.
+    pub runnable: DurationNs,
+    /// Time waiting (after false wake-up removal and busy-wait annotations), summed.
+    pub waiting: DurationNs,
+}
+
+/// Where an edge's weight comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EdgeKind {
+    /// Waits of the source ended by the target, with cascaded nested waits.
+    Wait,
+    /// A device's idle time, waiting for requests from the target.
+    DeviceIdle,
+}
+
+/// One edge: the source waits for the target.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Edge {
+    /// Its index in [`Findings::edges`] (edges are sorted by weight, heaviest first).
+    pub id: EdgeId,
+    /// Waiting vertex.
+    pub from: VertexId,
+    /// Vertex waited for.
+    pub to: VertexId,
+    /// What the weight means.
+    pub kind: EdgeKind,
+    /// Weight after cascaded re-distribution.
+    pub weight: DurationNs,
+    /// Waits of the source ended directly by the target.
+    pub direct_waits: u64,
+    /// Their total length (the weight before cascading).
+    pub direct: DurationNs,
+    /// Heaviest stacks where the waiting threads blocked.
+    pub wait_stacks: Vec<EdgeStack>,
+    /// Heaviest stacks of the contexts that woke them.
+    pub waker_stacks: Vec<EdgeStack>,
+}
+
+/// A knot (or, among sinks, a single vertex) to look at.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Knot {
+    /// Its vertices, sorted.
+    pub vertices: Vec<VertexId>,
+    /// Edges inside it, sorted by id (so heaviest first).
+    pub edges: Vec<EdgeId>,
+    /// Its shape after refinement.
+    pub shape: Shape,
+    /// Sum of its edge weights. Knots are ranked by this sum taken in floating-point
+    /// seconds, edge by edge, as the analysis always has.
+    pub weight: DurationNs,
+    /// True if a disk or NIC is in it.
+    pub has_io: bool,
+    /// Runnable time of its threads: time they needed a CPU and had none.
+    pub needs_cpu: DurationNs,
+    /// Edges removed by refinement to get here (low impact), in removal order.
+    pub removed_edges: Vec<EdgeId>,
+}
+
+/// A vertex with no outgoing edge that others wait for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sink {
+    /// The vertex.
+    pub vertex: VertexId,
+    /// Weight of all edges into it.
+    pub incoming: DurationNs,
+    /// Edges into it that count for the graph (at least the noise floor), sorted by id
+    /// (so heaviest first).
+    pub edges: Vec<EdgeId>,
+    /// The heaviest chain of waits ending here: vertices from the first waiter to this
+    /// sink (who waits for whom on the way to it).
+    pub chain: Vec<VertexId>,
+    /// Cycles of waits upstream of it (each sorted), heaviest first: the
+    /// request/response loops that feed the sink.
+    pub upstream_cycles: Vec<Vec<VertexId>>,
+}
+
+/// A vertex ranked by plain off-CPU time, for comparison with the knots.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OffCpu {
+    /// The vertex.
+    pub vertex: VertexId,
+    /// Waiting plus runnable time.
+    pub off_cpu: DurationNs,
+}
+
+/// What the analysis could not attribute or had to change.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Quality {
+    /// Events lost in recording.
+    pub lost_events: u64,
+    /// Model inconsistencies.
+    pub model_anomalies: u64,
+    /// Waits with no known waker (not on any edge).
+    pub unattributed_waits: u64,
+    /// Their total length.
+    pub unattributed: DurationNs,
+    /// Waits no wake-up ended (cut by the end of the recording or the thread's exit):
+    /// not on any edge, and not counted as unattributed.
+    pub unended_waits: u64,
+    /// Their total length.
+    pub unended: DurationNs,
+    /// Waits of recorded processes that ended before the process exec'd the program
+    /// (launcher code, such as the recorder's child waiting to exec): left out.
+    pub before_exec_waits: u64,
+    /// Their total length.
+    pub before_exec: DurationNs,
+    /// Edges lighter than this are listed but not used to find knots and sinks (see
+    /// [`crate::Options::min_edge_fraction`]).
+    pub min_edge: DurationNs,
+    /// False wake-ups removed (wait + wake pairs joined).
+    pub false_wakeups_removed: u64,
+    /// False wake-up markers with no wait on both sides.
+    pub false_wakeups_unmatched: u64,
+    /// Busy-wait spans counted as waits.
+    pub spins: u64,
+    /// Busy-wait spans with no flag write by another thread to end them (left as is).
+    pub spins_unreleased: u64,
+    /// Cascade steps (weight additions).
+    pub cascade_steps: u64,
+    /// Cascade re-entries of a wait already on the path (cycles), skipped.
+    pub cascade_cycles_cut: u64,
+    /// Root waits whose cascade hit the step budget.
+    pub cascade_budget_cut: u64,
+}
+
+/// Everything the bottleneck analysis finds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Findings {
+    /// Recording length (at least 1 ns).
+    pub duration: DurationNs,
+    /// Refinement threshold.
+    pub threshold: DurationNs,
+    /// Whether similar and short-term threads were merged.
+    pub merged: bool,
+    /// The processes analyzed, when the trace is a per-process recording (threads of
+    /// other processes there are the [`VertexKind::OtherProcesses`] vertex); `None`: all
+    /// of them.
+    pub processes: Option<Vec<Tgid>>,
+    /// All vertices.
+    pub vertices: Vec<Vertex>,
+    /// All edges, heaviest first.
+    pub edges: Vec<Edge>,
+    /// Knots after refinement, most important first.
+    pub knots: Vec<Knot>,
+    /// Knots of background threads (no device, under one CPU in total): reported apart
+    /// and removed before looking further.
+    pub background_knots: Vec<Knot>,
+    /// Sinks: vertices others wait for that wait for nobody, most waited for first.
+    pub sinks: Vec<Sink>,
+    /// Disks and NICs.
+    pub devices: Vec<crate::devices::Device>,
+    /// Up to five thread vertices by plain off-CPU time, what an off-CPU ranking would
+    /// name first.
+    pub longest_off_cpu: Vec<OffCpu>,
+    /// Data quality counters.
+    pub quality: Quality,
+}
+
+impl Findings {
+    /// True if the analysis found a knot or a sink to look at.
+    pub fn found(&self) -> bool {
+        !self.knots.is_empty() || !self.sinks.is_empty()
+    }
+
+    /// An edge's weight over the recording's duration.
+    pub fn share(&self, e: &Edge) -> f64 {
+        e.weight.0 as f64 / self.duration.0 as f64
+    }
+
+    /// Running time of the vertices over the recording, summed vertex by vertex: 1.0 is
+    /// one CPU busy all the time.
+    pub fn cpu_fraction(&self, vertices: &[VertexId]) -> f64 {
+        cpu_fraction(&self.vertices, vertices, self.duration)
+    }
+}
+
+/// [`Findings::cpu_fraction`] before the findings exist.
+pub(crate) fn cpu_fraction(all: &[Vertex], vertices: &[VertexId], duration: DurationNs) -> f64 {
+    vertices
+        .iter()
+        .map(|&v| all[v.0].running.0 as f64 / duration.0 as f64)
+        .sum()
+}
+
+/// The part of a thread name that similar threads share: the name without its digits
+/// (`worker-1`, `worker-2` → `worker-`). Threads merge only when this matches.
+pub fn similar_name(name: &str) -> String {
+    crate::entities::strip_digits(name)
+}

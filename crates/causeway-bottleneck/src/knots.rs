@@ -1,0 +1,208 @@
+//! Knots and sinks of the final graph: background knots set apart until none is left,
+//! the remaining knots refined and ranked, each sink with its chain and upstream cycles,
+//! and the plain off-CPU ranking to compare them with.
+//!
+//! Rankings compare weights summed in floating-point seconds, edge by edge (or vertex
+//! by vertex), as the analysis always has, so the order of near-ties does not change.
+
+use crate::findings::{Edge, EdgeId, Knot, OffCpu, Sink, Vertex, VertexId, cpu_fraction};
+use crate::graph::{Arc, Terminal, terminals};
+use crate::refine::{Refined, Shape, refine};
+use crate::upstream;
+use causeway_format::DurationNs;
+use std::collections::BTreeSet;
+
+/// What the graph's terminal components are.
+pub(crate) struct Terminals {
+    /// Knots after refinement, most important first.
+    pub(crate) knots: Vec<Knot>,
+    /// Background knots, set apart.
+    pub(crate) background: Vec<Knot>,
+    /// Sinks, most waited for first.
+    pub(crate) sinks: Vec<Sink>,
+}
+
+fn secs(d: DurationNs) -> f64 {
+    d.0 as f64 / 1e9
+}
+
+/// Find knots and sinks among edges of at least `min_edge_ns`: a few milliseconds of
+/// waiting on something outside a cycle must not hide the cycle.
+pub(crate) fn find(
+    vertices: &[Vertex],
+    edges: &[Edge],
+    min_edge_ns: u64,
+    threshold_ns: u64,
+    duration: DurationNs,
+) -> Terminals {
+    let arcs: Vec<Arc> = edges
+        .iter()
+        .filter(|e| e.weight.0 >= min_edge_ns.max(1))
+        .map(|e| Arc {
+            id: e.id.0,
+            from: e.from.0 as u32,
+            to: e.to.0 as u32,
+        })
+        .collect();
+    let (alive, background, final_terms) = set_background_apart(&arcs, vertices, duration);
+    let weight = |id: usize| edges.get(id).map_or(0, |e| e.weight.0);
+    // The graph left after background knots are removed: sinks' chains stay in it.
+    let live_vs: Vec<u32> = alive.iter().copied().collect();
+    let live = live_arcs(&arcs, &alive);
+    let mut refined: Vec<Refined> = Vec::new();
+    let mut sinks: Vec<(f64, Sink)> = Vec::new();
+    for t in final_terms {
+        match t {
+            Terminal::Knot {
+                vertices: kv,
+                arcs: ka,
+            } => refined.extend(refine(kv, ka, &weight, threshold_ns)),
+            Terminal::Sink(v) => sinks.push(sink(v, edges, &live_vs, &live, &weight)),
+        }
+    }
+    sinks.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.vertex.cmp(&b.1.vertex)));
+    Terminals {
+        knots: to_knots(refined, vertices, edges),
+        background: to_knots(background, vertices, edges),
+        sinks: sinks.into_iter().map(|(_, s)| s).collect(),
+    }
+}
+
+fn live_arcs(arcs: &[Arc], alive: &BTreeSet<u32>) -> Vec<Arc> {
+    arcs.iter()
+        .filter(|a| alive.contains(&a.from) && alive.contains(&a.to))
+        .copied()
+        .collect()
+}
+
+/// Remove background knots until none is left. Returns the vertices left, the
+/// background knots and the terminal components of what is left.
+fn set_background_apart(
+    arcs: &[Arc],
+    vertices: &[Vertex],
+    duration: DurationNs,
+) -> (BTreeSet<u32>, Vec<Refined>, Vec<Terminal>) {
+    let mut alive: BTreeSet<u32> = arcs.iter().flat_map(|a| [a.from, a.to]).collect();
+    let mut background: Vec<Refined> = Vec::new();
+    loop {
+        let vs: Vec<u32> = alive.iter().copied().collect();
+        let terms = terminals(&vs, &live_arcs(arcs, &alive));
+        let mut found = false;
+        for t in &terms {
+            if let Terminal::Knot {
+                vertices: kv,
+                arcs: ka,
+            } = t
+                && is_background(kv, vertices, duration)
+            {
+                found = true;
+                for v in kv {
+                    alive.remove(v);
+                }
+                background.push(Refined {
+                    vertices: kv.clone(),
+                    arcs: ka.clone(),
+                    shape: Shape::Complex,
+                    removed: Vec::new(),
+                });
+            }
+        }
+        if !found {
+            return (alive, background, terms);
+        }
+    }
+}
+
+/// A sink with its ranking key: the weight of every edge into it, in seconds.
+fn sink(
+    v: u32,
+    edges: &[Edge],
+    live_vs: &[u32],
+    live: &[Arc],
+    weight: &dyn Fn(usize) -> u64,
+) -> (f64, Sink) {
+    let into_v = || edges.iter().filter(|e| e.to.0 == v as usize);
+    let key: f64 = into_v().map(|e| secs(e.weight)).sum();
+    let incoming = DurationNs(into_v().map(|e| e.weight.0).sum());
+    let mut into: Vec<EdgeId> = live
+        .iter()
+        .filter(|a| a.to == v)
+        .map(|a| EdgeId(a.id))
+        .collect();
+    into.sort_unstable();
+    let sink = Sink {
+        vertex: VertexId(v as usize),
+        incoming,
+        edges: into,
+        chain: upstream::chain(v, live, weight)
+            .into_iter()
+            .map(|x| VertexId(x as usize))
+            .collect(),
+        upstream_cycles: upstream::cycles_into(v, live_vs, live, weight)
+            .into_iter()
+            .map(|c| c.into_iter().map(|x| VertexId(x as usize)).collect())
+            .collect(),
+    };
+    (key, sink)
+}
+
+/// wPerf's background heuristic: no I/O pseudo thread and under one CPU in total, with
+/// one guard: the knot's threads were runnable (queued for a CPU) under a quarter of the
+/// recording. In a closed knot some member is always running or runnable (every wait
+/// is ended by a member), so running under one CPU there means either threads that
+/// mostly idle between short hand-offs (background work) or threads starved of CPU;
+/// workers serialized by one lock on a machine with few cores run under one CPU
+/// together and are runnable much of the rest, and are not background.
+fn is_background(kv: &[u32], vertices: &[Vertex], duration: DurationNs) -> bool {
+    let ids: Vec<VertexId> = kv.iter().map(|&v| VertexId(v as usize)).collect();
+    let io = ids.iter().any(|&v| vertices[v.0].kind.is_io());
+    let cpu = cpu_fraction(vertices, &ids, duration);
+    let runnable: f64 = ids.iter().map(|&v| secs(vertices[v.0].runnable)).sum();
+    !io && cpu < 1.0
+        && runnable < 0.25 * secs(duration)
+        && ids.iter().all(|&v| vertices[v.0].kind.is_thread())
+}
+
+/// Knots from refined components, heaviest first.
+fn to_knots(refined: Vec<Refined>, vertices: &[Vertex], edges: &[Edge]) -> Vec<Knot> {
+    let mut knots: Vec<(f64, Knot)> = refined
+        .into_iter()
+        .map(|r| {
+            let mut es: Vec<EdgeId> = r.arcs.iter().map(|a| EdgeId(a.id)).collect();
+            es.sort_unstable();
+            let vs: Vec<VertexId> = r.vertices.iter().map(|&v| VertexId(v as usize)).collect();
+            let key: f64 = es.iter().map(|&e| secs(edges[e.0].weight)).sum();
+            let knot = Knot {
+                weight: DurationNs(es.iter().map(|&e| edges[e.0].weight.0).sum()),
+                has_io: vs.iter().any(|&v| vertices[v.0].kind.is_io()),
+                needs_cpu: DurationNs(vs.iter().map(|&v| vertices[v.0].runnable.0).sum()),
+                vertices: vs,
+                edges: es,
+                shape: r.shape,
+                removed_edges: r.removed.into_iter().map(EdgeId).collect(),
+            };
+            (key, knot)
+        })
+        .collect();
+    knots.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.vertices.cmp(&b.1.vertices)));
+    knots.into_iter().map(|(_, k)| k).collect()
+}
+
+/// Up to five thread vertices by waiting plus runnable time, longest first.
+pub(crate) fn longest_off_cpu(vertices: &[Vertex]) -> Vec<OffCpu> {
+    let mut off: Vec<(f64, OffCpu)> = vertices
+        .iter()
+        .filter(|v| v.kind.is_thread())
+        .map(|v| {
+            let off = OffCpu {
+                vertex: v.id,
+                off_cpu: DurationNs(v.waiting.0 + v.runnable.0),
+            };
+            (secs(v.waiting) + secs(v.runnable), off)
+        })
+        .filter(|(s, _)| *s > 0.0)
+        .collect();
+    off.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.vertex.cmp(&b.1.vertex)));
+    off.truncate(5);
+    off.into_iter().map(|(_, o)| o).collect()
+}

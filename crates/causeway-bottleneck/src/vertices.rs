@@ -1,0 +1,182 @@
+//! Vertices of the wait-for graph: entities and pseudo threads numbered, similar threads
+//! grouped into one vertex (`merge`), and each final vertex's kind, threads and times.
+
+use crate::devices::{Device, IdleEdge};
+use crate::entities::{Entity, EntityKind, strip_digits};
+use crate::findings::{ThreadRef, Vertex, VertexId, VertexKind};
+use crate::merge;
+use crate::stacks::{self, StackWeights};
+use crate::waker::{Pseudo, WakerKey};
+use causeway_format::{DurationNs, Tables};
+use causeway_model::Thread;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A vertex before merging: an entity or a pseudo thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Raw {
+    Entity(u32),
+    Pseudo(Pseudo),
+}
+
+/// Vertices before merging: entities first, then pseudo threads in a fixed order.
+pub(crate) struct RawVertices {
+    /// What each raw vertex number stands for.
+    pub(crate) raw: Vec<Raw>,
+    /// The raw vertex number of each pseudo thread.
+    pub(crate) pseudo_vid: BTreeMap<Pseudo, u32>,
+}
+
+/// Number the entities and every pseudo thread that an edge or a device report names.
+pub(crate) fn number<'a>(
+    n_ent: u32,
+    wakers: impl Iterator<Item = &'a WakerKey>,
+    idle: &[IdleEdge],
+    dev_reports: &[(Pseudo, Device)],
+) -> RawVertices {
+    let mut pseudo: BTreeSet<Pseudo> = BTreeSet::new();
+    for k in wakers {
+        if let WakerKey::Pseudo(p) = k {
+            pseudo.insert(*p);
+        }
+    }
+    pseudo.extend(idle.iter().map(|e| e.device));
+    pseudo.extend(dev_reports.iter().map(|(p, _)| *p));
+    let pseudo_vid: BTreeMap<Pseudo, u32> = pseudo
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (*p, n_ent + i as u32))
+        .collect();
+    let mut raw: Vec<Raw> = (0..n_ent).map(Raw::Entity).collect();
+    raw.extend(pseudo.iter().map(|p| Raw::Pseudo(*p)));
+    RawVertices { raw, pseudo_vid }
+}
+
+/// The final vertex of each raw vertex: similar threads grouped when `merge` is on,
+/// else each alone.
+pub(crate) fn groups(
+    raw: &[Raw],
+    ents: &[Entity],
+    threads: &[Thread],
+    merge: bool,
+    similarity: f64,
+) -> Vec<u32> {
+    if !merge {
+        return (0..raw.len() as u32).collect();
+    }
+    let keys: Vec<Option<(u32, String)>> = raw
+        .iter()
+        .map(|r| match r {
+            Raw::Entity(e) => match &ents[*e as usize].kind {
+                EntityKind::Thread(i) => {
+                    let t = &threads[*i];
+                    Some((t.tgid.map_or(0, |g| g.0), strip_digits(&t.comm)))
+                }
+                EntityKind::ShortTerm(_) => None,
+            },
+            Raw::Pseudo(_) => None,
+        })
+        .collect();
+    let dists: Vec<StackWeights> = raw
+        .iter()
+        .map(|r| {
+            let mut d = StackWeights::new();
+            if let Raw::Entity(e) = r {
+                for w in &ents[*e as usize].waits {
+                    stacks::add(&mut d, w.wait_stack, w.len());
+                }
+            }
+            d
+        })
+        .collect();
+    merge::group(&keys, &dists, similarity)
+}
+
+/// The final vertices, from the group of each raw vertex.
+pub(crate) fn build(
+    groups: &[u32],
+    raw: &[Raw],
+    ents: &[Entity],
+    threads: &[Thread],
+    tables: &Tables,
+) -> Vec<Vertex> {
+    let n_final = groups.iter().copied().max().map_or(0, |m| m as usize + 1);
+    let mut members: Vec<Vec<u32>> = vec![Vec::new(); n_final];
+    for (old, &g) in groups.iter().enumerate() {
+        members[g as usize].push(old as u32);
+    }
+    members
+        .iter()
+        .enumerate()
+        .map(|(id, ms)| make_vertex(VertexId(id), ms, raw, ents, threads, tables))
+        .collect()
+}
+
+fn member_threads(e: &EntityKind) -> Vec<usize> {
+    match e {
+        EntityKind::Thread(i) => vec![*i],
+        EntityKind::ShortTerm(m) => m.clone(),
+    }
+}
+
+fn make_vertex(
+    id: VertexId,
+    ms: &[u32],
+    raw: &[Raw],
+    ents: &[Entity],
+    threads: &[Thread],
+    tables: &Tables,
+) -> Vertex {
+    let mut trefs = Vec::new();
+    let (mut running, mut runnable, mut waiting) = (0u64, 0u64, 0u64);
+    let mut kind = VertexKind::Thread;
+    for &m in ms {
+        match raw[m as usize] {
+            Raw::Entity(e) => {
+                let ent = &ents[e as usize];
+                if matches!(ent.kind, EntityKind::ShortTerm(_)) {
+                    kind = VertexKind::ShortTermThreads;
+                }
+                waiting += ent.waits.iter().map(|w| w.len()).sum::<u64>();
+                for i in member_threads(&ent.kind) {
+                    let t = &threads[i];
+                    running += t.totals.running.0;
+                    runnable += t.totals.runnable.0;
+                    trefs.push(ThreadRef {
+                        tid: t.tid,
+                        tgid: t.tgid,
+                        comm: t.comm.clone(),
+                    });
+                }
+            }
+            Raw::Pseudo(p) => kind = pseudo_kind(p, tables),
+        }
+    }
+    if ms.len() > 1 {
+        kind = VertexKind::SimilarThreads;
+    }
+    Vertex {
+        id,
+        kind,
+        threads: trefs,
+        running: DurationNs(running),
+        runnable: DurationNs(runnable),
+        waiting: DurationNs(waiting),
+    }
+}
+
+fn pseudo_kind(p: Pseudo, tables: &Tables) -> VertexKind {
+    match p {
+        Pseudo::Disk(d) => VertexKind::Disk { device: Some(d) },
+        Pseudo::DiskUnknown => VertexKind::Disk { device: None },
+        Pseudo::Nic(n) => VertexKind::Nic {
+            interface: Some(tables.string(n).to_string()),
+        },
+        Pseudo::NicUnknown => VertexKind::Nic { interface: None },
+        Pseudo::Timer => VertexKind::Timer,
+        Pseudo::Irq(n) => VertexKind::Interrupt {
+            name: tables.string(n).to_string(),
+        },
+        Pseudo::Softirq(vec) => VertexKind::Softirq { vec },
+        Pseudo::Outside => VertexKind::OtherProcesses,
+    }
+}

@@ -1,0 +1,58 @@
+//! Short human names of vertices: `consumer (1234)`, `worker-* ×4 threads`, `disk 8:0`.
+
+use super::doc::{KindDoc, ThreadDoc, disk_name};
+use causeway_bottleneck::{VertexKind, similar_name};
+
+/// A vertex kind with its device or interrupt spelled out (`?` when unknown).
+pub(crate) fn kind_doc(k: &VertexKind) -> KindDoc {
+    let or_unknown = |s: Option<String>| s.unwrap_or_else(|| "?".into());
+    match k {
+        VertexKind::Thread => KindDoc::Thread,
+        VertexKind::ShortTermThreads => KindDoc::ShortTermThreads,
+        VertexKind::SimilarThreads => KindDoc::SimilarThreads,
+        VertexKind::Disk { device } => KindDoc::Disk {
+            device: or_unknown(device.map(disk_name)),
+        },
+        VertexKind::Nic { interface } => KindDoc::Nic {
+            interface: or_unknown(interface.clone()),
+        },
+        VertexKind::Timer => KindDoc::Timer,
+        VertexKind::Interrupt { name } => KindDoc::Interrupt { name: name.clone() },
+        VertexKind::Softirq { vec } => KindDoc::Interrupt {
+            name: format!("softirq {}", vec.name()),
+        },
+        VertexKind::OtherProcesses => KindDoc::OtherProcesses,
+    }
+}
+
+/// The label of a vertex of kind `kind` with threads `trefs`.
+pub(crate) fn label(kind: &KindDoc, trefs: &[ThreadDoc]) -> String {
+    match kind {
+        KindDoc::Thread => trefs
+            .first()
+            .map_or_else(|| "?".into(), |t| format!("{} ({})", name_or_tid(t), t.tid)),
+        KindDoc::ShortTermThreads | KindDoc::SimilarThreads => {
+            let first = trefs.first().map_or_else(|| "?".into(), name_or_tid);
+            let base = similar_name(&first);
+            let what = if *kind == KindDoc::ShortTermThreads {
+                "short-term"
+            } else {
+                "threads"
+            };
+            format!("{}* ×{} {what}", base, trefs.len())
+        }
+        KindDoc::Disk { device } => format!("disk {device}"),
+        KindDoc::Nic { interface } => format!("nic {interface}"),
+        KindDoc::Timer => "timer".into(),
+        KindDoc::Interrupt { name } => format!("irq {name}"),
+        KindDoc::OtherProcesses => "other processes".into(),
+    }
+}
+
+fn name_or_tid(t: &ThreadDoc) -> String {
+    if t.comm.is_empty() {
+        format!("tid {}", t.tid)
+    } else {
+        t.comm.clone()
+    }
+}

@@ -1,0 +1,117 @@
+//! The `info` report from a trace reader's counts and a model.
+
+use causeway_format::{Header, StringId, Tables, TaskState, Tgid, ThreadInfo, Tid, Timestamp};
+use causeway_format::{TraceStats, VERSION_MAJOR};
+use causeway_model::synth::Synth;
+use causeway_report::{Format, InfoReport, Selection, TraceFacts, View, render};
+use std::collections::BTreeMap;
+
+fn tables() -> Tables {
+    let mut t = Tables {
+        strings: vec![String::new()],
+        ..Tables::default()
+    };
+    for (tid, comm) in [(1, "busy"), (2, "sleepy")] {
+        t.strings.push(comm.to_string());
+        t.threads.push(ThreadInfo {
+            tid: Tid(tid),
+            tgid: Tgid(tid),
+            since: Timestamp(0),
+            comm: StringId(t.strings.len() as u32 - 1),
+        });
+    }
+    t
+}
+
+fn report(events: u64, stats: &TraceStats, sel: &Selection) -> InfoReport {
+    let t = tables();
+    let mut s = Synth::new();
+    // Thread 1 runs 0..900; thread 2 runs 0..100 and then sleeps until 1000.
+    s.switch(0, 0, 0, TaskState::RUNNABLE, 1)
+        .switch(0, 1, 0, TaskState::RUNNABLE, 2)
+        .switch(100, 1, 2, TaskState::INTERRUPTIBLE, 0)
+        .switch(900, 0, 1, TaskState::RUNNABLE, 0)
+        .wake_by(1_000, 0, 0, 2);
+    let model = s.model_with(&t, 2);
+    let header = Header::synthetic(2);
+    let facts = TraceFacts {
+        file: "t.cwt".into(),
+        bytes: 123,
+        format_version: format!("{VERSION_MAJOR}.1"),
+        header: &header,
+        time_range: Some((Timestamp(0), Timestamp(1_000))),
+        events,
+        events_by_kind: BTreeMap::from([("sched_switch", events)]),
+        lost_by_cpu: BTreeMap::from([(0, 2)]),
+        skipped_unknown_events: 0,
+        skipped_unknown_blocks: 0,
+        stats,
+    };
+    InfoReport::new(facts, &model, sel)
+}
+
+fn all(top: usize) -> Selection {
+    Selection {
+        top,
+        ..Selection::default()
+    }
+}
+
+#[test]
+fn rankings_and_losses() {
+    let stats = TraceStats {
+        lost_per_cpu: BTreeMap::from([(0, 1), (1, 5)]),
+        ..TraceStats::default()
+    };
+    let r = report(5, &stats, &all(10));
+    assert!(r.found());
+    assert_eq!(r.duration_ns, 1_000);
+    assert_eq!(r.threads, 2);
+    let cpu: Vec<u32> = r.top_cpu.iter().map(|t| t.tid).collect();
+    assert_eq!(cpu, vec![1, 2]);
+    assert_eq!(r.top_cpu[0].cpu_ns, 900);
+    let blocked: Vec<u32> = r.top_blocked.iter().map(|t| t.tid).collect();
+    assert_eq!(blocked, vec![2], "only threads that blocked");
+    // The larger of the stream's and the trace statistics' count, per CPU.
+    assert_eq!(r.lost_events_by_cpu, BTreeMap::from([(0, 2), (1, 5)]));
+    assert_eq!(r.lost_events, 7);
+    let mut out = Vec::new();
+    render(&r, Format::Text, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.starts_with("trace:      t.cwt (123 bytes, format 1.1)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("LOST:       7 events (cpu0: 2, cpu1: 5)\n"),
+        "{text}"
+    );
+    assert!(text.contains("0.000s"), "{text}");
+}
+
+#[test]
+fn selection_by_name_and_top() {
+    let sel = Selection {
+        comm: Some("sleepy".into()),
+        ..all(1)
+    };
+    let r = report(5, &TraceStats::default(), &sel);
+    assert_eq!(r.threads, 1);
+    assert_eq!(r.top_cpu.len(), 1);
+    assert_eq!(r.top_cpu[0].comm, "sleepy");
+    let r = report(5, &TraceStats::default(), &all(1));
+    assert_eq!(r.top_cpu.len(), 1);
+    assert_eq!(r.top_cpu[0].tid, 1);
+}
+
+#[test]
+fn empty_trace_finds_nothing_and_has_no_graph() {
+    let r = report(0, &TraceStats::default(), &all(10));
+    assert!(!r.found());
+    let mut out = Vec::new();
+    assert!(render(&r, Format::Dot, &mut out).is_err());
+    render(&r, Format::Json, &mut out).unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(j["events"], 0);
+    assert!(out.ends_with(b"}\n"));
+}
