@@ -1,10 +1,10 @@
 //! The `causeway` command-line tool: a thin layer over the format, import and model
-//! crates. Parsing is in `cli`, each subcommand in `cmd/`, output formatting in
-//! `render/`.
+//! crates. Flags are parsed and resolved in `flags/`, each subcommand runs in `cmd/`,
+//! output formatting is in `render/`.
 
-mod cli;
 mod cmd;
 mod exit;
+mod flags;
 mod progress;
 mod render;
 mod timefmt;
@@ -22,7 +22,7 @@ pub(crate) fn open_trace(path: &Path) -> Result<TraceReader<BufReader<std::fs::F
 }
 
 fn main() -> ExitCode {
-    let cli = match cli::Cli::try_parse() {
+    let cli = match flags::Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
@@ -37,19 +37,19 @@ fn main() -> ExitCode {
     // Output commands end quietly when their reader goes away (`causeway dump | head`),
     // as Unix filters do; the recorder keeps SIGPIPE ignored so a closed terminal never
     // kills it before the trace is finished.
-    if !matches!(cli.command, cli::Command::Record(_)) {
+    if !matches!(cli.command, flags::Command::Record(_)) {
         // SAFETY: restoring the default disposition of one signal at start-up.
         unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     }
     let result = match &cli.command {
-        cli::Command::Info(a) => cmd::info::run(a),
-        cli::Command::Check(a) => cmd::check::run(a),
-        cli::Command::Dump(a) => cmd::dump::run(a),
-        cli::Command::Import(a) => cmd::import::run(a),
-        cli::Command::Demo(a) => cmd::demo::run(a),
-        cli::Command::Record(a) => cmd::record::run(a),
-        cli::Command::Trigger(a) => cmd::trigger::run(a),
-        cli::Command::Bottleneck(a) => cmd::bottleneck::run(a),
+        flags::Command::Info(a) => cmd::info::run(a),
+        flags::Command::Check(a) => cmd::check::run(a),
+        flags::Command::Dump(a) => cmd::dump::run(a),
+        flags::Command::Import(a) => cmd::import::run(a),
+        flags::Command::Demo(a) => cmd::demo::run(a),
+        flags::Command::Record(a) => cmd::record::run(a),
+        flags::Command::Trigger(a) => cmd::trigger::run(a),
+        flags::Command::Bottleneck(a) => cmd::bottleneck::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -1,6 +1,6 @@
 //! `causeway info`: what a trace holds and where its threads spent their time.
 
-use crate::cli::InfoArgs;
+use crate::flags::InfoArgs;
 use crate::progress::Progress;
 use crate::render::info_text;
 use crate::{exit, open_trace};

@@ -1,5 +1,5 @@
-//! One module per subcommand. Each parses nothing (clap did) and renders through
-//! `crate::render`.
+//! One module per subcommand. Each parses nothing (`crate::flags` did) and renders
+//! through `crate::render`.
 
 pub mod bottleneck;
 pub mod check;
