@@ -1,7 +1,8 @@
 //! The causeway trace format: typed events, tables stored once, and a versioned,
 //! chunked, compressed container with a streaming writer and a merging reader.
 //!
-//! This crate owns the bytes on disk and their in-memory types. It knows nothing of
+//! This crate owns the bytes on disk and their in-memory types, and how people write
+//! the quantities they hold ([`units`]: durations, sizes, rates). It knows nothing of
 //! how events are recorded (see the recorder crates) or what they mean for
 //! performance (see the model and analysis crates). The layout is documented in
 //! `docs/format.md`.
@@ -31,6 +32,7 @@ pub mod reader;
 pub mod salvage;
 pub mod table_codec;
 pub mod tables;
+pub mod units;
 pub mod writer;
 
 pub use error::{FormatError, Result};
@@ -44,6 +46,7 @@ pub use reader::{ChunkInfo, MergedEvents, TimeRange, TraceReader};
 pub use tables::{
     Frame, FrameSpace, InlinedFrame, Mapping, ProcessInfo, Stack, Tables, ThreadIndex, ThreadInfo,
 };
+pub use units::UnitError;
 pub use writer::{TraceWriter, WriterOptions, write_to_vec};
 
 /// First bytes of every trace file.

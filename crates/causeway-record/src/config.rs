@@ -1,5 +1,10 @@
 //! What to record: targets, event groups, stack scope and buffer sizes.
+//!
+//! The types here are the recorder's settings, not their spelling on a command line:
+//! the CLI maps its own flags onto them. Only the two option languages that belong to
+//! the recorder's own sets are read here ([`EventSet::parse`], [`parse_stack_window`]).
 
+use crate::error::ConfigError;
 use crate::syscalls::SyscallInfo;
 use std::time::Duration;
 
@@ -61,7 +66,7 @@ impl EventSet {
 
     /// Parse `sched,block,...`, `all`, `default` (all but syscall), or `all,-net` (a
     /// leading `-` removes a group).
-    pub fn parse(s: &str) -> Result<EventSet, String> {
+    pub fn parse(s: &str) -> Result<EventSet, ConfigError> {
         let mut set = EventSet {
             sched: false,
             proc: false,
@@ -96,10 +101,10 @@ impl EventSet {
                 "net" => &mut set.net,
                 "syscall" | "syscalls" => &mut set.syscall,
                 _ => {
-                    return Err(format!(
-                        "unknown event group `{name}` (known: all, {})",
-                        Self::NAMES.join(", ")
-                    ));
+                    return Err(ConfigError::EventGroup {
+                        name: name.to_string(),
+                        known: Self::NAMES.join(", "),
+                    });
                 }
             };
             *slot = on;
@@ -142,22 +147,6 @@ pub enum StackMode {
 }
 
 impl StackMode {
-    /// Parse `none|app|app-all|libs|all`.
-    pub fn parse(s: &str) -> Result<StackMode, String> {
-        Ok(match s {
-            "none" => StackMode::None,
-            "app" => StackMode::App,
-            "app-all" => StackMode::AppAll,
-            "libs" => StackMode::Libs,
-            "all" => StackMode::All,
-            _ => {
-                return Err(format!(
-                    "unknown stack mode `{s}` (none, app, app-all, libs, all)"
-                ));
-            }
-        })
-    }
-
     /// The BPF side's number.
     pub fn code(self) -> u32 {
         match self {
@@ -184,15 +173,6 @@ pub enum Unwind {
 }
 
 impl Unwind {
-    /// Parse `fp|dwarf`.
-    pub fn parse(s: &str) -> Result<Unwind, String> {
-        match s {
-            "fp" => Ok(Unwind::FramePointers),
-            "dwarf" => Ok(Unwind::Dwarf),
-            _ => Err(format!("unknown unwinding method `{s}` (fp, dwarf)")),
-        }
-    }
-
     /// The BPF side's number.
     pub fn code(self) -> u32 {
         match self {
@@ -205,28 +185,16 @@ impl Unwind {
 /// Largest stack window BPF can copy per stack (bytes).
 pub const MAX_STACK_WINDOW: u32 = 16384;
 
-/// Parse a stack window size: bytes, or with `K`/`KiB`; a power of two from 512 to
-/// [`MAX_STACK_WINDOW`].
-pub fn parse_stack_window(s: &str) -> Result<u32, String> {
-    let t = s.trim();
-    let (num, mul) = match t
-        .strip_suffix("KiB")
-        .or_else(|| t.strip_suffix('K'))
-        .or_else(|| t.strip_suffix('k'))
-    {
-        Some(n) => (n, 1024u64),
-        None => (t, 1),
-    };
-    let v = num
-        .trim()
-        .parse::<u64>()
-        .map_err(|_| format!("bad stack window `{s}` (bytes, or e.g. 8K)"))?
-        * mul;
+/// Parse a stack window size (a size as [`causeway_format::units`] reads it: bytes,
+/// or with `K`/`KiB`): a power of two from 512 to [`MAX_STACK_WINDOW`].
+pub fn parse_stack_window(s: &str) -> Result<u32, ConfigError> {
+    let v = causeway_format::units::parse_size_bytes(s)
+        .map_err(|_| ConfigError::StackWindowSyntax(s.to_string()))?;
     if !v.is_power_of_two() || !(512..=MAX_STACK_WINDOW as u64).contains(&v) {
-        return Err(format!(
-            "stack window `{s}` must be a power of two from 512 bytes to {}K",
-            MAX_STACK_WINDOW / 1024
-        ));
+        return Err(ConfigError::StackWindowRange {
+            input: s.to_string(),
+            max_kib: MAX_STACK_WINDOW / 1024,
+        });
     }
     Ok(v as u32)
 }
@@ -247,20 +215,6 @@ pub enum KernelStacks {
 }
 
 impl KernelStacks {
-    /// Parse `none|auto|all`.
-    pub fn parse(s: &str) -> Result<KernelStacks, String> {
-        Ok(match s {
-            "none" => KernelStacks::None,
-            "auto" => KernelStacks::Auto,
-            "all" => KernelStacks::All,
-            _ => {
-                return Err(format!(
-                    "unknown kernel stack policy `{s}` (none, auto, all)"
-                ));
-            }
-        })
-    }
-
     /// The BPF side's number.
     pub fn code(self) -> u32 {
         match self {
@@ -370,6 +324,7 @@ mod tests {
         assert!(
             EventSet::parse("sched,bogus")
                 .unwrap_err()
+                .to_string()
                 .contains("bogus")
         );
     }
@@ -382,12 +337,14 @@ mod tests {
         assert!(
             parse_stack_window("3000")
                 .unwrap_err()
+                .to_string()
                 .contains("power of two")
         );
         assert!(parse_stack_window("64K").is_err());
         assert!(
             parse_stack_window("big")
                 .unwrap_err()
+                .to_string()
                 .contains("bad stack window")
         );
     }

@@ -32,3 +32,52 @@ pub enum RecordError {
     #[error("{0}: {1}")]
     Io(String, std::io::Error),
 }
+
+/// Why a recording option (event groups, syscalls, stack window, trigger condition)
+/// could not be read. The names of what is accepted are in each message.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// `--events` names a group that does not exist.
+    #[error("unknown event group `{name}` (known: all, default, {known})")]
+    EventGroup {
+        /// The name given.
+        name: String,
+        /// The group names, comma-separated.
+        known: String,
+    },
+    /// `--syscalls` names a syscall the recorder does not know.
+    #[error("unknown syscall `{0}` (use a name from `man 2 syscalls` or a number)")]
+    Syscall(String),
+    /// A syscall number past the recorder's table.
+    #[error("syscall number {0} is out of range (0-511)")]
+    SyscallNumber(u32),
+    /// The stack window is not a size.
+    #[error("bad stack window `{0}` (bytes, or e.g. 8K)")]
+    StackWindowSyntax(String),
+    /// The stack window is a size BPF cannot copy.
+    #[error("stack window `{input}` must be a power of two from 512 bytes to {max_kib}K")]
+    StackWindowRange {
+        /// The text given.
+        input: String,
+        /// The largest window, KiB.
+        max_kib: u32,
+    },
+    /// A trigger part names neither a wait nor `comm=`.
+    #[error("cannot read `{part}` in trigger `{input}` (expected like `blocked>200ms comm=NAME`)")]
+    TriggerPart {
+        /// The part not understood.
+        part: String,
+        /// The whole condition.
+        input: String,
+    },
+    /// A trigger measures something other than `blocked` or `runnable`.
+    #[error("unknown measure `{0}` (blocked, runnable)")]
+    TriggerMeasure(String),
+    /// A trigger with no wait to measure.
+    #[error("trigger `{0}` has no `blocked>T` or `runnable>T`")]
+    TriggerWait(String),
+    /// A trigger's threshold is not a duration.
+    #[error(transparent)]
+    TriggerDuration(#[from] causeway_format::UnitError),
+}

@@ -35,6 +35,6 @@ mod skel {
 pub use config::{
     EventSet, KernelStacks, RecordConfig, StackMode, Target, Unwind, parse_stack_window,
 };
-pub use error::RecordError;
+pub use error::{ConfigError, RecordError};
 pub use probes::Family;
 pub use run::{Notice, Output, Request, Summary, record};

@@ -5,6 +5,8 @@
 //! the kernel object behind it (pipe, socket, eventfd), so an analysis can pair the
 //! write that unblocks a read with that read.
 
+use crate::error::ConfigError;
+
 /// One syscall the recorder knows by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SyscallInfo {
@@ -101,7 +103,7 @@ pub fn default_set() -> Vec<SyscallInfo> {
 
 /// Parse a comma-separated list of names or numbers; `default` expands to the
 /// default set and `none` to nothing.
-pub fn parse_list(list: &str) -> Result<Vec<SyscallInfo>, String> {
+pub fn parse_list(list: &str) -> Result<Vec<SyscallInfo>, ConfigError> {
     let mut out: Vec<SyscallInfo> = Vec::new();
     for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         match item {
@@ -110,7 +112,7 @@ pub fn parse_list(list: &str) -> Result<Vec<SyscallInfo>, String> {
             _ => {
                 let info = if let Ok(nr) = item.parse::<u32>() {
                     if nr >= 512 {
-                        return Err(format!("syscall number {nr} is out of range (0-511)"));
+                        return Err(ConfigError::SyscallNumber(nr));
                     }
                     by_nr(nr).copied().unwrap_or(SyscallInfo {
                         name: "",
@@ -119,9 +121,7 @@ pub fn parse_list(list: &str) -> Result<Vec<SyscallInfo>, String> {
                         blocking: false,
                     })
                 } else {
-                    *by_name(item).ok_or_else(|| {
-                        format!("unknown syscall `{item}` (use a name from `man 2 syscalls` or a number)")
-                    })?
+                    *by_name(item).ok_or_else(|| ConfigError::Syscall(item.to_string()))?
                 };
                 out.push(info);
             }
@@ -144,7 +144,12 @@ mod tests {
         assert!(!d.iter().any(|s| s.name == "mmap"));
         let l = parse_list("read, 202,read").unwrap();
         assert_eq!(l.iter().map(|s| s.nr).collect::<Vec<_>>(), vec![0, 202]);
-        assert!(parse_list("nosuch").unwrap_err().contains("nosuch"));
+        assert!(
+            parse_list("nosuch")
+                .unwrap_err()
+                .to_string()
+                .contains("nosuch")
+        );
         assert!(parse_list("600").is_err());
         assert!(parse_list("none").unwrap().is_empty());
     }

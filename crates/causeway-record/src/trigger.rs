@@ -5,6 +5,8 @@
 //! episode, either when the episode ends too late or, for a thread that is still
 //! stuck, when the recorder checks while idle.
 
+use crate::error::ConfigError;
+use causeway_format::units::parse_duration_ns_with_unit;
 use causeway_format::{Event, EventKind, TaskState, Tid};
 use std::collections::HashMap;
 
@@ -28,29 +30,10 @@ pub struct Condition {
     pub comm: Option<String>,
 }
 
-/// Parse a duration such as `200ms`, `1.5s`, `500us`, `100000ns`.
-pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(|| format!("duration `{s}` needs a unit (ns, us, ms, s)"))?;
-    let (num, unit) = s.split_at(split);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration (like 200ms)"))?;
-    let mult = match unit {
-        "ns" => 1.0,
-        "us" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        _ => return Err(format!("unknown unit `{unit}` in `{s}` (ns, us, ms, s)")),
-    };
-    Ok((v * mult) as u64)
-}
-
 impl Condition {
-    /// Parse `blocked>200ms [comm=NAME]` or `runnable>50ms [comm=NAME]`.
-    pub fn parse(s: &str) -> Result<Condition, String> {
+    /// Parse `blocked>200ms [comm=NAME]` or `runnable>50ms [comm=NAME]`. The threshold
+    /// is a duration as [`causeway_format::units`] reads it, with its unit required.
+    pub fn parse(s: &str) -> Result<Condition, ConfigError> {
         let mut kind = None;
         let mut comm = None;
         for part in s.split_whitespace() {
@@ -60,17 +43,17 @@ impl Condition {
                 let k = match what {
                     "blocked" => WaitKind::Blocked,
                     "runnable" => WaitKind::Runnable,
-                    _ => return Err(format!("unknown measure `{what}` (blocked, runnable)")),
+                    _ => return Err(ConfigError::TriggerMeasure(what.to_string())),
                 };
-                kind = Some((k, parse_duration_ns(dur)?));
+                kind = Some((k, parse_duration_ns_with_unit(dur)?.0));
             } else {
-                return Err(format!(
-                    "cannot read `{part}` in trigger `{s}` (expected like `blocked>200ms comm=NAME`)"
-                ));
+                return Err(ConfigError::TriggerPart {
+                    part: part.to_string(),
+                    input: s.to_string(),
+                });
             }
         }
-        let (kind, threshold_ns) =
-            kind.ok_or_else(|| format!("trigger `{s}` has no `blocked>T` or `runnable>T`"))?;
+        let (kind, threshold_ns) = kind.ok_or_else(|| ConfigError::TriggerWait(s.to_string()))?;
         Ok(Condition {
             kind,
             threshold_ns,
@@ -232,6 +215,42 @@ mod tests {
         assert!(Condition::parse("blocked>200").is_err());
         assert!(Condition::parse("slow>1s").is_err());
         assert!(Condition::parse("comm=x").is_err());
+    }
+
+    #[test]
+    fn conditions_say_what_is_wrong() {
+        use causeway_format::UnitError;
+        let cases: &[(&str, ConfigError)] = &[
+            (
+                "blocked>200",
+                ConfigError::TriggerDuration(UnitError::DurationUnit("200".into())),
+            ),
+            (
+                "blocked>soon",
+                ConfigError::TriggerDuration(UnitError::Duration("soon".into())),
+            ),
+            ("slow>1s", ConfigError::TriggerMeasure("slow".into())),
+            ("comm=x", ConfigError::TriggerWait("comm=x".into())),
+            (
+                "blocked>1s x",
+                ConfigError::TriggerPart {
+                    part: "x".into(),
+                    input: "blocked>1s x".into(),
+                },
+            ),
+        ];
+        for (s, e) in cases {
+            assert_eq!(Condition::parse(s).as_ref(), Err(e), "{s}");
+        }
+        // The one duration grammar: any unit, decimals, minutes.
+        assert_eq!(
+            Condition::parse("runnable>2min").unwrap().threshold_ns,
+            120_000_000_000
+        );
+        assert_eq!(
+            Condition::parse("blocked>250us").unwrap().threshold_ns,
+            250_000
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `causeway check`: verify every block and salvage the intact ones.
 
-use crate::cli::CheckArgs;
 use crate::exit;
+use crate::flags::CheckArgs;
 use anyhow::{Context, Result};
 use causeway_format::block::BlockKind;
 use causeway_format::salvage::{self, ScanReport};

@@ -3,8 +3,8 @@
 //! Records with causeway's eBPF recorder, prints what `causeway info` and
 //! `causeway bottleneck` say about it.
 
-use crate::cli::{BottleneckArgs, DemoArgs, InfoArgs};
 use crate::cmd::{bottleneck, info, record};
+use crate::flags::{BottleneckArgs, DemoArgs, InfoArgs};
 use crate::output;
 use anyhow::{Context, Result};
 use causeway_report::Format;
@@ -38,16 +38,17 @@ pub fn run(args: &DemoArgs) -> Result<u8> {
     std::fs::create_dir_all(&args.out_dir)
         .with_context(|| format!("creating {}", args.out_dir.display()))?;
     let trace = args.out_dir.join("blocking-write.cwt");
+    // The workload takes seconds as a decimal number.
+    let seconds = args.seconds.as_secs_f64();
     eprintln!(
-        "== causeway record -o {} -- {} --seconds {}",
+        "== causeway record -o {} -- {} --seconds {seconds}",
         trace.display(),
         workload.display(),
-        args.seconds
     );
     let cmd = vec![
         workload.display().to_string(),
         "--seconds".to_string(),
-        args.seconds.to_string(),
+        seconds.to_string(),
     ];
     record::record_command(&cmd, &trace)?;
     eprintln!(

@@ -1,48 +1,30 @@
 //! `causeway dump`: print events, filtered.
 
-use crate::cli::DumpArgs;
+use crate::exit;
+use crate::flags::DumpArgs;
 use crate::render::event_json::event_json;
 use crate::render::event_text::{details, stack_lines};
 use crate::render::names::Names;
-use crate::timefmt::parse_duration_ns;
-use crate::{exit, open_trace};
-use anyhow::{Context, Result, bail};
+use crate::trace::open_trace;
+use anyhow::{Context, Result};
 use causeway_format::{EventKind, EventKindTag, TimeRange, Timestamp};
 use std::collections::HashSet;
 use std::io::{BufWriter, Write};
 
-fn parse_kinds(kinds: &[String]) -> Result<Option<HashSet<EventKindTag>>> {
-    if kinds.is_empty() {
-        return Ok(None);
-    }
-    let all: Vec<&str> = EventKindTag::ALL.iter().map(|k| k.name()).collect();
-    let mut set = HashSet::new();
-    for k in kinds {
-        match EventKindTag::from_name(k) {
-            Some(t) => {
-                set.insert(t);
-            }
-            None => bail!("unknown event kind `{k}`; known kinds: {}", all.join(", ")),
-        }
-    }
-    Ok(Some(set))
-}
-
 /// Run the command; returns the exit code.
 pub fn run(args: &DumpArgs) -> Result<u8> {
-    let kinds = parse_kinds(&args.kind)?;
+    let kinds: Option<HashSet<EventKindTag>> =
+        (!args.kind.is_empty()).then(|| args.kind.iter().map(|k| k.0).collect());
     let mut rd = open_trace(&args.trace)?;
     let Some((first, _)) = rd.time_range() else {
         eprintln!("{}: the trace holds no events", args.trace.display());
         return Ok(exit::NOTHING_OR_USER_ERROR);
     };
-    let from = args.from.as_deref().map(parse_duration_ns).transpose()?;
-    let to = args.to.as_deref().map(parse_duration_ns).transpose()?;
     let range = TimeRange {
-        start: Timestamp(first.0.saturating_add(from.unwrap_or(0))),
-        end: to.map_or(Timestamp(u64::MAX), |t| {
-            Timestamp(first.0.saturating_add(t))
-        }),
+        start: first.saturating_add(args.from.unwrap_or_default()),
+        end: args
+            .to
+            .map_or(Timestamp(u64::MAX), |t| first.saturating_add(t)),
     };
     let tables = rd.tables().clone();
     let names = Names::new(&tables);

@@ -1,7 +1,7 @@
 //! `causeway import`: perf recording to causeway trace.
 
-use crate::cli::ImportArgs;
 use crate::exit::{self, BadInput};
+use crate::flags::ImportArgs;
 use anyhow::{Context, Result};
 use causeway_import::{ImportError, ImportOptions, ImportSummary};
 use std::io::BufReader;

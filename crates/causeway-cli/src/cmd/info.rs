@@ -1,7 +1,8 @@
 //! `causeway info`: what a trace holds and where its threads spent their time.
 
-use crate::cli::InfoArgs;
-use crate::{ingest_trace, open_trace, output};
+use crate::flags::InfoArgs;
+use crate::output;
+use crate::trace::{ingest_trace, open_trace};
 use anyhow::Result;
 use causeway_report::{InfoReport, Selection, TraceFacts};
 

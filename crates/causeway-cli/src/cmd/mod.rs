@@ -1,5 +1,5 @@
-//! One module per subcommand. Each parses nothing (clap did); analysis results go out
-//! through `crate::output`, events through `crate::render`.
+//! One module per subcommand. Each parses nothing (`crate::flags` did); analysis
+//! results go out through `crate::output`, events through `crate::render`.
 
 pub mod bottleneck;
 pub mod check;

@@ -1,116 +1,12 @@
 //! `causeway record`: record programs with the eBPF recorder.
 
-use crate::cli::RecordArgs;
 use crate::exit;
-use crate::timefmt::parse_duration_ns;
-use anyhow::{Context, Result, bail};
+use crate::flags::RecordArgs;
+use anyhow::{Context, Result};
 use causeway_record::sink::Dump;
-use causeway_record::trigger::Condition;
-use causeway_record::{
-    EventSet, KernelStacks, Notice, Output, RecordConfig, Request, StackMode, Summary, Target,
-    Unwind, parse_stack_window, syscalls,
-};
+use causeway_record::{Notice, Output, RecordConfig, Request, Summary, Target};
 use serde::Serialize;
 use std::io::IsTerminal;
-use std::time::Duration;
-
-/// Parse a size such as `64M`, `512K`, `1G` or a number of bytes.
-pub fn parse_size(s: &str) -> Result<u64> {
-    let t = s.trim();
-    let (num, mult) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let m = match c.to_ascii_uppercase() {
-                'K' => 1u64 << 10,
-                'M' => 1 << 20,
-                'G' => 1 << 30,
-                'B' => 1,
-                _ => bail!("invalid size `{s}`: use a number with K, M or G"),
-            };
-            (&t[..i], m)
-        }
-        _ => (t, 1),
-    };
-    let n: u64 = num
-        .trim()
-        .parse()
-        .with_context(|| format!("invalid size `{s}`: use a number with K, M or G"))?;
-    n.checked_mul(mult)
-        .with_context(|| format!("size `{s}` is too large"))
-}
-
-fn build_config(a: &RecordArgs) -> Result<(RecordConfig, Option<Vec<String>>)> {
-    let targets = [
-        !a.command.is_empty(),
-        !a.pid.is_empty(),
-        a.comm.is_some(),
-        a.all,
-    ]
-    .iter()
-    .filter(|&&t| t)
-    .count();
-    if targets != 1 {
-        bail!("say what to record, exactly one of: `-- CMD ARGS`, `-p PID`, `--comm NAME`, `-a`");
-    }
-    let target = if a.all {
-        Target::All
-    } else if let Some(c) = &a.comm {
-        if c.is_empty() || c.len() > 15 {
-            bail!("--comm `{c}`: a process name has 1 to 15 bytes (the kernel's comm)");
-        }
-        Target::Comm(c.clone())
-    } else {
-        Target::Pids(a.pid.clone())
-    };
-    let mut cfg = RecordConfig::new(target);
-    cfg.events = EventSet::parse(&a.events).map_err(anyhow::Error::msg)?;
-    cfg.syscalls = syscalls::parse_list(&a.syscalls).map_err(anyhow::Error::msg)?;
-    cfg.stack_mode = StackMode::parse(&a.stack_mode).map_err(anyhow::Error::msg)?;
-    if !(1..=32).contains(&a.stack_depth) {
-        bail!("--stack-depth must be between 1 and 32");
-    }
-    cfg.stack_depth = a.stack_depth;
-    cfg.unwind = Unwind::parse(&a.unwind).map_err(anyhow::Error::msg)?;
-    cfg.stack_window =
-        parse_stack_window(&a.stack_window).map_err(|e| anyhow::anyhow!("--stack-window: {e}"))?;
-    cfg.debug_dirs = a.debug_dirs.as_ref().map(|d| {
-        d.split(',')
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-            .map(std::path::PathBuf::from)
-            .collect()
-    });
-    cfg.kernel_stacks = KernelStacks::parse(&a.kernel_stacks).map_err(anyhow::Error::msg)?;
-    let (mut sw, mut wk, mut sc) = (false, false, false);
-    for w in a
-        .stacks_on
-        .split(',')
-        .map(str::trim)
-        .filter(|w| !w.is_empty())
-    {
-        match w {
-            "switch" => sw = true,
-            "waker" => wk = true,
-            "syscall" => sc = true,
-            "none" => {}
-            _ => bail!("--stacks-on: unknown place `{w}` (switch, waker, syscall, none)"),
-        }
-    }
-    (
-        cfg.stack_on_switch,
-        cfg.stack_on_waker,
-        cfg.stack_on_syscall,
-    ) = (sw, wk, sc);
-    if let Some(b) = &a.buffer_size {
-        let n = parse_size(b)?;
-        if !(4096..=(1 << 30)).contains(&n) {
-            bail!("--buffer-size must be between 4K and 1G per CPU");
-        }
-        cfg.buffer_per_cpu = (n as u32).next_power_of_two();
-    }
-    cfg.force_raw_tracepoints = a.raw_tracepoints;
-    let cmd = (!a.command.is_empty()).then(|| a.command.clone());
-    Ok((cfg, cmd))
-}
 
 /// One line on DWARF unwinding: how many stacks came out whole and why the others did
 /// not (counter names `unwind_<outcome>` from the recorder).
@@ -207,39 +103,7 @@ pub fn record_command(cmd: &[String], out: &std::path::Path) -> Result<Summary> 
 
 /// Run `causeway record`.
 pub fn run(a: &RecordArgs) -> Result<u8> {
-    let (cfg, command) = build_config(a)?;
-    let duration = a
-        .duration
-        .as_deref()
-        .map(parse_duration_ns)
-        .transpose()?
-        .map(Duration::from_nanos);
-    let output = match &a.flight {
-        Some(size) => {
-            let bytes = parse_size(size)?;
-            let per_event = size_of::<causeway_format::Event>() as u64;
-            let capacity = (bytes / per_event).max(1000) as usize;
-            let trigger = a
-                .trigger
-                .as_deref()
-                .map(Condition::parse)
-                .transpose()
-                .map_err(anyhow::Error::msg)?;
-            Output::Flight {
-                capacity,
-                base: a.output.clone(),
-                trigger,
-            }
-        }
-        None => Output::File(a.output.clone()),
-    };
-    let req = Request {
-        config: cfg,
-        output,
-        duration,
-        command,
-        command_line: std::env::args().collect(),
-    };
+    let req = a.resolve(std::env::args().collect())?;
     let tty = std::io::stderr().is_terminal();
     let quiet_json = a.json;
     let mut notify = |n: Notice| match n {
@@ -345,14 +209,5 @@ mod tests {
         assert!(l.contains("4096 bytes copied"), "{l}");
         assert!(l.contains("90 (90.0%)"), "{l}");
         assert!(l.contains("10 cut window end"), "{l}");
-    }
-
-    #[test]
-    fn sizes_parse() {
-        assert_eq!(parse_size("64M").unwrap(), 64 << 20);
-        assert_eq!(parse_size("512k").unwrap(), 512 << 10);
-        assert_eq!(parse_size("4096").unwrap(), 4096);
-        assert!(parse_size("12X").is_err());
-        assert!(parse_size("M").is_err());
     }
 }

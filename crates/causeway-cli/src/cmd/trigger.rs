@@ -1,7 +1,7 @@
 //! `causeway trigger`: ask flight recorders to dump (sends them SIGUSR1).
 
-use crate::cli::TriggerArgs;
 use crate::exit;
+use crate::flags::TriggerArgs;
 use anyhow::{Result, bail};
 
 /// Running `causeway record --flight` processes.

@@ -1,0 +1,76 @@
+//! The command line: every subcommand and flag, with its help text, typed.
+//!
+//! Two steps, as ripgrep's lowargs/hiargs: clap turns the words into typed `*Args`
+//! (every value already parsed by a shared value parser or a `ValueEnum`, so a bad
+//! value is a usage error naming the flag), then a command's `resolve`/`options`
+//! combines flags into the library's configuration and checks what spans several
+//! flags. Neither step reads a trace, starts a recording or prints; the commands in
+//! `cmd/` do that.
+//!
+//! - [`values`]: value types and parsers shared by the commands (durations, sizes and
+//!   rates come from `causeway_format::units`).
+//! - [`choices`]: the `ValueEnum`s.
+//! - [`trace`], [`record`], [`bottleneck`]: each command's flags and their resolution.
+
+pub mod bottleneck;
+pub mod choices;
+pub mod record;
+pub mod trace;
+pub mod values;
+
+pub use bottleneck::BottleneckArgs;
+pub use record::{DemoArgs, RecordArgs, TriggerArgs};
+pub use trace::{CheckArgs, DumpArgs, ImportArgs, InfoArgs};
+
+use clap::{Parser, Subcommand};
+
+const AFTER_HELP: &str = "\
+EXIT STATUS:
+    0  success
+    1  the analysis found nothing, or a usage error (bad flag, missing file, no permission)
+    2  bad input: the trace or recording is corrupt, truncated or not understood
+
+UNITS (the same for every flag and for `record --trigger`):
+    duration  a number and a unit ns, us, ms, s or min: `200ms`, `1.5s`, `2min`;
+              a bare number is seconds (except in --trigger)
+    size      a whole number of bytes, or with K, M or G (1K = 1024): `64M`, `8K`
+    rate      per second, bytes (`125MB`, powers of ten) or bits (`10Gbit`)
+
+Traces are single files (`.cwt`). Start with `causeway demo`, or convert an existing
+perf recording with `causeway import perf.data -o trace.cwt` and run `causeway info`.";
+
+/// causeway: find what a slow, stuck or janky program waits for.
+#[derive(Debug, Parser)]
+#[command(name = "causeway", version, about, long_about = None, after_help = AFTER_HELP)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Summarize a trace: duration, events by kind, lost events, top threads by CPU and
+    /// by blocked time.
+    Info(InfoArgs),
+    /// Verify a trace block by block; if damaged, write a salvaged copy of every intact
+    /// chunk.
+    Check(CheckArgs),
+    /// Print events as text or JSON lines, filtered by thread, process, kind and time.
+    Dump(DumpArgs),
+    /// Convert a perf recording (perf.data or `perf script` text) into a causeway trace.
+    Import(ImportArgs),
+    /// Record the built-in `blocking-write` workload for a few seconds with the eBPF
+    /// recorder, summarize it and find its bottleneck.
+    Demo(DemoArgs),
+    /// Record programs with eBPF: switches, wake-ups and their wakers, interrupts, disk,
+    /// network and blocking syscalls, with scoped user stacks (needs root or CAP_BPF +
+    /// CAP_PERFMON).
+    Record(RecordArgs),
+    /// Ask running flight recorders (`causeway record --flight`) to dump their window.
+    Trigger(TriggerArgs),
+    /// Find the waiting events that limit throughput (wPerf): the wait-for graph, its
+    /// knots and sinks, with the stacks behind each edge.
+    Bottleneck(BottleneckArgs),
+}

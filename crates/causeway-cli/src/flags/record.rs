@@ -1,0 +1,390 @@
+//! Flags of `causeway record`, `trigger` and `demo`, and the resolution of `record`'s
+//! flags into a recording [`Request`].
+//!
+//! [`RecordArgs::resolve`] checks what spans several flags (exactly one target) and
+//! builds the recorder's configuration; it starts nothing. `cmd::record` runs it.
+
+use super::choices::{KernelStacksArg, StackModeArg, StackPlace, UnwindArg};
+use super::values::{FlagError, PathList, path_list};
+use anyhow::{Result, bail};
+use causeway_format::DurationNs;
+use causeway_format::units::{parse_duration_ns, parse_size_bytes};
+use causeway_record::syscalls::{self, SyscallInfo};
+use causeway_record::trigger::Condition;
+use causeway_record::{
+    ConfigError, EventSet, Output, RecordConfig, Request, Target, parse_stack_window,
+};
+use clap::Args;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// `causeway record`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+EXAMPLES:
+    causeway record -- ./server --port 8080        launch and follow a command
+    causeway record -p 1234 --duration 10s         attach to a running process
+    causeway record --comm nginx -o nginx.cwt      any process named nginx, now or later
+    causeway record -a --duration 5s               everything (system-wide)
+    causeway record --flight 64M --trigger 'blocked>200ms comm=worker' -p 1234
+                                                   keep the last 64 MiB of events, dump
+                                                   when a worker thread blocks > 200 ms
+
+Stops at the end of the command, after --duration, when the processes given with -p
+have all exited, or on Ctrl-C / SIGTERM; the trace is always finished cleanly.
+
+Durations are a number and a unit ns, us, ms, s or min (a bare number is seconds, except
+in --trigger); sizes are bytes or a number with K, M or G (1K = 1024 bytes).")]
+pub struct RecordArgs {
+    /// Command to launch and record with every process it creates (after `--`, so a
+    /// mistyped option is reported as such, not run as a command).
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+    /// Record these processes (comma-separated PIDs) and the processes they create.
+    #[arg(short, long, value_delimiter = ',')]
+    pub pid: Vec<u32>,
+    /// Record every process with this name (as in `ps -o comm`), now or later.
+    #[arg(long, value_parser = comm_name)]
+    pub comm: Option<String>,
+    /// Record every process on the system (except causeway itself).
+    #[arg(short = 'a', long = "all")]
+    pub all: bool,
+    /// Output trace file (flight mode: dumps are named OUTPUT.1.cwt, OUTPUT.2.cwt, ...).
+    #[arg(short, long, default_value = "causeway.cwt")]
+    pub output: PathBuf,
+    /// Stop after this long: `10` (seconds), `10s`, `500ms`, `2min`.
+    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration_ns)]
+    pub duration: Option<DurationNs>,
+    /// Event groups: a comma list of sched, proc, irq, softirq, block, net, syscall;
+    /// `default` is all but syscall (syscall events double the events of a
+    /// syscall-heavy program), `all` adds syscalls, `all,-net` removes a group.
+    #[arg(short, long, default_value = "default", value_name = "GROUPS", value_parser = EventSet::parse)]
+    pub events: EventSet,
+    /// Syscalls to record with `--events all` or `...,syscall`: `default` (those that can block: futex, read/write family,
+    /// poll/epoll/select, sleeps, accept/connect/send/recv, fsync, wait4, pipe,
+    /// eventfd), `none`, or names/numbers, comma-separated (`default,mmap` adds one).
+    #[arg(long, default_value = "default", value_name = "LIST", value_parser = syscall_list)]
+    pub syscalls: SyscallList,
+    /// Which user frames to keep (Uscope's modes).
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = StackModeArg::All)]
+    pub stack_mode: StackModeArg,
+    /// Budget of user frames per stack (1-32).
+    #[arg(long, default_value_t = 32, value_name = "S", value_parser = clap::value_parser!(u32).range(1..=32))]
+    pub stack_depth: u32,
+    /// How user stacks are unwound.
+    #[arg(long, value_enum, default_value_t = UnwindArg::Dwarf)]
+    pub unwind: UnwindArg,
+    /// Bytes of user stack copied per stack with `--unwind dwarf` (a size, a power of
+    /// two from 512 to 16K; a shallower stack copies only what it has).
+    #[arg(long, default_value = "8K", value_name = "SIZE", value_parser = parse_stack_window)]
+    pub stack_window: u32,
+    /// Directories with separate debug information (Debian `-dbgsym` / `-dbg` files
+    /// under `.build-id/`), comma-separated, for names in stripped binaries, inlined
+    /// functions and source lines [default: /usr/lib/debug, /lib/debug]. An empty value
+    /// reads no debug information at all (names from ELF symbol tables only).
+    #[arg(long, value_name = "DIRS", value_parser = path_list)]
+    pub debug_dirs: Option<PathList>,
+    /// Kernel frames: on which stacks.
+    #[arg(long, value_enum, value_name = "WHICH", default_value_t = KernelStacksArg::Auto)]
+    pub kernel_stacks: KernelStacksArg,
+    /// Where to take stacks: a comma list of places, or `none`.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        value_name = "PLACES",
+        default_value = "switch,waker"
+    )]
+    pub stacks_on: Vec<StackPlace>,
+    /// Ring buffer per CPU, a size from 4K to 1G, e.g. `8M` (rounded up to a power of
+    /// two) [default: 8M, less on machines with over 64 CPUs].
+    #[arg(long, value_name = "SIZE", value_parser = buffer_size)]
+    pub buffer_size: Option<u64>,
+    /// Flight recorder: keep only the most recent SIZE of events in memory (e.g. `64M`)
+    /// and write them out on SIGUSR1, `causeway trigger` or --trigger.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size_bytes)]
+    pub flight: Option<u64>,
+    /// Dump the flight recorder when a condition holds: `blocked>200ms` or
+    /// `runnable>50ms` (the unit is required), optionally with `comm=NAME` (a thread
+    /// name).
+    #[arg(long, requires = "flight", value_name = "COND", value_parser = Condition::parse)]
+    pub trigger: Option<Condition>,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Use raw tracepoints even where BTF tracepoints work (tests the fallback).
+    #[arg(long, hide = true)]
+    pub raw_tracepoints: bool,
+}
+
+/// The syscalls chosen with `--syscalls`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SyscallList(pub Vec<SyscallInfo>);
+
+/// Read `--syscalls` with the recorder's syscall table.
+fn syscall_list(s: &str) -> Result<SyscallList, ConfigError> {
+    syscalls::parse_list(s).map(SyscallList)
+}
+
+/// A name the kernel can give a process: 1 to 15 bytes.
+fn comm_name(s: &str) -> Result<String, FlagError> {
+    if s.is_empty() || s.len() > 15 {
+        return Err(FlagError::Comm(s.to_string()));
+    }
+    Ok(s.to_string())
+}
+
+/// A ring buffer size per CPU: 4 KiB to 1 GiB.
+fn buffer_size(s: &str) -> Result<u64, FlagError> {
+    let n = parse_size_bytes(s)?;
+    if !(4096..=(1 << 30)).contains(&n) {
+        return Err(FlagError::BufferSize(s.to_string()));
+    }
+    Ok(n)
+}
+
+impl RecordArgs {
+    /// The recording these flags ask for; `command_line` is stored in the trace header.
+    /// Fails on a usage error (no target, or more than one).
+    pub fn resolve(&self, command_line: Vec<String>) -> Result<Request> {
+        Ok(Request {
+            config: self.config()?,
+            output: self.output(),
+            duration: self.duration.map(|d| Duration::from_nanos(d.0)),
+            command: (!self.command.is_empty()).then(|| self.command.clone()),
+            command_line,
+        })
+    }
+
+    fn target(&self) -> Result<Target> {
+        let given = [
+            !self.command.is_empty(),
+            !self.pid.is_empty(),
+            self.comm.is_some(),
+            self.all,
+        ];
+        if given.iter().filter(|&&t| t).count() != 1 {
+            bail!(
+                "say what to record, exactly one of: `-- CMD ARGS`, `-p PID`, `--comm NAME`, `-a`"
+            );
+        }
+        Ok(if self.all {
+            Target::All
+        } else if let Some(c) = &self.comm {
+            Target::Comm(c.clone())
+        } else {
+            Target::Pids(self.pid.clone())
+        })
+    }
+
+    fn config(&self) -> Result<RecordConfig> {
+        let mut cfg = RecordConfig::new(self.target()?);
+        cfg.events = self.events;
+        cfg.syscalls = self.syscalls.0.clone();
+        cfg.stack_mode = self.stack_mode.into();
+        cfg.stack_depth = self.stack_depth;
+        cfg.unwind = self.unwind.into();
+        cfg.stack_window = self.stack_window;
+        cfg.debug_dirs = self.debug_dirs.clone().map(|d| d.0);
+        cfg.kernel_stacks = self.kernel_stacks.into();
+        let on = |p| self.stacks_on.contains(&p);
+        cfg.stack_on_switch = on(StackPlace::Switch);
+        cfg.stack_on_waker = on(StackPlace::Waker);
+        cfg.stack_on_syscall = on(StackPlace::Syscall);
+        if let Some(n) = self.buffer_size {
+            // In range (buffer_size), so the power of two fits u32.
+            cfg.buffer_per_cpu = (n as u32).next_power_of_two();
+        }
+        cfg.force_raw_tracepoints = self.raw_tracepoints;
+        Ok(cfg)
+    }
+
+    fn output(&self) -> Output {
+        match self.flight {
+            Some(bytes) => {
+                // The window is counted in events at their in-memory size.
+                let per_event = size_of::<causeway_format::Event>() as u64;
+                Output::Flight {
+                    capacity: (bytes / per_event).max(1000) as usize,
+                    base: self.output.clone(),
+                    trigger: self.trigger.clone(),
+                }
+            }
+            None => Output::File(self.output.clone()),
+        }
+    }
+}
+
+/// `causeway trigger`.
+#[derive(Debug, Args)]
+pub struct TriggerArgs {
+    /// Only this recorder process (default: every running `causeway record --flight`).
+    #[arg(short, long)]
+    pub pid: Option<u32>,
+}
+
+/// `causeway demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// How long to run the workload: a duration, `3` (seconds), `2.5s`, `500ms`.
+    #[arg(long, default_value = "3", value_name = "DURATION", value_parser = parse_duration_ns)]
+    pub seconds: DurationNs,
+    /// Directory for the recording and the trace.
+    #[arg(long, default_value = "demo-out")]
+    pub out_dir: PathBuf,
+    /// The blocking-write workload binary [default: found next to causeway or in
+    /// workloads/bin].
+    #[arg(long)]
+    pub workload: Option<PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Cli;
+    use super::*;
+    use causeway_record::{KernelStacks, StackMode, Unwind};
+    use clap::Parser;
+
+    fn parse(args: &[&str]) -> Result<RecordArgs, clap::Error> {
+        let cli = Cli::try_parse_from(["causeway", "record"].iter().chain(args))?;
+        match cli.command {
+            super::super::Command::Record(a) => Ok(a),
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults_resolve_to_the_recorders_defaults() {
+        let a = parse(&["-p", "1,2"]).unwrap();
+        let req = a.resolve(vec!["causeway".into()]).unwrap();
+        let d = RecordConfig::new(Target::Pids(vec![1, 2]));
+        let c = &req.config;
+        assert_eq!(c.target, d.target);
+        assert_eq!(c.events, d.events);
+        // The same set (the flag's list comes sorted by number).
+        let nrs = |v: &[SyscallInfo]| {
+            let mut n: Vec<u32> = v.iter().map(|s| s.nr).collect();
+            n.sort_unstable();
+            n
+        };
+        assert_eq!(nrs(&c.syscalls), nrs(&d.syscalls));
+        assert_eq!(c.stack_mode, d.stack_mode);
+        assert_eq!(c.stack_depth, d.stack_depth);
+        assert_eq!(c.unwind, d.unwind);
+        assert_eq!(c.stack_window, d.stack_window);
+        assert_eq!(c.debug_dirs, d.debug_dirs);
+        assert_eq!(c.kernel_stacks, d.kernel_stacks);
+        assert_eq!(
+            (c.stack_on_switch, c.stack_on_waker, c.stack_on_syscall),
+            (d.stack_on_switch, d.stack_on_waker, d.stack_on_syscall)
+        );
+        assert_eq!(c.buffer_per_cpu, d.buffer_per_cpu);
+        assert!(matches!(req.output, Output::File(ref p) if p.as_os_str() == "causeway.cwt"));
+        assert_eq!(req.duration, None);
+        assert_eq!(req.command, None);
+    }
+
+    #[test]
+    fn flags_resolve_to_typed_settings() {
+        let a = parse(&[
+            "-a",
+            "--duration",
+            "1.5",
+            "--events",
+            "all,-net",
+            "--stack-mode",
+            "app-all",
+            "--unwind",
+            "fp",
+            "--stack-window",
+            "16KiB",
+            "--kernel-stacks",
+            "none",
+            "--stacks-on",
+            "syscall",
+            "--buffer-size",
+            "5000",
+            "--debug-dirs=",
+            "--flight",
+            "64M",
+            "--trigger",
+            "blocked>200ms comm=worker",
+        ])
+        .unwrap();
+        let req = a.resolve(Vec::new()).unwrap();
+        let c = &req.config;
+        assert_eq!(c.target, Target::All);
+        assert!(c.events.syscall && !c.events.net);
+        assert_eq!(c.stack_mode, StackMode::AppAll);
+        assert_eq!(c.unwind, Unwind::FramePointers);
+        assert_eq!(c.stack_window, 16384);
+        assert_eq!(c.kernel_stacks, KernelStacks::None);
+        assert_eq!(
+            (c.stack_on_switch, c.stack_on_waker, c.stack_on_syscall),
+            (false, false, true)
+        );
+        assert_eq!(c.buffer_per_cpu, 8192);
+        assert_eq!(c.debug_dirs, Some(Vec::new()));
+        assert_eq!(req.duration, Some(Duration::from_millis(1500)));
+        match req.output {
+            Output::Flight {
+                capacity, trigger, ..
+            } => {
+                let per_event = size_of::<causeway_format::Event>();
+                assert_eq!(capacity, (64 << 20) / per_event);
+                assert_eq!(trigger.unwrap().threshold_ns, 200_000_000);
+            }
+            Output::File(_) => panic!("not a flight recorder"),
+        }
+    }
+
+    #[test]
+    fn exactly_one_target() {
+        for args in [&[][..], &["-a", "-p", "1"], &["--comm", "x", "--", "true"]] {
+            let Err(e) = parse(args).unwrap().resolve(Vec::new()) else {
+                panic!("{args:?} resolved");
+            };
+            assert!(e.to_string().contains("exactly one of"), "{args:?}: {e}");
+        }
+        let a = parse(&["--comm", "nginx"]).unwrap();
+        let req = a.resolve(Vec::new()).unwrap();
+        assert_eq!(req.config.target, Target::Comm("nginx".into()));
+        let a = parse(&["--", "true", "x"]).unwrap();
+        let req = a.resolve(Vec::new()).unwrap();
+        assert_eq!(req.command, Some(vec!["true".into(), "x".into()]));
+    }
+
+    #[test]
+    fn bad_values_are_usage_errors_naming_the_flag() {
+        let cases: &[(&[&str], &str)] = &[
+            (&["--stack-mode", "deep"], "possible values"),
+            (&["--events", "sched,disk"], "unknown event group `disk`"),
+            (&["--syscalls", "nosuch"], "unknown syscall `nosuch`"),
+            (&["--stack-depth", "40"], "1..=32"),
+            (&["--stack-window", "3000"], "power of two"),
+            (&["--buffer-size", "1K"], "between 4K and 1G"),
+            (&["--buffer-size", "2G"], "between 4K and 1G"),
+            (&["--flight", "64MB"], "invalid size"),
+            (&["--duration", "soon"], "invalid duration"),
+            (&["--comm", "a-very-long-process-name"], "1 to 15 bytes"),
+            (&["--stacks-on", "switch,stack"], "possible values"),
+            (&["--unwind", "lbr"], "possible values"),
+            (&["--kernel-stacks", "some"], "possible values"),
+            (
+                &["--flight", "1M", "--trigger", "blocked>200"],
+                "needs a unit",
+            ),
+            (
+                &["--flight", "1M", "--trigger", "slow>1s"],
+                "unknown measure",
+            ),
+        ];
+        for (args, msg) in cases {
+            let e = parse(args).unwrap_err();
+            assert!(e.use_stderr(), "{args:?}");
+            let text = e.to_string();
+            assert!(text.contains(msg), "{args:?}: {text}");
+            assert!(text.contains(args[args.len() - 2]), "{args:?}: {text}");
+        }
+    }
+}
