@@ -17,7 +17,7 @@
 //! figures. NIC capacity: the option, else the link speed stored in the trace, else
 //! 10 Gbit/s; bytes sent and received both count.
 
-use crate::findings::VertexId;
+use crate::findings::{Capacity, CapacitySource, Device, DeviceKind, VertexId};
 use crate::options::{DEFAULT_NIC_CAPACITY, Options};
 use crate::waits::Resolver;
 use crate::waker::{Pseudo, WakerKey};
@@ -25,58 +25,6 @@ use causeway_format::{DevId, DurationNs, Tables};
 use causeway_model::Facts;
 use causeway_model::Model;
 use std::collections::BTreeMap;
-
-/// One device pseudo thread's figures.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Device {
-    /// Its vertex in the graph.
-    pub vertex: VertexId,
-    /// Which device.
-    pub kind: DeviceKind,
-    /// Requests (disk) or 0 (NIC).
-    pub requests: u64,
-    /// Bytes transferred.
-    pub bytes: u64,
-    /// Estimated utilization, 0..=1.
-    pub utilization: f64,
-    /// Estimated idle time.
-    pub idle: DurationNs,
-    /// Capacity used for the estimate.
-    pub capacity: Capacity,
-}
-
-/// Which device a [`Device`] is.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DeviceKind {
-    /// A block device.
-    Disk(DevId),
-    /// A network device, by interface name.
-    Nic(String),
-}
-
-/// The capacity a device's utilization is estimated against.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Capacity {
-    /// Requests per second (disks only; infinite when nothing bounds it).
-    pub iops: Option<f64>,
-    /// Bytes per second (infinite for a disk when nothing bounds it).
-    pub bandwidth: f64,
-    /// Where the figures came from.
-    pub source: CapacitySource,
-}
-
-/// Where a device's capacity came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CapacitySource {
-    /// An option of the analysis.
-    Given,
-    /// Estimated from the recorded disk requests' latencies.
-    Estimated,
-    /// The link speed stored in the trace.
-    LinkSpeed,
-    /// Nothing known: 10 Gbit/s.
-    Default,
-}
 
 /// An idle edge from a device to an issuing entity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,7 +9,7 @@
 //! new (the virtual thread waited for new work from the thread that spawns them).
 
 use crate::stacks::PackedStack;
-use crate::waits::{Resolver, Wait, WaitStats, thread_waits};
+use crate::waits::{OUTSIDE, Resolver, Wait, WaitStats, thread_waits};
 use crate::waker::WakerKey;
 use causeway_model::{Model, Thread};
 use rayon::prelude::*;
@@ -31,11 +31,6 @@ pub(crate) struct Entity {
     /// Time-ordered, non-overlapping.
     pub(crate) waits: Vec<Wait>,
 }
-
-/// `entity_of` value of a thread outside the analysis: a thread of a process the
-/// recording did not follow. It has no entity; its wake-ups point to the "other
-/// processes" pseudo thread.
-pub(crate) const OUTSIDE: u32 = u32::MAX;
 
 /// A name with its digits removed, so `worker-3` and `worker-12` compare equal.
 pub(crate) fn strip_digits(name: &str) -> String {

@@ -254,7 +254,7 @@ pub struct Findings {
     /// Sinks: vertices others wait for that wait for nobody, most waited for first.
     pub sinks: Vec<Sink>,
     /// Disks and NICs.
-    pub devices: Vec<crate::devices::Device>,
+    pub devices: Vec<Device>,
     /// Up to five thread vertices by plain off-CPU time, what an off-CPU ranking would
     /// name first.
     pub longest_off_cpu: Vec<OffCpu>,
@@ -292,4 +292,56 @@ pub(crate) fn cpu_fraction(all: &[Vertex], vertices: &[VertexId], duration: Dura
 /// (`worker-1`, `worker-2` → `worker-`). Threads merge only when this matches.
 pub fn similar_name(name: &str) -> String {
     crate::entities::strip_digits(name)
+}
+
+/// One device pseudo thread's figures.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Device {
+    /// Its vertex in the graph.
+    pub vertex: VertexId,
+    /// Which device.
+    pub kind: DeviceKind,
+    /// Requests (disk) or 0 (NIC).
+    pub requests: u64,
+    /// Bytes transferred.
+    pub bytes: u64,
+    /// Estimated utilization, 0..=1.
+    pub utilization: f64,
+    /// Estimated idle time.
+    pub idle: DurationNs,
+    /// Capacity used for the estimate.
+    pub capacity: Capacity,
+}
+
+/// Which device a [`Device`] is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeviceKind {
+    /// A block device.
+    Disk(DevId),
+    /// A network device, by interface name.
+    Nic(String),
+}
+
+/// The capacity a device's utilization is estimated against.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Capacity {
+    /// Requests per second (disks only; infinite when nothing bounds it).
+    pub iops: Option<f64>,
+    /// Bytes per second (infinite for a disk when nothing bounds it).
+    pub bandwidth: f64,
+    /// Where the figures came from.
+    pub source: CapacitySource,
+}
+
+/// Where a device's capacity came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CapacitySource {
+    /// An option of the analysis.
+    Given,
+    /// Estimated from the recorded disk requests' latencies.
+    Estimated,
+    /// The link speed stored in the trace.
+    LinkSpeed,
+    /// Nothing known: 10 Gbit/s.
+    Default,
 }

@@ -68,11 +68,10 @@ mod waker;
 mod tests;
 
 pub use analyze::analyze;
-pub use devices::{Capacity, CapacitySource, Device, DeviceKind};
 pub use error::BottleneckError;
 pub use findings::{
-    Edge, EdgeId, EdgeKind, Findings, Knot, OffCpu, Quality, Sink, ThreadRef, Vertex, VertexId,
-    VertexKind, similar_name,
+    Capacity, CapacitySource, Device, DeviceKind, Edge, EdgeId, EdgeKind, Findings, Knot, OffCpu,
+    Quality, Sink, ThreadRef, Vertex, VertexId, VertexKind, similar_name,
 };
 pub use options::Options;
 pub use refine::Shape;

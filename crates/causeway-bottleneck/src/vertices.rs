@@ -1,8 +1,9 @@
 //! Vertices of the wait-for graph: entities and pseudo threads numbered, similar threads
 //! grouped into one vertex (`merge`), and each final vertex's kind, threads and times.
 
-use crate::devices::{Device, IdleEdge};
+use crate::devices::IdleEdge;
 use crate::entities::{Entity, EntityKind, strip_digits};
+use crate::findings::Device;
 use crate::findings::{ThreadRef, Vertex, VertexId, VertexKind};
 use crate::merge;
 use crate::stacks::{self, StackWeights};

@@ -4,7 +4,6 @@
 //! Running and runnable time are not waits (wPerf treats them alike here; runnable
 //! time is reported separately as "needs CPU"). Unknown segments are neither.
 
-use crate::entities::OUTSIDE;
 use crate::stacks::PackedStack;
 use crate::waker::{DeviceSet, Pseudo, WakerKey, classify};
 use causeway_format::{Marker, Tables, Tid, Timestamp, Waker};
@@ -65,6 +64,11 @@ impl WaitStats {
         self.before_exec_ns += o.before_exec_ns;
     }
 }
+
+/// `entity_of` value of a thread outside the analysis: a thread of a process the
+/// recording did not follow. It has no entity; its wake-ups point to the "other
+/// processes" pseudo thread.
+pub(crate) const OUTSIDE: u32 = u32::MAX;
 
 /// Maps a thread id at a time to its timeline entity.
 pub(crate) struct Resolver<'a> {
