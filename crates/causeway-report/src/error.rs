@@ -1,6 +1,6 @@
 //! Why a report could not be written.
 
-use crate::view::Format;
+use crate::format::Format;
 use std::path::PathBuf;
 use std::process::ExitStatus;
 

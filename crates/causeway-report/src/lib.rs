@@ -35,10 +35,12 @@
 
 mod bottleneck;
 mod error;
+mod format;
 mod info;
 mod view;
 
 pub use bottleneck::BottleneckView;
 pub use error::ReportError;
+pub use format::Format;
 pub use info::{InfoReport, Selection, ThreadRow, TraceFacts};
-pub use view::{Format, View, render};
+pub use view::{View, render};

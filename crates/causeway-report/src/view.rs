@@ -1,30 +1,9 @@
 //! The shape every result's report follows: [`View`], and [`render`] to pick the form.
 
 use crate::error::ReportError;
+use crate::format::Format;
 use serde::Serialize;
-use std::fmt;
 use std::io::Write;
-
-/// An output form.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Format {
-    /// Human-readable text.
-    Text,
-    /// One pretty-printed JSON document.
-    Json,
-    /// A graphviz DOT graph (results that are graphs).
-    Dot,
-}
-
-impl fmt::Display for Format {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Format::Text => "text",
-            Format::Json => "json",
-            Format::Dot => "dot",
-        })
-    }
-}
 
 /// An analysis result made readable. Each result type gets one implementation, in
 /// this crate, that owns every word and number format shown for it; the command line

@@ -1,7 +1,7 @@
 //! One-line text form of an event, in the spirit of `perf script`.
 
 use super::names::Names;
-use causeway_format::{Event, EventKind, Marker, StackId, Waker};
+use causeway_format::{Event, EventKind, Marker, StackId, Tables, Waker};
 use std::fmt::Write;
 
 /// Describe a waker context.
@@ -117,30 +117,34 @@ pub fn details(names: &Names<'_>, ev: &Event) -> String {
             kind,
             user,
             kernel,
-        } => {
-            let n = |s: Option<StackId>| s.and_then(|s| t.stack(s)).map_or(0, |s| s.frames.len());
-            format!(
-                "{} {kind:?} user {} frames, kernel {} frames",
-                l(tid),
-                n(user),
-                n(kernel)
-            )
-        }
-        EventKind::Marker { tid, marker } => {
-            let m = match marker {
-                Marker::SpinBegin { id } => format!("spin begin {id}"),
-                Marker::SpinEnd { id } => format!("spin end {id}"),
-                Marker::FalseWakeup => "false wake-up".into(),
-                Marker::FlagRead { addr } => format!("flag read {addr:#x}"),
-                Marker::FlagWrite { addr } => format!("flag write {addr:#x}"),
-                Marker::MethodEnter { method } => format!("enter {}", t.string(method)),
-                Marker::MethodExit { method } => format!("exit {}", t.string(method)),
-                Marker::SpanBegin { name, id } => format!("span {} #{id} begin", t.string(name)),
-                Marker::SpanEnd { name, id } => format!("span {} #{id} end", t.string(name)),
-            };
-            format!("{} {m}", l(tid))
-        }
+        } => format!(
+            "{} {kind:?} user {} frames, kernel {} frames",
+            l(tid),
+            frame_count(t, user),
+            frame_count(t, kernel)
+        ),
+        EventKind::Marker { tid, marker } => format!("{} {}", l(tid), marker_text(t, &marker)),
         EventKind::Lost { count } => format!("{count} events lost"),
+    }
+}
+
+/// How many frames stack `id` has (0 when there is none or it is missing).
+fn frame_count(t: &Tables, id: Option<StackId>) -> usize {
+    id.and_then(|s| t.stack(s)).map_or(0, |s| s.frames.len())
+}
+
+/// What a marker says, after the thread that wrote it.
+fn marker_text(t: &Tables, marker: &Marker) -> String {
+    match *marker {
+        Marker::SpinBegin { id } => format!("spin begin {id}"),
+        Marker::SpinEnd { id } => format!("spin end {id}"),
+        Marker::FalseWakeup => "false wake-up".into(),
+        Marker::FlagRead { addr } => format!("flag read {addr:#x}"),
+        Marker::FlagWrite { addr } => format!("flag write {addr:#x}"),
+        Marker::MethodEnter { method } => format!("enter {}", t.string(method)),
+        Marker::MethodExit { method } => format!("exit {}", t.string(method)),
+        Marker::SpanBegin { name, id } => format!("span {} #{id} begin", t.string(name)),
+        Marker::SpanEnd { name, id } => format!("span {} #{id} end", t.string(name)),
     }
 }
 

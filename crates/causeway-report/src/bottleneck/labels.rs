@@ -1,6 +1,6 @@
 //! Short human names of vertices: `consumer (1234)`, `worker-* ×4 threads`, `disk 8:0`.
 
-use super::doc::{KindDoc, ThreadDoc, disk_name};
+use super::doc::{KindDoc, ThreadDoc};
 use causeway_bottleneck::{VertexKind, similar_name};
 
 /// A vertex kind with its device or interrupt spelled out (`?` when unknown).
@@ -55,4 +55,9 @@ fn name_or_tid(t: &ThreadDoc) -> String {
     } else {
         t.comm.clone()
     }
+}
+
+/// Name of a block device (`major:minor`).
+pub(crate) fn disk_name(dev: causeway_format::DevId) -> String {
+    format!("{}:{}", dev.0 >> 20, dev.0 & 0xf_ffff)
 }

@@ -7,6 +7,7 @@
 //! are over the recording's duration.
 
 mod advice;
+mod build;
 mod doc;
 mod dot;
 mod labels;
@@ -30,7 +31,7 @@ impl BottleneckView {
     /// Word and format the findings.
     pub fn new(findings: &Findings) -> BottleneckView {
         BottleneckView {
-            doc: doc::build(findings),
+            doc: build::doc(findings),
             found: findings.found(),
         }
     }

@@ -1,6 +1,6 @@
 //! Computing the `info` report from the trace reader's counts and the model.
 
-use super::{InfoReport, ThreadRow};
+use super::report::{InfoReport, ThreadRow};
 use causeway_format::{EventKindTag, Header, Timestamp, TraceStats};
 use causeway_model::{Model, Thread};
 use std::collections::{BTreeMap, HashSet};

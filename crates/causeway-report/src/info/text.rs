@@ -1,6 +1,6 @@
 //! Text form of the `info` report.
 
-use super::{InfoReport, ThreadRow};
+use super::report::{InfoReport, ThreadRow};
 use std::fmt::Write;
 
 /// Seconds with millisecond precision, for tables.

@@ -1,0 +1,218 @@
+//! Builds the shown document ([`Doc`]) from the findings: labels, seconds, shares and
+//! the sentences of advice.
+//!
+//! Seconds are nanoseconds divided by 1e9, and sums of seconds (a knot's weight, a
+//! sink's incoming time) are added edge by edge in floating point, in id order: the
+//! figures are the ones the analysis ranked by.
+
+use super::advice;
+use super::doc::{
+    DeviceDoc, Doc, EdgeDoc, KnotDoc, OffCpuDoc, QualityDoc, SinkDoc, StackDoc, ThreadDoc,
+    VertexDoc,
+};
+use super::labels::{disk_name, kind_doc, label};
+use causeway_bottleneck::{
+    CapacitySource, Device, DeviceKind, Edge, EdgeStack, Findings, Knot, OffCpu, Quality, Sink,
+    ThreadRef, Vertex,
+};
+use causeway_format::DurationNs;
+
+fn secs(d: DurationNs) -> f64 {
+    d.0 as f64 / 1e9
+}
+
+/// The document for `f`.
+pub(crate) fn doc(f: &Findings) -> Doc {
+    let vertices: Vec<VertexDoc> = f.vertices.iter().map(|v| vertex(v, f.duration)).collect();
+    let edges: Vec<EdgeDoc> = f.edges.iter().map(|e| edge(e, f.duration)).collect();
+    let mut knots: Vec<KnotDoc> = f.knots.iter().map(|k| knot(k, &vertices, &edges)).collect();
+    for (i, k) in knots.iter_mut().enumerate() {
+        k.rank = i + 1;
+        k.advice = advice::knot(k, &vertices, &edges);
+    }
+    let background_knots: Vec<KnotDoc> = f
+        .background_knots
+        .iter()
+        .map(|k| {
+            let mut d = knot(k, &vertices, &edges);
+            d.advice = advice::background_knot(&d, &vertices);
+            d
+        })
+        .collect();
+    let sinks: Vec<SinkDoc> = f
+        .sinks
+        .iter()
+        .map(|s| {
+            let mut d = sink(s, &edges);
+            d.advice = advice::sink(&d, &vertices, &edges);
+            d
+        })
+        .collect();
+    let summary = advice::summary(&knots, &sinks);
+    Doc {
+        duration_s: secs(f.duration),
+        threshold_s: secs(f.threshold),
+        merged: f.merged,
+        processes: f
+            .processes
+            .as_ref()
+            .map(|p| p.iter().map(|g| g.0).collect()),
+        devices: f.devices.iter().map(device).collect(),
+        longest_off_cpu: f
+            .longest_off_cpu
+            .iter()
+            .map(|o| off_cpu(o, &vertices))
+            .collect(),
+        quality: quality(&f.quality),
+        vertices,
+        edges,
+        knots,
+        background_knots,
+        sinks,
+        summary,
+    }
+}
+
+fn thread(t: &ThreadRef) -> ThreadDoc {
+    ThreadDoc {
+        tid: t.tid.0,
+        pid: t.tgid.map_or(0, |g| g.0),
+        comm: t.comm.clone(),
+    }
+}
+
+fn vertex(v: &Vertex, duration: DurationNs) -> VertexDoc {
+    let kind = kind_doc(&v.kind);
+    let threads: Vec<ThreadDoc> = v.threads.iter().map(thread).collect();
+    VertexDoc {
+        id: v.id.0,
+        label: label(&kind, &threads),
+        kind,
+        threads,
+        running_s: secs(v.running),
+        runnable_s: secs(v.runnable),
+        waiting_s: secs(v.waiting),
+        cpu_fraction: v.running.0 as f64 / duration.0 as f64,
+    }
+}
+
+fn stack(s: &EdgeStack) -> StackDoc {
+    StackDoc {
+        weight_s: secs(s.weight),
+        user: s.user.clone(),
+        call_site: s.call_site,
+        kernel: s.kernel.clone(),
+    }
+}
+
+fn edge(e: &Edge, duration: DurationNs) -> EdgeDoc {
+    EdgeDoc {
+        id: e.id.0,
+        from: e.from.0,
+        to: e.to.0,
+        kind: e.kind,
+        weight_s: secs(e.weight),
+        share: e.weight.0 as f64 / duration.0 as f64,
+        direct_waits: e.direct_waits,
+        direct_s: secs(e.direct),
+        wait_stacks: e.wait_stacks.iter().map(stack).collect(),
+        waker_stacks: e.waker_stacks.iter().map(stack).collect(),
+    }
+}
+
+/// A knot without rank or advice.
+fn knot(k: &Knot, vertices: &[VertexDoc], edges: &[EdgeDoc]) -> KnotDoc {
+    let es: Vec<usize> = k.edges.iter().map(|e| e.0).collect();
+    let vs: Vec<usize> = k.vertices.iter().map(|v| v.0).collect();
+    KnotDoc {
+        rank: 0,
+        weight_s: es.iter().map(|&e| edges[e].weight_s).sum(),
+        cpu_fraction: vs.iter().map(|&v| vertices[v].cpu_fraction).sum(),
+        has_io: k.has_io,
+        needs_cpu_s: vs.iter().map(|&v| vertices[v].runnable_s).sum(),
+        vertices: vs,
+        edges: es,
+        shape: k.shape,
+        removed_edges: k.removed_edges.iter().map(|e| e.0).collect(),
+        advice: String::new(),
+    }
+}
+
+/// A sink without advice.
+fn sink(s: &Sink, edges: &[EdgeDoc]) -> SinkDoc {
+    let v = s.vertex.0;
+    SinkDoc {
+        vertex: v,
+        incoming_s: edges.iter().filter(|e| e.to == v).map(|e| e.weight_s).sum(),
+        edges: s.edges.iter().map(|e| e.0).collect(),
+        chain: s.chain.iter().map(|v| v.0).collect(),
+        upstream_cycles: s
+            .upstream_cycles
+            .iter()
+            .map(|c| c.iter().map(|v| v.0).collect())
+            .collect(),
+        advice: String::new(),
+    }
+}
+
+/// Waiting plus runnable time, each in seconds, as the analysis ranked them.
+fn off_cpu(o: &OffCpu, vertices: &[VertexDoc]) -> OffCpuDoc {
+    let v = &vertices[o.vertex.0];
+    OffCpuDoc {
+        vertex: o.vertex.0,
+        off_cpu_s: v.waiting_s + v.runnable_s,
+    }
+}
+
+fn device(d: &Device) -> DeviceDoc {
+    let (kind, name) = match &d.kind {
+        DeviceKind::Disk(dev) => ("disk", disk_name(*dev)),
+        DeviceKind::Nic(name) => ("nic", name.clone()),
+    };
+    let source = match d.capacity.source {
+        CapacitySource::Given => "given",
+        CapacitySource::Estimated => "estimated from request latencies",
+        CapacitySource::LinkSpeed => "link speed",
+        CapacitySource::Default => "default 10 Gbit/s",
+    };
+    let bw = d.capacity.bandwidth;
+    let capacity = match d.capacity.iops {
+        Some(iops) => format!(
+            "{:.0} IOPS, {:.1} MB/s ({source})",
+            iops.min(1e12),
+            bw.min(1e15) / 1e6
+        ),
+        None => format!("{:.1} MB/s ({source})", bw / 1e6),
+    };
+    DeviceDoc {
+        vertex: d.vertex.0,
+        kind,
+        name,
+        requests: d.requests,
+        bytes: d.bytes,
+        utilization: d.utilization,
+        idle_s: secs(d.idle),
+        capacity,
+    }
+}
+
+fn quality(q: &Quality) -> QualityDoc {
+    QualityDoc {
+        lost_events: q.lost_events,
+        model_anomalies: q.model_anomalies,
+        unattributed_waits: q.unattributed_waits,
+        unattributed_s: secs(q.unattributed),
+        unended_waits: q.unended_waits,
+        unended_s: secs(q.unended),
+        before_exec_waits: q.before_exec_waits,
+        before_exec_s: secs(q.before_exec),
+        min_edge_s: secs(q.min_edge),
+        false_wakeups_removed: q.false_wakeups_removed,
+        false_wakeups_unmatched: q.false_wakeups_unmatched,
+        spins: q.spins,
+        spins_unreleased: q.spins_unreleased,
+        cascade_steps: q.cascade_steps,
+        cascade_cycles_cut: q.cascade_cycles_cut,
+        cascade_budget_cut: q.cascade_budget_cut,
+    }
+}

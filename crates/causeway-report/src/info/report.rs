@@ -1,0 +1,73 @@
+//! The `info` report's data: the types [`InfoReport::new`] fills in and the text form
+//! reads. The JSON form is these types serialized as is.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One thread in a ranking.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ThreadRow {
+    /// Thread id.
+    pub tid: u32,
+    /// Process id (0 if unknown).
+    pub pid: u32,
+    /// Thread name (latest).
+    pub comm: String,
+    /// Time on CPU, ns.
+    pub cpu_ns: u64,
+    /// Time blocked (any sleep state), ns.
+    pub blocked_ns: u64,
+    /// Time runnable, waiting for a CPU, ns.
+    pub runnable_ns: u64,
+}
+
+/// Everything `info` reports; serialized as is for `--json`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct InfoReport {
+    /// Trace file.
+    pub file: String,
+    /// File size.
+    pub bytes: u64,
+    /// Format version.
+    pub format_version: String,
+    /// Program that wrote the trace.
+    pub writer: String,
+    /// Command line that produced it.
+    pub command_line: Vec<String>,
+    /// Host name and kernel.
+    pub host: String,
+    /// CPUs of the host.
+    pub cpu_count: u32,
+    /// First event time (trace clock, ns).
+    pub start_ns: u64,
+    /// Last minus first event time.
+    pub duration_ns: u64,
+    /// All events.
+    pub events: u64,
+    /// Events by kind name.
+    pub events_by_kind: BTreeMap<&'static str, u64>,
+    /// Threads seen (idle tasks excluded), or the selected ones.
+    pub threads: usize,
+    /// Processes seen.
+    pub processes: usize,
+    /// Events lost in recording, by CPU.
+    pub lost_events_by_cpu: BTreeMap<u32, u64>,
+    /// Events lost in recording, total.
+    pub lost_events: u64,
+    /// Events of unknown kinds skipped (newer format minor version).
+    pub skipped_unknown_events: u64,
+    /// Blocks of unknown kinds skipped (newer format minor version).
+    pub skipped_unknown_blocks: u64,
+    /// Events that arrived out of time order.
+    pub clock_inversions: u64,
+    /// Recorder counters stored in the trace.
+    pub counters: BTreeMap<String, u64>,
+    /// Model inconsistencies (events that contradict the thread states seen so far).
+    pub model_anomalies: u64,
+    /// All model counters, anomalies and informational ones.
+    pub model_stats: causeway_model::ModelStats,
+    /// Threads with the most CPU time.
+    pub top_cpu: Vec<ThreadRow>,
+    /// Threads with the most blocked time.
+    pub top_blocked: Vec<ThreadRow>,
+}
