@@ -69,6 +69,9 @@ pub enum Notice {
     },
     /// A flight-recorder dump was written.
     Dumped(Dump),
+    /// A file was at an output path: it was renamed to this path (`PATH.old`) before
+    /// the new output was created there.
+    KeptPrevious(PathBuf),
 }
 
 /// The outcome of a recording.
@@ -149,7 +152,13 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
         hdr.target_comm = Some(name.clone());
     }
     let mut sink = match &req.output {
-        Output::File(p) => Sink::Stream(Box::new(StreamSink::create(p, &hdr)?)),
+        Output::File(p) => {
+            let s = StreamSink::create(p, &hdr)?;
+            if let Some(old) = s.kept_old() {
+                notify(Notice::KeptPrevious(old.to_path_buf()));
+            }
+            Sink::Stream(Box::new(s))
+        }
         Output::Flight {
             capacity,
             base,
@@ -277,6 +286,9 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
                 }
                 if (asked || fired) && !f.is_empty() {
                     let d = f.dump(&c, &mut symbols, &hdr)?;
+                    if let Some(old) = &d.kept_old {
+                        notify(Notice::KeptPrevious(old.clone()));
+                    }
                     notify(Notice::Dumped(d.clone()));
                     dumps.push(d);
                 }

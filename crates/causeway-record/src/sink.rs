@@ -59,10 +59,19 @@ pub fn clock_ns(clock: libc::clockid_t) -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-fn create(path: &Path) -> Result<BufWriter<File>, crate::RecordError> {
-    File::create(path)
-        .map(|f| BufWriter::with_capacity(1 << 20, f))
-        .map_err(|e| crate::RecordError::Io(format!("creating {}", path.display()), e))
+/// Create an output file, first keeping a regular file already there as `PATH.old`
+/// (returned) rather than overwriting it. Every output goes through here.
+fn create(path: &Path) -> Result<(BufWriter<File>, Option<PathBuf>), crate::RecordError> {
+    let kept = crate::previous::keep(path).map_err(|e| {
+        let old = crate::previous::old_path(path);
+        crate::RecordError::Io(
+            format!("keeping {} as {}", path.display(), old.display()),
+            e,
+        )
+    })?;
+    let file = File::create(path)
+        .map_err(|e| crate::RecordError::Io(format!("creating {}", path.display()), e))?;
+    Ok((BufWriter::with_capacity(1 << 20, file), kept))
 }
 
 /// Table rows already handed to a writer.
@@ -102,16 +111,24 @@ pub struct StreamSink {
     writer: TraceWriter<BufWriter<File>>,
     sent: Sent,
     path: PathBuf,
+    kept_old: Option<PathBuf>,
 }
 
 impl StreamSink {
     /// Start writing `path`.
     pub fn create(path: &Path, header: &Header) -> Result<StreamSink, crate::RecordError> {
+        let (file, kept_old) = create(path)?;
         Ok(StreamSink {
-            writer: TraceWriter::new(create(path)?, header)?,
+            writer: TraceWriter::new(file, header)?,
             sent: Sent::default(),
             path: path.to_path_buf(),
+            kept_old,
         })
+    }
+
+    /// Where the file that was at the path before is kept (`PATH.old`), if there was one.
+    pub fn kept_old(&self) -> Option<&Path> {
+        self.kept_old.as_deref()
     }
 
     /// Write converted events.
@@ -157,6 +174,8 @@ pub struct Dump {
     pub first_ts: u64,
     /// Last event time.
     pub last_ts: u64,
+    /// Where the file that was at `path` before (an earlier run's dump) is kept.
+    pub kept_old: Option<PathBuf>,
 }
 
 /// Keeps the most recent events in memory; writes them out on a trigger.
@@ -230,7 +249,8 @@ impl FlightSink {
     ) -> Result<Dump, crate::RecordError> {
         self.dumps += 1;
         let path = self.dump_path(self.dumps);
-        let mut w = TraceWriter::new(create(&path)?, header)?;
+        let (file, kept_old) = create(&path)?;
+        let mut w = TraceWriter::new(file, header)?;
         let mut sent = Sent::default();
         sent.sync(conv, &mut w);
         // Only the stacks the window uses, symbolized into this file's own ids.
@@ -265,6 +285,7 @@ impl FlightSink {
             events: self.window.len() as u64,
             first_ts: if first == u64::MAX { 0 } else { first },
             last_ts: last,
+            kept_old,
         })
     }
 }

@@ -78,6 +78,12 @@ fn dump_json(d: &Dump) -> JsonDump {
     }
 }
 
+/// The line telling where the file an output replaced was kept (the recorder renames
+/// it to `PATH.old` rather than overwrite it).
+fn kept_line(old: &std::path::Path) -> String {
+    format!("causeway: kept the previous trace as {}", old.display())
+}
+
 /// Record `cmd` (launched and followed) into `out` with the default settings; used by
 /// `causeway demo` and `causeway bottleneck -- CMD`.
 pub fn record_command(cmd: &[String], out: &std::path::Path) -> Result<Summary> {
@@ -88,7 +94,12 @@ pub fn record_command(cmd: &[String], out: &std::path::Path) -> Result<Summary> 
         command: Some(cmd.to_vec()),
         command_line: std::env::args().collect(),
     };
-    let s = causeway_record::record(req, &mut |_| {})
+    let mut notify = |n: Notice| {
+        if let Notice::KeptPrevious(old) = n {
+            eprintln!("{}", kept_line(&old));
+        }
+    };
+    let s = causeway_record::record(req, &mut notify)
         .with_context(|| format!("recording `{}`", cmd.join(" ")))?;
     let lost: u64 = s.lost_per_cpu.iter().sum();
     eprintln!(
@@ -126,6 +137,10 @@ pub fn run(a: &RecordArgs) -> Result<u8> {
                 d.last_ts.saturating_sub(d.first_ts) as f64 / 1e9,
                 d.path.display()
             );
+        }
+        // Said even with --json: the user's file was moved.
+        Notice::KeptPrevious(old) => {
+            eprintln!("{}{}", if tty { "\r" } else { "" }, kept_line(&old));
         }
         _ => {}
     };

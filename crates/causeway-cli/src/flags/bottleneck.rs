@@ -48,7 +48,8 @@ pub struct BottleneckArgs {
     /// Stacks shown per edge and side.
     #[arg(long, default_value_t = 3)]
     pub stacks: usize,
-    /// Directory for the recording made with `-- CMD`.
+    /// Directory for the recording made with `-- CMD` (`bottleneck.cwt`; an earlier one
+    /// is kept as `bottleneck.cwt.old`).
     #[arg(long, default_value = "bottleneck-out")]
     pub out_dir: PathBuf,
     /// Command to record and analyze (after `--`).

@@ -50,6 +50,9 @@ pub struct RecordArgs {
     #[arg(short = 'a', long = "all")]
     pub all: bool,
     /// Output trace file (flight mode: dumps are named OUTPUT.1.cwt, OUTPUT.2.cwt, ...).
+    /// A regular file already at that name (or at a dump's) is not overwritten: it is
+    /// renamed to NAME.old (replacing an older one), as perf does, when the new file is
+    /// created. Devices and FIFOs (`-o /dev/null`) are written to as they are.
     #[arg(short, long, default_value = "causeway.cwt")]
     pub output: PathBuf,
     /// Stop after this long: `10` (seconds), `10s`, `500ms`, `2min`.
@@ -229,7 +232,8 @@ pub struct DemoArgs {
     /// How long to run the workload: a duration, `3` (seconds), `2.5s`, `500ms`.
     #[arg(long, default_value = "3", value_name = "DURATION", value_parser = parse_duration_ns)]
     pub seconds: DurationNs,
-    /// Directory for the recording and the trace.
+    /// Directory for the recording and the trace (`blocking-write.cwt`; an earlier one
+    /// is kept as `blocking-write.cwt.old`).
     #[arg(long, default_value = "demo-out")]
     pub out_dir: PathBuf,
     /// The blocking-write workload binary [default: found next to causeway or in
