@@ -46,6 +46,7 @@ mod error;
 pub mod facts;
 pub mod ingest;
 mod irq;
+mod links;
 mod model;
 mod process;
 mod segment;

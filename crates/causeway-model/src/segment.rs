@@ -64,9 +64,6 @@ pub struct WakeInfo {
     /// Stacks of the waking context, from the [`causeway_format::StackKind::Waker`]
     /// stack event that followed the wake-up, if there was one.
     pub waker_stack: Option<StackRef>,
-    /// The waker thread's segment at the wake-up (the one it ran in), when the waker is
-    /// a thread of the model; set when the model is finished.
-    pub waker_segment: Option<SegmentId>,
 }
 
 /// Why the model does not know what a thread was doing.

@@ -97,10 +97,6 @@ fn block_wake_run_cycle_gives_exact_segments_and_totals() {
         target_cpu: Cpu(1),
         waker: thread_waker(30),
         waker_stack: Some(stack(Some(3), None)),
-        waker_segment: Some(SegmentId {
-            thread: 1,
-            index: 0,
-        }),
     };
     assert_eq!(
         segs(&m, 10),
@@ -175,10 +171,6 @@ fn thread_blocked_before_trace_start_gets_partial_blocked_segment() {
         target_cpu: Cpu(1),
         waker: thread_waker(5),
         waker_stack: None,
-        waker_segment: Some(SegmentId {
-            thread: 0,
-            index: 0,
-        }),
     };
     assert_eq!(
         segs(&m, 10),
@@ -310,10 +302,6 @@ fn lost_events_produce_unknown_segments_not_guesses() {
                         target_cpu: Cpu(0),
                         waker: thread_waker(20),
                         waker_stack: None,
-                        waker_segment: Some(SegmentId {
-                            thread: 1,
-                            index: 0
-                        }),
                     })
                 )
             ),
@@ -418,7 +406,6 @@ fn wakeups_by_irq_and_softirq_are_recorded_with_stacks() {
                     name: StringId(1)
                 },
                 waker_stack: Some(stack(None, Some(7))),
-                waker_segment: None,
             }),
             switch_out_stack: Some(stack(Some(1), Some(2))),
             syscall: Some(17),
@@ -698,7 +685,6 @@ fn wakeup_racing_with_switch_out_makes_thread_runnable_not_blocked() {
         target_cpu: Cpu(1),
         waker: thread_waker(20),
         waker_stack: None,
-        waker_segment: None,
     };
     assert_eq!(
         segs(&m, 10),
@@ -775,8 +761,18 @@ fn wakeups_link_the_wakers_running_segment() {
             .unwrap()
     };
     let waked = m.thread(Tid(10)).unwrap();
-    let w = waked.segments.iter().find_map(|s| s.wake()).unwrap();
-    let id = w.waker_segment.expect("a thread waker is linked");
+    let (index, seg) = waked
+        .segments
+        .iter()
+        .enumerate()
+        .find(|(_, s)| s.wake().is_some())
+        .unwrap();
+    let w = seg.wake().unwrap();
+    let wakee = SegmentId {
+        thread: th(10),
+        index: u32::try_from(index).unwrap(),
+    };
+    let id = m.waker_segment(wakee).expect("a thread waker is linked");
     assert_eq!(id.thread, th(30));
     let seg = m.segment(id).unwrap();
     assert!(seg.state.is_running());

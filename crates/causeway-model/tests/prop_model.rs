@@ -5,7 +5,7 @@ use causeway_format::{
     BlockOp, Cpu, DevId, Event, EventKind, Header, Marker, SoftirqVec, StackId, StackKind,
     StringId, Tables, TaskState, Tgid, Tid, Timestamp, Waker,
 };
-use causeway_model::Model;
+use causeway_model::{Model, SegmentId};
 use proptest::prelude::*;
 
 fn task_state() -> impl Strategy<Value = TaskState> {
@@ -182,8 +182,57 @@ fn check_invariants(m: &Model, ncpu: u32) {
     }
 }
 
+/// The waker segment of every wait, found the slow way, one wake-up at a time: the
+/// waker thread alive at the wake-up, then a linear scan of its timeline.
+fn check_wake_links(m: &Model) {
+    let threads: Vec<_> = m.threads().collect();
+    for (ti, t) in threads.iter().enumerate() {
+        for (si, seg) in t.segments.iter().enumerate() {
+            let wakee = SegmentId {
+                thread: ti as u32,
+                index: si as u32,
+            };
+            let expected = seg.wake().and_then(|w| {
+                let Waker::Thread { tid } = w.waker else {
+                    return None;
+                };
+                if tid.is_idle() {
+                    return None;
+                }
+                let wt = m.thread_index_at(tid, w.ts)?;
+                let segs = &threads[wt as usize].segments;
+                // The last segment started by then; the running one just before it
+                // if that ended exactly then and this one is not running.
+                let i = segs.iter().rposition(|s| s.start <= w.ts)?;
+                let index = if !segs[i].state.is_running()
+                    && i > 0
+                    && segs[i - 1].end == w.ts
+                    && segs[i - 1].state.is_running()
+                {
+                    i - 1
+                } else if w.ts < segs[i].end || segs[i].state.is_running() {
+                    i
+                } else {
+                    return None;
+                };
+                Some(SegmentId {
+                    thread: wt,
+                    index: index as u32,
+                })
+            });
+            assert_eq!(m.waker_segment(wakee), expected, "wait {wakee:?}");
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn wake_links_match_a_brute_force_search(events in ordered_stream()) {
+        let m = Model::from_events(&Tables::default(), &Header::synthetic(3), &events);
+        check_wake_links(&m);
+    }
 
     #[test]
     fn ordered_streams_give_contiguous_conserving_timelines(events in ordered_stream()) {

@@ -69,7 +69,10 @@ fn longest_waits(trace: &Trace) -> LongestWaits {
                     index,
                 },
                 duration: seg.duration(),
-                waker_segment: seg.wake().and_then(|w| w.waker_segment),
+                waker_segment: trace.model().waker_segment(SegmentId {
+                    thread: thread_index,
+                    index,
+                }),
             });
         }
         threads.extend(best);

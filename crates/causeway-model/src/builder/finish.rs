@@ -27,7 +27,6 @@ impl ModelBuilder<'_> {
             })
             .collect();
         threads.sort_by_key(|t| (t.tid, t.span().map(|s| s.start), t.created));
-        super::links::link_wakers(&mut threads);
         let mut interrupts = self.irqs.finish(end);
         interrupts.sort_by_key(|i| (i.start, i.cpu, i.end));
         let block_requests = self.block.finish(&mut self.stats);
@@ -59,6 +58,7 @@ impl ModelBuilder<'_> {
             block_requests,
             losses: self.losses,
             stats: self.stats,
+            wake_links: Default::default(),
         }
     }
 }

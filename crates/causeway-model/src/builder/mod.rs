@@ -19,7 +19,6 @@
 
 mod context;
 mod finish;
-mod links;
 mod lost;
 mod stack;
 mod switch;

@@ -66,7 +66,6 @@ impl ModelBuilder<'_> {
                     target_cpu,
                     waker,
                     waker_stack: None,
-                    waker_segment: None,
                 };
                 th.wakeups += 1;
                 if let Some(seg) = th.wake(wake, runnable) {
@@ -92,7 +91,6 @@ impl ModelBuilder<'_> {
                         target_cpu,
                         waker,
                         waker_stack: None,
-                        waker_segment: None,
                     });
                 }
                 th.wakeups_not_blocked += 1;
