@@ -177,6 +177,21 @@ impl Converter {
         }
     }
 
+    /// Count how the kernel bounded a stack copy: a lookup of the stack's mapping
+    /// (the costly path), no mapping found, or a kept range gone stale.
+    fn count_copy_flags(&mut self, flags: u32) {
+        use crate::records::copy_flags;
+        if flags & copy_flags::RANGE_LOOKUP != 0 {
+            self.count("user_stack_range_lookups", 1);
+        }
+        if flags & copy_flags::NO_VMA != 0 {
+            self.count("user_stack_range_not_found", 1);
+        }
+        if flags & copy_flags::RANGE_STALE != 0 {
+            self.count("user_stack_range_stale", 1);
+        }
+    }
+
     /// Is this process a target?
     pub fn is_target(&self, tgid: u32) -> bool {
         self.all_targets || self.targets.contains(&tgid)
@@ -594,6 +609,7 @@ impl Converter {
             Body::UserStack(copy) => {
                 self.count("user_stack_copies", 1);
                 self.count("user_stack_bytes_copied", copy.data.len() as u64);
+                self.count_copy_flags(copy.flags);
                 self.copies.insert((tid, ts), copy);
             }
         }
@@ -649,5 +665,39 @@ mod tests {
         assert_eq!(c.threads[0].since, Timestamp(0));
         assert_eq!(c.threads[1].since, Timestamp(7));
         assert_eq!(c.strings.get(c.threads[1].comm), "b");
+    }
+
+    #[test]
+    fn how_a_stack_copy_was_bounded_is_counted() {
+        use crate::records::copy_flags;
+        let mut c = Converter::new(true);
+        let mut copy = |ts: u64, flags: u32| {
+            let body = Body::UserStack(StackCopy {
+                flags,
+                data: vec![0; 64],
+                ..StackCopy::default()
+            });
+            c.convert(
+                0,
+                Record {
+                    ts,
+                    tid: 7,
+                    tgid: 7,
+                    body,
+                    stack: None,
+                },
+            );
+        };
+        copy(1, copy_flags::RANGE_LOOKUP);
+        copy(2, 0);
+        copy(3, 0);
+        copy(4, copy_flags::RANGE_STALE | copy_flags::RANGE_LOOKUP);
+        copy(5, copy_flags::RANGE_LOOKUP | copy_flags::NO_VMA);
+        let n = |k: &str| c.counters.get(k).copied();
+        assert_eq!(n("user_stack_copies"), Some(5));
+        assert_eq!(n("user_stack_bytes_copied"), Some(320));
+        assert_eq!(n("user_stack_range_lookups"), Some(3));
+        assert_eq!(n("user_stack_range_stale"), Some(1));
+        assert_eq!(n("user_stack_range_not_found"), Some(1));
     }
 }

@@ -536,14 +536,84 @@ static __always_inline void walk_user(struct scratch *s)
 	bpf_loop(MAX_WALK, fp_step, &wc, 0);
 }
 
-struct vma_end_ctx {
+/* ---- where a thread's stack ends ---- */
+
+#define STACK_SLOTS 4
+
+/* The stack mappings a thread was seen on, each learned with one bpf_find_vma. That
+ * helper is the fixed cost of a copy when called from the scheduler tracepoints: they
+ * run with interrupts off, where it releases the mmap lock through irq_work, a
+ * self-interrupt per call (~2.5-5 µs in a VM, bench/RESULTS.md). Kept in task storage,
+ * so an entry lives and dies with its thread and a reused thread id starts empty.
+ * Several slots, so a thread that alternates between stacks (a signal stack, a few
+ * coroutines) does not look its mapping up on every copy. */
+struct stack_ranges {
+	__u64 lo[STACK_SLOTS];
+	__u64 hi[STACK_SLOTS];
+	__u32 next; /* the slot a new range replaces */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct stack_ranges);
+} stack_ranges SEC(".maps");
+
+struct vma_ctx {
+	__u64 start;
 	__u64 end;
 };
 
-static long vma_end_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
-	((struct vma_end_ctx *)data)->end = BPF_CORE_READ(vma, vm_end);
+	struct vma_ctx *v = data;
+	v->start = BPF_CORE_READ(vma, vm_start);
+	v->end = BPF_CORE_READ(vma, vm_end);
 	return 0;
+}
+
+/* The end of the mapping holding sp, 0 if unknown; *flags gets USTK_F_RANGE_* for what
+ * it took. A kept range is trusted while sp lies in it: a main thread stack only grows
+ * down (sp below the kept start is a miss, and the range is learned again), a thread
+ * stack is a fixed mapping, and a range whose memory went away is dropped when the
+ * copy fails (stack_range_stale). */
+static __always_inline __u64 stack_end(struct task_struct *task, __u64 sp, __u32 *flags)
+{
+	struct stack_ranges *r =
+		bpf_task_storage_get(&stack_ranges, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (r) {
+		for (int i = 0; i < STACK_SLOTS; i++) {
+			if (sp >= r->lo[i] && sp < r->hi[i])
+				return r->hi[i];
+		}
+	}
+	struct vma_ctx v = {};
+	*flags |= USTK_F_RANGE_LOOKUP;
+	if (bpf_find_vma(task, sp, vma_cb, &v, 0) || v.end <= sp)
+		return 0;
+	if (r) {
+		__u32 i = r->next % STACK_SLOTS;
+		r->lo[i] = v.start;
+		r->hi[i] = v.end;
+		r->next = i + 1;
+	}
+	return v.end;
+}
+
+/* Forget the kept range holding sp: the copy inside it failed. */
+static __always_inline void stack_range_stale(struct task_struct *task, __u64 sp)
+{
+	struct stack_ranges *r = bpf_task_storage_get(&stack_ranges, task, 0, 0);
+	if (!r)
+		return;
+	for (int i = 0; i < STACK_SLOTS; i++) {
+		if (sp >= r->lo[i] && sp < r->hi[i]) {
+			r->lo[i] = 0;
+			r->hi[i] = 0;
+		}
+	}
 }
 
 /* DWARF mode: send the user registers and the stack window above sp as a REC_USTACK
@@ -576,37 +646,43 @@ static __always_inline __u32 copy_user(struct rec_hdr *h)
 	b->ip = BPF_CORE_READ(regs, ip);
 	b->sp = BPF_CORE_READ(regs, sp);
 	b->bp = BPF_CORE_READ(regs, bp);
-	b->flags = 0;
+	__u32 flags = 0;
 	__u64 size = stack_window;
-	struct vma_end_ctx vc = {.end = 0};
-	if (bpf_find_vma(task, b->sp, vma_end_cb, &vc, 0) == 0 && vc.end > b->sp) {
+	__u64 end = stack_end(task, b->sp, &flags);
+	if (end) {
 		/* A thread's stack mapping ends with its TLS block and thread descriptor,
 		 * which the thread pointer (fsbase) points at: no frame lies above it. */
 		__u64 fs = BPF_CORE_READ(task, thread.fsbase);
-		if (fs > b->sp && fs < vc.end)
-			vc.end = fs;
-		if (vc.end - b->sp < size)
-			size = vc.end - b->sp;
+		if (fs > b->sp && fs < end)
+			end = fs;
+		if (end - b->sp < size)
+			size = end - b->sp;
 		else
-			b->flags |= USTK_F_CUT;
+			flags |= USTK_F_CUT;
 	} else {
-		b->flags |= USTK_F_NO_VMA;
+		flags |= USTK_F_NO_VMA;
 	}
 	if (size > MAX_COPY)
 		size = MAX_COPY;
 	size &= ~7ULL;
-	long err = -1;
-	/* Without the mapping's end, shrink until the read stays inside it. */
-	for (int i = 0; i < 4 && err; i++) {
+	long err = bpf_probe_read_user(cb->buf + USTACK_HDR, size, (void *)b->sp);
+	if (err && end) {
+		/* The mapping no longer holds sp..end (unmapped since it was learned, or a
+		 * page is not present): look it up again next time. */
+		stack_range_stale(task, b->sp);
+		flags |= USTK_F_RANGE_STALE;
+	}
+	/* Without a readable range, shrink until the read stays inside the mapping. */
+	for (int i = 0; i < 3 && err; i++) {
+		size /= 2;
 		if (size > MAX_COPY)
 			break;
 		err = bpf_probe_read_user(cb->buf + USTACK_HDR, size, (void *)b->sp);
-		if (err)
-			size /= 2;
 	}
 	if (err)
 		size = 0;
 	b->size = size;
+	b->flags = flags;
 	__u32 len = USTACK_HDR + size;
 	ch->len = len;
 	submit_sized(cb->buf, len, USTACK_HDR + MAX_COPY);
