@@ -129,6 +129,9 @@ pub struct Converter {
     all_targets: bool,
     /// Copied user stacks waiting for their record (same thread and time).
     copies: HashMap<(u32, u64), StackCopy>,
+    /// Copies of the previous batch still waiting: the kernel sends a copy just before
+    /// its record, and a drain can end between the two.
+    copies_prev: HashMap<(u32, u64), StackCopy>,
     unwinder: DwarfUnwinder,
     /// Processes whose unwinder modules must be brought up to date before unwinding.
     unwind_stale: BTreeSet<u32>,
@@ -155,15 +158,15 @@ impl Converter {
         self.user_scope = (mode, depth);
     }
 
-    /// End of a batch of records: a copied stack whose record never came (lost) is
-    /// counted and dropped.
+    /// End of a batch of records: a copied stack whose record came neither in its batch
+    /// nor in the next (lost) is counted and dropped.
     pub fn end_batch(&mut self) {
         self.reread.clear();
-        let n = self.copies.len() as u64;
+        let n = self.copies_prev.len() as u64;
         if n > 0 {
             self.count("user_stack_copies_unmatched", n);
-            self.copies.clear();
         }
+        self.copies_prev = std::mem::take(&mut self.copies);
     }
 
     /// Add to a named counter.
@@ -316,7 +319,11 @@ impl Converter {
         let mut user_truncated =
             st.flags & (stack_flags::USER_TRUNCATED | stack_flags::USER_FAILED) != 0;
         if st.flags & stack_flags::COPIED != 0 {
-            let end = match self.copies.remove(&(tid, ts)) {
+            let copy = self
+                .copies
+                .remove(&(tid, ts))
+                .or_else(|| self.copies_prev.remove(&(tid, ts)));
+            let end = match copy {
                 Some(copy) if !copy.data.is_empty() => {
                     if self.unwind_stale.contains(&tgid) || !self.unwinder.knows(tgid) {
                         self.refresh_mappings(tgid, ts);
@@ -665,6 +672,41 @@ mod tests {
         assert_eq!(c.threads[0].since, Timestamp(0));
         assert_eq!(c.threads[1].since, Timestamp(7));
         assert_eq!(c.strings.get(c.threads[1].comm), "b");
+    }
+
+    #[test]
+    fn a_copy_waits_one_batch_for_its_record() {
+        let mut c = Converter::new(true);
+        let rec = |ts: u64, body: Body, stack: Option<RawStack>| Record {
+            ts,
+            tid: 7,
+            tgid: 7,
+            body,
+            stack,
+        };
+        let copy = || {
+            Body::UserStack(StackCopy {
+                data: vec![0; 64],
+                ..StackCopy::default()
+            })
+        };
+        let copied = RawStack {
+            flags: stack_flags::COPIED,
+            ..RawStack::default()
+        };
+        // The drain ended between a copy and its record.
+        c.convert(0, rec(1, copy(), None));
+        c.end_batch();
+        c.convert(0, rec(1, Body::Task { comm: "t".into() }, Some(copied)));
+        c.end_batch();
+        assert_eq!(c.counters.get("unwind_failed_no_copy"), None);
+        assert_eq!(c.counters.get("user_stack_copies_unmatched"), None);
+        // A copy whose record never comes is dropped after the next batch.
+        c.convert(0, rec(2, copy(), None));
+        c.end_batch();
+        assert_eq!(c.counters.get("user_stack_copies_unmatched"), None);
+        c.end_batch();
+        assert_eq!(c.counters.get("user_stack_copies_unmatched"), Some(&1));
     }
 
     #[test]

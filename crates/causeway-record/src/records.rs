@@ -60,6 +60,9 @@ pub mod copy_flags {
     /// The thread's range did not hold the window (its memory went away): it was
     /// dropped and the window shrunk until it could be read.
     pub const RANGE_STALE: u32 = 8;
+    /// The window ends at the thread's starting stack pointer (the main thread's
+    /// `argc`, a thread's clone stack top): no frame of the thread lies above it.
+    pub const TOP: u32 = 16;
 }
 
 /// User registers and a window of the user stack, copied for DWARF unwinding.
