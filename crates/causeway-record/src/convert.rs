@@ -128,10 +128,11 @@ pub struct Converter {
     net_devs: BTreeSet<String>,
     all_targets: bool,
     /// Copied user stacks waiting for their record (same thread and time).
-    copies: HashMap<(u32, u64), StackCopy>,
+    /// Hashed twice per stack: Fx rather than SipHash (the keys are ids and times).
+    copies: rustc_hash::FxHashMap<(u32, u64), StackCopy>,
     /// Copies of the previous batch still waiting: the kernel sends a copy just before
     /// its record, and a drain can end between the two.
-    copies_prev: HashMap<(u32, u64), StackCopy>,
+    copies_prev: rustc_hash::FxHashMap<(u32, u64), StackCopy>,
     unwinder: DwarfUnwinder,
     /// Processes whose unwinder modules must be brought up to date before unwinding.
     unwind_stale: BTreeSet<u32>,
