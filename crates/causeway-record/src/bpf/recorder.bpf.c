@@ -646,11 +646,10 @@ static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *d
 
 /* Where the copy from sp ends: the top of the thread's frames (*flags gets USTK_F_TOP)
  * or the end of the mapping holding sp; 0 if unknown. *flags gets USTK_F_RANGE_* for
- * what it took. A
- * kept range is trusted while sp lies in it: a main thread stack only grows down (sp
- * below the kept start is a miss, and the range is learned again), a thread stack is
- * a fixed mapping, and a range whose memory went away is dropped when the copy fails
- * (stack_range_stale). */
+ * what it took. A kept range is trusted while sp lies in it: a main thread stack only
+ * grows down (sp below the kept start is a miss, and the range is learned again), a
+ * thread stack is a fixed mapping, and a range whose memory went away is dropped when
+ * the copy fails (stack_range_stale). */
 static __always_inline __u64 stack_end(struct task_struct *task, __u64 sp, __u32 *flags)
 {
 	struct stack_ranges *r =
@@ -697,8 +696,8 @@ static __always_inline void stack_range_stale(struct task_struct *task, __u64 sp
 
 /* DWARF mode: send the user registers and the stack window above sp as a REC_USTACK
  * record ahead of the record at h (same ts and tid), for user space to unwind. The
- * window stops at the end of the stack's mapping, so a shallow stack costs what it
- * holds, not the whole window. Returns STK_F_* flags for the stack trailer. */
+ * window stops where the thread's frames end (stack_end), so a shallow stack costs
+ * what it holds, not the whole window. Returns STK_F_* flags for the stack trailer. */
 static __always_inline __u32 copy_user(struct rec_hdr *h)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
