@@ -25,6 +25,10 @@
 #                       [default;--events all;--kernel-stacks all;--stacks-on none;
 #                        --events sched;--events sched --stacks-on none]
 #   CAUSEWAY            a causeway binary to use instead of building one
+#   CAUSEWAY_REF        a second causeway binary (e.g. a build of the previous commit):
+#                       adds the configuration causeway-ref (its defaults) to CONFIGS
+#                       and runs every BPF_MODES setting with it too, so a change is
+#                       measured against its reference in the same rounds
 #   KEEP [0]            keep the temporary directory (traces, raw outputs)
 #
 # Workloads:
@@ -52,6 +56,7 @@
 #                   user space unwinds with DWARF CFI), --kernel-stacks auto (kernel
 #                   frames only on uninterruptible switch-outs and on wakers in
 #                   interrupt context / kernel threads), --stacks-on switch,waker)
+#   causeway-ref    the defaults, run with $CAUSEWAY_REF (added when it is set)
 #   causeway-fp     --unwind fp --stack-mode app-all --stack-depth 8 (user stacks
 #                   walked by frame pointers in BPF, the program's frames only: the
 #                   stack defaults before DWARF unwinding; not in the default CONFIGS)
@@ -95,6 +100,9 @@
 #         invocation, per recorded event and per op. Measured in separate runs
 #         (one per BPF_MODES setting, to split the cost between stacks and
 #         events), since the statistics themselves cost ~20-50 ns per invocation.
+#         The same runs count the IRQ work interrupts (IWI in /proc/interrupts,
+#         all CPUs) taken during the recording: self-interrupts that BPF helpers
+#         raise when they cannot finish their work with interrupts off.
 #
 # Events/s sustained without loss: ping-pong with SCAN_PAIRS pairs under
 # `causeway record` (--events all: the most events per op, then --events sched
@@ -108,6 +116,7 @@ PP_SECONDS=${PP_SECONDS:-2}
 NET_SECONDS=${NET_SECONDS:-3}
 WORKLOADS=${WORKLOADS:-pingpong net net-fixed}
 CONFIGS=${CONFIGS:-base causeway causeway-all causeway-sched perf}
+CAUSEWAY_REF=${CAUSEWAY_REF:-}
 PP_CPU=${PP_CPU:-1}
 SCAN_PAIRS=${SCAN_PAIRS:-1 2 4 8 16}
 BPF_STATS=${BPF_STATS:-1}
@@ -127,6 +136,12 @@ mkdir -p "$TMP/runs"
 
 # ---- build -----------------------------------------------------------------
 bench_causeway
+CW_REF=
+if [ -n "$CAUSEWAY_REF" ]; then
+    CW_REF=$TMP/causeway-ref
+    cp "$CAUSEWAY_REF" "$CW_REF"
+    case " $CONFIGS " in *" causeway-ref "*) ;; *) CONFIGS="$CONFIGS causeway-ref" ;; esac
+fi
 # Fail early (and show why) if the recorder cannot load or record.
 if ! "$CW" record -o "$TMP/smoke.cwt" --json -- true >"$TMP/smoke.out" 2>"$TMP/smoke.err"; then
     echo "overhead.sh: \`causeway record -- true\` failed ($CW_ID):" >&2
@@ -154,7 +169,7 @@ wl_cmd() {
 # recorder options of a causeway-* configuration (after -o T.cwt --json)
 cw_opts() {
     case $1 in
-        causeway) echo "" ;;
+        causeway | causeway-ref) echo "" ;;
         causeway-all) echo "--events all" ;;
         causeway-sched) echo "--events sched" ;;
         causeway-app) echo "--stack-mode app" ;;
@@ -173,8 +188,10 @@ run() {
     case $cfg in
         base) $cmd >"$base.out" 2>"$base.err" ;;
         causeway*)
+            local bin=$CW
+            [ "$cfg" = causeway-ref ] && bin=$CW_REF
             # shellcheck disable=SC2046
-            "$CW" record -o "$TMP/t.cwt" --json $(cw_opts "$cfg") -- $cmd >"$base.out" 2>"$base.err"
+            "$bin" record -o "$TMP/t.cwt" --json $(cw_opts "$cfg") -- $cmd >"$base.out" 2>"$base.err"
             trace=$TMP/t.cwt
             ;;
         perf)
@@ -189,7 +206,7 @@ run() {
     [ "$trace" != - ] && [ -f "$trace" ] && bytes=$(stat -c %s "$trace")
     # Keep the trace summaries of the default and frame-pointer runs (events by
     # kind, recorder counters: stacks copied and unwound).
-    if [[ $cfg == causeway || $cfg == causeway-fp ]] && [ -f "$TMP/t.cwt" ]; then
+    if [[ $cfg == causeway || $cfg == causeway-fp || $cfg == causeway-ref ]] && [ -f "$TMP/t.cwt" ]; then
         "$CW" info "$TMP/t.cwt" --json >"$base.info" 2>/dev/null || true
     fi
     printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$wl" "$round" "$cfg" "$base" "$bytes" \
@@ -206,6 +223,7 @@ run() {
     echo "mem: $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
     echo "perf: $(perf --version)"
     echo "causeway: $("$CW" --version 2>/dev/null || echo '?'), $CW_ID (git $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet -- crates 2>/dev/null || echo ', crates/ modified'))"
+    if [ -n "$CW_REF" ]; then echo "causeway-ref: sha256 $(sha256sum "$CW_REF" | cut -c1-12), built $(date -u -r "$CAUSEWAY_REF" '+%Y-%m-%d %H:%M UTC')"; fi
     echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "rounds: $ROUNDS, pingpong ${PP_SECONDS}s (threads pinned to CPU $PP_CPU), blocking-net ${NET_SECONDS}s"
 } >"$TMP/header.txt"
@@ -249,16 +267,28 @@ if [ "$BPF_STATS" = 1 ] && command -v bpftool >/dev/null; then
     BPF_STATS_OLD=$(sysctl -n kernel.bpf_stats_enabled)
     sysctl -qw kernel.bpf_stats_enabled=1
     IFS=';' read -r -a modes <<<"$BPF_MODES"
+    bins=(new)
+    [ -n "$CW_REF" ] && bins=(new ref)
+    iwi() { awk '$1 == "IWI:" { n = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i; print n }' /proc/interrupts; }
+    k=0
     for ((m = 0; m < ${#modes[@]}; m++)); do
-        opts=${modes[m]}
-        [ "$opts" = default ] && opts=
-        base=$TMP/runs/bpfstats.$m
-        echo "${modes[m]}" >"$base.mode"
-        bpftool prog show -j >"$base.before.json"
-        PINGPONG_AT_END="bpftool prog show -j > $base.after.json" \
-            "$CW" record -o "$TMP/t.cwt" --json $opts -- "$PP" --pairs 1 --seconds "$PP_SECONDS" $PIN \
-            >"$base.out" 2>"$base.err" || echo "overhead.sh: FAILED: bpf stats run ($opts)" >&2
-        printf '  %-45s %s\n' "${modes[m]}" "$(grep -h '^throughput:' "$base.out")" >&2
+        for which in "${bins[@]}"; do
+            opts=${modes[m]}
+            [ "$opts" = default ] && opts=
+            bin=$CW
+            [ "$which" = ref ] && bin=$CW_REF
+            base=$TMP/runs/bpfstats.$k
+            k=$((k + 1))
+            echo "${modes[m]}" >"$base.mode"
+            echo "$which" >"$base.bin"
+            bpftool prog show -j >"$base.before.json"
+            iwi0=$(iwi)
+            PINGPONG_AT_END="bpftool prog show -j > $base.after.json" \
+                "$bin" record -o "$TMP/t.cwt" --json $opts -- "$PP" --pairs 1 --seconds "$PP_SECONDS" $PIN \
+                >"$base.out" 2>"$base.err" || echo "overhead.sh: FAILED: bpf stats run ($which: $opts)" >&2
+            echo $(($(iwi) - iwi0)) >"$base.iwi"
+            printf '  %-3s %-45s %s\n' "$which" "${modes[m]}" "$(grep -h '^throughput:' "$base.out")" >&2
+        done
     done
     sysctl -qw kernel.bpf_stats_enabled="$BPF_STATS_OLD"
     BPF_STATS_OLD=

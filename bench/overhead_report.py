@@ -25,6 +25,7 @@ CFG_DESC = {
     "causeway-app": "`--stack-mode app`",
     "causeway-kall": "`--kernel-stacks all`",
     "causeway-old": "`--events all --kernel-stacks all --stacks-on switch,waker,syscall` (defaults of two builds ago)",
+    "causeway-ref": "the defaults, with the reference build (`CAUSEWAY_REF`)",
     "causeway-fp": "`--unwind fp --stack-mode app-all --stack-depth 8` (frame-pointer stacks, the defaults before DWARF)",
     "perf": "`perf record -e sched:sched_switch -e sched:sched_waking -g`",
 }
@@ -140,7 +141,7 @@ for wl in [w for w in WL_TITLE if any(r["wl"] == w for r in runs)]:
     for r in errs:
         print(f"\n**run failed**: {r['cfg']} round {r['round']}: {r.get('error', 'no throughput line')}")
     print()
-    for c in ("causeway", "causeway-all", "causeway-fp"):
+    for c in ("causeway", "causeway-ref", "causeway-all", "causeway-fp"):
         if ovh.get(c) is not None and ovh.get("perf"):
             verdicts.append((wl, c, ovh[c], ovh["perf"]))
 
@@ -177,7 +178,7 @@ for wl in [w for w in WL_TITLE if any(r["wl"] == w for r in runs)]:
 
     # Recorder counters (user stacks copied and unwound) of the default and
     # frame-pointer configurations, summed over the rounds.
-    for c in ("causeway", "causeway-fp"):
+    for c in ("causeway", "causeway-ref", "causeway-fp"):
         tot = {}
         for r in by.get(c, []):
             for k, v in r.get("info", {}).get("counters", {}).items():
@@ -209,23 +210,26 @@ if bpf_runs:
     print("### In-kernel eBPF time (kernel.bpf_stats_enabled, one ping-pong run per setting)\n")
     print("`bpftool prog show` snapshot at the end of the ping-pong window; ns/event = all of "
           "causeway's eBPF time / events recorded in the run.\n")
-    print("| `causeway record` options | ops/s | events/op | lost | eBPF µs/op | eBPF ns/event | "
+    print("| build | `causeway record` options | ops/s | events/op | lost | IRQ work interrupts/op | eBPF µs/op | eBPF ns/event | "
           + " | ".join(f"ns/run {n}" for n in MAIN) + " |")
-    print("|---|---|---|---|---|---|" + "---|" * len(MAIN))
+    print("|---|---|---|---|---|---|---|---|" + "---|" * len(MAIN))
     for base in bpf_runs:
         mode = read(base + ".mode").strip()
+        which = read(base + ".bin").strip() or "new"
+        iwi = read(base + ".iwi").strip()
         bs = parse_run("pingpong", "0", "causeway", base, 0, 0)
         after = read(base + ".after.json")
         if not after or not bs.get("ops"):
-            print(f"| {mode} | failed: {bs.get('error', 'no statistics')} |")
+            print(f"| {which} | {mode} | failed: {bs.get('error', 'no statistics')} |")
             continue
         old = {p["id"] for p in json.loads(read(base + ".before.json") or "[]")}
         progs = [p for p in json.loads(after) if p["id"] not in old and p.get("run_cnt")]
         tot = sum(p["run_time_ns"] for p in progs)
         per = {p["name"].split("_", 1)[1]: p["run_time_ns"] / p["run_cnt"] for p in progs}
         ev = bs.get("events")
-        print(f"| `{mode}` | {fmt(bs.get('thr'))} | {fmt(ev / bs['ops'] if ev else None, '.1f')} | {fmt(bs.get('lost'))} "
-              f"| {tot / bs['ops'] / 1e3:.2f} | {fmt(tot / ev if ev else None)} | "
+        iwi_op = int(iwi) / bs["ops"] if iwi.lstrip("-").isdigit() else None
+        print(f"| {which} | `{mode}` | {fmt(bs.get('thr'))} | {fmt(ev / bs['ops'] if ev else None, '.1f')} | {fmt(bs.get('lost'))} "
+              f"| {fmt(iwi_op, '.2f')} | {tot / bs['ops'] / 1e3:.2f} | {fmt(tot / ev if ev else None)} | "
               + " | ".join(fmt(per.get(n)) for n in MAIN) + " |")
     print()
 

@@ -128,7 +128,11 @@ pub struct Converter {
     net_devs: BTreeSet<String>,
     all_targets: bool,
     /// Copied user stacks waiting for their record (same thread and time).
-    copies: HashMap<(u32, u64), StackCopy>,
+    /// Hashed twice per stack: Fx rather than SipHash (the keys are ids and times).
+    copies: rustc_hash::FxHashMap<(u32, u64), StackCopy>,
+    /// Copies of the previous batch still waiting: the kernel sends a copy just before
+    /// its record, and a drain can end between the two.
+    copies_prev: rustc_hash::FxHashMap<(u32, u64), StackCopy>,
     unwinder: DwarfUnwinder,
     /// Processes whose unwinder modules must be brought up to date before unwinding.
     unwind_stale: BTreeSet<u32>,
@@ -155,15 +159,15 @@ impl Converter {
         self.user_scope = (mode, depth);
     }
 
-    /// End of a batch of records: a copied stack whose record never came (lost) is
-    /// counted and dropped.
+    /// End of a batch of records: a copied stack whose record came neither in its batch
+    /// nor in the next (lost) is counted and dropped.
     pub fn end_batch(&mut self) {
         self.reread.clear();
-        let n = self.copies.len() as u64;
+        let n = self.copies_prev.len() as u64;
         if n > 0 {
             self.count("user_stack_copies_unmatched", n);
-            self.copies.clear();
         }
+        self.copies_prev = std::mem::take(&mut self.copies);
     }
 
     /// Add to a named counter.
@@ -174,6 +178,21 @@ impl Converter {
             None => {
                 self.counters.insert(name.to_owned(), n);
             }
+        }
+    }
+
+    /// Count how the kernel bounded a stack copy: a lookup of the stack's mapping
+    /// (the costly path), no mapping found, or a kept range gone stale.
+    fn count_copy_flags(&mut self, flags: u32) {
+        use crate::records::copy_flags;
+        if flags & copy_flags::RANGE_LOOKUP != 0 {
+            self.count("user_stack_range_lookups", 1);
+        }
+        if flags & copy_flags::NO_VMA != 0 {
+            self.count("user_stack_range_not_found", 1);
+        }
+        if flags & copy_flags::RANGE_STALE != 0 {
+            self.count("user_stack_range_stale", 1);
         }
     }
 
@@ -301,7 +320,11 @@ impl Converter {
         let mut user_truncated =
             st.flags & (stack_flags::USER_TRUNCATED | stack_flags::USER_FAILED) != 0;
         if st.flags & stack_flags::COPIED != 0 {
-            let end = match self.copies.remove(&(tid, ts)) {
+            let copy = self
+                .copies
+                .remove(&(tid, ts))
+                .or_else(|| self.copies_prev.remove(&(tid, ts)));
+            let end = match copy {
                 Some(copy) if !copy.data.is_empty() => {
                     if self.unwind_stale.contains(&tgid) || !self.unwinder.knows(tgid) {
                         self.refresh_mappings(tgid, ts);
@@ -594,6 +617,7 @@ impl Converter {
             Body::UserStack(copy) => {
                 self.count("user_stack_copies", 1);
                 self.count("user_stack_bytes_copied", copy.data.len() as u64);
+                self.count_copy_flags(copy.flags);
                 self.copies.insert((tid, ts), copy);
             }
         }
@@ -649,5 +673,74 @@ mod tests {
         assert_eq!(c.threads[0].since, Timestamp(0));
         assert_eq!(c.threads[1].since, Timestamp(7));
         assert_eq!(c.strings.get(c.threads[1].comm), "b");
+    }
+
+    #[test]
+    fn a_copy_waits_one_batch_for_its_record() {
+        let mut c = Converter::new(true);
+        let rec = |ts: u64, body: Body, stack: Option<RawStack>| Record {
+            ts,
+            tid: 7,
+            tgid: 7,
+            body,
+            stack,
+        };
+        let copy = || {
+            Body::UserStack(StackCopy {
+                data: vec![0; 64],
+                ..StackCopy::default()
+            })
+        };
+        let copied = RawStack {
+            flags: stack_flags::COPIED,
+            ..RawStack::default()
+        };
+        // The drain ended between a copy and its record.
+        c.convert(0, rec(1, copy(), None));
+        c.end_batch();
+        c.convert(0, rec(1, Body::Task { comm: "t".into() }, Some(copied)));
+        c.end_batch();
+        assert_eq!(c.counters.get("unwind_failed_no_copy"), None);
+        assert_eq!(c.counters.get("user_stack_copies_unmatched"), None);
+        // A copy whose record never comes is dropped after the next batch.
+        c.convert(0, rec(2, copy(), None));
+        c.end_batch();
+        assert_eq!(c.counters.get("user_stack_copies_unmatched"), None);
+        c.end_batch();
+        assert_eq!(c.counters.get("user_stack_copies_unmatched"), Some(&1));
+    }
+
+    #[test]
+    fn how_a_stack_copy_was_bounded_is_counted() {
+        use crate::records::copy_flags;
+        let mut c = Converter::new(true);
+        let mut copy = |ts: u64, flags: u32| {
+            let body = Body::UserStack(StackCopy {
+                flags,
+                data: vec![0; 64],
+                ..StackCopy::default()
+            });
+            c.convert(
+                0,
+                Record {
+                    ts,
+                    tid: 7,
+                    tgid: 7,
+                    body,
+                    stack: None,
+                },
+            );
+        };
+        copy(1, copy_flags::RANGE_LOOKUP);
+        copy(2, 0);
+        copy(3, 0);
+        copy(4, copy_flags::RANGE_STALE | copy_flags::RANGE_LOOKUP);
+        copy(5, copy_flags::RANGE_LOOKUP | copy_flags::NO_VMA);
+        let n = |k: &str| c.counters.get(k).copied();
+        assert_eq!(n("user_stack_copies"), Some(5));
+        assert_eq!(n("user_stack_bytes_copied"), Some(320));
+        assert_eq!(n("user_stack_range_lookups"), Some(3));
+        assert_eq!(n("user_stack_range_stale"), Some(1));
+        assert_eq!(n("user_stack_range_not_found"), Some(1));
     }
 }

@@ -54,6 +54,15 @@ pub mod copy_flags {
     pub const CUT: u32 = 1;
     /// The stack's mapping was not found; the window was shrunk until it could be read.
     pub const NO_VMA: u32 = 2;
+    /// The stack's mapping was looked up for this copy (`bpf_find_vma`, the costly
+    /// path: a thread's first copy on a stack), not taken from the thread's kept ranges.
+    pub const RANGE_LOOKUP: u32 = 4;
+    /// The thread's range did not hold the window (its memory went away): it was
+    /// dropped and the window shrunk until it could be read.
+    pub const RANGE_STALE: u32 = 8;
+    /// The window ends at the thread's starting stack pointer (the main thread's
+    /// `argc`, a thread's clone stack top): no frame of the thread lies above it.
+    pub const TOP: u32 = 16;
 }
 
 /// User registers and a window of the user stack, copied for DWARF unwinding.

@@ -28,7 +28,8 @@ pub struct StackTable {
     /// Strips recorder frames from kernel stacks before they are numbered.
     pub glue: KernelGlue,
     list: Vec<StackKey>,
-    ids: HashMap<StackKey, StackId>,
+    /// Hashed once per stack event: Fx rather than SipHash (the keys are addresses).
+    ids: rustc_hash::FxHashMap<StackKey, StackId>,
 }
 
 impl StackTable {

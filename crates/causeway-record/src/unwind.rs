@@ -385,9 +385,10 @@ fn walk(
         let b = data.get(off..off.checked_add(8).ok_or(())?).ok_or(())?;
         Ok(u64::from_le_bytes(b.try_into().map_err(|_| ())?))
     };
-    let regs = UnwindRegsX86_64::new(copy.ip, copy.sp, copy.bp);
-    let mut it = unwinder.iter_frames(copy.ip, regs, cache, &mut read);
+    let mut regs = UnwindRegsX86_64::new(copy.ip, copy.sp, copy.bp);
     let window_end = copy.sp + copy.data.len() as u64;
+    // Stepped frame by frame (not with framehop's iterator) to see each frame's sp.
+    let mut addr = FrameAddress::InstructionPointer(copy.ip);
     loop {
         if scope.done(frames.len()) {
             return if scope.mode == StackMode::App && scope.app_seen {
@@ -396,35 +397,53 @@ fn walk(
                 UnwindEnd::Depth
             };
         }
-        match it.next() {
-            Ok(Some(f)) => {
-                let addr = match f {
-                    FrameAddress::InstructionPointer(a) => a,
-                    FrameAddress::ReturnAddress(a) => a.get(),
-                };
-                if scope.keep(addr) {
-                    frames.push(addr);
-                }
-            }
+        let a = match addr {
+            FrameAddress::InstructionPointer(a) => a,
+            FrameAddress::ReturnAddress(a) => a.get(),
+        };
+        if scope.keep(a) {
+            frames.push(a);
+        }
+        // As framehop's iterator: a full budget stops before the next step.
+        if scope.done(frames.len()) {
+            continue;
+        }
+        let sp = regs.sp();
+        let step = unwinder.unwind_frame(addr, &mut regs, cache, &mut read);
+        let err = match step {
             Ok(None) => return UnwindEnd::Complete,
-            Err(HopError::CouldNotReadStack(a)) => {
+            Ok(Some(ret)) => match FrameAddress::from_return_address(ret) {
+                Some(next) => {
+                    addr = next;
+                    continue;
+                }
+                // A zero return address is how some outermost frames end (no CFI marks).
+                None => return UnwindEnd::Complete,
+            },
+            Err(e) => e,
+        };
+        // The window ends at the thread's starting stack pointer and this frame sits
+        // there: it is the outermost (the dynamic loader's entry point, which has no
+        // unwind entry to say so), and anything above is not this thread's.
+        if copy.flags & copy_flags::TOP != 0 && sp >= window_end {
+            return UnwindEnd::Complete;
+        }
+        return match err {
+            HopError::CouldNotReadStack(a) => {
                 // Past the end of the window: the stack goes on if the window was cut
                 // short of the stack's mapping; otherwise the unwind data or the
                 // stack led outside it.
-                return if a >= window_end && copy.flags & copy_flags::CUT != 0 {
+                if a >= window_end && copy.flags & copy_flags::CUT != 0 {
                     UnwindEnd::Window
                 } else {
                     UnwindEnd::Unreadable
-                };
+                }
             }
-            Err(
-                HopError::DidNotAdvance
-                | HopError::FramepointerUnwindingMovedBackwards
-                | HopError::IntegerOverflow,
-            ) => return UnwindEnd::NoProgress,
-            // A zero return address is how some outermost frames end (no CFI marks).
-            Err(HopError::ReturnAddressIsNull) => return UnwindEnd::Complete,
-        }
+            HopError::DidNotAdvance
+            | HopError::FramepointerUnwindingMovedBackwards
+            | HopError::IntegerOverflow => UnwindEnd::NoProgress,
+            HopError::ReturnAddressIsNull => UnwindEnd::Complete,
+        };
     }
 }
 
@@ -438,6 +457,41 @@ mod tests {
             sections: Vec::new(),
             segments,
         }
+    }
+
+    #[test]
+    fn a_frame_at_the_threads_starting_stack_pointer_is_the_outermost() {
+        // Two frames by frame pointers (no modules), the second one's rbp garbage: its
+        // sp is the window's end. When the window ends at the thread's starting stack
+        // pointer, that frame is the outermost; otherwise the unwind led outside.
+        let mut data = Vec::new();
+        data.extend_from_slice(&0x9000u64.to_le_bytes()); // caller's rbp
+        data.extend_from_slice(&0x5000u64.to_le_bytes()); // return address
+        let mut copy = StackCopy {
+            ip: 0x4000,
+            sp: 0x1000,
+            bp: 0x1000,
+            flags: copy_flags::TOP,
+            data,
+        };
+        let mut u = DwarfUnwinder::default();
+        let top = u.unwind(1, &copy, StackMode::All, 32);
+        assert_eq!(top.frames, vec![0x4000, 0x5000]);
+        assert_eq!(top.end, UnwindEnd::Complete);
+        copy.flags = 0;
+        assert_eq!(
+            u.unwind(1, &copy, StackMode::All, 32).end,
+            UnwindEnd::Unreadable
+        );
+        copy.flags = copy_flags::CUT;
+        assert_eq!(
+            u.unwind(1, &copy, StackMode::All, 32).end,
+            UnwindEnd::Window
+        );
+        // A full budget stops before stepping further.
+        copy.flags = copy_flags::TOP;
+        let one = u.unwind(1, &copy, StackMode::All, 1);
+        assert_eq!((one.frames.len(), one.end), (1, UnwindEnd::Depth));
     }
 
     #[test]

@@ -172,5 +172,8 @@ struct rec_ustack {
 
 #define USTK_F_CUT 1 /* the window ended before the stack's mapping did */
 #define USTK_F_NO_VMA 2 /* the stack's mapping was not found; the window was shrunk to fit */
+#define USTK_F_RANGE_LOOKUP 4 /* the stack's mapping was looked up (bpf_find_vma), not kept */
+#define USTK_F_RANGE_STALE 8 /* the stack's range did not hold the window: dropped */
+#define USTK_F_TOP 16 /* the window ends at the thread's starting stack pointer */
 
 #endif
