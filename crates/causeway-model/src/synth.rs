@@ -303,6 +303,25 @@ impl Synth {
     }
 }
 
+/// Tables naming threads, each `(tid, tgid, comm)`, seen since the trace start; string
+/// 0 is the empty string.
+pub fn named_tables(names: &[(u32, u32, &str)]) -> Tables {
+    let mut t = Tables {
+        strings: vec![String::new()],
+        ..Tables::default()
+    };
+    for &(tid, tgid, comm) in names {
+        t.strings.push(comm.to_string());
+        t.threads.push(causeway_format::ThreadInfo {
+            tid: Tid(tid),
+            tgid: Tgid(tgid),
+            since: Timestamp(0),
+            comm: StringId(u32::try_from(t.strings.len() - 1).unwrap_or(u32::MAX)),
+        });
+    }
+    t
+}
+
 fn write_op() -> BlockOp {
     BlockOp {
         kind: BlockOpKind::Write,

@@ -3,7 +3,7 @@
 //! no longer writes.
 
 use causeway_bottleneck::{Options, analyze};
-use causeway_format::{Header, StringId, Tables, Tgid, ThreadInfo, Tid, Timestamp};
+use causeway_format::{Header, StringId, Tables};
 use causeway_format::{TaskState, Waker};
 use causeway_model::Trace;
 use causeway_model::synth::Synth;
@@ -12,20 +12,7 @@ use serde_json::Value;
 
 /// Tables naming threads: `(tid, tgid, comm)`.
 fn tables(names: &[(u32, u32, &str)]) -> Tables {
-    let mut t = Tables {
-        strings: vec![String::new()],
-        ..Tables::default()
-    };
-    for &(tid, tgid, comm) in names {
-        t.strings.push(comm.to_string());
-        t.threads.push(ThreadInfo {
-            tid: Tid(tid),
-            tgid: Tgid(tgid),
-            since: Timestamp(0),
-            comm: StringId(t.strings.len() as u32 - 1),
-        });
-    }
-    t
+    causeway_model::synth::named_tables(names)
 }
 
 fn view(s: &Synth, tables: &Tables, ncpu: u32, merge: bool) -> BottleneckView {

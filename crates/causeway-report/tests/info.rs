@@ -1,26 +1,13 @@
 //! The `info` report from a trace reader's counts and a model.
 
-use causeway_format::{Header, StringId, Tables, TaskState, Tgid, ThreadInfo, Tid, Timestamp};
+use causeway_format::{Header, Tables, TaskState, Timestamp};
 use causeway_format::{TraceStats, VERSION_MAJOR};
 use causeway_model::synth::Synth;
 use causeway_report::{Format, InfoReport, Selection, TraceFacts, View, render};
 use std::collections::BTreeMap;
 
 fn tables() -> Tables {
-    let mut t = Tables {
-        strings: vec![String::new()],
-        ..Tables::default()
-    };
-    for (tid, comm) in [(1, "busy"), (2, "sleepy")] {
-        t.strings.push(comm.to_string());
-        t.threads.push(ThreadInfo {
-            tid: Tid(tid),
-            tgid: Tgid(tid),
-            since: Timestamp(0),
-            comm: StringId(t.strings.len() as u32 - 1),
-        });
-    }
-    t
+    causeway_model::synth::named_tables(&[(1, 1, "busy"), (2, 2, "sleepy")])
 }
 
 fn report(events: u64, stats: &TraceStats, sel: &Selection) -> InfoReport {

@@ -8,26 +8,13 @@ mod merging;
 mod pipeline;
 
 use crate::{Findings, Options, VertexId, analyze};
-use causeway_format::{Header, StringId, Tables, Tgid, ThreadInfo, Tid, Timestamp};
+use causeway_format::{Header, Tables, Tid};
 use causeway_model::Trace;
 use causeway_model::synth::Synth;
 
 /// Tables naming threads: `(tid, tgid, comm)`.
 pub(super) fn tables(names: &[(u32, u32, &str)]) -> Tables {
-    let mut t = Tables {
-        strings: vec![String::new()],
-        ..Tables::default()
-    };
-    for &(tid, tgid, comm) in names {
-        t.strings.push(comm.to_string());
-        t.threads.push(ThreadInfo {
-            tid: Tid(tid),
-            tgid: Tgid(tgid),
-            since: Timestamp(0),
-            comm: StringId(t.strings.len() as u32 - 1),
-        });
-    }
-    t
+    causeway_model::synth::named_tables(names)
 }
 
 /// Add a string to the tables, returning its id.
