@@ -330,6 +330,38 @@ pub fn parse(b: &[u8]) -> Result<Record, RecordError> {
     let tid = c.u32()?;
     let tgid = c.u32()?;
     let body = match typ {
+        ty::SWITCH | ty::WAKING | ty::WAKEUP_NEW | ty::FORK | ty::EXEC | ty::EXIT | ty::TASK => {
+            sched_body(typ, &mut c)?
+        }
+        ty::IRQ_ENTRY
+        | ty::IRQ_EXIT
+        | ty::SOFTIRQ_ENTRY
+        | ty::SOFTIRQ_EXIT
+        | ty::BLOCK_ISSUE
+        | ty::BLOCK_COMPLETE
+        | ty::NET_XMIT
+        | ty::NET_RECV => device_body(typ, &mut c)?,
+        ty::SYS_ENTER | ty::SYS_EXIT | ty::MAPS_CHANGED | ty::USTACK => sys_body(typ, &mut c)?,
+        other => return Err(RecordError::UnknownType(other)),
+    };
+    let stack = if flags & REC_F_STACK != 0 {
+        Some(raw_stack(&mut c)?)
+    } else {
+        None
+    };
+    Ok(Record {
+        ts,
+        tid,
+        tgid,
+        body,
+        stack,
+    })
+}
+
+/// The body of a scheduler or process record: switch, wake-up, fork, exec, exit,
+/// thread name.
+fn sched_body(typ: u16, c: &mut Cursor<'_>) -> Result<Body, RecordError> {
+    Ok(match typ {
         ty::SWITCH => {
             let next_tid = c.u32()?;
             let next_tgid = c.u32()?;
@@ -369,6 +401,14 @@ pub fn parse(b: &[u8]) -> Result<Record, RecordError> {
             filename: c.str(128)?,
         },
         ty::EXIT => Body::Exit,
+        ty::TASK => Body::Task { comm: c.str(16)? },
+        other => return Err(RecordError::UnknownType(other)),
+    })
+}
+
+/// The body of an interrupt, block or network record.
+fn device_body(typ: u16, c: &mut Cursor<'_>) -> Result<Body, RecordError> {
+    Ok(match typ {
         ty::IRQ_ENTRY | ty::IRQ_EXIT => {
             let irq = c.u32()?;
             let ret = c.u32()? as i32;
@@ -413,6 +453,13 @@ pub fn parse(b: &[u8]) -> Result<Record, RecordError> {
                 bytes,
             }
         }
+        other => return Err(RecordError::UnknownType(other)),
+    })
+}
+
+/// The body of a system call, mapping change or user stack copy record.
+fn sys_body(typ: u16, c: &mut Cursor<'_>) -> Result<Body, RecordError> {
+    Ok(match typ {
         ty::SYS_ENTER => {
             let arg0 = c.u64()?;
             let obj = c.u64()?;
@@ -431,7 +478,6 @@ pub fn parse(b: &[u8]) -> Result<Record, RecordError> {
             c.skip(4)?;
             Body::SysExit { nr, ret }
         }
-        ty::TASK => Body::Task { comm: c.str(16)? },
         ty::MAPS_CHANGED => {
             let reason = c.u32()?;
             c.skip(4)?;
@@ -456,36 +502,29 @@ pub fn parse(b: &[u8]) -> Result<Record, RecordError> {
             })
         }
         other => return Err(RecordError::UnknownType(other)),
-    };
-    let stack = if flags & REC_F_STACK != 0 {
-        let kind = c.u8()?;
-        let sflags = c.u8()?;
-        let nu = c.u8()? as usize;
-        let nk = c.u8()? as usize;
-        c.skip(4)?;
-        let mut kernel = Vec::with_capacity(nk);
-        for _ in 0..nk {
-            kernel.push(c.u64()?);
-        }
-        let mut user = Vec::with_capacity(nu);
-        for _ in 0..nu {
-            user.push(c.u64()?);
-        }
-        Some(RawStack {
-            kind,
-            flags: sflags,
-            user,
-            kernel,
-        })
-    } else {
-        None
-    };
-    Ok(Record {
-        ts,
-        tid,
-        tgid,
-        body,
-        stack,
+    })
+}
+
+/// The stack trailer of a record that has one.
+fn raw_stack(c: &mut Cursor<'_>) -> Result<RawStack, RecordError> {
+    let kind = c.u8()?;
+    let sflags = c.u8()?;
+    let nu = c.u8()? as usize;
+    let nk = c.u8()? as usize;
+    c.skip(4)?;
+    let mut kernel = Vec::with_capacity(nk);
+    for _ in 0..nk {
+        kernel.push(c.u64()?);
+    }
+    let mut user = Vec::with_capacity(nu);
+    for _ in 0..nu {
+        user.push(c.u64()?);
+    }
+    Ok(RawStack {
+        kind,
+        flags: sflags,
+        user,
+        kernel,
     })
 }
 
