@@ -614,3 +614,217 @@ mod tests {
         assert!(matches!(parse(&b), Err(RecordError::Short(_))));
     }
 }
+
+/// The parser against the C side's layouts: each record is built from the structs the
+/// skeleton generates from `records.h` (through the object's BTF), then parsed.
+#[cfg(test)]
+mod abi {
+    use super::*;
+    use crate::skel::types;
+    use std::mem::size_of;
+
+    /// The bytes of a generated `#[repr(C)]` struct of integers and integer arrays.
+    fn bytes_of<T: Copy>(v: &T) -> Vec<u8> {
+        // SAFETY: `T` is a plain `#[repr(C)]` struct generated from the BPF object's BTF
+        // (integers and arrays of integers, every padding byte an explicit `pad` field),
+        // so all `size_of::<T>()` bytes behind the reference are initialized.
+        unsafe { std::slice::from_raw_parts((v as *const T).cast::<u8>(), size_of::<T>()) }.to_vec()
+    }
+
+    fn header(typ: u16, body: usize) -> types::rec_hdr {
+        types::rec_hdr {
+            ts: 0x1122_3344_5566_7788,
+            r#type: typ,
+            len: (HDR + body) as u16,
+            flags: 0,
+            pad: 0,
+            tid: 4242,
+            tgid: 4240,
+        }
+    }
+
+    fn record<T: Copy>(typ: u16, body: &T) -> Record {
+        let mut b = bytes_of(&header(typ, size_of::<T>()));
+        b.extend(bytes_of(body));
+        let r = parse(&b).expect("parses");
+        assert_eq!((r.ts, r.tid, r.tgid), (0x1122_3344_5566_7788, 4242, 4240));
+        r
+    }
+
+    fn c_str<const N: usize>(s: &str) -> [i8; N] {
+        let mut a = [0i8; N];
+        for (d, c) in a.iter_mut().zip(s.bytes()) {
+            *d = c as i8;
+        }
+        a
+    }
+
+    #[test]
+    fn header_and_stack_copy_sizes_match_the_c_structs() {
+        assert_eq!(size_of::<types::rec_hdr>(), HDR);
+        // The copied stack starts at USTACK_HDR, past the header and rec_ustack.
+        assert!(size_of::<types::rec_hdr>() + size_of::<types::rec_ustack>() <= USTACK_HDR);
+        assert_eq!(size_of::<types::rec_stack>(), 8);
+    }
+
+    #[test]
+    fn switch_and_wake_fields_sit_where_the_c_side_puts_them() {
+        let sw = types::rec_switch {
+            next_tid: 7,
+            next_tgid: 8,
+            prev_state: 0x402,
+            prev_exit_state: 0x10,
+            preempt: 1,
+            pad: [0; 7],
+        };
+        let r = record(ty::SWITCH, &sw);
+        assert!(matches!(
+            r.body,
+            Body::Switch {
+                next_tid: 7,
+                next_tgid: 8,
+                prev_state: 0x402,
+                prev_exit_state: 0x10,
+                preempt: true
+            }
+        ));
+        let wk = types::rec_wake {
+            wakee_tid: 11,
+            wakee_tgid: 12,
+            target_cpu: 1,
+            waker_kind: 1,
+            irq_or_vec: 33,
+            pad: 0,
+        };
+        let r = record(ty::WAKING, &wk);
+        assert!(matches!(
+            r.body,
+            Body::Wake {
+                new: false,
+                wakee_tid: 11,
+                wakee_tgid: 12,
+                target_cpu: 1,
+                waker: WakerCtx::Irq(33)
+            }
+        ));
+    }
+
+    #[test]
+    fn string_block_and_syscall_fields_sit_where_the_c_side_puts_them() {
+        let ex = types::rec_exec {
+            comm: c_str("gzip"),
+            filename: c_str("/usr/bin/gzip"),
+        };
+        let r = record(ty::EXEC, &ex);
+        assert!(
+            matches!(&r.body, Body::Exec { comm, filename } if comm == "gzip" && filename == "/usr/bin/gzip")
+        );
+        let irq = types::rec_irq {
+            irq: 24,
+            ret: -1,
+            name: c_str("virtio0-requests"),
+        };
+        let r = record(ty::IRQ_ENTRY, &irq);
+        assert!(
+            matches!(&r.body, Body::Irq { entry: true, irq: 24, ret: -1, name } if name == "virtio0-requests")
+        );
+        let blk = types::rec_block {
+            sector: 123_456_789,
+            dev: (254 << 20) | 1,
+            bytes: 4096,
+            cmd_flags: 0x801,
+            error: -5,
+        };
+        let r = record(ty::BLOCK_COMPLETE, &blk);
+        assert!(matches!(
+            r.body,
+            Body::Block {
+                issue: false,
+                dev: 0x0fe0_0001,
+                sector: 123_456_789,
+                bytes: 4096,
+                cmd_flags: 0x801,
+                error: -5
+            }
+        ));
+        let net = types::rec_net {
+            dev: c_str("lo"),
+            bytes: 1500,
+            pad: 0,
+        };
+        let r = record(ty::NET_XMIT, &net);
+        assert!(matches!(&r.body, Body::Net { xmit: true, dev, bytes: 1500 } if dev == "lo"));
+        let se = types::rec_sys_enter {
+            arg0: 3,
+            obj: 0xdead_beef,
+            nr: 0,
+            obj_kind: 1,
+        };
+        let r = record(ty::SYS_ENTER, &se);
+        assert!(matches!(
+            r.body,
+            Body::SysEnter {
+                nr: 0,
+                arg0: 3,
+                obj: 0xdead_beef,
+                obj_kind: 1
+            }
+        ));
+        let sx = types::rec_sys_exit {
+            ret: -11,
+            nr: 7,
+            pad: 0,
+        };
+        let r = record(ty::SYS_EXIT, &sx);
+        assert!(matches!(r.body, Body::SysExit { nr: 7, ret: -11 }));
+    }
+
+    #[test]
+    fn stack_trailer_and_stack_copy_sit_where_the_c_side_puts_them() {
+        let mut b = bytes_of(&header(ty::TASK, size_of::<types::rec_task>()));
+        b[12] = REC_F_STACK as u8; // rec_hdr.flags, little end first on x86-64
+        b.extend(bytes_of(&types::rec_task {
+            comm: c_str("worker"),
+        }));
+        b.extend(bytes_of(&types::rec_stack {
+            kind: 1,
+            flags: 16,
+            n_user: 1,
+            n_kernel: 2,
+            pad: 0,
+        }));
+        for frame in [0xffff_ffff_8100_0000u64, 0xffff_ffff_8100_0010, 0x5555_0000] {
+            b.extend(frame.to_ne_bytes());
+        }
+        let r = parse(&b).expect("parses");
+        assert!(matches!(&r.body, Body::Task { comm } if comm == "worker"));
+        let st = r.stack.expect("stack trailer");
+        assert_eq!((st.kind, st.flags), (1, 16));
+        assert_eq!(
+            st.kernel,
+            vec![0xffff_ffff_8100_0000, 0xffff_ffff_8100_0010]
+        );
+        assert_eq!(st.user, vec![0x5555_0000]);
+
+        let us = types::rec_ustack {
+            ip: 0x401000,
+            sp: 0x7ffd_0000,
+            bp: 0x7ffd_0040,
+            size: 16,
+            flags: 1,
+        };
+        let mut b = bytes_of(&header(ty::USTACK, USTACK_HDR - HDR + 16));
+        b.extend(bytes_of(&us));
+        b.resize(USTACK_HDR, 0);
+        b.extend((0u8..16).collect::<Vec<u8>>());
+        let r = parse(&b).expect("parses");
+        let Body::UserStack(copy) = r.body else {
+            panic!("not a stack copy: {:?}", r.body);
+        };
+        assert_eq!(
+            (copy.ip, copy.sp, copy.bp, copy.flags),
+            (0x401000, 0x7ffd_0000, 0x7ffd_0040, 1)
+        );
+        assert_eq!(copy.data, (0u8..16).collect::<Vec<u8>>());
+    }
+}

@@ -59,6 +59,28 @@ const volatile __u64 obj_key = 0;
 #define UNWIND_FP 0 /* walk frame pointers in BPF */
 #define UNWIND_DWARF 1 /* copy the stack window; user space unwinds with DWARF CFI */
 const volatile __u32 unwind = UNWIND_FP;
+
+/* Every record layout, kept in the object's BTF (and so in the generated Rust
+ * skeleton's types) though no program reads it: the user-space parser in records.rs
+ * is tested against these sizes and field offsets, so the two sides cannot drift. */
+struct abi_layouts {
+	struct rec_hdr hdr;
+	struct rec_switch switch_;
+	struct rec_wake wake;
+	struct rec_fork fork;
+	struct rec_exec exec;
+	struct rec_irq irq;
+	struct rec_softirq softirq;
+	struct rec_block block;
+	struct rec_net net;
+	struct rec_sys_enter sys_enter;
+	struct rec_sys_exit sys_exit;
+	struct rec_task task;
+	struct rec_maps_changed maps_changed;
+	struct rec_stack stack;
+	struct rec_ustack ustack;
+};
+const volatile struct abi_layouts abi_layouts __attribute__((used)) = {};
 const volatile __u32 stack_window = 8192; /* bytes, a power of two <= MAX_COPY */
 
 /* ---- maps ---- */
