@@ -9,7 +9,7 @@
 #   CAUSEWAY=path/to/causeway bench/unwind.sh     # use this binary, do not build
 #   WORKLOADS=blocking-net VARIANTS=bin-nofp bench/unwind.sh
 #   WORKLOADS="deb-head deb-cat deb-sort deb-gzip deb-python3" \
-#       CONFIGS="dwarf fp perf perf64k" bench/unwind.sh    # the Debian programs only
+#       CONFIGS="dwarf fp perf perf64k dwarf16k" bench/unwind.sh   # the Debian programs
 #
 # Environment knobs (defaults in brackets):
 #   WORKLOADS [blocking-net lock-contention deb-head deb-cat deb-sort deb-gzip
@@ -19,7 +19,8 @@
 #                       workloads/bin (-fno-omit-frame-pointer); both -O2 -g.
 #                       Debian's glibc has no frame pointers in either case.
 #                       (`deb-` workloads run once, variant `debian`.)
-#   CONFIGS [dwarf fp perf perf64k]   (see "Configurations")
+#   CONFIGS [dwarf fp perf]   (see "Configurations"; perf64k and dwarf16k on demand:
+#                       perf64k writes ~66 KB per sample, ~0.5 GB for blocking-net)
 #   WL_SECONDS [2]      --seconds of every workload run
 #   CAUSEWAY            a causeway binary to use instead of building one
 #   KEEP [0]            keep the temporary directory (traces, perf.data, dumps)
@@ -30,8 +31,7 @@
 #           --stack-mode all --stack-depth 32 --stack-window 8K)
 #   fp      causeway record -o T.cwt --json --unwind fp --stack-mode all
 #           --stack-depth 32 -- CMD   (frame-pointer walk in BPF, same scope)
-#   dwarf16k  the defaults with --stack-window 16K (the largest window), not run
-#           unless named in CONFIGS
+#   dwarf16k  the defaults with --stack-window 16K (the largest window)
 #   perf    perf record -e sched:sched_switch --call-graph dwarf,8192 -o T.data -- CMD
 #           (perf's default: 8 KiB of stack per sample, unwound by `perf script`)
 #   perf64k the same with --call-graph dwarf,65528 (the most perf copies per sample)
@@ -73,7 +73,7 @@ set -euo pipefail
 
 WORKLOADS=${WORKLOADS:-blocking-net lock-contention deb-head deb-cat deb-sort deb-gzip deb-python3}
 VARIANTS=${VARIANTS:-bin-nofp bin}
-CONFIGS=${CONFIGS:-dwarf fp perf perf64k}
+CONFIGS=${CONFIGS:-dwarf fp perf}
 WL_SECONDS=${WL_SECONDS:-2}
 KEEP=${KEEP:-0}
 
