@@ -15,8 +15,11 @@ import sys
 
 # A stack that reaches one of these holds the whole call path of its thread.
 ROOTS = {"main", "start_thread", "clone3", "__clone3", "_start", "__libc_start_call_main"}
-# The launched child before exec (the tracer's own code, not the workload's).
-PRE_EXEC = {"causeway", "perf", "perf-exec"}
+# Names of the perf configurations of unwind.sh in the tables.
+PERF_LABELS = {"perf": "perf dwarf 8K", "perf64k": "perf dwarf 64K"}
+# The launched child before exec (the tracer's own code, or the shell of a `deb-`
+# pipe, not the workload's).
+PRE_EXEC = {"causeway", "perf", "perf-exec", "sh"}
 
 
 def read(path):
@@ -161,18 +164,21 @@ def report(d):
           "no user frame | marked cut short | outermost frame of the others (top 3) | threads of the others |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     sizes = []
+    summary = {}
     for wl, var, cfg, base, nbytes, load in runs:
         nbytes = int(nbytes)
-        if cfg == "perf":
+        if cfg.startswith("perf"):
             # The workload's pid: that of the samples named after the program.
-            comm = wl[:15]
+            comm = os.path.basename(read(base + ".prog").strip() or wl)[:15]
             text = read(base + ".stacks")
             pids = collections.Counter(
                 int(m.group(1)) for m in re.finditer(r"^" + re.escape(comm) + r"\s+(\d+)/\d+ ", text, re.M)
             )
             pid = pids.most_common(1)[0][0] if pids else 0
             all_st = perf_stacks(text, pid)
-            groups = [("perf, all switch-outs", all_st), ("perf, blocking only", [s for s in all_st if s.blocking])]
+            label = PERF_LABELS.get(cfg, cfg)
+            groups = [(f"{label}, all switch-outs", all_st),
+                      (f"{label}, blocking only", [s for s in all_st if s.blocking])]
             samples = sum(1 for s in all_st)
             m = re.search(r"\((\d+) samples\)", read(base + ".err"))
             written = int(m.group(1)) if m else None
@@ -187,11 +193,26 @@ def report(d):
             sizes.append((wl, var, cfg, load, nbytes, info, None, None))
         for name, sts in groups:
             n, full, empty, cut, outer, threads = completeness(sts, pid)
+            if not name.endswith("all switch-outs"):
+                summary.setdefault((wl, var), {})[cfg] = (n, full)
             top = ", ".join(f"`{k}` {v}" for k, v in outer.most_common(3)) or "—"
             thr = ", ".join(f"{k} {v}" for k, v in threads.most_common(3)) or "—"
             print(f"| {wl} | {var} | {name} | {load} | {n:,} | **{pct(full, n)}** ({full:,}) | {pct(empty, n)} "
                   f"| {pct(cut, n)} | {top} | {thr} |")
     print()
+
+    cfgs = list(dict.fromkeys(r[2] for r in runs))
+    print("### Summary: blocking switch-out stacks that reach main / thread start\n")
+    print("| workload | variant | " + " | ".join(PERF_LABELS.get(c, c) + (" (blocking)" if c.startswith("perf") else "")
+                                              for c in cfgs) + " |")
+    print("|---|---|" + "---|" * len(cfgs))
+    for (wl, var), by_cfg in summary.items():
+        cells = []
+        for c in cfgs:
+            n, full = by_cfg.get(c, (0, 0))
+            cells.append(f"{pct(full, n)} of {n:,}" + (" ✓" if n and full >= 0.95 * n else ""))
+        print(f"| {wl} | {var} | " + " | ".join(cells) + " |")
+    print("\n(✓: at least 95%.)\n")
 
     print("### Copies, ring and trace sizes\n")
     print("causeway: counters from `causeway info` (the whole recording); ring bytes/stack = "
@@ -202,7 +223,7 @@ def report(d):
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for wl, var, cfg, load, nbytes, info, written, samples in sizes:
         if info is None:
-            print(f"| {wl} | {var} | perf | — | — | — | — | {written if written is not None else samples:,} "
+            print(f"| {wl} | {var} | {cfg} | — | — | — | — | {written if written is not None else samples:,} "
                   f"| {samples:,} (this pid) | {nbytes:,} | {nbytes / written if written else 0:,.0f} |")
             continue
         c = info.get("counters", {})
