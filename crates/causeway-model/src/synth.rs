@@ -278,6 +278,37 @@ impl Synth {
         v
     }
 
+    /// Thread `tid` on `cpu` blocks at `from` until thread `waker` (on `waker_cpu`)
+    /// wakes it at `to`, and runs again at `to + 1`.
+    pub fn wait_for(
+        &mut self,
+        (tid, cpu): (u32, u32),
+        from: u64,
+        (waker, waker_cpu): (u32, u32),
+        to: u64,
+    ) -> &mut Synth {
+        self.switch(from, cpu, tid, TaskState::INTERRUPTIBLE, 0)
+            .wake_by(to, waker_cpu, waker, tid)
+            .switch(to + 1, cpu, 0, TaskState::RUNNABLE, tid)
+    }
+
+    /// Threads 1 (CPU 0) and 2 (CPU 1) handing work back and forth for `rounds` rounds
+    /// of 22 ns from time 0: each runs 10 of every 22, is runnable 1 and blocked 11 —
+    /// under one CPU together and touching no device, wPerf's background pattern.
+    pub fn background_pair(&mut self, rounds: u64) -> &mut Synth {
+        self.switch(0, 0, 0, TaskState::RUNNABLE, 1);
+        for k in 0..rounds {
+            let t = k * 22;
+            self.wake_by(t + 10, 0, 1, 2)
+                .switch(t + 10, 0, 1, TaskState::INTERRUPTIBLE, 0)
+                .switch(t + 11, 1, 0, TaskState::RUNNABLE, 2)
+                .wake_by(t + 21, 1, 2, 1)
+                .switch(t + 21, 1, 2, TaskState::INTERRUPTIBLE, 0)
+                .switch(t + 22, 0, 0, TaskState::RUNNABLE, 1);
+        }
+        self
+    }
+
     /// The events exactly in the order they were pushed.
     pub fn events_unsorted(&self) -> &[Event] {
         &self.events
@@ -301,6 +332,35 @@ impl Synth {
             WriterOptions::default(),
         )
     }
+}
+
+/// wPerf's Figure 1 in miniature, for `rounds` rounds of 1000 ns: a consumer (tid 1,
+/// CPU 0) writes 4 KiB to disk 8:0 and waits 600 ns for it (woken by interrupt 11,
+/// named by string `irq_name`), then works 400 ns; a producer (tid 2, CPU 1) waits for
+/// the consumer 900 ns of every 1000.
+pub fn blocking_write(irq_name: u32, rounds: u64) -> Synth {
+    let mut s = Synth::new();
+    s.switch(0, 0, 0, TaskState::RUNNABLE, 1)
+        .switch(0, 1, 0, TaskState::RUNNABLE, 2);
+    for k in 0..rounds {
+        let t = k * 1000;
+        let irq = Waker::Irq {
+            irq: 11,
+            name: StringId(irq_name),
+        };
+        s.block_issue(t + 100, 0, 1, (8 << 20, k * 8), 4096)
+            .switch(t + 100, 0, 1, TaskState::UNINTERRUPTIBLE, 0)
+            .irq_entry(t + 699, 0, 11, irq_name)
+            .block_complete(t + 699, 0, (8 << 20, k * 8))
+            .wakeup(t + 700, 0, 1, 0, irq)
+            .irq_exit(t + 701, 0, 11)
+            .switch(t + 701, 0, 0, TaskState::RUNNABLE, 1);
+        // The producer hands work over and waits for the consumer to take more.
+        s.switch(t + 50, 1, 2, TaskState::INTERRUPTIBLE, 0)
+            .wake_by(t + 950, 0, 1, 2)
+            .switch(t + 951, 1, 0, TaskState::RUNNABLE, 2);
+    }
+    s
 }
 
 /// Tables naming threads, each `(tid, tgid, comm)`, seen since the trace start; string

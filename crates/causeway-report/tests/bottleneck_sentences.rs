@@ -3,8 +3,8 @@
 //! no longer writes.
 
 use causeway_bottleneck::{Options, analyze};
-use causeway_format::{Header, StringId, Tables};
-use causeway_format::{TaskState, Waker};
+use causeway_format::TaskState;
+use causeway_format::{Header, Tables};
 use causeway_model::Trace;
 use causeway_model::synth::Synth;
 use causeway_report::{BottleneckView, Format, View, render};
@@ -36,19 +36,6 @@ fn text(v: &BottleneckView) -> String {
     String::from_utf8(out).expect("utf-8")
 }
 
-/// Thread `tid` on `cpu` blocks at `from` until `waker` (on `waker_cpu`) wakes it at `to`.
-fn block(
-    s: &mut Synth,
-    (tid, cpu): (u32, u32),
-    from: u64,
-    (waker, waker_cpu): (u32, u32),
-    to: u64,
-) {
-    s.switch(from, cpu, tid, TaskState::INTERRUPTIBLE, 0)
-        .wake_by(to, waker_cpu, waker, tid)
-        .switch(to + 1, cpu, 0, TaskState::RUNNABLE, tid);
-}
-
 /// A consumer (tid 1) waits for the disk behind an interrupt, a producer (tid 2) for
 /// the consumer.
 #[test]
@@ -57,31 +44,7 @@ fn disk_knot_advice_names_the_disk() {
     t.strings.push(String::new());
     t.strings.push("virtio0-requests".into());
     let irq = 1;
-    let mut s = Synth::new();
-    s.switch(0, 0, 0, TaskState::RUNNABLE, 1)
-        .switch(0, 1, 0, TaskState::RUNNABLE, 2);
-    for k in 0..20u64 {
-        let t = k * 1000;
-        s.block_issue(t + 100, 0, 1, (8 << 20, k * 8), 4096)
-            .switch(t + 100, 0, 1, TaskState::UNINTERRUPTIBLE, 0)
-            .irq_entry(t + 699, 0, 11, irq)
-            .block_complete(t + 699, 0, (8 << 20, k * 8))
-            .wakeup(
-                t + 700,
-                0,
-                1,
-                0,
-                Waker::Irq {
-                    irq: 11,
-                    name: StringId(irq),
-                },
-            )
-            .irq_exit(t + 701, 0, 11)
-            .switch(t + 701, 0, 0, TaskState::RUNNABLE, 1);
-        s.switch(t + 50, 1, 2, TaskState::INTERRUPTIBLE, 0)
-            .wake_by(t + 950, 0, 1, 2)
-            .switch(t + 951, 1, 0, TaskState::RUNNABLE, 2);
-    }
+    let mut s = causeway_model::synth::blocking_write(irq, 20);
     s.switch(20_100, 0, 1, TaskState::RUNNABLE, 0);
     let v = view(&s, &t, 2, false);
     assert!(v.found());
@@ -131,24 +94,15 @@ fn merged_workers_are_labelled_and_wait_for_each_other() {
 #[test]
 fn background_knot_is_called_optional() {
     let mut s = Synth::new();
-    s.switch(0, 0, 0, TaskState::RUNNABLE, 1);
-    for k in 0..92u64 {
-        let t = k * 22;
-        s.wake_by(t + 10, 0, 1, 2)
-            .switch(t + 10, 0, 1, TaskState::INTERRUPTIBLE, 0)
-            .switch(t + 11, 1, 0, TaskState::RUNNABLE, 2)
-            .wake_by(t + 21, 1, 2, 1)
-            .switch(t + 21, 1, 2, TaskState::INTERRUPTIBLE, 0)
-            .switch(t + 22, 0, 0, TaskState::RUNNABLE, 1);
-    }
+    s.background_pair(92);
     s.switch(0, 2, 0, TaskState::RUNNABLE, 3)
         .switch(0, 3, 0, TaskState::RUNNABLE, 4);
     for k in 0..20 {
         let t = k * 100;
-        block(&mut s, (3, 2), t + 10, (4, 3), t + 50);
-        block(&mut s, (4, 3), t + 60, (3, 2), t + 100);
+        s.wait_for((3, 2), t + 10, (4, 3), t + 50);
+        s.wait_for((4, 3), t + 60, (3, 2), t + 100);
     }
-    block(&mut s, (4, 3), 2_005, (1, 0), 2_009);
+    s.wait_for((4, 3), 2_005, (1, 0), 2_009);
     s.switch(2_100, 2, 3, TaskState::RUNNABLE, 0);
     let j = json(&view(&s, &Tables::default(), 4, false));
     let advice = j["knots"][0]["advice"].as_str().expect("knot advice");
@@ -173,8 +127,8 @@ fn seconds_and_sums_follow_the_nanoseconds() {
         .switch(0, 1, 0, TaskState::RUNNABLE, 2);
     for k in 0..20 {
         let t = k * 100;
-        block(&mut s, (1, 0), t + 10, (2, 1), t + 50);
-        block(&mut s, (2, 1), t + 60, (1, 0), t + 100);
+        s.wait_for((1, 0), t + 10, (2, 1), t + 50);
+        s.wait_for((2, 1), t + 60, (1, 0), t + 100);
     }
     let j = json(&view(&s, &Tables::default(), 2, false));
     let edges = j["edges"].as_array().expect("edges");

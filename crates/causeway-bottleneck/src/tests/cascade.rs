@@ -1,6 +1,6 @@
 //! Cascaded re-distribution (wPerf Figure 3 and 4).
 
-use super::{block, no_merge, run, v, w};
+use super::{no_merge, run, v, w};
 use causeway_format::{Tables, TaskState};
 use causeway_model::synth::Synth;
 
@@ -86,7 +86,7 @@ fn mutual_overlapping_waits_terminate() {
 fn block_helper_makes_one_wait() {
     let mut s = Synth::new();
     s.switch(0, 1, 0, TaskState::RUNNABLE, 2);
-    block(&mut s, (1, 0), 10, (2, 1), 50);
+    s.wait_for((1, 0), 10, (2, 1), 50);
     s.switch(100, 1, 2, TaskState::RUNNABLE, 0);
     let r = run(&s, &Tables::default(), 2, &no_merge());
     assert_eq!(w(&r, v(&r, 1), v(&r, 2)), 40);

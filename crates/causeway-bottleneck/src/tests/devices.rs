@@ -2,39 +2,12 @@
 
 use super::{no_merge, run, string, v, w};
 use crate::{EdgeKind, VertexKind};
-use causeway_format::{DevId, SoftirqVec, StringId, Tables, TaskState, Waker};
-use causeway_model::synth::Synth;
+use causeway_format::{DevId, SoftirqVec, Tables, TaskState, Waker};
+use causeway_model::synth::{self, Synth};
 
-/// A consumer (tid 1, CPU 0) writes 4 KiB and waits 600 ns for the disk (woken by the
-/// disk's interrupt) then works 400 ns, 20 times; a producer (tid 2, CPU 1) waits for
-/// the consumer 900 ns of every 1000.
+/// `synth::blocking_write` for 20 rounds, then the consumer's last switch-out.
 fn blocking_write(irq_name: u32) -> Synth {
-    let mut s = Synth::new();
-    s.switch(0, 0, 0, TaskState::RUNNABLE, 1)
-        .switch(0, 1, 0, TaskState::RUNNABLE, 2);
-    for k in 0..20u64 {
-        let t = k * 1000;
-        s.block_issue(t + 100, 0, 1, (8 << 20, k * 8), 4096)
-            .switch(t + 100, 0, 1, TaskState::UNINTERRUPTIBLE, 0)
-            .irq_entry(t + 699, 0, 11, irq_name)
-            .block_complete(t + 699, 0, (8 << 20, k * 8))
-            .wakeup(
-                t + 700,
-                0,
-                1,
-                0,
-                Waker::Irq {
-                    irq: 11,
-                    name: StringId(irq_name),
-                },
-            )
-            .irq_exit(t + 701, 0, 11)
-            .switch(t + 701, 0, 0, TaskState::RUNNABLE, 1);
-        // The producer hands work over and waits for the consumer to take more.
-        s.switch(t + 50, 1, 2, TaskState::INTERRUPTIBLE, 0)
-            .wake_by(t + 950, 0, 1, 2)
-            .switch(t + 951, 1, 0, TaskState::RUNNABLE, 2);
-    }
+    let mut s = synth::blocking_write(irq_name, 20);
     s.switch(20_100, 0, 1, TaskState::RUNNABLE, 0);
     s
 }

@@ -1,6 +1,6 @@
 //! Knots, sinks, background knots and refinement.
 
-use super::{block, no_merge, run, v, w};
+use super::{no_merge, run, v, w};
 use crate::{EdgeKind, Findings, Shape, VertexId};
 use causeway_format::{Tables, TaskState};
 use causeway_model::synth::Synth;
@@ -11,8 +11,8 @@ use causeway_model::synth::Synth;
 fn ping_pong(s: &mut Synth, (a, ca): (u32, u32), (b, cb): (u32, u32), t0: u64, periods: u64) {
     for k in 0..periods {
         let t = t0 + k * 100;
-        block(s, (a, ca), t + 10, (b, cb), t + 50);
-        block(s, (b, cb), t + 60, (a, ca), t + 100);
+        s.wait_for((a, ca), t + 10, (b, cb), t + 50);
+        s.wait_for((b, cb), t + 60, (a, ca), t + 100);
     }
 }
 
@@ -32,7 +32,7 @@ fn knot_versus_sink() {
         .switch(0, 3, 0, TaskState::RUNNABLE, 4);
     ping_pong(&mut s, (1, 0), (2, 1), 0, 20);
     for k in 0..20 {
-        block(&mut s, (3, 2), k * 100 + 10, (4, 3), k * 100 + 90);
+        s.wait_for((3, 2), k * 100 + 10, (4, 3), k * 100 + 90);
     }
     s.switch(2_100, 3, 4, TaskState::RUNNABLE, 0);
     let r = run(&s, &Tables::default(), 4, &no_merge());
@@ -57,13 +57,13 @@ fn knot_refined_into_two() {
     let periods = 20;
     for k in 0..periods {
         let t = k * 100;
-        block(&mut s, (1, 0), t + 10, (2, 1), t + 50);
-        block(&mut s, (3, 2), t + 10, (4, 3), t + 50);
+        s.wait_for((1, 0), t + 10, (2, 1), t + 50);
+        s.wait_for((3, 2), t + 10, (4, 3), t + 50);
         // Light bridges while the other pair's thread runs: 2 waits for 3, 4 for 1.
-        block(&mut s, (2, 1), t + 52, (3, 2), t + 57);
-        block(&mut s, (4, 3), t + 52, (1, 0), t + 57);
-        block(&mut s, (2, 1), t + 60, (1, 0), t + 100);
-        block(&mut s, (4, 3), t + 60, (3, 2), t + 100);
+        s.wait_for((2, 1), t + 52, (3, 2), t + 57);
+        s.wait_for((4, 3), t + 52, (1, 0), t + 57);
+        s.wait_for((2, 1), t + 60, (1, 0), t + 100);
+        s.wait_for((4, 3), t + 60, (3, 2), t + 100);
     }
     s.switch(periods * 100 + 20, 0, 1, TaskState::RUNNABLE, 0);
     let r = run(&s, &Tables::default(), 4, &no_merge());
@@ -91,12 +91,12 @@ fn threshold_stops_refinement() {
     }
     for k in 0..20 {
         let t = k * 100;
-        block(&mut s, (1, 0), t + 10, (2, 1), t + 50);
-        block(&mut s, (3, 2), t + 10, (4, 3), t + 50);
-        block(&mut s, (2, 1), t + 52, (3, 2), t + 57);
-        block(&mut s, (4, 3), t + 52, (1, 0), t + 57);
-        block(&mut s, (2, 1), t + 60, (1, 0), t + 100);
-        block(&mut s, (4, 3), t + 60, (3, 2), t + 100);
+        s.wait_for((1, 0), t + 10, (2, 1), t + 50);
+        s.wait_for((3, 2), t + 10, (4, 3), t + 50);
+        s.wait_for((2, 1), t + 52, (3, 2), t + 57);
+        s.wait_for((4, 3), t + 52, (1, 0), t + 57);
+        s.wait_for((2, 1), t + 60, (1, 0), t + 100);
+        s.wait_for((4, 3), t + 60, (3, 2), t + 100);
     }
     s.switch(2_020, 0, 1, TaskState::RUNNABLE, 0);
     let opts = crate::Options {
@@ -117,21 +117,12 @@ fn background_knot_is_set_apart() {
     let mut s = Synth::new();
     // Background pair 1, 2 handing work back and forth: each runs 10 of every 22,
     // runnable 1, blocked 11 (under one CPU together, hardly queued for a CPU).
-    s.switch(0, 0, 0, TaskState::RUNNABLE, 1);
-    for k in 0..92u64 {
-        let t = k * 22;
-        s.wake_by(t + 10, 0, 1, 2)
-            .switch(t + 10, 0, 1, TaskState::INTERRUPTIBLE, 0)
-            .switch(t + 11, 1, 0, TaskState::RUNNABLE, 2)
-            .wake_by(t + 21, 1, 2, 1)
-            .switch(t + 21, 1, 2, TaskState::INTERRUPTIBLE, 0)
-            .switch(t + 22, 0, 0, TaskState::RUNNABLE, 1);
-    }
+    s.background_pair(92);
     // Busy pair 3, 4, where 4 also waits once for background thread 1.
     s.switch(0, 2, 0, TaskState::RUNNABLE, 3)
         .switch(0, 3, 0, TaskState::RUNNABLE, 4);
     ping_pong(&mut s, (3, 2), (4, 3), 0, 20);
-    block(&mut s, (4, 3), 2_005, (1, 0), 2_009);
+    s.wait_for((4, 3), 2_005, (1, 0), 2_009);
     s.switch(2_100, 2, 3, TaskState::RUNNABLE, 0);
     let r = run(&s, &Tables::default(), 4, &no_merge());
     assert_eq!(r.background_knots.len(), 1, "{:#?}", r.background_knots);

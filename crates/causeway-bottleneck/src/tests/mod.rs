@@ -51,17 +51,3 @@ pub(super) fn w(r: &Findings, from: VertexId, to: VertexId) -> u64 {
         .find(|e| e.from == from && e.to == to)
         .map_or(0, |e| e.weight.0)
 }
-
-/// Thread `tid`, pinned to `cpu`, blocks at `from` until `waker` (on `waker_cpu`) wakes
-/// it at `to`; it is back on its CPU one nanosecond later.
-pub(super) fn block(
-    s: &mut Synth,
-    (tid, cpu): (u32, u32),
-    from: u64,
-    (waker, waker_cpu): (u32, u32),
-    to: u64,
-) {
-    s.switch(from, cpu, tid, causeway_format::TaskState::INTERRUPTIBLE, 0)
-        .wake_by(to, waker_cpu, waker, tid)
-        .switch(to + 1, cpu, 0, causeway_format::TaskState::RUNNABLE, tid);
-}

@@ -2,34 +2,14 @@
 
 use super::string;
 use crate::{Options, analyze};
-use causeway_format::{Header, StringId, Tables, TaskState, Waker};
-use causeway_model::synth::Synth;
+use causeway_format::{Header, Tables};
+use causeway_model::synth::{self, Synth};
 use causeway_model::{Trace, ingest::ingest};
 
 /// A consumer writing to disk and a producer waiting for it, long enough to fill
 /// several batches.
 fn disk_rounds(irq_name: u32, rounds: u64) -> Synth {
-    let mut s = Synth::new();
-    s.switch(0, 0, 0, TaskState::RUNNABLE, 1)
-        .switch(0, 1, 0, TaskState::RUNNABLE, 2);
-    for k in 0..rounds {
-        let t = k * 1000;
-        let irq = Waker::Irq {
-            irq: 11,
-            name: StringId(irq_name),
-        };
-        s.switch(t + 50, 1, 2, TaskState::INTERRUPTIBLE, 0)
-            .block_issue(t + 100, 0, 1, (8 << 20, k * 8), 4096)
-            .switch(t + 100, 0, 1, TaskState::UNINTERRUPTIBLE, 0)
-            .irq_entry(t + 699, 0, 11, irq_name)
-            .block_complete(t + 699, 0, (8 << 20, k * 8))
-            .wakeup(t + 700, 0, 1, 0, irq)
-            .irq_exit(t + 701, 0, 11)
-            .switch(t + 701, 0, 0, TaskState::RUNNABLE, 1)
-            .wake_by(t + 950, 0, 1, 2)
-            .switch(t + 951, 1, 0, TaskState::RUNNABLE, 2);
-    }
-    s
+    synth::blocking_write(irq_name, rounds)
 }
 
 #[test]
