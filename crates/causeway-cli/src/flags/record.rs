@@ -78,7 +78,8 @@ pub struct RecordArgs {
     #[arg(long, value_enum, default_value_t = UnwindArg::Dwarf)]
     pub unwind: UnwindArg,
     /// Bytes of user stack copied per stack with `--unwind dwarf` (a size, a power of
-    /// two from 512 to 16K; a shallower stack copies only what it has).
+    /// two from 512 to 16K; a shallower stack copies only what it has; a thread whose
+    /// known frames go past it gets twice as much on its next copies, up to 16K).
     #[arg(long, default_value = "8K", value_name = "SIZE", value_parser = parse_stack_window)]
     pub stack_window: u32,
     /// Directories with separate debug information (Debian `-dbgsym` / `-dbg` files

@@ -575,7 +575,7 @@ struct stack_ranges {
 	__u64 top[STACK_SLOTS]; /* where the thread's frames end in the range, 0 unknown */
 	__u64 mm; /* the address space the ranges belong to: exec starts afresh */
 	__u32 next; /* the slot a new range replaces */
-	__u32 pad;
+	__u32 window; /* this thread's copy window in bytes, 0 for stack_window */
 };
 
 struct {
@@ -672,7 +672,8 @@ static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *d
  * grows down (sp below the kept start is a miss, and the range is learned again), a
  * thread stack is a fixed mapping, and a range whose memory went away is dropped when
  * the copy fails (stack_range_stale). */
-static __always_inline __u64 stack_end(struct task_struct *task, __u64 sp, __u32 *flags)
+static __always_inline __u64 stack_end(struct task_struct *task, __u64 sp, __u32 *flags,
+					 struct stack_ranges **kept)
 {
 	struct stack_ranges *r =
 		bpf_task_storage_get(&stack_ranges, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -681,6 +682,7 @@ static __always_inline __u64 stack_end(struct task_struct *task, __u64 sp, __u32
 		__builtin_memset(r, 0, sizeof(*r));
 		r->mm = mm;
 	}
+	*kept = r;
 	if (r) {
 		for (int i = 0; i < STACK_SLOTS; i++) {
 			if (sp >= r->lo[i] && sp < r->hi[i])
@@ -747,8 +749,9 @@ static __always_inline __u32 copy_user(struct rec_hdr *h)
 	b->sp = BPF_CORE_READ(regs, sp);
 	b->bp = BPF_CORE_READ(regs, bp);
 	__u32 flags = 0;
-	__u64 size = stack_window;
-	__u64 end = stack_end(task, b->sp, &flags);
+	struct stack_ranges *r = 0;
+	__u64 end = stack_end(task, b->sp, &flags, &r);
+	__u64 size = r && r->window ? r->window : stack_window;
 	if (end) {
 		/* A thread's stack mapping ends with its TLS block and thread descriptor,
 		 * which the thread pointer (fsbase) points at: no frame lies above it. */
@@ -760,6 +763,14 @@ static __always_inline __u32 copy_user(struct rec_hdr *h)
 		if (end - b->sp < size) {
 			size = end - b->sp;
 		} else {
+			/* The thread's frames go on past the window. Where their top is known
+			 * (a thread started while recording, a main thread), this copy is cut
+			 * short for certain: let this thread's next copies take twice the
+			 * window, up to MAX_COPY. Threads whose top is unknown (the window then
+			 * runs to the end of the mapping) keep the window: most of what lies
+			 * past it is unused stack, not frames. */
+			if ((flags & USTK_F_TOP) && r && size < MAX_COPY)
+				r->window = size * 2 > MAX_COPY ? MAX_COPY : size * 2;
 			flags |= USTK_F_CUT;
 			flags &= ~USTK_F_TOP;
 		}
