@@ -9,7 +9,7 @@
 
 mod common;
 
-use causeway_format::{StackId, Tables, Tgid};
+use causeway_format::{StackId, Tables, Tgid, Timestamp};
 use causeway_model::{Model, SegmentState};
 use common::{can_record, model, record};
 use std::path::{Path, PathBuf};
@@ -68,20 +68,29 @@ impl UserStack {
 /// `prefixes`, in processes running `exe`.
 fn blocking_stacks(m: &Model, tables: &Tables, exe: &Path, prefixes: &[&str]) -> Vec<UserStack> {
     let exe = exe.to_str().unwrap();
-    let tgids: Vec<Tgid> = tables
+    // Each process running `exe`, from when it runs it: before its exec the process is
+    // the launcher (the recorder's child waiting to exec), whose stacks are not the
+    // program's.
+    let runs: Vec<(Tgid, Timestamp)> = tables
         .processes
         .iter()
         .filter(|p| tables.string(p.exe) == exe)
-        .map(|p| p.tgid)
+        .map(|p| (p.tgid, p.since))
         .collect();
     let mut out = Vec::new();
     for t in m.threads() {
-        if !t.tgid.is_some_and(|g| tgids.contains(&g))
-            || !prefixes.iter().any(|p| t.comm.starts_with(p))
-        {
+        let Some(since) = runs
+            .iter()
+            .filter(|(g, _)| t.tgid == Some(*g))
+            .map(|(_, since)| *since)
+            .min()
+        else {
+            continue;
+        };
+        if !prefixes.iter().any(|p| t.comm.starts_with(p)) {
             continue;
         }
-        for s in &t.segments {
+        for s in t.segments.iter().filter(|s| s.start >= since) {
             if let SegmentState::Blocked {
                 switch_out_stack: Some(st),
                 ..
@@ -306,7 +315,12 @@ int main() { zoo::Sleeper s; s.run(20); return 0; }
     let out = dir.path().join("napper.cwt");
     record(&out, &["--", bin.to_str().unwrap()]);
     let (m, tables, _) = model(&out);
-    let stacks = blocking_stacks(&m, &tables, &bin, &["napper"]);
+    // The sleeps this test is about; a cold start may also block in the dynamic
+    // loader (a library page read from disk), before `main` runs.
+    let stacks: Vec<UserStack> = blocking_stacks(&m, &tables, &bin, &["napper"])
+        .into_iter()
+        .filter(|s| s.frames.first().is_some_and(|f| f.0.contains("nanosleep")))
+        .collect();
     assert!(stacks.len() >= 10, "only {} stacks", stacks.len());
     for s in &stacks {
         assert!(s.complete(), "cut short: {:?}", s.names());
