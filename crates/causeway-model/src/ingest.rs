@@ -175,6 +175,19 @@ impl<'t> Ingestor<'t> {
 }
 
 impl Model {
+    /// Build a model from events already in memory (tests, small traces).
+    pub fn from_events<'e>(
+        tables: &Tables,
+        header: &Header,
+        events: impl IntoIterator<Item = &'e Event>,
+    ) -> Model {
+        let mut b = ModelBuilder::new(tables, header);
+        for ev in events {
+            b.push(ev);
+        }
+        b.finish()
+    }
+
     /// Read every event of a trace and build its model.
     pub fn from_reader<R: Read + Seek>(reader: &mut TraceReader<R>) -> Result<Model, ModelError> {
         Ok(Trace::read(reader, |_| {})?.into_model())

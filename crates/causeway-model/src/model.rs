@@ -3,7 +3,6 @@
 //! A [`Model`] is immutable and deterministic: threads are sorted by tid (then by time
 //! for reused tids), processes by tgid, CPUs by number, intervals by time.
 
-use crate::builder::ModelBuilder;
 use crate::irq::{BlockRequest, InterruptInterval};
 use crate::links::WakeLinks;
 use crate::process::ProcessNode;
@@ -11,7 +10,7 @@ use crate::segment::{Segment, SegmentId, TimeSpan};
 use crate::stats::{LossWindow, ModelStats};
 use crate::thread::Thread;
 use crate::totals::CpuData;
-use causeway_format::{Cpu, Event, Header, Tables, Tgid, Tid, Timestamp};
+use causeway_format::{Cpu, Tgid, Tid, Timestamp};
 use serde::{Deserialize, Serialize};
 
 /// Threads, processes, CPUs, interrupts and block requests of one trace.
@@ -36,19 +35,6 @@ pub struct Model {
 }
 
 impl Model {
-    /// Build a model from events already in memory (tests, small traces).
-    pub fn from_events<'e>(
-        tables: &Tables,
-        header: &Header,
-        events: impl IntoIterator<Item = &'e Event>,
-    ) -> Model {
-        let mut b = ModelBuilder::new(tables, header);
-        for ev in events {
-            b.push(ev);
-        }
-        b.finish()
-    }
-
     /// First and last event time; `None` for an empty trace.
     pub fn span(&self) -> Option<TimeSpan> {
         self.span
