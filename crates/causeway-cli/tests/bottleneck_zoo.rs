@@ -389,6 +389,26 @@ fn load_imbalance_knot_is_the_cycle_between_the_phase_threads() {
     let v = merged.find("phase-0").unwrap();
     assert_eq!(merged.knots()[0]["vertices"], serde_json::json!([v]));
     assert!(merged.edge(v, v).is_some());
+    // On-CPU samples (default 49 Hz per CPU) name where the phase threads burn their
+    // CPU: the item work, not the barrier.
+    let prof = &merged.vertex(&v.into())["on_cpu"];
+    let samples = prof["samples"].as_u64().unwrap_or(0);
+    assert!(samples >= 20, "phase threads sampled {samples} times: {prof}");
+    let hot = &prof["stacks"][0];
+    assert!(
+        hot["user"].as_array().unwrap().iter().any(|f| f == "process_item"),
+        "hottest stack {hot}"
+    );
+    assert!(hot["share"].as_f64().unwrap() > 0.5, "{prof}");
+    let info: Value = serde_json::from_slice(
+        &causeway()
+            .args(["info", "--json", &trace])
+            .output()
+            .expect("run causeway info")
+            .stdout,
+    )
+    .expect("info JSON");
+    assert!(info["cpu_samples"].as_u64().unwrap() >= samples, "{info}");
 
     // An off-CPU ranking names the main thread blocked in pthread_join (it waits the
     // whole run), which is not part of the problem.

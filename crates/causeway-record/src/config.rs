@@ -257,6 +257,8 @@ pub struct RecordConfig {
     pub buffer_per_cpu: u32,
     /// How often the reader drains the rings when nothing woke it.
     pub poll_interval: Duration,
+    /// On-CPU samples per second per CPU of the recorded threads (0: none).
+    pub sample_hz: u32,
     /// Load raw tracepoints even where BTF tracepoints work (a test switch for the
     /// fallback path).
     pub force_raw_tracepoints: bool,
@@ -266,7 +268,7 @@ impl RecordConfig {
     /// Defaults for a target: all event groups but syscalls (the blocking ones when
     /// enabled), whole user stacks (up to 32 frames, unwound with DWARF from an 8 KiB
     /// window) on blocking switch-outs and wakers, kernel stacks where they explain the
-    /// wait, 8 MiB of ring per CPU.
+    /// wait, on-CPU samples at 49 Hz per CPU, 8 MiB of ring per CPU.
     pub fn new(target: Target) -> RecordConfig {
         RecordConfig {
             target,
@@ -287,6 +289,7 @@ impl RecordConfig {
             stack_on_syscall: false,
             buffer_per_cpu: default_buffer_per_cpu(num_cpus()),
             poll_interval: Duration::from_millis(100),
+            sample_hz: crate::sampling::DEFAULT_SAMPLE_HZ,
             force_raw_tracepoints: false,
         }
     }

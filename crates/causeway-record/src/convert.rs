@@ -304,12 +304,7 @@ impl Converter {
     }
 
     fn push_stack(&mut self, ts: u64, cpu: u32, tid: u32, tgid: u32, st: RawStack) {
-        let kind = match st.kind {
-            0 => StackKind::SwitchOut,
-            1 => StackKind::Waker,
-            2 => StackKind::Syscall,
-            _ => StackKind::Other,
-        };
+        let kind = StackKind::from_u8(st.kind);
         if st.flags & stack_flags::USER_FAILED != 0 {
             self.count("user_stack_unavailable", 1);
         }
@@ -620,6 +615,8 @@ impl Converter {
                 self.count_copy_flags(copy.flags);
                 self.copies.insert((tid, ts), copy);
             }
+            // The stack trailer below is the whole event.
+            Body::Sample => self.count("cpu_samples", 1),
         }
         if let Some(st) = r.stack {
             self.push_stack(ts, cpu, tid, tgid, st);

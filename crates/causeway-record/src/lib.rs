@@ -22,6 +22,7 @@ mod probes;
 pub mod procfs;
 pub mod records;
 pub mod run;
+pub mod sampling;
 pub mod signals;
 pub mod sink;
 pub mod stacks;

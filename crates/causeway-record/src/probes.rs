@@ -30,6 +30,9 @@ impl Family {
     }
 }
 
+/// The perf-event program that takes on-CPU samples (attached per CPU, not by name).
+const SAMPLE_PROG: &str = "cpu_sample";
+
 /// Number of code ranges per process in the BPF range table (`MAX_RANGES`).
 pub const MAX_RANGES: usize = 8;
 
@@ -37,6 +40,7 @@ pub const MAX_RANGES: usize = 8;
 pub struct Probes {
     skel: RecorderSkel<'static>,
     _links: Vec<Link>,
+    _sampler: Option<crate::sampling::Sampler>,
     rings: Vec<MapHandle>,
     /// The entry point family in use.
     pub family: Family,
@@ -111,9 +115,12 @@ fn configure(open: &mut OpenRecorderSkel<'static>, cfg: &RecordConfig, family: F
     let want = wanted(cfg);
     for mut p in open.open_object_mut().progs_mut() {
         let name = p.name().to_string_lossy().into_owned();
-        let load = name
-            .strip_prefix(family.prefix())
-            .is_some_and(|tp| want.contains(&tp));
+        let load = if name == SAMPLE_PROG {
+            cfg.sample_hz > 0
+        } else {
+            name.strip_prefix(family.prefix())
+                .is_some_and(|tp| want.contains(&tp))
+        };
         p.set_autoload(load);
     }
 }
@@ -221,6 +228,7 @@ impl Probes {
         let mut probes = Probes {
             skel,
             _links: Vec::new(),
+            _sampler: None,
             rings,
             family,
         };
@@ -228,11 +236,16 @@ impl Probes {
             probes.track(t)?;
         }
         let mut links = Vec::new();
+        let mut sampler = None;
         for p in probes.skel.object().progs_mut() {
             if !p.autoload() {
                 continue;
             }
             let name = p.name().to_string_lossy().into_owned();
+            if name == SAMPLE_PROG {
+                sampler = Some(crate::sampling::Sampler::start(&p, cfg.sample_hz)?);
+                continue;
+            }
             let link = p.attach().map_err(|e| {
                 let tp = name.get(4..).unwrap_or(&name);
                 RecordError::Attach(tp.to_string(), e.to_string())
@@ -240,6 +253,7 @@ impl Probes {
             links.push(link);
         }
         probes._links = links;
+        probes._sampler = sampler;
         Ok(probes)
     }
 

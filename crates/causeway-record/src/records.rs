@@ -25,6 +25,7 @@ mod ty {
     pub const TASK: u16 = 17;
     pub const MAPS_CHANGED: u16 = 18;
     pub const USTACK: u16 = 19;
+    pub const SAMPLE: u16 = 20;
 }
 
 /// Bytes before the stack data in a `REC_USTACK` record.
@@ -98,7 +99,7 @@ pub enum WakerCtx {
 /// A stack attached to a record (in the record: kernel frames first, then user ones).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RawStack {
-    /// 0 switch-out, 1 waker, 2 syscall (`StackKind` numbering).
+    /// 0 switch-out, 1 waker, 2 syscall, 3 sample (`StackKind` numbering).
     pub kind: u8,
     /// `stack_flags` bits.
     pub flags: u8,
@@ -226,6 +227,8 @@ pub enum Body {
     /// A copied user stack for the stack of the next record with the same time and
     /// thread (header tid/tgid).
     UserStack(StackCopy),
+    /// An on-CPU sample of the header's thread; its stacks are the record's trailer.
+    Sample,
 }
 
 /// One record from a ring buffer.
@@ -342,6 +345,7 @@ pub fn parse(b: &[u8]) -> Result<Record, RecordError> {
         | ty::NET_XMIT
         | ty::NET_RECV => device_body(typ, &mut c)?,
         ty::SYS_ENTER | ty::SYS_EXIT | ty::MAPS_CHANGED | ty::USTACK => sys_body(typ, &mut c)?,
+        ty::SAMPLE => Body::Sample,
         other => return Err(RecordError::UnknownType(other)),
     };
     let stack = if flags & REC_F_STACK != 0 {

@@ -29,6 +29,11 @@ pub fn build(args: &InfoArgs) -> Result<InfoReport> {
         skipped_unknown_events: rd.skipped_unknown_events(),
         skipped_unknown_blocks: rd.skipped_unknown_blocks(),
         stats: rd.stats(),
+        samples_by_thread: trace
+            .facts()
+            .sampled_threads()
+            .map(|t| (t.0, trace.facts().samples(t).len() as u64))
+            .collect(),
     };
     let selection = Selection {
         pids: args.pid.clone(),

@@ -1,11 +1,11 @@
 //! Gathering the [`Facts`] from the event stream. Independent of the model builder, so
 //! it can run on another thread (see [`crate::ingest`]).
 
-use super::{DeviceHint, Facts};
+use super::{CpuSample, DeviceHint, Facts};
 use causeway_format::EventKindTag;
 use causeway_format::{
-    Cpu, DevId, Event, EventKind, Header, Scope, StringId, Tables, Tgid, ThreadIndex, Tid,
-    Timestamp, Waker,
+    Cpu, DevId, Event, EventKind, Header, Scope, StackKind, StringId, Tables, Tgid, ThreadIndex,
+    Tid, Timestamp, Waker,
 };
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
@@ -101,6 +101,19 @@ impl<'t> FactsCollector<'t> {
                 *d.tx_by_tid.entry(tid).or_default() += u64::from(bytes);
             }
             EventKind::Marker { tid, marker } => self.facts.markers.push(ev.ts, tid, marker),
+            EventKind::Stack {
+                tid,
+                kind: StackKind::Sample,
+                user,
+                kernel,
+            } => self.facts.samples.push(
+                tid,
+                CpuSample {
+                    ts: ev.ts,
+                    user,
+                    kernel,
+                },
+            ),
             EventKind::Lost { count } => {
                 let e = self.facts.lost_by_cpu.entry(ev.cpu.0).or_default();
                 *e = e.saturating_add(count);

@@ -885,7 +885,7 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 		/* TASK_UNINTERRUPTIBLE without TASK_NOLOAD: disk and other kernel waits. */
 		bool d_state = (prev_state & 0x2) && !(prev_state & 0x400);
 		bool kern = kernel_stacks == KSTACK_ALL || (kernel_stacks == KSTACK_AUTO && d_state);
-		add_stack(ctx, s, h, sizeof(*b), 0, true, kern);
+		add_stack(ctx, s, h, sizeof(*b), STACK_KIND_SWITCH_OUT, true, kern);
 	}
 	submit(s->buf, h->len);
 }
@@ -935,7 +935,7 @@ static __always_inline void on_wake(void *ctx, struct task_struct *p, __u16 type
 		bool kthread = kind == WAKER_THREAD && !BPF_CORE_READ(cur, mm);
 		bool kern = kernel_stacks == KSTACK_ALL ||
 			    (kernel_stacks == KSTACK_AUTO && (kind != WAKER_THREAD || kthread));
-		add_stack(ctx, s, h, sizeof(*b), 1, kind == WAKER_THREAD, kern);
+		add_stack(ctx, s, h, sizeof(*b), STACK_KIND_WAKER, kind == WAKER_THREAD, kern);
 	}
 	submit(s->buf, h->len);
 }
@@ -1268,7 +1268,7 @@ static __always_inline void on_sys_enter(void *ctx, struct pt_regs *regs, long i
 	h->len = sizeof(*h) + sizeof(*b);
 	/* A kernel stack at syscall entry is always the entry path: user frames only. */
 	if (stack_on & STACK_ON_SYSCALL)
-		add_stack(ctx, s, h, sizeof(*b), 2, true, false);
+		add_stack(ctx, s, h, sizeof(*b), STACK_KIND_SYSCALL, true, false);
 	submit(s->buf, h->len);
 }
 
@@ -1314,6 +1314,38 @@ static __always_inline void nest(int d)
 	struct cpu_ctx *cc = get_cpuctx();
 	if (cc)
 		cc->depth += d;
+}
+
+/* ---- on-CPU samples ---- */
+
+/* A periodic sample of whatever runs on this CPU (a software cpu-clock perf event per
+ * CPU, opened by user space): kept when it is a recorded thread, with its user stack
+ * (copied or walked as for switch-outs) and, unless kernel stacks are off, the kernel
+ * frames of the interrupted context (none when it was in user mode). */
+static __always_inline void on_sample(struct bpf_perf_event_data *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	if (!is_mine(tgid, task))
+		return;
+	__u32 tid = BPF_CORE_READ(task, pid);
+	note_task(task, tid, tgid, false);
+	struct scratch *s = get_scratch();
+	if (!s)
+		return;
+	struct rec_hdr *h = begin(s, REC_SAMPLE, tid, tgid, bpf_ktime_get_ns());
+	h->len = sizeof(*h);
+	add_stack(ctx, s, h, 0, STACK_KIND_SAMPLE, true, kernel_stacks != KSTACK_NONE);
+	submit(s->buf, h->len);
+}
+
+SEC("perf_event")
+int cpu_sample(struct bpf_perf_event_data *ctx)
+{
+	nest(1);
+	on_sample(ctx);
+	nest(-1);
+	return 0;
 }
 
 #define BOTH(tp, args, body)                                                              \

@@ -3,7 +3,7 @@
 #ifndef CAUSEWAY_RECORDS_H
 #define CAUSEWAY_RECORDS_H
 
-#define RECORD_ABI 2
+#define RECORD_ABI 3
 
 #define MAX_USER_FRAMES 32
 #define MAX_KERNEL_FRAMES 48
@@ -36,6 +36,7 @@ enum rec_type {
 	REC_TASK = 17,
 	REC_MAPS_CHANGED = 18,
 	REC_USTACK = 19, /* a copied user stack window; same ts and tid as its record */
+	REC_SAMPLE = 20, /* an on-CPU sample: header and stack trailer only */
 };
 
 /* Who ran the code that woke a thread. */
@@ -145,9 +146,17 @@ struct rec_maps_changed {
 	__u32 pad;
 };
 
+/* What a stack was taken for (the trace format's StackKind codes). */
+enum stack_kind {
+	STACK_KIND_SWITCH_OUT = 0,
+	STACK_KIND_WAKER = 1,
+	STACK_KIND_SYSCALL = 2,
+	STACK_KIND_SAMPLE = 3,
+};
+
 /* Trailer of records with REC_F_STACK. Frames: kernel ones first, then user ones. */
 struct rec_stack {
-	__u8 kind; /* StackKind: 0 switch-out, 1 waker, 2 syscall */
+	__u8 kind; /* enum stack_kind */
 	__u8 flags; /* STK_F_* */
 	__u8 n_user;
 	__u8 n_kernel;

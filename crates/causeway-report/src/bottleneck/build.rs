@@ -7,13 +7,13 @@
 
 use super::advice;
 use super::doc::{
-    DeviceDoc, Doc, EdgeDoc, KnotDoc, OffCpuDoc, QualityDoc, SinkDoc, StackDoc, ThreadDoc,
-    VertexDoc,
+    CpuProfileDoc, DeviceDoc, Doc, EdgeDoc, KnotDoc, OffCpuDoc, QualityDoc, SampledStackDoc,
+    SinkDoc, StackDoc, ThreadDoc, VertexDoc,
 };
 use super::labels::{disk_name, kind_doc, label};
 use causeway_bottleneck::{
-    CapacitySource, Device, DeviceKind, Edge, EdgeStack, Findings, Knot, OffCpu, Quality, Sink,
-    ThreadRef, Vertex,
+    CapacitySource, CpuProfile, Device, DeviceKind, Edge, EdgeStack, Findings, Knot, OffCpu,
+    Quality, Sink, ThreadRef, Vertex,
 };
 use causeway_format::DurationNs;
 
@@ -93,6 +93,25 @@ fn vertex(v: &Vertex, duration: DurationNs) -> VertexDoc {
         runnable_s: secs(v.runnable),
         waiting_s: secs(v.waiting),
         cpu_fraction: v.running.0 as f64 / duration.0 as f64,
+        on_cpu: v.on_cpu.as_ref().map(profile),
+    }
+}
+
+fn profile(p: &CpuProfile) -> CpuProfileDoc {
+    let of = |n: u64| n as f64 / p.samples.max(1) as f64;
+    CpuProfileDoc {
+        samples: p.samples,
+        kernel_share: of(p.in_kernel),
+        stacks: p
+            .top
+            .iter()
+            .map(|s| SampledStackDoc {
+                samples: s.samples,
+                share: of(s.samples),
+                user: s.user.clone(),
+                kernel: s.kernel.clone(),
+            })
+            .collect(),
     }
 }
 
