@@ -125,6 +125,11 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Findings, BottleneckErro
         devices,
         longest_off_cpu,
         quality: quality(model, &wstats, &cstats, min_edge_ns),
+        disk_names: model
+            .block_requests()
+            .iter()
+            .filter_map(|r| Some((r.dev, input.facts.disk_name(r.dev)?.to_string())))
+            .collect(),
     })
 }
 

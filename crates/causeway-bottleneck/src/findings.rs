@@ -285,6 +285,8 @@ pub struct Findings {
     pub longest_off_cpu: Vec<OffCpu>,
     /// Data quality counters.
     pub quality: Quality,
+    /// Names the host gave the disks in the findings (`vda`), where the trace says.
+    pub disk_names: std::collections::BTreeMap<DevId, String>,
 }
 
 impl Findings {

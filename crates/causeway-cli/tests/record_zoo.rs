@@ -328,16 +328,7 @@ fn a_launched_command_is_followed_into_its_child_process() {
 }
 
 fn build_short_threads(dir: &Path) -> std::path::PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/progs/short-threads.c");
-    let bin = dir.join("short-threads");
-    let st = std::process::Command::new("cc")
-        .args(["-O2", "-pthread", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .status()
-        .expect("run cc");
-    assert!(st.success(), "compiling {}", src.display());
-    bin
+    build_prog(dir, "short-threads")
 }
 
 #[test]
@@ -619,4 +610,56 @@ fn pipe_ends_share_an_object_identity() {
         written.iter().all(|&o| o != 0),
         "identities are never 0 for pipes"
     );
+}
+
+/// Compile a test program from tests/progs.
+fn build_prog(dir: &Path, name: &str) -> std::path::PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/progs/{name}.c"));
+    let bin = dir.join(name);
+    let st = std::process::Command::new("cc")
+        .args(["-O2", "-pthread", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .status()
+        .expect("run cc");
+    assert!(st.success(), "compiling {}", src.display());
+    bin
+}
+
+#[test]
+fn forked_processes_that_retitle_themselves_have_their_titles() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build_prog(dir.path(), "retitle");
+    let out = dir.path().join("retitle.cwt");
+    let pad = "x".repeat(64);
+    record(&out, &["--", bin.to_str().unwrap(), &pad]);
+    let (_, tables, _) = model(&out);
+    let parent = tables
+        .processes
+        .iter()
+        .find(|p| tables.string(p.cmdline).ends_with(&pad))
+        .expect("the parent's row with its own command line")
+        .tgid;
+    // Each child: a row of its own (it is not the parent), whose latest title is the
+    // one it gave itself, whether it also renamed its thread or only rewrote argv.
+    for title in ["retitle: log flusher", "retitle: checkpointer"] {
+        let rows: Vec<_> = tables
+            .processes
+            .iter()
+            .filter(|p| tables.string(p.cmdline) == title)
+            .collect();
+        assert!(
+            rows.iter()
+                .any(|p| p.tgid != parent && p.parent == Some(parent)),
+            "no child row titled {title:?}: {:?}",
+            tables
+                .processes
+                .iter()
+                .map(|p| (p.tgid, p.parent, tables.string(p.cmdline)))
+                .collect::<Vec<_>>()
+        );
+    }
 }

@@ -182,6 +182,13 @@ impl Unwind {
     }
 }
 
+/// Default sampling rate per CPU: low enough to cost nothing measurable, and off the
+/// common timer rates (100, 250, 1000 Hz) so samples do not lock onto periodic work.
+pub const DEFAULT_SAMPLE_HZ: u32 = 49;
+
+/// Highest accepted rate per CPU (perf's default upper limit).
+pub const MAX_SAMPLE_HZ: u32 = 100_000;
+
 /// Largest stack window BPF can copy per stack (bytes).
 pub const MAX_STACK_WINDOW: u32 = 16384;
 
@@ -289,7 +296,7 @@ impl RecordConfig {
             stack_on_syscall: false,
             buffer_per_cpu: default_buffer_per_cpu(num_cpus()),
             poll_interval: Duration::from_millis(100),
-            sample_hz: crate::sampling::DEFAULT_SAMPLE_HZ,
+            sample_hz: DEFAULT_SAMPLE_HZ,
             force_raw_tracepoints: false,
         }
     }

@@ -26,7 +26,9 @@ pub mod sampling;
 pub mod signals;
 pub mod sink;
 pub mod stacks;
+pub mod strings;
 pub mod syscalls;
+pub mod titles;
 pub mod trigger;
 pub mod unwind;
 

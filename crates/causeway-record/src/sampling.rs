@@ -10,12 +10,7 @@ use crate::error::RecordError;
 use libbpf_rs::{Link, ProgramMut};
 use std::os::fd::{FromRawFd, OwnedFd};
 
-/// Default sampling rate per CPU: low enough to cost nothing measurable, and off the
-/// common timer rates (100, 250, 1000 Hz) so samples do not lock onto periodic work.
-pub const DEFAULT_SAMPLE_HZ: u32 = 49;
-
-/// Highest accepted rate per CPU (perf's default upper limit).
-pub const MAX_SAMPLE_HZ: u32 = 100_000;
+pub use crate::config::{DEFAULT_SAMPLE_HZ, MAX_SAMPLE_HZ};
 
 /// The per-CPU sampling events and their program links; dropping it stops sampling.
 pub struct Sampler {
@@ -83,7 +78,12 @@ fn online_cpus() -> Vec<u32> {
     std::fs::read_to_string("/sys/devices/system/cpu/online")
         .ok()
         .and_then(|s| parse_cpu_list(s.trim()))
-        .unwrap_or_else(|| (0..crate::config::num_cpus()).collect())
+        .unwrap_or_else(|| (0..possible_cpus()).collect())
+}
+
+/// Number of possible CPUs (what libbpf sizes per-CPU data by).
+fn possible_cpus() -> u32 {
+    libbpf_rs::num_possible_cpus().map_or(1, |n| n as u32)
 }
 
 /// Parse a kernel CPU list such as `0-3,6`.

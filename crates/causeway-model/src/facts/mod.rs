@@ -28,7 +28,7 @@ pub use net::NetTraffic;
 pub use samples::CpuSample;
 pub(crate) use samples::Samples;
 
-use causeway_format::{EventKindTag, StringId, Tgid, Tid, Timestamp};
+use causeway_format::{DevId, EventKindTag, StringId, Tgid, Tid, Timestamp};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// What the trace says beyond the timelines; see the module documentation.
@@ -45,6 +45,7 @@ pub struct Facts {
     pub(crate) event_counts: BTreeMap<EventKindTag, u64>,
     pub(crate) lost_by_cpu: BTreeMap<u32, u64>,
     pub(crate) samples: Samples,
+    pub(crate) disk_names: BTreeMap<DevId, String>,
 }
 
 impl Facts {
@@ -127,6 +128,11 @@ impl Facts {
     /// Events of each kind in the trace (every kind seen at least once).
     pub fn event_counts(&self) -> &BTreeMap<EventKindTag, u64> {
         &self.event_counts
+    }
+
+    /// The name the host gave a block device (`vda`), if the trace says.
+    pub fn disk_name(&self, dev: DevId) -> Option<&str> {
+        self.disk_names.get(&dev).map(String::as_str)
     }
 
     /// A thread's on-CPU samples, in time order (empty when the trace has none).
