@@ -112,20 +112,21 @@ impl EventSet {
         Ok(set)
     }
 
-    /// The BPF side's bit mask.
+    /// The BPF side's bit mask (`enum event_group`).
     pub fn bits(self) -> u32 {
+        use crate::skel::types::event_group as g;
         [
-            self.sched,
-            self.proc,
-            self.irq,
-            self.softirq,
-            self.block,
-            self.net,
-            self.syscall,
+            (self.sched, g::EV_SCHED),
+            (self.proc, g::EV_PROC),
+            (self.irq, g::EV_IRQ),
+            (self.softirq, g::EV_SOFTIRQ),
+            (self.block, g::EV_BLOCK),
+            (self.net, g::EV_NET),
+            (self.syscall, g::EV_SYSCALL),
         ]
         .iter()
-        .enumerate()
-        .map(|(i, &on)| (on as u32) << i)
+        .filter(|(on, _)| *on)
+        .map(|(_, bit)| bit.0)
         .sum()
     }
 }
@@ -147,14 +148,15 @@ pub enum StackMode {
 }
 
 impl StackMode {
-    /// The BPF side's number.
+    /// The BPF side's number (`enum stack_scope`).
     pub fn code(self) -> u32 {
+        use crate::skel::types::stack_scope as s;
         match self {
-            StackMode::None => 0,
-            StackMode::App => 1,
-            StackMode::AppAll => 2,
-            StackMode::Libs => 3,
-            StackMode::All => 4,
+            StackMode::None => s::STACK_NONE.0,
+            StackMode::App => s::STACK_APP.0,
+            StackMode::AppAll => s::STACK_APP_ALL.0,
+            StackMode::Libs => s::STACK_LIBS.0,
+            StackMode::All => s::STACK_ALL.0,
         }
     }
 }
@@ -173,11 +175,12 @@ pub enum Unwind {
 }
 
 impl Unwind {
-    /// The BPF side's number.
+    /// The BPF side's number (`enum unwind_mode`).
     pub fn code(self) -> u32 {
+        use crate::skel::types::unwind_mode as u;
         match self {
-            Unwind::FramePointers => 0,
-            Unwind::Dwarf => 1,
+            Unwind::FramePointers => u::UNWIND_FP.0,
+            Unwind::Dwarf => u::UNWIND_DWARF.0,
         }
     }
 }
@@ -190,7 +193,7 @@ pub const DEFAULT_SAMPLE_HZ: u32 = 49;
 pub const MAX_SAMPLE_HZ: u32 = 100_000;
 
 /// Largest stack window BPF can copy per stack (bytes).
-pub const MAX_STACK_WINDOW: u32 = 16384;
+pub const MAX_STACK_WINDOW: u32 = crate::skel::types::abi_sizes::MAX_COPY.0;
 
 /// Parse a stack window size (a size as [`causeway_format::units`] reads it: bytes,
 /// or with `K`/`KiB`): a power of two from 512 to [`MAX_STACK_WINDOW`].
@@ -222,12 +225,13 @@ pub enum KernelStacks {
 }
 
 impl KernelStacks {
-    /// The BPF side's number.
+    /// The BPF side's number (`enum kernel_stacks`).
     pub fn code(self) -> u32 {
+        use crate::skel::types::kernel_stacks as k;
         match self {
-            KernelStacks::None => 0,
-            KernelStacks::Auto => 1,
-            KernelStacks::All => 2,
+            KernelStacks::None => k::KSTACK_NONE.0,
+            KernelStacks::Auto => k::KSTACK_AUTO.0,
+            KernelStacks::All => k::KSTACK_ALL.0,
         }
     }
 }

@@ -6,6 +6,7 @@
 
 use crate::config::{RecordConfig, StackMode, Target};
 use crate::error::RecordError;
+use crate::skel::types::{stack_place, target_mode};
 use crate::skel::{OpenRecorderSkel, RecorderSkel, RecorderSkelBuilder};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
@@ -34,7 +35,7 @@ impl Family {
 const SAMPLE_PROG: &str = "cpu_sample";
 
 /// Number of code ranges per process in the BPF range table (`MAX_RANGES`).
-pub const MAX_RANGES: usize = 8;
+pub const MAX_RANGES: usize = crate::skel::types::abi_sizes::MAX_RANGES.0 as usize;
 
 /// The loaded and attached recorder.
 pub struct Probes {
@@ -90,9 +91,9 @@ fn configure(open: &mut OpenRecorderSkel<'static>, cfg: &RecordConfig, family: F
         .expect("the BPF object has read-only data");
     rodata.self_tgid = std::process::id();
     rodata.mode = match cfg.target {
-        Target::Pids(_) => 0,
-        Target::Comm(_) => 1,
-        Target::All => 2,
+        Target::Pids(_) => target_mode::MODE_FOLLOW.0,
+        Target::Comm(_) => target_mode::MODE_COMM.0,
+        Target::All => target_mode::MODE_ALL.0,
     };
     if let Target::Comm(name) = &cfg.target {
         for (i, b) in name.bytes().take(15).enumerate() {
@@ -102,9 +103,15 @@ fn configure(open: &mut OpenRecorderSkel<'static>, cfg: &RecordConfig, family: F
     rodata.events = cfg.events.bits();
     rodata.stack_mode = cfg.stack_mode.code();
     rodata.stack_depth = cfg.stack_depth.clamp(1, 32);
-    rodata.stack_on = cfg.stack_on_switch as u32
-        | (cfg.stack_on_waker as u32) << 1
-        | (cfg.stack_on_syscall as u32) << 2;
+    rodata.stack_on = [
+        (cfg.stack_on_switch, stack_place::STACK_ON_SWITCH),
+        (cfg.stack_on_waker, stack_place::STACK_ON_WAKER),
+        (cfg.stack_on_syscall, stack_place::STACK_ON_SYSCALL),
+    ]
+    .iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, bit)| bit.0)
+    .sum();
     rodata.kernel_stacks = cfg.kernel_stacks.code();
     rodata.unwind = cfg.unwind.code();
     rodata.stack_window = cfg
