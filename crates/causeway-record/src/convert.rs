@@ -125,6 +125,11 @@ impl Converter {
     /// nor in the next (lost) is counted and dropped.
     pub fn end_batch(&mut self) {
         self.reread.clear();
+        let hits = self.unwinder.memo_hits();
+        if hits > 0 {
+            self.counters
+                .insert("user_stack_unwinds_memoized".to_owned(), hits);
+        }
         let n = self.copies_prev.len() as u64;
         if n > 0 {
             self.count("user_stack_copies_unmatched", n);
@@ -300,6 +305,9 @@ impl Converter {
 
     fn push_stack(&mut self, ts: u64, cpu: u32, tid: u32, tgid: u32, st: RawStack) {
         let kind = StackKind::from_u8(st.kind);
+        if st.flags & stack_flags::USER_SKIPPED != 0 {
+            self.count("user_stack_skipped_ring_full", 1);
+        }
         if st.flags & stack_flags::USER_FAILED != 0 {
             self.count("user_stack_unavailable", 1);
         }
@@ -307,8 +315,9 @@ impl Converter {
             self.count("user_frames_found_by_scan", 1);
         }
         let mut st = st;
-        let mut user_truncated =
-            st.flags & (stack_flags::USER_TRUNCATED | stack_flags::USER_FAILED) != 0;
+        let mut user_truncated = st.flags
+            & (stack_flags::USER_TRUNCATED | stack_flags::USER_FAILED | stack_flags::USER_SKIPPED)
+            != 0;
         if st.flags & stack_flags::COPIED != 0 {
             let copy = self
                 .copies

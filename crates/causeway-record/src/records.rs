@@ -52,6 +52,9 @@ pub mod stack_flags {
     /// The user stack was copied (a `REC_USTACK` record with the same time and thread)
     /// for unwinding in user space.
     pub const COPIED: u8 = types::stack_flag::STK_F_COPIED.0 as u8;
+    /// The ring was over three quarters full: the user stack was not copied, so the
+    /// events keep room when the reader falls behind.
+    pub const USER_SKIPPED: u8 = types::stack_flag::STK_F_USER_SKIPPED.0 as u8;
 }
 
 /// Bits of [`StackCopy::flags`].

@@ -233,6 +233,7 @@ enum stack_flag {
 	STK_F_SCANNED = 4, /* the first app frame was found by scanning, not by frame pointers */
 	STK_F_KERNEL_TRUNCATED = 8,
 	STK_F_COPIED = 16, /* the user stack was copied (REC_USTACK) for unwinding in user space */
+	STK_F_USER_SKIPPED = 32, /* the ring was over 3/4 full: no copy, so events keep room */
 };
 
 /* Body of REC_USTACK: the user registers the unwinder starts from, then `size` bytes

@@ -176,6 +176,13 @@ static __always_inline __u32 copy_user(struct rec_hdr *h)
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (!regs)
 		return STK_F_USER_FAILED;
+	/* Copies are most of the ring's bytes: when the reader falls behind, drop them
+	 * (counted) before the events themselves have no room. */
+	__u32 cpu = bpf_get_smp_processor_id();
+	void *rb = bpf_map_lookup_elem(&rings, &cpu);
+	if (rb && bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) >
+			  bpf_ringbuf_query(rb, BPF_RB_RING_SIZE) / 4 * 3)
+		return STK_F_USER_SKIPPED;
 	struct cpu_ctx *cc = get_cpuctx();
 	__u32 level = cc && cc->depth ? cc->depth - 1 : 0;
 	if (level > 3)
