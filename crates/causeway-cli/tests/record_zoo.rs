@@ -663,3 +663,38 @@ fn forked_processes_that_retitle_themselves_have_their_titles() {
         );
     }
 }
+
+#[test]
+fn a_thread_started_before_the_recording_gets_its_deep_stacks_whole() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build_prog(dir.path(), "deep-thread");
+    let mut prog = std::process::Command::new(&bin)
+        .arg("4")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start deep-thread");
+    // Attach only once the thread runs: its clone is not seen by the recorder.
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(prog.stderr.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line.trim(), "ready");
+    let out = dir.path().join("deep.cwt");
+    let pid = prog.id().to_string();
+    record(&out, &["-p", &pid, "--duration", "1500ms"]);
+    let _ = prog.wait();
+    let (_, _, stats) = model(&out);
+    let c = |k: &str| stats.counters.get(k).copied().unwrap_or(0);
+    // The first copy is cut at the 8 KiB window; the thread descriptor bounds the
+    // thread's frames, so its next copies take a larger window and reach the start.
+    assert!(
+        c("unwind_complete") > 10 * c("unwind_cut_window_end").max(1),
+        "counters: {:?}",
+        stats.counters
+    );
+}

@@ -209,20 +209,24 @@ static __always_inline __u32 copy_user(struct rec_hdr *h)
 		/* A thread's stack mapping ends with its TLS block and thread descriptor,
 		 * which the thread pointer (fsbase) points at: no frame lies above it. */
 		__u64 fs = BPF_CORE_READ(task, thread.fsbase);
+		/* Either bound leaves only this thread's frames between sp and end. */
+		bool bounded = flags & USTK_F_TOP;
 		if (fs > b->sp && fs < end) {
 			end = fs;
 			flags &= ~USTK_F_TOP;
+			bounded = true;
 		}
 		if (end - b->sp < size) {
 			size = end - b->sp;
 		} else {
 			/* The thread's frames go on past the window. Where their top is known
-			 * (a thread started while recording, a main thread), this copy is cut
-			 * short for certain: let this thread's next copies take twice the
-			 * window, up to MAX_COPY. Threads whose top is unknown (the window then
-			 * runs to the end of the mapping) keep the window: most of what lies
-			 * past it is unused stack, not frames. */
-			if ((flags & USTK_F_TOP) && r && size < MAX_COPY)
+			 * (a thread started while recording, a main thread) or bounded by the
+			 * thread descriptor (any thread of a threads library, also those that
+			 * existed before the recording), this copy is cut short for certain:
+			 * let this thread's next copies take twice the window, up to MAX_COPY.
+			 * Threads with neither (the window then runs to the end of the mapping)
+			 * keep the window: most of what lies past it is unused stack. */
+			if (bounded && r && size < MAX_COPY)
 				r->window = size * 2 > MAX_COPY ? MAX_COPY : size * 2;
 			flags |= USTK_F_CUT;
 			flags &= ~USTK_F_TOP;
