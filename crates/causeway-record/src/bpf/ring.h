@@ -166,17 +166,30 @@ static __always_inline void count_lost(void)
 		*n += 1;
 }
 
-static __always_inline void submit_sized(void *data, __u32 size, __u32 max);
+static __always_inline void submit_ring(void *data, __u32 size, __u32 max, bool urgent);
 
 /* Hand a finished record to this CPU's ring. The reader is woken only once a quarter
  * of the ring is filled (it also polls on a timer), so the recorder's own wake-ups do
  * not come once per event. */
 static __always_inline void submit(void *data, __u32 size)
 {
-	submit_sized(data, size, MAX_RECORD);
+	submit_ring(data, size, MAX_RECORD, false);
 }
 
 static __always_inline void submit_sized(void *data, __u32 size, __u32 max)
+{
+	submit_ring(data, size, max, false);
+}
+
+/* A record user space must act on at once: wake the reader now. A process's mappings
+ * changed (it exec'd, or became a target): they are read from /proc, which a process
+ * that lives a few milliseconds leaves before the next timed drain. */
+static __always_inline void submit_urgent(void *data, __u32 size)
+{
+	submit_ring(data, size, MAX_RECORD, true);
+}
+
+static __always_inline void submit_ring(void *data, __u32 size, __u32 max, bool urgent)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	void *rb = bpf_map_lookup_elem(&rings, &cpu);
@@ -186,7 +199,7 @@ static __always_inline void submit_sized(void *data, __u32 size, __u32 max)
 	}
 	__u64 avail = bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA);
 	__u64 rsize = bpf_ringbuf_query(rb, BPF_RB_RING_SIZE);
-	__u64 flags = avail > rsize / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	__u64 flags = urgent || avail > rsize / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 	if (size > max)
 		size = max;
 	if (size < sizeof(struct rec_hdr))

@@ -76,7 +76,7 @@ static __always_inline void emit_maps_changed(__u32 tid, __u32 tgid, __u32 reaso
 	b->reason = reason;
 	b->pad = 0;
 	h->len = sizeof(*h) + sizeof(*b);
-	submit(s->buf, h->len);
+	submit_urgent(s->buf, h->len);
 }
 
 /* Send a thread's name the first time it appears (and after renames), so threads that
