@@ -34,12 +34,15 @@
 //! Event-by-event output (`causeway dump`) stays with the command line.
 
 mod bottleneck;
+pub mod chrome;
 mod error;
 mod format;
 mod info;
+pub mod perfetto;
+pub mod timeline;
 mod view;
 
-pub use bottleneck::BottleneckView;
+pub use bottleneck::{BottleneckView, KnotEdge};
 pub use error::ReportError;
 pub use format::Format;
 pub use info::{InfoReport, Selection, ThreadRow, TraceFacts};

@@ -14,11 +14,13 @@
 
 pub mod bottleneck;
 pub mod choices;
+pub mod export;
 pub mod record;
 pub mod trace;
 pub mod values;
 
 pub use bottleneck::BottleneckArgs;
+pub use export::ExportArgs;
 pub use record::{DemoArgs, RecordArgs, TriggerArgs};
 pub use trace::{CheckArgs, DumpArgs, ImportArgs, InfoArgs};
 
@@ -73,4 +75,7 @@ pub enum Command {
     /// Find the waiting events that limit throughput (wPerf): the wait-for graph, its
     /// knots and sinks, with the stacks behind each edge.
     Bottleneck(BottleneckArgs),
+    /// Write the trace for other viewers: Perfetto's protobuf format (thread states,
+    /// CPUs, wake-up arrows, syscalls, spans, bottleneck knots) or Chrome JSON.
+    Export(ExportArgs),
 }
