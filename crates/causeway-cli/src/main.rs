@@ -44,6 +44,7 @@ fn main() -> ExitCode {
         flags::Command::Trigger(a) => cmd::trigger::run(a),
         flags::Command::Bottleneck(a) => cmd::bottleneck::run(a),
         flags::Command::Export(a) => cmd::export::run(a),
+        flags::Command::Flamegraph(a) => cmd::flamegraph::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

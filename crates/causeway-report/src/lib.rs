@@ -36,14 +36,17 @@
 mod bottleneck;
 pub mod chrome;
 mod error;
+mod flame;
 mod format;
 mod info;
 pub mod perfetto;
 pub mod timeline;
 mod view;
+pub mod wallclock;
 
 pub use bottleneck::{BottleneckView, KnotEdge};
 pub use error::ReportError;
+pub use flame::FlameView;
 pub use format::Format;
 pub use info::{InfoReport, Selection, ThreadRow, TraceFacts};
 pub use view::{View, render};

@@ -74,10 +74,10 @@ fn name_stack(tables: &Tables, id: StackId) -> Vec<String> {
     out
 }
 
-/// A thread's name for the root of its stacks: its `comm`, or `tid N` when unknown.
+/// A thread's name for the root of its stacks: its `comm`, or `[tid N]` when unknown (never a name ending in a number, which flame graph tools would read as a second count).
 pub fn thread_label(t: &Thread) -> String {
     if t.comm.is_empty() {
-        format!("tid {}", t.tid.0)
+        format!("[tid {}]", t.tid.0)
     } else {
         t.comm.clone()
     }

@@ -90,7 +90,7 @@ fn add_hops(
 /// Name of a waking context that is not a thread of the model.
 fn context_name(wake: &WakeInfo, tables: &Tables) -> String {
     match wake.waker {
-        Waker::Thread { tid } => format!("tid {}", tid.0),
+        Waker::Thread { tid } => format!("[tid {}]", tid.0),
         Waker::Irq { irq, name } => format!("[irq {irq} {}]", tables.string(name)),
         Waker::Softirq { vec } => format!("[softirq {}]", vec.name()),
         Waker::Unknown => "[unknown waker]".to_string(),

@@ -6,6 +6,7 @@ pub mod check;
 pub mod demo;
 pub mod dump;
 pub mod export;
+pub mod flamegraph;
 pub mod import;
 pub mod info;
 pub mod loaded;

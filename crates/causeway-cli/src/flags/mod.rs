@@ -15,12 +15,14 @@
 pub mod bottleneck;
 pub mod choices;
 pub mod export;
+pub mod flamegraph;
 pub mod record;
 pub mod trace;
 pub mod values;
 
 pub use bottleneck::BottleneckArgs;
 pub use export::ExportArgs;
+pub use flamegraph::FlamegraphArgs;
 pub use record::{DemoArgs, RecordArgs, TriggerArgs};
 pub use trace::{CheckArgs, DumpArgs, ImportArgs, InfoArgs};
 
@@ -78,4 +80,7 @@ pub enum Command {
     /// Write the trace for other viewers: Perfetto's protobuf format (thread states,
     /// CPUs, wake-up arrows, syscalls, spans, bottleneck knots) or Chrome JSON.
     Export(ExportArgs),
+    /// Flame graphs of on-CPU samples, off-CPU (blocked) time, or wake-up chains
+    /// (blocked stacks with their wakers' stacks on top), folded or as SVG.
+    Flamegraph(FlamegraphArgs),
 }
