@@ -45,6 +45,7 @@ fn main() -> ExitCode {
         flags::Command::Bottleneck(a) => cmd::bottleneck::run(a),
         flags::Command::Export(a) => cmd::export::run(a),
         flags::Command::Flamegraph(a) => cmd::flamegraph::run(a),
+        flags::Command::Compare(a) => cmd::compare::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -35,6 +35,7 @@
 
 mod bottleneck;
 pub mod chrome;
+mod compare;
 mod error;
 mod flame;
 mod format;
@@ -45,6 +46,7 @@ mod view;
 pub mod wallclock;
 
 pub use bottleneck::{BottleneckView, KnotEdge};
+pub use compare::{CompareView, RunLabel};
 pub use error::ReportError;
 pub use flame::FlameView;
 pub use format::Format;

@@ -4,7 +4,8 @@
 //! call; the Perfetto export shows each call as a slice and `compare` counts calls by
 //! call site, so both need the spans. Stacks arrive as a [`EventKind::Stack`] event
 //! right after the event they belong to (same CPU, same time), which is how a
-//! `syscall` stack is tied to its call and a `sample` stack becomes a sample.
+//! `syscall` stack is tied to its call and a `sample` stack becomes a sample. A call
+//! with no entry stack takes the user stack of its first switch-out, if it blocked.
 
 use causeway_format::{Cpu, Event, EventKind, StackKind, Tid, Timestamp};
 use causeway_model::StackRef;
@@ -23,8 +24,11 @@ pub struct SyscallSpan {
     pub end: Option<Timestamp>,
     /// Return value, when the exit was seen.
     pub ret: Option<i64>,
-    /// Stacks taken at entry (the call site), if the recorder took them.
+    /// Stacks of the call site: taken at entry, or failing that at the call's first
+    /// switch-out (a call that blocked).
     pub stack: Option<StackRef>,
+    /// True if `stack` is the switch-out stack rather than one taken at entry.
+    pub stack_from_switch: bool,
 }
 
 /// One on-CPU sample: the stacks of a running thread at a sampling tick.
@@ -77,6 +81,7 @@ impl EventExtras {
                     end: None,
                     ret: None,
                     stack: None,
+                    stack_from_switch: false,
                 });
             }
             EventKind::SyscallExit { tid, nr, ret } => {
@@ -111,9 +116,24 @@ impl EventExtras {
                     .open
                     .get(&tid)
                     .and_then(|&i| self.out.syscalls.get_mut(i))
-                    .filter(|s| s.start == ev.ts && s.stack.is_none());
+                    .filter(|s| s.start == ev.ts && (s.stack.is_none() || s.stack_from_switch));
                 if let Some(s) = call {
                     s.stack = Some(stack);
+                    s.stack_from_switch = false;
+                }
+            }
+            StackKind::SwitchOut => {
+                // No stack at entry (the recorder takes none there today): a call that
+                // blocks gets the stack of its first switch-out, whose user part is the
+                // same call chain.
+                let call = self
+                    .open
+                    .get(&tid)
+                    .and_then(|&i| self.out.syscalls.get_mut(i))
+                    .filter(|s| s.stack.is_none() && stack.user.is_some());
+                if let Some(s) = call {
+                    s.stack = Some(stack);
+                    s.stack_from_switch = true;
                 }
             }
             StackKind::Sample => self.out.samples.push(SampleStack {

@@ -141,7 +141,9 @@ fn syscall_spans_pair_entries_exits_and_call_sites() {
         .stack(10, 0, 1, StackKind::Syscall, Some(4), None)
         .syscall_exit(20, 0, 1, 1)
         .syscall_exit(25, 0, 2, 0) // entry before the recording
-        .syscall_enter(30, 0, 1, 74);
+        .syscall_enter(30, 0, 1, 74)
+        .switch(35, 0, 1, TaskState::UNINTERRUPTIBLE, 0)
+        .stack(35, 0, 1, StackKind::SwitchOut, Some(6), Some(7));
     let x = EventExtras::from_events(&s.events());
     assert_eq!(x.syscalls.len(), 2);
     assert_eq!(x.unmatched_exits, 1);
@@ -149,4 +151,10 @@ fn syscall_spans_pair_entries_exits_and_call_sites() {
     assert_eq!((w.nr, w.start.0, w.end.map(|e| e.0)), (1, 10, Some(20)));
     assert_eq!(w.stack.and_then(|s| s.user).map(|u| u.0), Some(4));
     assert_eq!(x.syscalls[1].end, None);
+    // The second call had no entry stack: it takes its switch-out stack.
+    assert_eq!(
+        x.syscalls[1].stack.and_then(|s| s.user).map(|u| u.0),
+        Some(6)
+    );
+    assert!(x.syscalls[1].stack_from_switch && !w.stack_from_switch);
 }

@@ -3,6 +3,7 @@
 
 pub mod bottleneck;
 pub mod check;
+pub mod compare;
 pub mod demo;
 pub mod dump;
 pub mod export;

@@ -14,6 +14,7 @@
 
 pub mod bottleneck;
 pub mod choices;
+pub mod compare;
 pub mod export;
 pub mod flamegraph;
 pub mod record;
@@ -21,6 +22,7 @@ pub mod trace;
 pub mod values;
 
 pub use bottleneck::BottleneckArgs;
+pub use compare::CompareArgs;
 pub use export::ExportArgs;
 pub use flamegraph::FlamegraphArgs;
 pub use record::{DemoArgs, RecordArgs, TriggerArgs};
@@ -83,4 +85,7 @@ pub enum Command {
     /// Flame graphs of on-CPU samples, off-CPU (blocked) time, or wake-up chains
     /// (blocked stacks with their wakers' stacks on top), folded or as SVG.
     Flamegraph(FlamegraphArgs),
+    /// Compare a normal run with a slow one: syscalls by user call site, what only one
+    /// run does, wait-time histograms (EMD), bottleneck verdicts, differential flame graph.
+    Compare(CompareArgs),
 }
