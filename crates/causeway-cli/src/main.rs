@@ -46,6 +46,7 @@ fn main() -> ExitCode {
         flags::Command::Export(a) => cmd::export::run(a),
         flags::Command::Flamegraph(a) => cmd::flamegraph::run(a),
         flags::Command::Compare(a) => cmd::compare::run(a),
+        flags::Command::Report(a) => cmd::report::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -1,6 +1,6 @@
 //! `causeway flamegraph` on a real recording of the blocking-write workload (issue
 //! 15): folded output parses back with the same totals, and equals the model's
-//! blocked time; the SVGs (parsed as XML) hold the frames the workload is known to
+//! blocked time of the recorded processes' threads (what the views show by default); the SVGs (parsed as XML) hold the frames the workload is known to
 //! block and wake in.
 //!
 //! Needs root and the built zoo; skipped without root unless `CAUSEWAY_REQUIRE_ROOT=1`
@@ -9,7 +9,7 @@
 mod common;
 
 use causeway_stacks::Folded;
-use common::{can_record, causeway, model, record, workload};
+use common::{can_record, causeway, record, workload};
 use quick_xml::Reader;
 use quick_xml::events::Event;
 use std::path::Path;
@@ -62,9 +62,14 @@ fn flame_graphs_of_blocking_write() {
     let exe = workload("blocking-write");
     record(&trace, &["--", exe.to_str().unwrap(), "--seconds", "1"]);
     let t = trace.to_str().unwrap();
-    let (m, _, _) = model(&trace);
-    let blocked: u64 = m
+    // By default the views show the recorded processes' threads.
+    let mut rd = causeway_format::TraceReader::open(&trace).unwrap();
+    let tr = causeway_model::Trace::read(&mut rd, |_| {}).unwrap();
+    let recorded = tr.facts().recorded().expect("a per-process trace").clone();
+    let blocked: u64 = tr
+        .model()
         .threads()
+        .filter(|t| t.tgid.is_some_and(|g| recorded.contains(&g)))
         .flat_map(|t| &t.segments)
         .filter(|s| s.state.is_blocked())
         .map(|s| s.duration().0)

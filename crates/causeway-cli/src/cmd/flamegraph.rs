@@ -21,8 +21,13 @@ pub fn run(args: &FlamegraphArgs) -> Result<u8> {
             args.trace.display()
         ))));
     }
-    let folded = fold(&loaded.trace, Some(&loaded.extras), kind, &args.options())
-        .map_err(|e: StacksError| anyhow::Error::new(e))?;
+    let folded = fold(
+        &loaded.trace,
+        Some(&loaded.extras),
+        kind,
+        &args.options(recorded(&loaded.trace)),
+    )
+    .map_err(|e: StacksError| anyhow::Error::new(e))?;
     let view = FlameView::new(kind, folded, title(&loaded.trace, kind));
     if let Some(svg) = &args.svg {
         if view.found() {
@@ -47,6 +52,15 @@ pub fn run(args: &FlamegraphArgs) -> Result<u8> {
             Format::Text
         },
     )
+}
+
+/// The recorded processes of a per-process trace, `None` for a system-wide one: the
+/// threads the views show by default (others appear only where they meet a target).
+pub fn recorded(trace: &causeway_model::Trace) -> Option<Vec<causeway_format::Tgid>> {
+    trace
+        .facts()
+        .recorded()
+        .map(|r| r.iter().copied().collect())
 }
 
 /// `Off-CPU time (ns), recorded 2026-11-24 00:04:12 UTC on host`.

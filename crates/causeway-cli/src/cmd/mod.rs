@@ -12,4 +12,5 @@ pub mod import;
 pub mod info;
 pub mod loaded;
 pub mod record;
+pub mod report;
 pub mod trigger;

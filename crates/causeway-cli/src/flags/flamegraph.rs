@@ -50,17 +50,25 @@ pub struct FlamegraphArgs {
     /// Wake-up chains: at most this many wakers stacked on a blocked stack.
     #[arg(long, default_value_t = 3)]
     pub hops: usize,
-    /// Only threads of these processes (comma-separated pids).
+    /// Only threads of these processes (comma-separated pids) [default: the recorded
+    /// processes of a per-process trace, every thread of a system-wide one].
     #[arg(long, value_delimiter = ',')]
     pub pid: Vec<u32>,
 }
 
 impl FlamegraphArgs {
-    /// The folding options these flags ask for.
-    pub fn options(&self) -> causeway_stacks::Options {
+    /// The folding options these flags ask for; `recorded` are the trace's recorded
+    /// processes, the default selection.
+    pub fn options(
+        &self,
+        recorded: Option<Vec<causeway_format::Tgid>>,
+    ) -> causeway_stacks::Options {
         causeway_stacks::Options {
-            processes: (!self.pid.is_empty())
-                .then(|| self.pid.iter().map(|&p| causeway_format::Tgid(p)).collect()),
+            processes: if self.pid.is_empty() {
+                recorded
+            } else {
+                Some(self.pid.iter().map(|&p| causeway_format::Tgid(p)).collect())
+            },
             hops: self.hops,
             ..causeway_stacks::Options::default()
         }

@@ -18,6 +18,7 @@ pub mod compare;
 pub mod export;
 pub mod flamegraph;
 pub mod record;
+pub mod report;
 pub mod trace;
 pub mod values;
 
@@ -26,6 +27,7 @@ pub use compare::CompareArgs;
 pub use export::ExportArgs;
 pub use flamegraph::FlamegraphArgs;
 pub use record::{DemoArgs, RecordArgs, TriggerArgs};
+pub use report::ReportArgs;
 pub use trace::{CheckArgs, DumpArgs, ImportArgs, InfoArgs};
 
 use clap::{Parser, Subcommand};
@@ -88,4 +90,7 @@ pub enum Command {
     /// Compare a normal run with a slow one: syscalls by user call site, what only one
     /// run does, wait-time histograms (EMD), bottleneck verdicts, differential flame graph.
     Compare(CompareArgs),
+    /// Write one self-contained HTML page: summary, interactive bottleneck graph, flame
+    /// graphs, thread timeline and the Perfetto export to download.
+    Report(ReportArgs),
 }

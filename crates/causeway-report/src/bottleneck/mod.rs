@@ -73,10 +73,80 @@ impl BottleneckView {
         out
     }
 
+    /// The wait-for graph for drawing: vertex labels and the heaviest `max_edges` edges
+    /// with their weights and heaviest stacks, and which are in a ranked knot.
+    pub fn wait_graph(&self, max_edges: usize) -> WaitGraph {
+        let d = &self.doc;
+        let in_knot: std::collections::BTreeSet<usize> = d
+            .knots
+            .iter()
+            .flat_map(|k| k.edges.iter().copied())
+            .collect();
+        let frames = |s: Option<&doc::StackDoc>| -> Vec<String> {
+            s.map(|s| s.user.iter().chain(&s.kernel).cloned().collect())
+                .unwrap_or_default()
+        };
+        let mut edges: Vec<&doc::EdgeDoc> = d.edges.iter().collect();
+        // Knot edges first, then by weight, so a knot is never cut off.
+        edges.sort_by(|a, b| {
+            in_knot
+                .contains(&b.id)
+                .cmp(&in_knot.contains(&a.id))
+                .then(b.weight_s.total_cmp(&a.weight_s))
+        });
+        WaitGraph {
+            vertices: d.vertices.iter().map(|v| v.label.clone()).collect(),
+            edges: edges
+                .into_iter()
+                .take(max_edges)
+                .map(|e| GraphEdge {
+                    from: e.from,
+                    to: e.to,
+                    weight_ns: (e.weight_s * 1e9).round() as u64,
+                    share: e.share,
+                    in_knot: in_knot.contains(&e.id),
+                    wait_stack: frames(e.wait_stacks.first()),
+                    waker_stack: frames(e.waker_stacks.first()),
+                })
+                .collect(),
+            summary: d.summary.clone(),
+        }
+    }
+
     /// Draw the graph as SVG into `path` with graphviz's `dot` program.
     pub fn write_svg(&self, path: &Path) -> Result<(), ReportError> {
         svg::write_svg(&dot::render(&self.doc), path)
     }
+}
+
+/// The wait-for graph as data for an interactive drawing (the HTML report).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct WaitGraph {
+    /// Vertex labels, by vertex id.
+    pub vertices: Vec<String>,
+    /// The edges drawn.
+    pub edges: Vec<GraphEdge>,
+    /// The one-sentence verdict.
+    pub summary: String,
+}
+
+/// One edge of [`WaitGraph`].
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct GraphEdge {
+    /// Waiting vertex.
+    pub from: usize,
+    /// Vertex waited for.
+    pub to: usize,
+    /// Waiting time carried.
+    pub weight_ns: u64,
+    /// Weight over the recording's duration.
+    pub share: f64,
+    /// In a ranked knot.
+    pub in_knot: bool,
+    /// Heaviest wait stack, innermost first.
+    pub wait_stack: Vec<String>,
+    /// Heaviest waker stack, innermost first.
+    pub waker_stack: Vec<String>,
 }
 
 /// One edge of a ranked knot, worded (see [`BottleneckView::knot_edges`]).

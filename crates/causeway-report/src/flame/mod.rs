@@ -61,6 +61,11 @@ impl FlameView {
         }
     }
 
+    /// Which flame graph.
+    pub fn kind(&self) -> FlameKind {
+        self.kind
+    }
+
     /// The stacks.
     pub fn folded(&self) -> &Folded {
         &self.folded
