@@ -36,6 +36,7 @@ mod flame;
 mod folded;
 mod frames;
 mod oncpu;
+mod options;
 mod wakechain;
 
 #[cfg(test)]
@@ -43,6 +44,7 @@ mod tests;
 
 pub use error::StacksError;
 pub use extras::{EventExtras, Extras, SampleStack, SyscallSpan};
-pub use flame::{FlameKind, Options, fold};
+pub use flame::fold;
 pub use folded::{Folded, FoldedParseError};
 pub use frames::{FrameNamer, thread_label};
+pub use options::{FlameKind, NO_STACK, Options};

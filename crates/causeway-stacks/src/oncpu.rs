@@ -1,9 +1,9 @@
 //! On-CPU flame graph: one unit of weight per sample stack.
 
 use crate::extras::Extras;
-use crate::flame::{Options, selected};
 use crate::folded::Folded;
 use crate::frames::{FrameNamer, thread_label};
+use crate::options::{Options, selected};
 use causeway_model::Trace;
 
 /// Frame for a sample of a thread the model does not know.

@@ -3,9 +3,9 @@
 //! so the call that did the wake-up sits on the separator) topped by that thread's
 //! name, and again for whoever woke that thread out of its own last wait before it.
 
-use crate::flame::{NO_STACK, Options, selected};
 use crate::folded::Folded;
 use crate::frames::{FrameNamer, thread_label};
+use crate::options::{NO_STACK, Options, selected};
 use causeway_format::{Tables, Waker};
 use causeway_model::{Model, SegmentId, SegmentState, Trace, WakeInfo};
 

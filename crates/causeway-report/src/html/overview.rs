@@ -31,11 +31,15 @@ fn class_of(name: &str) -> usize {
     }
 }
 
+/// One thread: its label, time per state class, and its state slices (start, end,
+/// class).
+type Row = (String, [u64; 5], Vec<(u64, u64, usize)>);
+
 /// The overview SVG of the timeline's state lanes.
 pub(crate) fn svg(tl: &Timeline, processes: Option<&[u32]>) -> String {
     let (t0, t1) = span(tl);
     let len = (t1 - t0).max(1) as f64;
-    let mut rows: Vec<(String, [u64; 5], Vec<(u64, u64, usize)>)> = Vec::new();
+    let mut rows: Vec<Row> = Vec::new();
     for t in &tl.tracks {
         let TrackKind::Lane {
             pid,

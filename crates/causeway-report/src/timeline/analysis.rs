@@ -3,7 +3,7 @@
 
 use super::states::{arg_s, arg_u};
 use super::tracks::ANALYSIS;
-use super::{Category, Slice, Timeline, Track, TrackKind};
+use super::types::{Category, Slice, Timeline, Track, TrackKind};
 use crate::bottleneck::BottleneckView;
 use causeway_model::Trace;
 use std::collections::BTreeMap;

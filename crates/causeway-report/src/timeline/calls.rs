@@ -2,7 +2,7 @@
 
 use super::states::{arg_s, stack_text};
 use super::tracks::{ThreadIds, lane_uuid};
-use super::{Arg, ArgValue, Category, Lane, Slice, Timeline};
+use super::types::{Arg, ArgValue, Category, Lane, Slice, Timeline};
 use causeway_format::{Marker, StringId, Timestamp, syscalls::syscall_label};
 use causeway_model::Trace;
 use causeway_stacks::Extras;

@@ -1,7 +1,7 @@
 //! Thread states from the model's segments, who ran on each CPU, and wake-up flows.
 
 use super::tracks::{ThreadIds, cpu_uuid, lane_uuid};
-use super::{Arg, ArgValue, Category, Instant, Lane, Slice, Timeline};
+use super::types::{Arg, ArgValue, Category, Instant, Lane, Slice, Timeline};
 use causeway_format::{Tables, TaskState, Waker, syscalls::syscall_label};
 use causeway_model::{Segment, SegmentId, SegmentState, StackRef, Trace, UnknownCause};
 

@@ -1,6 +1,6 @@
 //! Track ids and descriptors: processes, threads and their lanes, CPUs.
 
-use super::{Lane, Timeline, Track, TrackKind};
+use super::types::{Lane, Timeline, Track, TrackKind};
 use causeway_model::{SegmentState, Trace};
 use std::collections::{BTreeMap, BTreeSet};
 
