@@ -11,6 +11,7 @@ pub mod flamegraph;
 pub mod import;
 pub mod info;
 pub mod loaded;
+pub mod meta;
 pub mod record;
 pub mod report;
 pub mod trigger;

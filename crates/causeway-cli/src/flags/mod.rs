@@ -17,6 +17,7 @@ pub mod choices;
 pub mod compare;
 pub mod export;
 pub mod flamegraph;
+pub mod meta;
 pub mod record;
 pub mod report;
 pub mod trace;
@@ -26,6 +27,7 @@ pub use bottleneck::BottleneckArgs;
 pub use compare::CompareArgs;
 pub use export::ExportArgs;
 pub use flamegraph::FlamegraphArgs;
+pub use meta::{CompletionsArgs, ManArgs};
 pub use record::{DemoArgs, RecordArgs, TriggerArgs};
 pub use report::ReportArgs;
 pub use trace::{CheckArgs, DumpArgs, ImportArgs, InfoArgs};
@@ -93,4 +95,8 @@ pub enum Command {
     /// Write one self-contained HTML page: summary, interactive bottleneck graph, flame
     /// graphs, thread timeline and the Perfetto export to download.
     Report(ReportArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Write man pages (causeway.1 and one per subcommand) into a directory.
+    Man(ManArgs),
 }
