@@ -8,7 +8,7 @@ set -euo pipefail
 # for the eBPF recorder; graphviz for SVG wait-for graphs; gzip (a Debian binary not built
 # by us) and the C library's debug information (libc6-dbg, from the main archive) for the
 # unwinding tests; python3 for scripts/check-structure.py.
-PKGS=(build-essential pkg-config linux-perf clang libelf-dev zlib1g-dev bpftool graphviz gzip libc6-dbg python3)
+PKGS=(build-essential pkg-config linux-perf clang libelf-dev zlib1g-dev bpftool graphviz gzip libc6-dbg python3 chromium)
 
 missing=()
 for p in "${PKGS[@]}"; do

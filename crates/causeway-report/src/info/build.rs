@@ -104,6 +104,7 @@ impl InfoReport {
                 header.host.hostname, header.host.kernel_release, header.host.arch
             ),
             cpu_count: header.cpu_count,
+            recorded_at: crate::wallclock::recorded_at(header, facts.time_range.map(|r| r.0)),
             start_ns: start.0,
             duration_ns: end.0.saturating_sub(start.0),
             events: facts.events,

@@ -40,6 +40,9 @@ pub struct InfoReport {
     pub host: String,
     /// CPUs of the host.
     pub cpu_count: u32,
+    /// Wall-clock time of the first event (`YYYY-MM-DD HH:MM:SS UTC`), when the trace
+    /// has a real clock.
+    pub recorded_at: Option<String>,
     /// First event time (trace clock, ns).
     pub start_ns: u64,
     /// Last minus first event time.

@@ -56,6 +56,9 @@ pub(crate) fn render(r: &InfoReport) -> String {
         let _ = writeln!(out, "command:    {}", r.command_line.join(" "));
     }
     let _ = writeln!(out, "host:       {}, {} CPUs", r.host, r.cpu_count);
+    if let Some(at) = &r.recorded_at {
+        let _ = writeln!(out, "recorded:   {at}");
+    }
     let _ = writeln!(out, "duration:   {}", secs(r.duration_ns));
     let _ = writeln!(
         out,
