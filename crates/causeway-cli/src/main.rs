@@ -43,6 +43,7 @@ fn main() -> ExitCode {
         flags::Command::Record(a) => cmd::record::run(a),
         flags::Command::Trigger(a) => cmd::trigger::run(a),
         flags::Command::Bottleneck(a) => cmd::bottleneck::run(a),
+        flags::Command::Latency(a) => cmd::latency::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

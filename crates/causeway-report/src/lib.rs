@@ -37,10 +37,12 @@ mod bottleneck;
 mod error;
 mod format;
 mod info;
+mod latency;
 mod view;
 
 pub use bottleneck::BottleneckView;
 pub use error::ReportError;
 pub use format::Format;
 pub use info::{InfoReport, Selection, ThreadRow, TraceFacts};
+pub use latency::{DiffInput, LatencyDiffView, LatencyView, ProfileInput, subject_label};
 pub use view::{View, render};

@@ -7,5 +7,7 @@ pub mod demo;
 pub mod dump;
 pub mod import;
 pub mod info;
+pub mod latency;
+pub mod latency_live;
 pub mod record;
 pub mod trigger;

@@ -10,15 +10,17 @@
 //! - [`values`]: value types and parsers shared by the commands (durations, sizes and
 //!   rates come from `causeway_format::units`).
 //! - [`choices`]: the `ValueEnum`s.
-//! - [`trace`], [`record`], [`bottleneck`]: each command's flags and their resolution.
+//! - [`trace`], [`record`], [`bottleneck`], [`latency`]: each command's flags and their resolution.
 
 pub mod bottleneck;
 pub mod choices;
+pub mod latency;
 pub mod record;
 pub mod trace;
 pub mod values;
 
 pub use bottleneck::BottleneckArgs;
+pub use latency::LatencyArgs;
 pub use record::{DemoArgs, RecordArgs, TriggerArgs};
 pub use trace::{CheckArgs, DumpArgs, ImportArgs, InfoArgs};
 
@@ -73,4 +75,8 @@ pub enum Command {
     /// Find the waiting events that limit throughput (wPerf): the wait-for graph, its
     /// knots and sinks, with the stacks behind each edge.
     Bottleneck(BottleneckArgs),
+    /// Latency histograms with their peaks (OSprof): of syscalls, blocked and runnable
+    /// waits and functions, from a trace or live (`--func`); `latency diff A B`
+    /// compares two traces.
+    Latency(LatencyArgs),
 }
