@@ -204,7 +204,7 @@ mod tests {
         let mut v = vec!["causeway", "latency"];
         v.extend_from_slice(args);
         match Cli::try_parse_from(v).unwrap().command {
-            Command::Latency(a) => a,
+            Command::Latency(a) => *a,
             other => panic!("{other:?}"),
         }
     }

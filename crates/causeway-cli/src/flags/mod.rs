@@ -78,5 +78,5 @@ pub enum Command {
     /// Latency histograms with their peaks (OSprof): of syscalls, blocked and runnable
     /// waits and functions, from a trace or live (`--func`); `latency diff A B`
     /// compares two traces.
-    Latency(LatencyArgs),
+    Latency(Box<LatencyArgs>),
 }
