@@ -32,8 +32,10 @@ pub fn resolve_program(program: &str) -> Option<PathBuf> {
         .and_then(|p| p.canonicalize().ok())
 }
 
-/// Start `cmd` stopped before its `exec`.
-pub fn start_stopped(cmd: &[String]) -> Result<Stopped, ProbeError> {
+/// Start `cmd` stopped before its `exec`. With `stdout_to_stderr` the command writes
+/// its standard output to the caller's standard error (so it does not mix with a
+/// machine-readable report on standard output).
+pub fn start_stopped(cmd: &[String], stdout_to_stderr: bool) -> Result<Stopped, ProbeError> {
     let launch_err = |source| ProbeError::Launch {
         command: cmd.join(" "),
         source,
@@ -58,7 +60,7 @@ pub fn start_stopped(cmd: &[String]) -> Result<Stopped, ProbeError> {
         .map_err(nul)?;
     let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     argv_ptrs.push(std::ptr::null());
-    // SAFETY: the child only calls raise, execv and _exit, which are
+    // SAFETY: the child only calls dup2, raise, execv and _exit, which are
     // async-signal-safe, on memory prepared before the fork.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
@@ -67,6 +69,9 @@ pub fn start_stopped(cmd: &[String]) -> Result<Stopped, ProbeError> {
     if pid == 0 {
         // SAFETY: see above; the pointers stay valid in the child's copy.
         unsafe {
+            if stdout_to_stderr {
+                libc::dup2(2, 1);
+            }
             libc::raise(libc::SIGSTOP);
             libc::execv(path.as_ptr(), argv_ptrs.as_ptr());
             libc::_exit(127);

@@ -6,7 +6,8 @@
 //! Decisions: live profiles are log2 only (the kernel keeps 64 slots; finer bins would
 //! cost more per call), so `--bins` other than 1 is refused. With `-- CMD` the command
 //! starts stopped before `exec`, so every call is seen; when `--duration` ends first,
-//! the command is sent SIGTERM.
+//! the command is sent SIGTERM. With `--json` the command's standard output goes to
+//! standard error, so the JSON document stays alone on standard output.
 
 use crate::flags::LatencyArgs;
 use crate::output;
@@ -53,7 +54,7 @@ fn target(args: &LatencyArgs, symbol: &str) -> Result<(ProbeTarget, Option<Stopp
             Ok((t, None))
         }
         ([], false) => {
-            let stopped = start_stopped(&args.command)?;
+            let stopped = start_stopped(&args.command, args.json)?;
             let t = ProbeTarget {
                 binary: args
                     .binary
