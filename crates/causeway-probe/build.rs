@@ -1,5 +1,5 @@
-//! Compiles the function-latency BPF program with clang and generates its Rust
-//! skeleton, as causeway-record does for the recorder (`vmlinux.h` from the build
+//! Compiles the function-latency and root-path BPF programs with clang and generates their Rust
+//! skeletons, as causeway-record does for the recorder (`vmlinux.h` from the build
 //! machine's kernel BTF; the program uses no kernel structures beyond the helpers, so
 //! CO-RE has nothing to relocate).
 
@@ -7,7 +7,7 @@ use libbpf_cargo::SkeletonBuilder;
 use std::path::PathBuf;
 use std::process::Command;
 
-const SRC: &str = "src/bpf/funclat.bpf.c";
+const SRCS: &[&str] = &["funclat", "rootpath"];
 
 fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR is set by cargo"));
@@ -24,18 +24,21 @@ fn main() {
         ),
         Err(e) => panic!("bpftool not found ({e}); run scripts/setup.sh (apt package bpftool)"),
     }
-    SkeletonBuilder::new()
-        .source(SRC)
-        .clang_args([
-            "-I".into(),
-            out.clone().into_os_string(),
-            "-Isrc/bpf".into(),
-            "-O2".into(),
-            "-Wall".into(),
-        ])
-        .build_and_generate(out.join("funclat.skel.rs"))
-        .expect("compile src/bpf/funclat.bpf.c");
-    println!("cargo:rerun-if-changed={SRC}");
-    println!("cargo:rerun-if-changed=src/bpf/funclat.h");
+    for name in SRCS {
+        let src = format!("src/bpf/{name}.bpf.c");
+        SkeletonBuilder::new()
+            .source(&src)
+            .clang_args([
+                "-I".into(),
+                out.clone().into_os_string(),
+                "-Isrc/bpf".into(),
+                "-O2".into(),
+                "-Wall".into(),
+            ])
+            .build_and_generate(out.join(format!("{name}.skel.rs")))
+            .unwrap_or_else(|e| panic!("compile {src}: {e}"));
+        println!("cargo:rerun-if-changed={src}");
+        println!("cargo:rerun-if-changed=src/bpf/{name}.h");
+    }
     println!("cargo:rerun-if-env-changed=CAUSEWAY_BTF");
 }

@@ -44,6 +44,7 @@ fn main() -> ExitCode {
         flags::Command::Trigger(a) => cmd::trigger::run(a),
         flags::Command::Bottleneck(a) => cmd::bottleneck::run(a),
         flags::Command::Latency(a) => cmd::latency::run(a),
+        flags::Command::Rootpath(a) => cmd::rootpath::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

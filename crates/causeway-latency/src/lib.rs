@@ -10,6 +10,8 @@
 //!   [`SyscallCollector`], fed during the trace's one read), blocked and runnable waits
 //!   (the model's segments), user functions (method and span markers).
 //!
+//! - [`rootcause`]: DARC's decision of which callees make a peak ([`Tally`]).
+//!
 //! It is pure: no BPF, no printing, no command line. Live profiles (uprobes and
 //! in-kernel aggregation) are made elsewhere and handed over as log2 counts
 //! ([`Histogram::from_log2_slots`]); names and sentences are the report layer's.
@@ -21,6 +23,7 @@ mod error;
 pub mod hist;
 pub mod peaks;
 pub mod profile;
+pub mod rootcause;
 mod select;
 
 pub use calls::{SyscallCollector, SyscallSpan, SyscallSpans};
@@ -30,6 +33,7 @@ pub use error::LatencyError;
 pub use hist::{Histogram, Resolution};
 pub use peaks::{Peak, PeakOptions, find_peaks, peak_of};
 pub use profile::{Kind, Options, Profile, Profiles, Slice, Subject, Unmeasured, analyze};
+pub use rootcause::{Candidate, Decision, Level, RootPath, Sample, Stop, Tally};
 pub use select::Selection;
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! read the per-CPU slots.
 
 use crate::error::ProbeError;
-use crate::skel::{FunclatSkel, FunclatSkelBuilder};
+use crate::skel::funclat::{FunclatSkel, FunclatSkelBuilder};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, UprobeOpts};
 use std::mem::MaybeUninit;

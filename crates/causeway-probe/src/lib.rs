@@ -10,17 +10,28 @@
 //!
 //! - [`FuncProbe`]: attach to `SYMBOL` in a binary, for one process or all, and read
 //!   the slots and counters at any time; dropping it detaches.
+//! - [`rootpath`], [`callees`]: DARC's live descent, one step at a time: F0 and the
+//!   callees of the function under study (found by disassembling it) timed in BPF with
+//!   per-thread call-path state, one sample per in-peak call of F0.
 //! - [`launch`]: start a command stopped before its `exec`, so probes are in place
 //!   before its first instruction.
 
+pub mod callees;
 mod error;
 mod funclat;
 pub mod launch;
+pub mod rootpath;
 
 pub use error::ProbeError;
 pub use funclat::{FuncProbe, ProbeTarget, SLOTS, Slots};
 
 mod skel {
-    #![allow(missing_docs, clippy::all, unused_imports)]
-    include!(concat!(env!("OUT_DIR"), "/funclat.skel.rs"));
+    pub(crate) mod funclat {
+        #![allow(missing_docs, clippy::all, unused_imports)]
+        include!(concat!(env!("OUT_DIR"), "/funclat.skel.rs"));
+    }
+    pub(crate) mod rootpath {
+        #![allow(missing_docs, clippy::all, unused_imports)]
+        include!(concat!(env!("OUT_DIR"), "/rootpath.skel.rs"));
+    }
 }

@@ -44,5 +44,7 @@ pub use bottleneck::BottleneckView;
 pub use error::ReportError;
 pub use format::Format;
 pub use info::{InfoReport, Selection, ThreadRow, TraceFacts};
-pub use latency::{DiffInput, LatencyDiffView, LatencyView, ProfileInput, subject_label};
+pub use latency::{
+    DiffInput, LatencyDiffView, LatencyView, ProfileInput, RootPathView, subject_label,
+};
 pub use view::{View, render};

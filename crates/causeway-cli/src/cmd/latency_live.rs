@@ -17,20 +17,21 @@ use causeway_probe::launch::{Stopped, executable_of, start_stopped};
 use causeway_probe::{FuncProbe, ProbeTarget, Slots};
 use causeway_record::signals;
 use causeway_report::{LatencyView, ProfileInput};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// How often the loop looks at the clock, the signals and the target.
 const TICK: Duration = Duration::from_millis(50);
 
 /// The process being probed: one given by pid, or the command started here.
-enum Probed {
+pub(crate) enum Probed {
     Running(u32),
     Started(Stopped),
 }
 
 impl Probed {
     /// True while the process runs.
-    fn alive(&mut self) -> bool {
+    pub(crate) fn alive(&mut self) -> bool {
         match self {
             Probed::Running(pid) => std::path::Path::new(&format!("/proc/{pid}")).exists(),
             Probed::Started(s) => s.running(),
@@ -38,11 +39,18 @@ impl Probed {
     }
 }
 
-fn target(args: &LatencyArgs, symbol: &str) -> Result<(ProbeTarget, Option<Stopped>)> {
-    let pids = &args.profile.pid;
-    match (pids.as_slice(), args.command.is_empty()) {
+/// What to probe: `symbol` in the process given by pid, or in a command started here
+/// (stopped before `exec`; its standard output goes to standard error with `json`).
+pub(crate) fn target(
+    pids: &[u32],
+    command: &[String],
+    binary: Option<&PathBuf>,
+    symbol: &str,
+    json: bool,
+) -> Result<(ProbeTarget, Option<Stopped>)> {
+    match (pids, command.is_empty()) {
         ([pid], true) => {
-            let binary = match &args.binary {
+            let binary = match binary {
                 Some(b) => b.clone(),
                 None => executable_of(*pid)?,
             };
@@ -54,12 +62,9 @@ fn target(args: &LatencyArgs, symbol: &str) -> Result<(ProbeTarget, Option<Stopp
             Ok((t, None))
         }
         ([], false) => {
-            let stopped = start_stopped(&args.command, args.json)?;
+            let stopped = start_stopped(command, json)?;
             let t = ProbeTarget {
-                binary: args
-                    .binary
-                    .clone()
-                    .unwrap_or_else(|| stopped.binary.clone()),
+                binary: binary.cloned().unwrap_or_else(|| stopped.binary.clone()),
                 symbol: symbol.to_string(),
                 tgid: Some(stopped.pid),
             };
@@ -127,7 +132,13 @@ pub fn run(args: &LatencyArgs) -> Result<u8> {
             "live profiles are log2 (the kernel keeps one counter per power of two); --bins applies to traces"
         );
     }
-    let (t, stopped) = target(args, symbol)?;
+    let (t, stopped) = target(
+        &args.profile.pid,
+        &args.command,
+        args.binary.as_ref(),
+        symbol,
+        args.json,
+    )?;
     signals::install();
     let probe = FuncProbe::attach(&t).with_context(|| format!("probing {symbol}"))?;
     let probed = match stopped {

@@ -10,4 +10,5 @@ pub mod info;
 pub mod latency;
 pub mod latency_live;
 pub mod record;
+pub mod rootpath;
 pub mod trigger;

@@ -16,6 +16,7 @@ pub mod bottleneck;
 pub mod choices;
 pub mod latency;
 pub mod record;
+pub mod rootpath;
 pub mod trace;
 pub mod values;
 
@@ -79,4 +80,7 @@ pub enum Command {
     /// waits and functions, from a trace or live (`--func`); `latency diff A B`
     /// compares two traces.
     Latency(Box<LatencyArgs>),
+    /// Find the call path that makes a latency peak of a function (DARC), live: profile
+    /// F0, pick --peak N, time its callees with uprobes, descend.
+    Rootpath(rootpath::RootpathArgs),
 }

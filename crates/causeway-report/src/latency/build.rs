@@ -146,7 +146,7 @@ pub(crate) fn peaks_of(h: &Histogram, peaks: &[Peak]) -> Vec<PeakDoc> {
         .collect()
 }
 
-fn profile_doc(p: &ProfileInput<'_>) -> ProfileDoc {
+pub(crate) fn profile_doc(p: &ProfileInput<'_>) -> ProfileDoc {
     let slices = p
         .slices
         .iter()

@@ -9,10 +9,12 @@
 mod build;
 mod diff;
 mod html;
+mod rootpath;
 mod text;
 
 pub use build::{LatencyView, ProfileInput, subject_label};
 pub use diff::{DiffInput, LatencyDiffView};
+pub use rootpath::RootPathView;
 
 /// A duration for people: three significant digits and a unit (`8.19 us`, `1.05 ms`).
 pub(crate) fn fmt_ns(ns: u64) -> String {

@@ -1,0 +1,227 @@
+//! `causeway rootpath`: DARC's root-cause path of a latency peak, live.
+//!
+//! The probing is `causeway-probe`'s (one `PathProbe` per level), the decision
+//! `causeway-latency`'s (`Tally`), the rendering `causeway-report`'s; this module runs
+//! the phases: profile F0, choose the peak, then per level find the callees, measure,
+//! decide and descend.
+//!
+//! Decisions where DARC is silent or this port differs: the descent follows the best
+//! root cause of each level (the others within `--maxcount-pct` are reported as also
+//! causes, not explored); callees are functions, not call sites (a function called from
+//! two sites of the same caller is one candidate); the probes of a level are replaced
+//! as a whole when descending (DARC patches them one by one).
+
+use crate::cmd::latency_live::{Probed, target};
+use crate::flags::rootpath::RootpathArgs;
+use crate::output;
+use anyhow::{Result, bail};
+use causeway_latency::{
+    Candidate, Decision, Histogram, Level, Peak, PeakOptions, RootPath, Sample, Stop, Tally,
+    find_peaks,
+};
+use causeway_probe::callees::{Site, SymbolFinder, callees_of};
+use causeway_probe::rootpath::{MAX_CALLEES, PathProbe, Step};
+use causeway_record::signals;
+use causeway_report::RootPathView;
+use std::time::{Duration, Instant};
+
+const TICK: Duration = Duration::from_millis(100);
+
+/// Profile F0 until `--start-ops` calls (or the timeout) and choose the peak.
+fn choose_peak(
+    args: &RootpathArgs,
+    probe: &PathProbe,
+    probed: &mut Probed,
+) -> Result<(Histogram, Vec<Peak>, Peak)> {
+    let start = Instant::now();
+    let limit = Duration::from_nanos(args.phase_timeout.0);
+    let hist = loop {
+        std::thread::sleep(TICK);
+        let h = Histogram::from_log2_slots(&probe.f0_slots()?);
+        if h.total() >= args.start_ops
+            || start.elapsed() >= limit
+            || signals::stop_requested()
+            || !probed.alive()
+        {
+            break h;
+        }
+    };
+    let peaks = find_peaks(&hist, &PeakOptions::default());
+    let Some(peak) = peaks.iter().find(|p| p.number == args.peak).copied() else {
+        bail!(
+            "{} has {} peak(s) after {} calls; --peak {} does not exist",
+            args.func,
+            peaks.len(),
+            hist.total(),
+            args.peak
+        );
+    };
+    eprintln!(
+        "causeway: {} calls of {}; peak {} is {} to {} ns ({} calls)",
+        hist.total(),
+        args.func,
+        peak.number,
+        peak.from_ns,
+        peak.to_ns,
+        peak.ops
+    );
+    Ok((hist, peaks, peak))
+}
+
+/// The callees of `f` that can be probed, and the count of those that cannot.
+fn probeable_callees(f: &Site, finder: &SymbolFinder) -> Result<(Vec<Site>, u32)> {
+    let c = callees_of(f)?;
+    let mut unresolved = c.unresolved;
+    let mut sites = Vec::new();
+    for (name, _plt) in &c.named {
+        match finder.find(name, &f.binary) {
+            Some(s) if sites.len() < MAX_CALLEES => sites.push(s),
+            _ => unresolved += 1,
+        }
+    }
+    Ok((sites, unresolved))
+}
+
+/// Measure one level until `--decision-ops` in-peak calls; `None` if interrupted.
+fn measure(args: &RootpathArgs, step: &Step, probed: &mut Probed) -> Result<Option<Tally>> {
+    let probe = PathProbe::attach(step)?;
+    let mut tally = Tally::new(step.callees.len());
+    let start = Instant::now();
+    let limit = Duration::from_nanos(args.phase_timeout.0);
+    while tally.samples < args.decision_ops {
+        probe.poll(TICK, |s| {
+            tally.add(&Sample {
+                function_ns: s.function_ns,
+                callees_ns: s.callees_ns,
+            })
+        })?;
+        if signals::stop_requested() || !probed.alive() {
+            return Ok(None);
+        }
+        if start.elapsed() >= limit {
+            break;
+        }
+    }
+    Ok(Some(tally))
+}
+
+fn level_of(f: &Site, callees: &[Site], unresolved: u32, t: &Tally, d: Decision) -> Level {
+    Level {
+        function: f.symbol.clone(),
+        samples: t.samples,
+        own_maxcount: t.own,
+        callees: callees
+            .iter()
+            .zip(&t.callees)
+            .map(|(s, &maxcount)| Candidate {
+                function: s.symbol.clone(),
+                binary: s.binary.display().to_string(),
+                maxcount,
+            })
+            .collect(),
+        unresolved_calls: unresolved,
+        decision: d,
+    }
+}
+
+/// Descend from F0 until a stop; returns the levels, the path and why it stopped.
+fn descend(
+    args: &RootpathArgs,
+    f0: &Site,
+    tgid: u32,
+    peak: &Peak,
+    probed: &mut Probed,
+) -> Result<(Vec<Level>, Vec<Site>, Stop)> {
+    let finder = SymbolFinder::for_process(tgid)?;
+    let mut path: Vec<Site> = Vec::new();
+    let mut levels = Vec::new();
+    loop {
+        let f = path.last().unwrap_or(f0).clone();
+        let (callees, unresolved) = probeable_callees(&f, &finder)?;
+        if callees.is_empty() {
+            return Ok((levels, path, Stop::Leaf));
+        }
+        if path.len() >= args.max_depth {
+            return Ok((levels, path, Stop::MaxDepth));
+        }
+        eprintln!(
+            "causeway: level {}: timing {} callees of {}",
+            path.len(),
+            callees.len(),
+            f.symbol
+        );
+        let step = Step {
+            tgid,
+            f0: f0.clone(),
+            path: path.clone(),
+            callees: callees.clone(),
+            peak_ns: (peak.from_ns, peak.to_ns),
+        };
+        let Some(tally) = measure(args, &step, probed)? else {
+            return Ok((levels, path, Stop::Interrupted));
+        };
+        let d = tally.decide(args.maxcount_pct);
+        levels.push(level_of(&f, &callees, unresolved, &tally, d.clone()));
+        match d {
+            Decision::Own => return Ok((levels, path, Stop::OwnCause)),
+            Decision::Undecided => return Ok((levels, path, Stop::NoSamples)),
+            Decision::Callees { causes } => match causes.first() {
+                Some(&i) => path.push(callees[i].clone()),
+                None => return Ok((levels, path, Stop::NoSamples)),
+            },
+        }
+    }
+}
+
+/// Run the command.
+pub fn run(args: &RootpathArgs) -> Result<u8> {
+    let pids: Vec<u32> = args.pid.into_iter().collect();
+    let (t, stopped) = target(
+        &pids,
+        &args.command,
+        args.binary.as_ref(),
+        &args.func,
+        args.json,
+    )?;
+    let tgid = t.tgid.unwrap_or(0);
+    let f0 = Site {
+        binary: t.binary.clone(),
+        symbol: args.func.clone(),
+    };
+    signals::install();
+    let profile = PathProbe::attach(&Step {
+        tgid,
+        f0: f0.clone(),
+        path: Vec::new(),
+        callees: Vec::new(),
+        peak_ns: (0, 0),
+    })?;
+    let mut probed = match stopped {
+        Some(s) => {
+            s.resume()?;
+            Probed::Started(s)
+        }
+        None => Probed::Running(tgid),
+    };
+    let (hist, peaks, peak) = choose_peak(args, &profile, &mut probed)?;
+    drop(profile);
+    let (levels, path, stop) = descend(args, &f0, tgid, &peak, &mut probed)?;
+    if let Probed::Started(s) = &probed
+        && s.running()
+    {
+        s.terminate();
+    }
+    let result = RootPath {
+        f0: args.func.clone(),
+        f0_hist: hist,
+        peaks,
+        peak,
+        levels,
+        path: std::iter::once(args.func.clone())
+            .chain(path.iter().map(|s| s.symbol.clone()))
+            .collect(),
+        stop,
+    };
+    let view = RootPathView::new(&result);
+    output::emit(&view, output::format(args.json, false))
+}
