@@ -84,15 +84,19 @@ one() {
         tpid=$!
         wait_for "$log" "Attaching" ;;
     funclatency)
-        funclatency-bpfcc -p "$pid" "$BIN:$fn" >"$log" 2>&1 &
+        PYTHONUNBUFFERED=1 funclatency-bpfcc -p "$pid" "$BIN:$fn" >"$log" 2>&1 &
         tpid=$!
         wait_for "$log" "Tracing" ;;
     esac
-    [ "$tool" = base ] || sleep 1
+    # Every configuration waits, base too: SIGUSR1 before the target installed its
+    # handler would kill it.
+    sleep 1
     kill -USR1 "$pid"
     wait "$pid"
     if [ -n "$tpid" ]; then
-        kill -INT "$tpid" 2>/dev/null || true
+        # A background job of a script starts with SIGINT ignored; Python (BCC) keeps
+        # it so, so funclatency gets SIGTERM (its report is not needed here).
+        if [ "$tool" = funclatency ]; then kill -TERM "$tpid" 2>/dev/null || true; else kill -INT "$tpid" 2>/dev/null || true; fi
         wait "$tpid" 2>/dev/null || true
     fi
     if [ "$tool" = causeway ]; then

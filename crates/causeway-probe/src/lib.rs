@@ -16,6 +16,7 @@
 //! - [`launch`]: start a command stopped before its `exec`, so probes are in place
 //!   before its first instruction.
 
+pub mod calibrate;
 pub mod callees;
 mod error;
 mod funclat;

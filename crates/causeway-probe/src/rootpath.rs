@@ -33,6 +33,9 @@ pub struct Step {
     pub callees: Vec<Site>,
     /// The peak, F0 latencies in `[from, to)` ns; empty to only profile F0.
     pub peak_ns: (u64, u64),
+    /// Cost of one probe hit, subtracted from F0's latency per hit inside it
+    /// ([`crate::calibrate::hit_cost_ns`]).
+    pub hit_cost_ns: u64,
 }
 
 /// One in-peak call of F0, as measured.
@@ -124,6 +127,7 @@ impl PathProbe {
         ro.level = step.path.len() as u32;
         ro.peak_lo = step.peak_ns.0;
         ro.peak_hi = step.peak_ns.1;
+        ro.hit_cost_ns = step.hit_cost_ns;
         let skel = open.load().map_err(|e| ProbeError::Load(format!("{e}")))?;
         let pid = step.tgid as i32;
         let mut links = attach_one(&skel, &step.f0, KIND_F0 << 32, pid)?;

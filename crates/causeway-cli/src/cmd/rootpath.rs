@@ -9,7 +9,10 @@
 //! root cause of each level (the others within `--maxcount-pct` are reported as also
 //! causes, not explored); callees are functions, not call sites (a function called from
 //! two sites of the same caller is one candidate); the probes of a level are replaced
-//! as a whole when descending (DARC patches them one by one).
+//! as a whole when descending (DARC patches them one by one). A uprobe hit costs
+//! microseconds where DARC's kprobes cost tens of cycles, so F0's latency is corrected
+//! by the calibrated cost of the probe hits inside each call; otherwise timing the
+//! callees would push F0's calls out of the very peak being studied.
 
 use crate::cmd::latency_live::{Probed, target};
 use crate::flags::rootpath::RootpathArgs;
@@ -19,6 +22,7 @@ use causeway_latency::{
     Candidate, Decision, Histogram, Level, Peak, PeakOptions, RootPath, Sample, Stop, Tally,
     find_peaks,
 };
+use causeway_probe::calibrate;
 use causeway_probe::callees::{Site, SymbolFinder, callees_of};
 use causeway_probe::rootpath::{MAX_CALLEES, PathProbe, Step};
 use causeway_record::signals;
@@ -127,9 +131,9 @@ fn level_of(f: &Site, callees: &[Site], unresolved: u32, t: &Tally, d: Decision)
 /// Descend from F0 until a stop; returns the levels, the path and why it stopped.
 fn descend(
     args: &RootpathArgs,
-    f0: &Site,
-    tgid: u32,
+    (f0, tgid): (&Site, u32),
     peak: &Peak,
+    hit_cost_ns: u64,
     probed: &mut Probed,
 ) -> Result<(Vec<Level>, Vec<Site>, Stop)> {
     let finder = SymbolFinder::for_process(tgid)?;
@@ -156,6 +160,7 @@ fn descend(
             path: path.clone(),
             callees: callees.clone(),
             peak_ns: (peak.from_ns, peak.to_ns),
+            hit_cost_ns,
         };
         let Some(tally) = measure(args, &step, probed)? else {
             return Ok((levels, path, Stop::Interrupted));
@@ -189,12 +194,17 @@ pub fn run(args: &RootpathArgs) -> Result<u8> {
         symbol: args.func.clone(),
     };
     signals::install();
+    let hit_cost_ns = calibrate::hit_cost_ns(20_000)?;
+    eprintln!(
+        "causeway: one probe hit costs about {hit_cost_ns} ns here; F0's latency is corrected for the hits inside it"
+    );
     let profile = PathProbe::attach(&Step {
         tgid,
         f0: f0.clone(),
         path: Vec::new(),
         callees: Vec::new(),
         peak_ns: (0, 0),
+        hit_cost_ns: 0,
     })?;
     let mut probed = match stopped {
         Some(s) => {
@@ -205,7 +215,7 @@ pub fn run(args: &RootpathArgs) -> Result<u8> {
     };
     let (hist, peaks, peak) = choose_peak(args, &profile, &mut probed)?;
     drop(profile);
-    let (levels, path, stop) = descend(args, &f0, tgid, &peak, &mut probed)?;
+    let (levels, path, stop) = descend(args, (&f0, tgid), &peak, hit_cost_ns, &mut probed)?;
     if let Probed::Started(s) = &probed
         && s.running()
     {
