@@ -72,6 +72,11 @@ one() {
     local mode=$1 tool=$2 calls_var=CALLS_$1 fn=op_$1 log=$TMP/tool.log out=$TMP/out
     "$BIN" "$mode" "${!calls_var}" "$IOFILE" >"$out" &
     local pid=$! tpid=
+    # Until the target has exec'd (a tool reading /proc/PID/exe sooner sees bash).
+    for _ in $(seq 100); do
+        [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$BIN" ] && break
+        sleep 0.02
+    done
     : >"$log"
     case $tool in
     base) ;;

@@ -62,17 +62,9 @@ pub fn run(args: &LatencyArgs) -> Result<u8> {
     let (trace, profiles) = profiles_of(&path, &opts)?;
     let view = LatencyView::new(&profiles, trace.tables(), &syscall_name);
     if let Some(html) = &args.html {
-        write_html(&view, html)?;
+        latency_live::write_html(&view, html)?;
     }
     output::emit(&view, output::format(args.json, false))
-}
-
-/// Write the HTML page of a view.
-pub fn write_html(view: &LatencyView, path: &Path) -> Result<()> {
-    let mut f =
-        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-    view.write_html(&mut f)
-        .with_context(|| format!("writing {}", path.display()))
 }
 
 /// Each profile of a trace by its label (labels, not ids, are comparable across

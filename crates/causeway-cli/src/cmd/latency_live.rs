@@ -17,7 +17,7 @@ use causeway_probe::launch::{Stopped, executable_of, start_stopped};
 use causeway_probe::{FuncProbe, ProbeTarget, Slots};
 use causeway_record::signals;
 use causeway_report::{LatencyView, ProfileInput};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// How often the loop looks at the clock, the signals and the target.
@@ -173,7 +173,15 @@ pub fn run(args: &LatencyArgs) -> Result<u8> {
     };
     let view = LatencyView::from_inputs(&[input], args.interval.map(|d| d.0));
     if let Some(html) = &args.html {
-        super::latency::write_html(&view, html)?;
+        write_html(&view, html)?;
     }
     output::emit(&view, output::format(args.json, false))
+}
+
+/// Write the HTML page of a view.
+pub fn write_html(view: &LatencyView, path: &Path) -> Result<()> {
+    let mut f =
+        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    view.write_html(&mut f)
+        .with_context(|| format!("writing {}", path.display()))
 }

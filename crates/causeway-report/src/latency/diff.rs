@@ -1,7 +1,7 @@
 //! The view of `causeway latency diff`: per subject, the distance between the two
 //! profiles and a sentence per peak that appeared, vanished, moved or stayed.
 
-use super::build::{BinDoc, PeakDoc, bins_of, peaks_of};
+use super::doc::{BinDoc, PeakDoc, bins_of, peaks_of};
 use super::fmt_ns;
 use super::text::{bar, range};
 use crate::error::ReportError;

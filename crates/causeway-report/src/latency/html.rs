@@ -1,7 +1,7 @@
 //! A self-contained HTML page: one SVG plot per profile on OSprof's axes (log2 bins
 //! across, operation counts on a log scale up), each peak shaded and numbered.
 
-use super::build::{LatencyDoc, ProfileDoc};
+use super::doc::{LatencyDoc, ProfileDoc};
 use super::fmt_ns;
 use crate::error::ReportError;
 use std::fmt::Write as _;

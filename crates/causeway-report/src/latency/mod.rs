@@ -8,12 +8,14 @@
 
 mod build;
 mod diff;
+mod doc;
 mod html;
 mod rootpath;
 mod text;
 
-pub use build::{LatencyView, ProfileInput, subject_label};
+pub use build::{LatencyView, subject_label};
 pub use diff::{DiffInput, LatencyDiffView};
+pub use doc::ProfileInput;
 pub use rootpath::RootPathView;
 
 /// A duration for people: three significant digits and a unit (`8.19 us`, `1.05 ms`).

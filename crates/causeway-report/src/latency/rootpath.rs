@@ -1,7 +1,7 @@
 //! The view of `causeway rootpath`: F0's profile with the chosen peak, the path, why
 //! it ended, and each level's contributors with their maxcounts.
 
-use super::build::{LatencyDoc, ProfileInput, profile_doc};
+use super::doc::{LatencyDoc, ProfileInput, profile_doc};
 use super::fmt_ns;
 use super::text;
 use crate::error::ReportError;

@@ -2,7 +2,7 @@
 //! any nonempty bin at least one mark wide so a small peak stays visible), each peak's
 //! mode marked, a line per peak, and the time-lapse as a strip of shades.
 
-use super::build::{BinDoc, LatencyDoc, PeakDoc, ProfileDoc};
+use super::doc::{BinDoc, LatencyDoc, PeakDoc, ProfileDoc};
 use super::fmt_ns;
 use std::fmt::Write as _;
 
