@@ -126,3 +126,65 @@ fn with_contention_the_slowest_peak_reaches_the_lock() {
     assert_eq!(&p[..2], ["do_operation", "slow_path"], "{r}");
     assert!(p.last().unwrap() == "pthread_mutex_lock", "{r}");
 }
+
+/// `rootpath --json ARGS -- two-peaks --threads 1`, returning the output and status.
+fn rootpath_with(args: &[&str], workload_args: &[&str]) -> std::process::Output {
+    let exe = workload("two-peaks");
+    causeway()
+        .args(["rootpath", "--json", "--func", "do_operation"])
+        .args(["--start-ops", "2000", "--decision-ops", "100"])
+        .args(args)
+        .arg("--")
+        .arg(&exe)
+        .args(["--seconds", "60", "--threads", "1"])
+        .args(workload_args)
+        .output()
+        .expect("run causeway rootpath")
+}
+
+#[test]
+fn a_stopped_run_resumed_reaches_the_same_path() {
+    if !can_record() {
+        return;
+    }
+    // The slow peak's path is two functions deep below F0; stop after the first.
+    let first = rootpath_with(&["--peak", "2", "--max-depth", "1"], &[]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let v: Value = serde_json::from_slice(&first.stdout).unwrap();
+    assert_eq!(path(&v), ["do_operation", "slow_path"], "{v}");
+    assert_eq!(v["stop"], "max_depth");
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("saved.json");
+    std::fs::write(&saved, &first.stdout).unwrap();
+    let resumed = rootpath_with(&["--resume", saved.to_str().unwrap()], &[]);
+    assert!(
+        resumed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    let r: Value = serde_json::from_slice(&resumed.stdout).unwrap();
+    // The same final path as the run without a stop (the test above), with the saved
+    // level kept and one new level measured.
+    assert_eq!(
+        path(&r),
+        ["do_operation", "slow_path", "clock_nanosleep"],
+        "{r}"
+    );
+    assert_eq!(r["levels"].as_array().unwrap().len(), 2);
+    assert_eq!(r["levels"][0], v["levels"][0]);
+    // The fixed variant has no slow peak: its profile is too far from the saved one.
+    let changed = rootpath_with(
+        &["--resume", saved.to_str().unwrap(), "--max-emd", "0.25"],
+        &["--fixed"],
+    );
+    assert!(!changed.status.success());
+    let err = String::from_utf8_lossy(&changed.stderr);
+    assert!(
+        err.contains("changed since the saved run") || err.contains("no peak"),
+        "{err}"
+    );
+}

@@ -10,7 +10,7 @@ pub enum ProbeError {
     #[error("function probes need root (or CAP_BPF and CAP_PERFMON)")]
     Privileges,
     /// The BPF object could not be opened or loaded.
-    #[error("loading the function-latency BPF program: {0}")]
+    #[error("loading the BPF program: {0}")]
     Load(String),
     /// The uprobe or uretprobe could not be attached.
     #[error(
@@ -35,7 +35,7 @@ pub enum ProbeError {
         reason: String,
     },
     /// The command could not be started.
-    #[error("starting `{command}`: {source}")]
+    #[error("starting `{command}`")]
     Launch {
         /// The command.
         command: String,
@@ -44,7 +44,7 @@ pub enum ProbeError {
         source: std::io::Error,
     },
     /// The binary of a process could not be found.
-    #[error("finding the executable of process {tgid}: {source}")]
+    #[error("finding the executable of process {tgid} (is it running?)")]
     Executable {
         /// The process.
         tgid: u32,

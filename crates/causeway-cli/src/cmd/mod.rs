@@ -11,4 +11,5 @@ pub mod latency;
 pub mod latency_live;
 pub mod record;
 pub mod rootpath;
+pub mod rootpath_resume;
 pub mod trigger;

@@ -15,6 +15,7 @@
 //! callees would push F0's calls out of the very peak being studied.
 
 use crate::cmd::latency_live::{Probed, target};
+use crate::cmd::rootpath_resume::{self as resume, Saved};
 use crate::flags::rootpath::RootpathArgs;
 use crate::output;
 use anyhow::{Result, bail};
@@ -31,11 +32,13 @@ use std::time::{Duration, Instant};
 
 const TICK: Duration = Duration::from_millis(100);
 
-/// Profile F0 until `--start-ops` calls (or the timeout) and choose the peak.
+/// Profile F0 until `--start-ops` calls (or the timeout) and choose the peak: the
+/// `--peak` one, or with `--resume` the one holding the saved peak's mode.
 fn choose_peak(
     args: &RootpathArgs,
     probe: &PathProbe,
     probed: &mut Probed,
+    saved: Option<&Saved>,
 ) -> Result<(Histogram, Vec<Peak>, Peak)> {
     let start = Instant::now();
     let limit = Duration::from_nanos(args.phase_timeout.0);
@@ -51,14 +54,20 @@ fn choose_peak(
         }
     };
     let peaks = find_peaks(&hist, &PeakOptions::default());
-    let Some(peak) = peaks.iter().find(|p| p.number == args.peak).copied() else {
-        bail!(
-            "{} has {} peak(s) after {} calls; --peak {} does not exist",
-            args.func,
-            peaks.len(),
-            hist.total(),
-            args.peak
-        );
+    let peak = match saved {
+        Some(sv) => resume::matching_peak(args, sv, &hist, &peaks)?,
+        None => {
+            let n = args.peak.unwrap_or(1);
+            let Some(p) = peaks.iter().find(|p| p.number == n).copied() else {
+                bail!(
+                    "{} has {} peak(s) after {} calls; --peak {n} does not exist",
+                    args.func,
+                    peaks.len(),
+                    hist.total()
+                );
+            };
+            p
+        }
     };
     eprintln!(
         "causeway: {} calls of {}; peak {} is {} to {} ns ({} calls)",
@@ -135,10 +144,13 @@ fn descend(
     peak: &Peak,
     hit_cost_ns: u64,
     probed: &mut Probed,
+    saved: Option<&Saved>,
 ) -> Result<(Vec<Level>, Vec<Site>, Stop)> {
     let finder = SymbolFinder::for_process(tgid)?;
-    let mut path: Vec<Site> = Vec::new();
-    let mut levels = Vec::new();
+    let (mut path, mut levels) = match saved {
+        Some(sv) => (resume::path_sites(sv, f0, &finder)?, sv.levels.clone()),
+        None => (Vec::new(), Vec::new()),
+    };
     loop {
         let f = path.last().unwrap_or(f0).clone();
         let (callees, unresolved) = probeable_callees(&f, &finder)?;
@@ -193,6 +205,7 @@ pub fn run(args: &RootpathArgs) -> Result<u8> {
         binary: t.binary.clone(),
         symbol: args.func.clone(),
     };
+    let saved = args.resume.as_deref().map(resume::load).transpose()?;
     signals::install();
     let hit_cost_ns = calibrate::hit_cost_ns(20_000)?;
     eprintln!(
@@ -213,9 +226,16 @@ pub fn run(args: &RootpathArgs) -> Result<u8> {
         }
         None => Probed::Running(tgid),
     };
-    let (hist, peaks, peak) = choose_peak(args, &profile, &mut probed)?;
+    let (hist, peaks, peak) = choose_peak(args, &profile, &mut probed, saved.as_ref())?;
     drop(profile);
-    let (levels, path, stop) = descend(args, (&f0, tgid), &peak, hit_cost_ns, &mut probed)?;
+    let (levels, path, stop) = descend(
+        args,
+        (&f0, tgid),
+        &peak,
+        hit_cost_ns,
+        &mut probed,
+        saved.as_ref(),
+    )?;
     if let Probed::Started(s) = &probed
         && s.running()
     {

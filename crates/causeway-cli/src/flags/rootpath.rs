@@ -30,8 +30,17 @@ pub struct RootpathArgs {
     #[arg(long, value_name = "PATH")]
     pub binary: Option<PathBuf>,
     /// The peak to explain (1 = shortest latencies).
-    #[arg(long, value_name = "N")]
-    pub peak: u32,
+    #[arg(long, value_name = "N", required_unless_present = "resume")]
+    pub peak: Option<u32>,
+    /// Continue a previous run from its `--json` output: F0 is profiled again and
+    /// compared with the saved profile by the Earth Mover's Distance, then the descent
+    /// resumes below the saved path, in the peak holding the saved peak's mode.
+    #[arg(long, value_name = "FILE")]
+    pub resume: Option<PathBuf>,
+    /// With --resume: refuse to continue if F0's profile moved more than this many
+    /// octaves (EMD) since the saved run.
+    #[arg(long, default_value_t = 1.0, value_name = "OCTAVES")]
+    pub max_emd: f64,
     /// Calls of F0 profiled before the peak is chosen.
     #[arg(long, default_value_t = 2000, value_name = "N")]
     pub start_ops: u64,
