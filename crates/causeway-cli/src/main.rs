@@ -49,6 +49,8 @@ fn main() -> ExitCode {
         flags::Command::Report(a) => cmd::report::run(a),
         flags::Command::Completions(a) => cmd::meta::completions(a),
         flags::Command::Man(a) => cmd::meta::man(a),
+        flags::Command::Latency(a) => cmd::latency::run(a),
+        flags::Command::Rootpath(a) => cmd::rootpath::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

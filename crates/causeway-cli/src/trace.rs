@@ -27,3 +27,35 @@ pub fn ingest_trace(rd: &mut TraceReader<BufReader<std::fs::File>>, path: &Path)
     progress.finish();
     Ok(trace)
 }
+
+/// [`ingest_trace`], also handing every event to `tee` during the same single pass
+/// (for analyses that need events the model does not keep, such as syscall pairs).
+pub fn ingest_trace_with(
+    rd: &mut TraceReader<BufReader<std::fs::File>>,
+    path: &Path,
+    mut tee: impl FnMut(&causeway_format::Event),
+) -> Result<Trace> {
+    let mut progress = Progress::new(rd.event_count(), "reading events");
+    let tables = rd.tables().clone();
+    let header = rd.header().clone();
+    let produced = causeway_model::ingest::ingest(&tables, &header, |sink| {
+        let mut n = 0u64;
+        for ev in rd.events() {
+            let ev = ev?;
+            tee(&ev);
+            sink.push(ev);
+            n += 1;
+            if n.is_multiple_of(65536) {
+                progress.set(n);
+            }
+        }
+        Ok::<(), causeway_format::FormatError>(())
+    });
+    let (model, mut facts) = produced
+        .map_err(anyhow::Error::new)
+        .with_context(|| format!("reading events of {}", path.display()))?;
+    let stats = rd.stats().clone();
+    facts.set_link_speeds(&stats.counters);
+    progress.finish();
+    Ok(Trace::from_parts(header, tables, stats, model, facts))
+}

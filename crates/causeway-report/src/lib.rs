@@ -41,6 +41,7 @@ mod flame;
 mod format;
 mod html;
 mod info;
+mod latency;
 pub mod perfetto;
 pub mod timeline;
 mod view;
@@ -53,4 +54,7 @@ pub use flame::FlameView;
 pub use format::Format;
 pub use html::HtmlReport;
 pub use info::{InfoReport, Selection, ThreadRow, TraceFacts};
+pub use latency::{
+    DiffInput, LatencyDiffView, LatencyView, ProfileInput, RootPathView, subject_label,
+};
 pub use view::{View, render};

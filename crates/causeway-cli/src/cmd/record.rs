@@ -98,8 +98,24 @@ fn kept_line(old: &std::path::Path) -> String {
 /// Record `cmd` (launched and followed) into `out` with the default settings; used by
 /// `causeway demo` and `causeway bottleneck -- CMD`.
 pub fn record_command(cmd: &[String], out: &std::path::Path) -> Result<Summary> {
+    record_command_config(cmd, out, RecordConfig::new(Target::Pids(Vec::new())))
+}
+
+/// [`record_command`] with the syscall group on (the default, blocking syscalls): what
+/// `causeway latency -- CMD` profiles.
+pub fn record_command_with_syscalls(cmd: &[String], out: &std::path::Path) -> Result<Summary> {
+    let mut config = RecordConfig::new(Target::Pids(Vec::new()));
+    config.events.syscall = true;
+    record_command_config(cmd, out, config)
+}
+
+fn record_command_config(
+    cmd: &[String],
+    out: &std::path::Path,
+    config: RecordConfig,
+) -> Result<Summary> {
     let req = Request {
-        config: RecordConfig::new(Target::Pids(Vec::new())),
+        config,
         output: Output::File(out.to_path_buf()),
         duration: None,
         command: Some(cmd.to_vec()),

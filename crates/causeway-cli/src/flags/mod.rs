@@ -10,16 +10,18 @@
 //! - [`values`]: value types and parsers shared by the commands (durations, sizes and
 //!   rates come from `causeway_format::units`).
 //! - [`choices`]: the `ValueEnum`s.
-//! - [`trace`], [`record`], [`bottleneck`]: each command's flags and their resolution.
+//! - [`trace`], [`record`], [`bottleneck`], [`latency`]: each command's flags and their resolution.
 
 pub mod bottleneck;
 pub mod choices;
 pub mod compare;
 pub mod export;
 pub mod flamegraph;
+pub mod latency;
 pub mod meta;
 pub mod record;
 pub mod report;
+pub mod rootpath;
 pub mod trace;
 pub mod values;
 
@@ -27,6 +29,7 @@ pub use bottleneck::BottleneckArgs;
 pub use compare::CompareArgs;
 pub use export::ExportArgs;
 pub use flamegraph::FlamegraphArgs;
+pub use latency::LatencyArgs;
 pub use meta::{CompletionsArgs, ManArgs};
 pub use record::{DemoArgs, RecordArgs, TriggerArgs};
 pub use report::ReportArgs;
@@ -99,4 +102,11 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Write man pages (causeway.1 and one per subcommand) into a directory.
     Man(ManArgs),
+    /// Latency histograms with their peaks (OSprof): of syscalls, blocked and runnable
+    /// waits and functions, from a trace or live (`--func`); `latency diff A B`
+    /// compares two traces.
+    Latency(Box<LatencyArgs>),
+    /// Find the call path that makes a latency peak of a function (DARC), live: profile
+    /// F0, pick --peak N, time its callees with uprobes, descend.
+    Rootpath(rootpath::RootpathArgs),
 }

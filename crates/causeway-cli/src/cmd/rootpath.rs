@@ -1,0 +1,257 @@
+//! `causeway rootpath`: DARC's root-cause path of a latency peak, live.
+//!
+//! The probing is `causeway-probe`'s (one `PathProbe` per level), the decision
+//! `causeway-latency`'s (`Tally`), the rendering `causeway-report`'s; this module runs
+//! the phases: profile F0, choose the peak, then per level find the callees, measure,
+//! decide and descend.
+//!
+//! Decisions where DARC is silent or this port differs: the descent follows the best
+//! root cause of each level (the others within `--maxcount-pct` are reported as also
+//! causes, not explored); callees are functions, not call sites (a function called from
+//! two sites of the same caller is one candidate); the probes of a level are replaced
+//! as a whole when descending (DARC patches them one by one). A uprobe hit costs
+//! microseconds where DARC's kprobes cost tens of cycles, so F0's latency is corrected
+//! by the calibrated cost of the probe hits inside each call; otherwise timing the
+//! callees would push F0's calls out of the very peak being studied.
+
+use crate::cmd::latency_live::{Probed, target};
+use crate::cmd::rootpath_resume::{self as resume, Saved};
+use crate::flags::rootpath::RootpathArgs;
+use crate::output;
+use anyhow::{Result, bail};
+use causeway_latency::{
+    Candidate, Decision, Histogram, Level, Peak, PeakOptions, RootPath, Sample, Stop, Tally,
+    find_peaks,
+};
+use causeway_probe::calibrate;
+use causeway_probe::callees::{Site, SymbolFinder, callees_of};
+use causeway_probe::rootpath::{MAX_CALLEES, PathProbe, Step};
+use causeway_record::signals;
+use causeway_report::RootPathView;
+use std::time::{Duration, Instant};
+
+const TICK: Duration = Duration::from_millis(100);
+
+/// Profile F0 until `--start-ops` calls (or the timeout) and choose the peak: the
+/// `--peak` one, or with `--resume` the one holding the saved peak's mode.
+fn choose_peak(
+    args: &RootpathArgs,
+    probe: &PathProbe,
+    probed: &mut Probed,
+    saved: Option<&Saved>,
+) -> Result<(Histogram, Vec<Peak>, Peak)> {
+    let start = Instant::now();
+    let limit = Duration::from_nanos(args.phase_timeout.0);
+    let hist = loop {
+        std::thread::sleep(TICK);
+        let h = Histogram::from_log2_slots(&probe.f0_slots()?);
+        if h.total() >= args.start_ops
+            || start.elapsed() >= limit
+            || signals::stop_requested()
+            || !probed.alive()
+        {
+            break h;
+        }
+    };
+    let peaks = find_peaks(&hist, &PeakOptions::default());
+    let peak = match saved {
+        Some(sv) => resume::matching_peak(args, sv, &hist, &peaks)?,
+        None => {
+            let n = args.peak.unwrap_or(1);
+            let Some(p) = peaks.iter().find(|p| p.number == n).copied() else {
+                bail!(
+                    "{} has {} peak(s) after {} calls; --peak {n} does not exist",
+                    args.func,
+                    peaks.len(),
+                    hist.total()
+                );
+            };
+            p
+        }
+    };
+    eprintln!(
+        "causeway: {} calls of {}; peak {} is {} to {} ns ({} calls)",
+        hist.total(),
+        args.func,
+        peak.number,
+        peak.from_ns,
+        peak.to_ns,
+        peak.ops
+    );
+    Ok((hist, peaks, peak))
+}
+
+/// The callees of `f` that can be probed, and the count of those that cannot.
+fn probeable_callees(f: &Site, finder: &SymbolFinder) -> Result<(Vec<Site>, u32)> {
+    let c = callees_of(f)?;
+    let mut unresolved = c.unresolved;
+    let mut sites = Vec::new();
+    for (name, _plt) in &c.named {
+        match finder.find(name, &f.binary) {
+            Some(s) if sites.len() < MAX_CALLEES => sites.push(s),
+            _ => unresolved += 1,
+        }
+    }
+    Ok((sites, unresolved))
+}
+
+/// Measure one level until `--decision-ops` in-peak calls; `None` if interrupted.
+fn measure(args: &RootpathArgs, step: &Step, probed: &mut Probed) -> Result<Option<Tally>> {
+    let probe = PathProbe::attach(step)?;
+    let mut tally = Tally::new(step.callees.len());
+    let start = Instant::now();
+    let limit = Duration::from_nanos(args.phase_timeout.0);
+    while tally.samples < args.decision_ops {
+        probe.poll(TICK, |s| {
+            tally.add(&Sample {
+                function_ns: s.function_ns,
+                callees_ns: s.callees_ns,
+            })
+        })?;
+        if signals::stop_requested() || !probed.alive() {
+            return Ok(None);
+        }
+        if start.elapsed() >= limit {
+            break;
+        }
+    }
+    Ok(Some(tally))
+}
+
+fn level_of(f: &Site, callees: &[Site], unresolved: u32, t: &Tally, d: Decision) -> Level {
+    Level {
+        function: f.symbol.clone(),
+        samples: t.samples,
+        own_maxcount: t.own,
+        callees: callees
+            .iter()
+            .zip(&t.callees)
+            .map(|(s, &maxcount)| Candidate {
+                function: s.symbol.clone(),
+                binary: s.binary.display().to_string(),
+                maxcount,
+            })
+            .collect(),
+        unresolved_calls: unresolved,
+        decision: d,
+    }
+}
+
+/// Descend from F0 until a stop; returns the levels, the path and why it stopped.
+fn descend(
+    args: &RootpathArgs,
+    (f0, tgid): (&Site, u32),
+    peak: &Peak,
+    hit_cost_ns: u64,
+    probed: &mut Probed,
+    saved: Option<&Saved>,
+) -> Result<(Vec<Level>, Vec<Site>, Stop)> {
+    let finder = SymbolFinder::for_process(tgid)?;
+    let (mut path, mut levels) = match saved {
+        Some(sv) => (resume::path_sites(sv, f0, &finder)?, sv.levels.clone()),
+        None => (Vec::new(), Vec::new()),
+    };
+    loop {
+        let f = path.last().unwrap_or(f0).clone();
+        let (callees, unresolved) = probeable_callees(&f, &finder)?;
+        if callees.is_empty() {
+            return Ok((levels, path, Stop::Leaf));
+        }
+        if path.len() >= args.max_depth {
+            return Ok((levels, path, Stop::MaxDepth));
+        }
+        eprintln!(
+            "causeway: level {}: timing {} callees of {}",
+            path.len(),
+            callees.len(),
+            f.symbol
+        );
+        let step = Step {
+            tgid,
+            f0: f0.clone(),
+            path: path.clone(),
+            callees: callees.clone(),
+            peak_ns: (peak.from_ns, peak.to_ns),
+            hit_cost_ns,
+        };
+        let Some(tally) = measure(args, &step, probed)? else {
+            return Ok((levels, path, Stop::Interrupted));
+        };
+        let d = tally.decide(args.maxcount_pct);
+        levels.push(level_of(&f, &callees, unresolved, &tally, d.clone()));
+        match d {
+            Decision::Own => return Ok((levels, path, Stop::OwnCause)),
+            Decision::Undecided => return Ok((levels, path, Stop::NoSamples)),
+            Decision::Callees { causes } => match causes.first() {
+                Some(&i) => path.push(callees[i].clone()),
+                None => return Ok((levels, path, Stop::NoSamples)),
+            },
+        }
+    }
+}
+
+/// Run the command.
+pub fn run(args: &RootpathArgs) -> Result<u8> {
+    let pids: Vec<u32> = args.pid.into_iter().collect();
+    let (t, stopped) = target(
+        &pids,
+        &args.command,
+        args.binary.as_ref(),
+        &args.func,
+        args.json,
+    )?;
+    let tgid = t.tgid.unwrap_or(0);
+    let f0 = Site {
+        binary: t.binary.clone(),
+        symbol: args.func.clone(),
+    };
+    let saved = args.resume.as_deref().map(resume::load).transpose()?;
+    signals::install();
+    let hit_cost_ns = calibrate::hit_cost_ns(20_000)?;
+    eprintln!(
+        "causeway: one probe hit costs about {hit_cost_ns} ns here; F0's latency is corrected for the hits inside it"
+    );
+    let profile = PathProbe::attach(&Step {
+        tgid,
+        f0: f0.clone(),
+        path: Vec::new(),
+        callees: Vec::new(),
+        peak_ns: (0, 0),
+        hit_cost_ns: 0,
+    })?;
+    let mut probed = match stopped {
+        Some(s) => {
+            s.resume()?;
+            Probed::Started(s)
+        }
+        None => Probed::Running(tgid),
+    };
+    let (hist, peaks, peak) = choose_peak(args, &profile, &mut probed, saved.as_ref())?;
+    drop(profile);
+    let (levels, path, stop) = descend(
+        args,
+        (&f0, tgid),
+        &peak,
+        hit_cost_ns,
+        &mut probed,
+        saved.as_ref(),
+    )?;
+    if let Probed::Started(s) = &probed
+        && s.running()
+    {
+        s.terminate();
+    }
+    let result = RootPath {
+        f0: args.func.clone(),
+        f0_hist: hist,
+        peaks,
+        peak,
+        levels,
+        path: std::iter::once(args.func.clone())
+            .chain(path.iter().map(|s| s.symbol.clone()))
+            .collect(),
+        stop,
+    };
+    let view = RootPathView::new(&result);
+    output::emit(&view, output::format(args.json, false))
+}

@@ -1,0 +1,73 @@
+//! Flags of `causeway rootpath` (DARC).
+
+use super::values::FlagError;
+use causeway_format::DurationNs;
+use causeway_format::units::parse_duration_ns;
+use clap::Args;
+use std::path::PathBuf;
+
+/// `causeway rootpath`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+It profiles F0 until --start-ops calls, picks peak N (numbered from the shortest
+latencies, as `causeway latency` numbers them), then descends one level at a time:
+the callees of the function under study (found by disassembling it with objdump)
+are timed with uprobes during F0's calls that fall in the peak; after
+--decision-ops such calls, the callees whose maxcount is within --maxcount-pct of
+the best are root causes and the first is studied next. It stops in a function
+that is its own cause, in one with no callee to probe, or at --max-depth.
+
+Example:
+    causeway rootpath --func do_operation --peak 2 -- ./two-peaks --seconds 30")]
+pub struct RootpathArgs {
+    /// The process to study.
+    #[arg(short = 'p', long)]
+    pub pid: Option<u32>,
+    /// F0: the function whose latency peak to explain (a symbol of the executable).
+    #[arg(long, value_name = "SYMBOL")]
+    pub func: String,
+    /// The file holding F0 [default: the process's executable].
+    #[arg(long, value_name = "PATH")]
+    pub binary: Option<PathBuf>,
+    /// The peak to explain (1 = shortest latencies).
+    #[arg(long, value_name = "N", required_unless_present = "resume")]
+    pub peak: Option<u32>,
+    /// Continue a previous run from its `--json` output: F0 is profiled again and
+    /// compared with the saved profile by the Earth Mover's Distance, then the descent
+    /// resumes below the saved path, in the peak holding the saved peak's mode.
+    #[arg(long, value_name = "FILE")]
+    pub resume: Option<PathBuf>,
+    /// With --resume: refuse to continue if F0's profile moved more than this many
+    /// octaves (EMD) since the saved run.
+    #[arg(long, default_value_t = 1.0, value_name = "OCTAVES")]
+    pub max_emd: f64,
+    /// Calls of F0 profiled before the peak is chosen.
+    #[arg(long, default_value_t = 2000, value_name = "N")]
+    pub start_ops: u64,
+    /// In-peak calls of F0 per decision.
+    #[arg(long, default_value_t = 200, value_name = "N")]
+    pub decision_ops: u64,
+    /// Root causes are the callees whose maxcount is at least this share (0 to 1) of
+    /// the largest.
+    #[arg(long, default_value_t = 0.9, value_parser = share)]
+    pub maxcount_pct: f64,
+    /// Longest path below F0.
+    #[arg(long, default_value_t = 8)]
+    pub max_depth: usize,
+    /// Give up on a phase (profiling, or one level) after this long.
+    #[arg(long, default_value = "60s", value_parser = parse_duration_ns)]
+    pub phase_timeout: DurationNs,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Command to start and study (after `--`).
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+fn share(s: &str) -> Result<f64, FlagError> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(FlagError::Share(s.to_string())),
+    }
+}

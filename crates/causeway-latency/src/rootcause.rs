@@ -1,0 +1,250 @@
+//! DARC's root-cause decision (§3): for calls of F0 whose latency falls in the chosen
+//! peak, which of a function's callees — or the function itself — contributes most.
+//!
+//! One [`Sample`] per such call of F0: the latency of the function under study (the
+//! deepest function of the root-cause path so far; F0 itself at the start) and the
+//! maximum latency of each of its callees during that call. The function's own share is
+//! its latency minus its callees' (DARC's approximation: a callee called in a loop is
+//! charged only its longest call, the rest stays with the caller, so a loop is found in
+//! the caller and a slow single call in the callee). Every contributor whose latency
+//! falls in the same log2 bin as the largest one gets a point (`maxcount`); after
+//! enough samples, the contributors within `maxcount_pct` of the best count are the
+//! root causes. If the function itself is the best, the path ends there.
+//!
+//! Pure: the samples come from a live probe or from a trace of every call.
+
+use serde::{Deserialize, Serialize};
+
+/// What one in-peak call of F0 measured.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sample {
+    /// Latency of the function under study during that call (its longest call).
+    pub function_ns: u64,
+    /// Longest latency of each callee during that call (0: not called).
+    pub callees_ns: Vec<u64>,
+}
+
+/// `maxcount`s gathered so far.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tally {
+    /// Samples seen.
+    pub samples: u64,
+    /// Times the function's own time was a largest contributor.
+    pub own: u64,
+    /// Times each callee was, by callee index.
+    pub callees: Vec<u64>,
+}
+
+/// The decision after enough samples.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Decision {
+    /// The function itself makes the peak: the path ends here.
+    Own,
+    /// These callees (indices, best first) make it: descend into them.
+    Callees {
+        /// Callee indices within `maxcount_pct` of the best count.
+        causes: Vec<usize>,
+    },
+    /// No sample yet.
+    Undecided,
+}
+
+fn bin(ns: u64) -> u32 {
+    63 - ns.max(1).leading_zeros()
+}
+
+impl Tally {
+    /// An empty tally for `callees` callees.
+    pub fn new(callees: usize) -> Tally {
+        Tally {
+            samples: 0,
+            own: 0,
+            callees: vec![0; callees],
+        }
+    }
+
+    /// Count one sample.
+    pub fn add(&mut self, s: &Sample) {
+        self.samples += 1;
+        let sum: u64 = s.callees_ns.iter().sum();
+        let own = s.function_ns.saturating_sub(sum);
+        let max = s.callees_ns.iter().copied().chain([own]).max().unwrap_or(0);
+        if max == 0 {
+            return;
+        }
+        let top = bin(max);
+        if own > 0 && bin(own) == top {
+            self.own += 1;
+        }
+        for (i, &ns) in s.callees_ns.iter().enumerate() {
+            if ns > 0
+                && bin(ns) == top
+                && let Some(c) = self.callees.get_mut(i)
+            {
+                *c += 1;
+            }
+        }
+    }
+
+    /// Root causes: contributors within `maxcount_pct` (0 to 1) of the best count.
+    /// The function's own time wins ties with its callees: DARC stops at a function
+    /// that is its own cause rather than descend into a callee that is only as large.
+    pub fn decide(&self, maxcount_pct: f64) -> Decision {
+        let best = self
+            .callees
+            .iter()
+            .copied()
+            .chain([self.own])
+            .max()
+            .unwrap_or(0);
+        if best == 0 {
+            return Decision::Undecided;
+        }
+        if self.own == best {
+            return Decision::Own;
+        }
+        let floor = (best as f64 * maxcount_pct.clamp(0.0, 1.0)).ceil().max(1.0) as u64;
+        let mut causes: Vec<usize> = (0..self.callees.len())
+            .filter(|&i| self.callees[i] >= floor)
+            .collect();
+        causes.sort_by_key(|&i| std::cmp::Reverse(self.callees[i]));
+        Decision::Callees { causes }
+    }
+}
+
+/// A callee measured at one level, with its `maxcount`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// Its symbol.
+    pub function: String,
+    /// The file it is in.
+    pub binary: String,
+    /// Times it was a largest contributor.
+    pub maxcount: u64,
+}
+
+/// One level of the descent.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Level {
+    /// The function under study.
+    pub function: String,
+    /// In-peak calls of F0 measured.
+    pub samples: u64,
+    /// Times its own time was a largest contributor.
+    pub own_maxcount: u64,
+    /// Its callees that could be probed.
+    pub callees: Vec<Candidate>,
+    /// Call sites that could not be probed (indirect, unnamed, not found in any
+    /// mapped file, or past the bound on probes).
+    pub unresolved_calls: u32,
+    /// What was decided.
+    pub decision: Decision,
+}
+
+/// Why the descent ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stop {
+    /// The last function is its own cause.
+    OwnCause,
+    /// The last function calls nothing that can be probed.
+    Leaf,
+    /// `--max-depth` was reached.
+    MaxDepth,
+    /// No call of F0 fell in the peak while measuring a level.
+    NoSamples,
+    /// Ctrl-C, or the process ended.
+    Interrupted,
+}
+
+/// The root-cause path of one peak of F0.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RootPath {
+    /// F0's symbol.
+    pub f0: String,
+    /// F0's profile when the peak was chosen.
+    pub f0_hist: crate::Histogram,
+    /// Its peaks.
+    pub peaks: Vec<crate::Peak>,
+    /// The peak studied.
+    pub peak: crate::Peak,
+    /// Each level, from F0 down.
+    pub levels: Vec<Level>,
+    /// F0 and the chosen root cause at each level.
+    pub path: Vec<String>,
+    /// Why it ended.
+    pub stop: Stop,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(function_ns: u64, callees_ns: &[u64]) -> Sample {
+        Sample {
+            function_ns,
+            callees_ns: callees_ns.to_vec(),
+        }
+    }
+
+    #[test]
+    fn the_slow_callee_is_the_cause() {
+        let mut t = Tally::new(3);
+        for _ in 0..50 {
+            // 2 ms call: lock wait 1.7 ms, sleep 200 us, unlock 1 us.
+            t.add(&s(2_000_000, &[1_700_000, 200_000, 1_000]));
+        }
+        assert_eq!(t.callees, vec![50, 0, 0]);
+        assert_eq!(t.decide(0.9), Decision::Callees { causes: vec![0] });
+    }
+
+    #[test]
+    fn a_function_busy_on_its_own_is_its_own_cause() {
+        let mut t = Tally::new(2);
+        for _ in 0..20 {
+            t.add(&s(10_000, &[300, 200]));
+        }
+        assert_eq!(t.decide(0.9), Decision::Own);
+    }
+
+    #[test]
+    fn contributors_in_the_same_bin_share_the_point_and_pct_keeps_both() {
+        let mut t = Tally::new(2);
+        for i in 0..40 {
+            // Two callees of ~300 us each, one slightly ahead most of the time.
+            let (a, b) = if i % 4 == 0 {
+                (280_000, 300_000)
+            } else {
+                (300_000, 290_000)
+            };
+            t.add(&s(600_000, &[a, b]));
+        }
+        assert_eq!(t.callees, vec![40, 40]);
+        assert_eq!(t.decide(1.0), Decision::Callees { causes: vec![0, 1] });
+    }
+
+    #[test]
+    fn maxcount_pct_separates_a_rare_contributor() {
+        let mut t = Tally::new(2);
+        for i in 0..100 {
+            if i % 10 == 0 {
+                t.add(&s(1_000_000, &[10_000, 900_000]));
+            } else {
+                t.add(&s(1_000_000, &[900_000, 10_000]));
+            }
+        }
+        assert_eq!(t.callees, vec![90, 10]);
+        assert_eq!(t.decide(0.5), Decision::Callees { causes: vec![0] });
+        assert_eq!(t.decide(0.1), Decision::Callees { causes: vec![0, 1] });
+    }
+
+    #[test]
+    fn nothing_measured_is_undecided() {
+        let t = Tally::new(2);
+        assert_eq!(t.decide(0.9), Decision::Undecided);
+        let mut z = Tally::new(1);
+        z.add(&s(0, &[0]));
+        assert_eq!(z.decide(0.9), Decision::Undecided);
+    }
+}

@@ -1,0 +1,23 @@
+/* Shared between rootpath.bpf.c and the Rust loader (src/rootpath.rs). */
+#ifndef ROOTPATH_H
+#define ROOTPATH_H
+
+/* Callees of the function under study measured at once (the loader refuses more). */
+#define ROOTPATH_MAX_CALLEES 32
+#define ROOTPATH_SLOTS 64
+
+/* Attach cookie: kind in the high 32 bits, index in the low ones. */
+#define ROOTPATH_KIND_F0 0ULL
+#define ROOTPATH_KIND_PATH 1ULL /* index: level on the path, 1..level */
+#define ROOTPATH_KIND_CALLEE 2ULL /* index: callee number */
+
+/* One call of F0 whose latency fell in the peak. */
+struct rootpath_sample {
+	__u64 f0_ns;
+	/* Longest call of the function under study (F0 itself at level 0). */
+	__u64 function_ns;
+	/* Longest call of each callee, 0 if not called. */
+	__u64 callee_ns[ROOTPATH_MAX_CALLEES];
+};
+
+#endif

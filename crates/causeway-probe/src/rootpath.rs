@@ -1,0 +1,254 @@
+//! DARC's live measurement (§3) for one step of the descent: F0 timed on every call,
+//! the function under study and its callees timed during F0's calls in the peak, one
+//! sample per such call read from a ring buffer. A new step is a new `PathProbe`:
+//! attaching a fresh, small set of probes is simpler than patching a running one, and
+//! the number of probes stays bounded by the callees of one function.
+
+use crate::callees::Site;
+use crate::error::ProbeError;
+use crate::skel::rootpath::{RootpathSkel, RootpathSkelBuilder};
+use libbpf_rs::skel::{OpenSkel, SkelBuilder};
+use libbpf_rs::{Link, MapCore, MapFlags, RingBufferBuilder, UprobeOpts};
+use std::mem::MaybeUninit;
+use std::time::Duration;
+
+/// Callees measured at once (`ROOTPATH_MAX_CALLEES` in `rootpath.h`).
+pub const MAX_CALLEES: usize = 32;
+
+const KIND_F0: u64 = 0;
+const KIND_PATH: u64 = 1;
+const KIND_CALLEE: u64 = 2;
+
+/// One step of the descent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// The process.
+    pub tgid: u32,
+    /// F0.
+    pub f0: Site,
+    /// The root-cause path below F0 so far; its last function is under study (F0 when
+    /// empty).
+    pub path: Vec<Site>,
+    /// The callees of the function under study (at most [`MAX_CALLEES`]).
+    pub callees: Vec<Site>,
+    /// The peak, F0 latencies in `[from, to)` ns; empty to only profile F0.
+    pub peak_ns: (u64, u64),
+    /// Cost of one probe hit, subtracted from F0's latency per hit inside it
+    /// ([`crate::calibrate::hit_cost_ns`]).
+    pub hit_cost_ns: u64,
+}
+
+/// One in-peak call of F0, as measured.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawSample {
+    /// F0's latency.
+    pub f0_ns: u64,
+    /// Longest call of the function under study.
+    pub function_ns: u64,
+    /// Longest call of each callee (0: not called).
+    pub callees_ns: Vec<u64>,
+}
+
+/// The probes of one step; dropping it detaches them all.
+pub struct PathProbe {
+    skel: RootpathSkel<'static>,
+    _links: Vec<Link>,
+    callees: usize,
+}
+
+impl std::fmt::Debug for PathProbe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PathProbe")
+            .field("callees", &self.callees)
+            .finish()
+    }
+}
+
+/// Attach the entry and return probes of one function. They are attached for the
+/// target process only (a uprobe's perf event filters by address space, so every
+/// thread of the process is covered): callees often live in the C library, and a
+/// probe there for every process would trap in all of them.
+fn attach_one(
+    skel: &RootpathSkel<'static>,
+    site: &Site,
+    cookie: u64,
+    pid: i32,
+) -> Result<Vec<Link>, ProbeError> {
+    let mut links = Vec::with_capacity(2);
+    for retprobe in [false, true] {
+        let prog = if retprobe {
+            &skel.progs.handle_return
+        } else {
+            &skel.progs.handle_entry
+        };
+        let opts = UprobeOpts {
+            retprobe,
+            cookie,
+            func_name: Some(site.symbol.clone()),
+            ..UprobeOpts::default()
+        };
+        let link = prog
+            .attach_uprobe_with_opts(pid, &site.binary, 0, opts)
+            .map_err(|e| ProbeError::Attach {
+                binary: site.binary.clone(),
+                symbol: site.symbol.clone(),
+                reason: format!("{e}"),
+            })?;
+        links.push(link);
+    }
+    Ok(links)
+}
+
+impl PathProbe {
+    /// Load and attach the probes of one step.
+    pub fn attach(step: &Step) -> Result<PathProbe, ProbeError> {
+        if step.callees.len() > MAX_CALLEES {
+            return Err(ProbeError::Load(format!(
+                "{} callees: at most {MAX_CALLEES} are measured at once",
+                step.callees.len()
+            )));
+        }
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err(ProbeError::Privileges);
+        }
+        // Leaked on purpose: the skeleton borrows it for its life (one step).
+        let storage: &'static mut MaybeUninit<libbpf_rs::OpenObject> =
+            Box::leak(Box::new(MaybeUninit::uninit()));
+        let mut open = RootpathSkelBuilder::default()
+            .open(storage)
+            .map_err(|e| ProbeError::Load(format!("opening the BPF object: {e}")))?;
+        let ro = open
+            .maps
+            .rodata_data
+            .as_deref_mut()
+            .ok_or_else(|| ProbeError::Load("the BPF object has no read-only data".into()))?;
+        ro.targ_tgid = step.tgid;
+        ro.level = step.path.len() as u32;
+        ro.peak_lo = step.peak_ns.0;
+        ro.peak_hi = step.peak_ns.1;
+        ro.hit_cost_ns = step.hit_cost_ns;
+        let skel = open.load().map_err(|e| ProbeError::Load(format!("{e}")))?;
+        let pid = step.tgid as i32;
+        let mut links = attach_one(&skel, &step.f0, KIND_F0 << 32, pid)?;
+        for (j, site) in step.path.iter().enumerate() {
+            links.extend(attach_one(
+                &skel,
+                site,
+                KIND_PATH << 32 | (j as u64 + 1),
+                pid,
+            )?);
+        }
+        for (i, site) in step.callees.iter().enumerate() {
+            links.extend(attach_one(&skel, site, KIND_CALLEE << 32 | i as u64, pid)?);
+        }
+        Ok(PathProbe {
+            skel,
+            _links: links,
+            callees: step.callees.len(),
+        })
+    }
+
+    /// F0's log2 slots so far.
+    pub fn f0_slots(&self) -> Result<[u64; 64], ProbeError> {
+        let mut slots = [0u64; 64];
+        for (i, s) in slots.iter_mut().enumerate() {
+            let v = self
+                .skel
+                .maps
+                .f0_hist
+                .lookup_percpu(&(i as u32).to_ne_bytes(), MapFlags::ANY)
+                .map_err(|e| ProbeError::Read {
+                    map: "f0_hist",
+                    reason: format!("{e}"),
+                })?
+                .unwrap_or_default();
+            *s = v
+                .iter()
+                .filter_map(|b| b.get(..8).and_then(|x| x.try_into().ok()))
+                .map(u64::from_ne_bytes)
+                .sum();
+        }
+        Ok(slots)
+    }
+
+    /// Hand every sample that arrives within `timeout` to `each`.
+    pub fn poll(
+        &self,
+        timeout: Duration,
+        mut each: impl FnMut(RawSample),
+    ) -> Result<(), ProbeError> {
+        let n = self.callees;
+        let mut got: Vec<RawSample> = Vec::new();
+        let mut b = RingBufferBuilder::new();
+        b.add(&self.skel.maps.samples, |bytes: &[u8]| {
+            if let Some(s) = decode(bytes, n) {
+                got.push(s);
+            }
+            0
+        })
+        .map_err(|e| ProbeError::Read {
+            map: "samples",
+            reason: format!("{e}"),
+        })?;
+        let ring = b.build().map_err(|e| ProbeError::Read {
+            map: "samples",
+            reason: format!("{e}"),
+        })?;
+        ring.poll(timeout).map_err(|e| ProbeError::Read {
+            map: "samples",
+            reason: format!("{e}"),
+        })?;
+        drop(ring);
+        for s in got {
+            each(s);
+        }
+        Ok(())
+    }
+}
+
+/// Read one `struct rootpath_sample` (u64s in native order).
+fn decode(bytes: &[u8], callees: usize) -> Option<RawSample> {
+    let word = |i: usize| -> Option<u64> {
+        bytes
+            .get(i * 8..i * 8 + 8)
+            .and_then(|b| b.try_into().ok())
+            .map(u64::from_ne_bytes)
+    };
+    Some(RawSample {
+        f0_ns: word(0)?,
+        function_ns: word(1)?,
+        callees_ns: (0..callees.min(MAX_CALLEES))
+            .map(|i| word(2 + i))
+            .collect::<Option<Vec<u64>>>()?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_the_sample_layout() {
+        let mut bytes = Vec::new();
+        for w in [500u64, 400, 7, 0, 300] {
+            bytes.extend_from_slice(&w.to_ne_bytes());
+        }
+        bytes.resize((2 + MAX_CALLEES) * 8, 0);
+        let s = decode(&bytes, 3).unwrap();
+        assert_eq!(s.f0_ns, 500);
+        assert_eq!(s.function_ns, 400);
+        assert_eq!(s.callees_ns, vec![7, 0, 300]);
+        assert!(decode(&bytes[..16], 3).is_none());
+        // The BPF side's bound on callees is the same number.
+        let header = include_str!("bpf/rootpath.h");
+        let line = header
+            .lines()
+            .find(|l| l.starts_with("#define ROOTPATH_MAX_CALLEES"))
+            .unwrap();
+        assert_eq!(
+            line.split_whitespace().nth(2),
+            Some(MAX_CALLEES.to_string().as_str())
+        );
+    }
+}

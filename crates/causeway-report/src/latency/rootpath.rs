@@ -1,0 +1,128 @@
+//! The view of `causeway rootpath`: F0's profile with the chosen peak, the path, why
+//! it ended, and each level's contributors with their maxcounts.
+
+use super::doc::{LatencyDoc, ProfileInput, profile_doc};
+use super::fmt_ns;
+use super::text;
+use crate::error::ReportError;
+use crate::view::{View, write_json};
+use causeway_latency::{Decision, RootPath, Stop};
+use std::fmt::Write as _;
+use std::io::Write;
+
+/// A root-cause path, ready to render.
+#[derive(Clone, Debug)]
+pub struct RootPathView {
+    path: RootPath,
+    profile: LatencyDoc,
+}
+
+fn stop_sentence(p: &RootPath) -> String {
+    let last = p.path.last().map_or("?", String::as_str);
+    match p.stop {
+        Stop::OwnCause => {
+            format!("{last} is its own cause: its own time, not a callee's, makes the peak")
+        }
+        Stop::Leaf => format!("{last} calls nothing that can be probed: the path ends in it"),
+        Stop::MaxDepth => {
+            format!("stopped at --max-depth in {last} (resume deeper with a larger --max-depth)")
+        }
+        Stop::NoSamples => format!(
+            "no call of {} fell in the peak while measuring {last}",
+            p.f0
+        ),
+        Stop::Interrupted => format!("interrupted while measuring {last}"),
+    }
+}
+
+impl RootPathView {
+    /// The view of a result.
+    pub fn new(path: &RootPath) -> RootPathView {
+        let label = format!("function {}", path.f0);
+        let input = ProfileInput {
+            label: &label,
+            kind: "function",
+            hist: &path.f0_hist,
+            peaks: &path.peaks,
+            slices: &[],
+        };
+        RootPathView {
+            path: path.clone(),
+            profile: LatencyDoc {
+                bins_per_octave: 1,
+                interval_ns: None,
+                profiles: vec![profile_doc(&input)],
+                unmeasured: None,
+            },
+        }
+    }
+
+    fn text(&self) -> String {
+        let p = &self.path;
+        let mut s = text::render(&self.profile);
+        let _ = writeln!(
+            s,
+            "\nroot-cause path of peak {} ({} to {}): {}",
+            p.peak.number,
+            fmt_ns(p.peak.from_ns),
+            fmt_ns(p.peak.to_ns),
+            p.path.join(" -> ")
+        );
+        let _ = writeln!(s, "  {}", stop_sentence(p));
+        for (depth, l) in p.levels.iter().enumerate() {
+            let _ = write!(
+                s,
+                "  level {depth}: {} ({} in-peak calls of {}): itself {}",
+                l.function, l.samples, p.f0, l.own_maxcount
+            );
+            let chosen: Vec<usize> = match &l.decision {
+                Decision::Callees { causes } => causes.clone(),
+                _ => Vec::new(),
+            };
+            for (i, c) in l.callees.iter().enumerate() {
+                let mark = if chosen.first() == Some(&i) {
+                    " (root cause)"
+                } else if chosen.contains(&i) {
+                    " (also a cause)"
+                } else {
+                    ""
+                };
+                let _ = write!(s, ", {} {}{mark}", c.function, c.maxcount);
+            }
+            if l.unresolved_calls > 0 {
+                let _ = write!(s, "; {} call sites not probed", l.unresolved_calls);
+            }
+            s.push('\n');
+        }
+        s
+    }
+}
+
+impl View for RootPathView {
+    fn name(&self) -> &'static str {
+        "rootpath"
+    }
+
+    /// Found: the path went below F0 or ended in a cause.
+    fn found(&self) -> bool {
+        self.path.path.len() > 1 || self.path.stop == Stop::OwnCause
+    }
+
+    fn write_text(&self, out: &mut dyn Write) -> Result<(), ReportError> {
+        out.write_all(self.text().as_bytes())?;
+        Ok(())
+    }
+
+    fn write_json(&self, out: &mut dyn Write) -> Result<(), ReportError> {
+        let doc = serde_json::json!({
+            "f0": self.path.f0,
+            "profile": self.profile.profiles.first(),
+            "peak": self.path.peak,
+            "path": self.path.path,
+            "stop": self.path.stop,
+            "stop_sentence": stop_sentence(&self.path),
+            "levels": self.path.levels,
+        });
+        write_json(self.name(), &doc, out)
+    }
+}
