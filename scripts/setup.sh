@@ -7,8 +7,9 @@ set -euo pipefail
 # and for the peer measurements in bench/; clang, libelf, zlib, pkg-config and bpftool
 # for the eBPF recorder; graphviz for SVG wait-for graphs; gzip (a Debian binary not built
 # by us) and the C library's debug information (libc6-dbg, from the main archive) for the
-# unwinding tests; python3 for scripts/check-structure.py.
-PKGS=(build-essential pkg-config linux-perf clang libelf-dev zlib1g-dev bpftool graphviz gzip libc6-dbg python3)
+# unwinding tests; python3 for scripts/check-structure.py; uftrace, the peer of libcauseway's
+# benchmark (bench/inproc).
+PKGS=(build-essential pkg-config linux-perf clang libelf-dev zlib1g-dev bpftool graphviz gzip libc6-dbg python3 uftrace)
 
 missing=()
 for p in "${PKGS[@]}"; do
