@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -411,15 +412,17 @@ static NOINSTR void request_stop_all(struct cw_thread *self)
     for (struct cw_rec *r = g.recs; r; r = r->next)
         if (r->t && r->t != self && CW_LOAD(r->t->cur))
             CW_STORE(r->t->stop, (uintptr_t)1);
-    for (int spin = 0; spin < 200; spin++) {
+    /* Threads that are running answer within a trace point; give the others (blocked,
+     * descheduled, or in code without trace points) 1 ms, then copy them running. */
+    uint64_t deadline = mono_ns(CLOCK_MONOTONIC) + 1000000;
+    for (;;) {
         int pending = 0;
         for (struct cw_rec *r = g.recs; r; r = r->next)
             if (r->t && r->t != self && CW_LOAD(r->t->stop) == 1)
                 pending++;
-        if (!pending)
+        if (!pending || mono_ns(CLOCK_MONOTONIC) > deadline)
             break;
-        struct timespec ts = {0, 5000};
-        nanosleep(&ts, NULL);
+        sched_yield();
     }
 }
 
@@ -770,6 +773,30 @@ int cw_start(void)
     }
     pthread_mutex_unlock(&g.lock);
     return 0;
+}
+
+int cw_config(const char *key, const char *value)
+{
+    if (!key || !value)
+        return -EINVAL;
+    pthread_mutex_lock(&g.dump_lock);
+    int rc = 0;
+    if (!strcmp(key, "CAUSEWAY_OUTPUT"))
+        snprintf(g.dir, sizeof g.dir, "%s", *value ? value : ".");
+    else if (!strcmp(key, "CAUSEWAY_MAX_DUMPS"))
+        g.max_dumps = (unsigned)atoi(value);
+    else if (!strcmp(key, "CAUSEWAY_BUFFER")) {
+        /* Applies to buffers taken from now on. */
+        pthread_mutex_lock(&g.lock);
+        g.nslots = parse_size(value, g.nslots * 8) / 8;
+        if (g.nslots < 64)
+            g.nslots = 64;
+        pthread_mutex_unlock(&g.lock);
+    }
+    else
+        rc = -ENOTSUP;
+    pthread_mutex_unlock(&g.dump_lock);
+    return rc;
 }
 
 const char *cw_last_dump(void) { return g.dumps ? g.last_path : NULL; }

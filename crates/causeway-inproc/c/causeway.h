@@ -206,6 +206,10 @@ int cw_start(void);
 const char *cw_last_dump(void);
 /* Number of dumps written since start. */
 uint64_t cw_dump_count(void);
+/* Change a setting at run time: "CAUSEWAY_OUTPUT" (directory of the traces),
+ * "CAUSEWAY_MAX_DUMPS", "CAUSEWAY_BUFFER" (for threads that start tracing later); the
+ * others are read from the environment at start-up. */
+int cw_config(const char *key, const char *value);
 /* Initialize now (normally done by a constructor from the environment). */
 int cw_init(void);
 

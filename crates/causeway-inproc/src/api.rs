@@ -66,6 +66,15 @@ pub fn init() -> Result<(), ControlError> {
     check(unsafe { ffi::cw_init() })
 }
 
+/// Change a run-time setting: `CAUSEWAY_OUTPUT` (directory of the traces) or
+/// `CAUSEWAY_MAX_DUMPS` (0 = no limit).
+pub fn config(key: &str, value: &str) -> Result<(), ControlError> {
+    let k = CString::new(key).map_err(std::io::Error::other)?;
+    let v = CString::new(value).map_err(std::io::Error::other)?;
+    // SAFETY: both are valid NUL-terminated strings for the call.
+    check(unsafe { ffi::cw_config(k.as_ptr(), v.as_ptr()) })
+}
+
 /// Write a trace now and return its path.
 pub fn dump(reason: &str) -> Result<PathBuf, ControlError> {
     let c = CString::new(reason.replace('\0', " ")).unwrap_or_default();

@@ -119,6 +119,8 @@ unsafe extern "C" {
     pub fn cw_last_dump() -> *const c_char;
     /// Dumps written.
     pub fn cw_dump_count() -> u64;
+    /// Change a run-time setting (`CAUSEWAY_OUTPUT`, `CAUSEWAY_MAX_DUMPS`).
+    pub fn cw_config(key: *const c_char, value: *const c_char) -> i32;
     /// Initialize (idempotent).
     pub fn cw_init() -> i32;
     /// Test hook: encode an entry into `t` at clock `ts`.

@@ -11,6 +11,11 @@
 use blazesym::symbolize::source::{Process, Source};
 use blazesym::symbolize::{Input, Symbolized, Symbolizer};
 use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+/// One symbolizer for the life of the process: it caches the files it has parsed, so a
+/// second dump does not parse them again.
+static SYMBOLIZER: OnceLock<Mutex<Symbolizer>> = OnceLock::new();
 
 /// `CW_SITE_MAGIC` of `causeway.h`.
 pub const SITE_MAGIC: u64 = 0x4e41_5053_5743_5753;
@@ -75,7 +80,10 @@ pub fn resolve(ids: &[u64]) -> HashMap<u64, String> {
     if addrs.is_empty() {
         return out;
     }
-    let symbolizer = Symbolizer::new();
+    let symbolizer = SYMBOLIZER
+        .get_or_init(|| Mutex::new(Symbolizer::new()))
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     let src = Source::Process(Process::new(std::process::id().into()));
     let syms = symbolizer
         .symbolize(&src, Input::AbsAddr(&addrs))

@@ -34,12 +34,14 @@
 //! Event-by-event output (`causeway dump`) stays with the command line.
 
 mod bottleneck;
+mod calls;
 mod error;
 mod format;
 mod info;
 mod view;
 
 pub use bottleneck::BottleneckView;
+pub use calls::{CallsSections, CallsView};
 pub use error::ReportError;
 pub use format::Format;
 pub use info::{InfoReport, Selection, ThreadRow, TraceFacts};
