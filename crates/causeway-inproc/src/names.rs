@@ -11,11 +11,12 @@
 use blazesym::symbolize::source::{Process, Source};
 use blazesym::symbolize::{Input, Symbolized, Symbolizer};
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
 
-/// One symbolizer for the life of the process: it caches the files it has parsed, so a
-/// second dump does not parse them again.
-static SYMBOLIZER: OnceLock<Mutex<Symbolizer>> = OnceLock::new();
+thread_local! {
+    /// One symbolizer per dumping thread (it is not `Send`) for the life of the
+    /// process: it caches the files it has parsed, so later dumps do not parse them again.
+    static SYMBOLIZER: Symbolizer = Symbolizer::new();
+}
 
 /// `CW_SITE_MAGIC` of `causeway.h`.
 pub const SITE_MAGIC: u64 = 0x4e41_5053_5743_5753;
@@ -80,14 +81,8 @@ pub fn resolve(ids: &[u64]) -> HashMap<u64, String> {
     if addrs.is_empty() {
         return out;
     }
-    let symbolizer = SYMBOLIZER
-        .get_or_init(|| Mutex::new(Symbolizer::new()))
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
     let src = Source::Process(Process::new(std::process::id().into()));
-    let syms = symbolizer
-        .symbolize(&src, Input::AbsAddr(&addrs))
-        .unwrap_or_default();
+    let syms = SYMBOLIZER.with(|s| s.symbolize(&src, Input::AbsAddr(&addrs)).unwrap_or_default());
     for (i, &a) in addrs.iter().enumerate() {
         let name = match syms.get(i) {
             Some(Symbolized::Sym(s)) if s.offset == 0 => s.name.to_string(),
