@@ -82,14 +82,18 @@ pub fn resolve(ids: &[u64]) -> HashMap<u64, String> {
         return out;
     }
     let src = Source::Process(Process::new(std::process::id().into()));
-    let syms = SYMBOLIZER.with(|s| s.symbolize(&src, Input::AbsAddr(&addrs)).unwrap_or_default());
-    for (i, &a) in addrs.iter().enumerate() {
-        let name = match syms.get(i) {
-            Some(Symbolized::Sym(s)) if s.offset == 0 => s.name.to_string(),
-            Some(Symbolized::Sym(s)) => format!("{}+{:#x}", s.name, s.offset),
-            _ => format!("{a:#x}"),
-        };
-        out.insert(a, name);
-    }
+    SYMBOLIZER.with(|sym| {
+        let syms = sym
+            .symbolize(&src, Input::AbsAddr(&addrs))
+            .unwrap_or_default();
+        for (i, &a) in addrs.iter().enumerate() {
+            let name = match syms.get(i) {
+                Some(Symbolized::Sym(s)) if s.offset == 0 => s.name.to_string(),
+                Some(Symbolized::Sym(s)) => format!("{}+{:#x}", s.name, s.offset),
+                _ => format!("{a:#x}"),
+            };
+            out.insert(a, name);
+        }
+    });
     out
 }
