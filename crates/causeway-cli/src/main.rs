@@ -43,6 +43,8 @@ fn main() -> ExitCode {
         flags::Command::Record(a) => cmd::record::run(a),
         flags::Command::Trigger(a) => cmd::trigger::run(a),
         flags::Command::Bottleneck(a) => cmd::bottleneck::run(a),
+        flags::Command::Calls(a) => cmd::calls::run(a),
+        flags::Command::Run(a) => cmd::run::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

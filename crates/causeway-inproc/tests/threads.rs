@@ -92,8 +92,16 @@ fn stop_start_toggles_leave_every_dump_balanced_and_ordered() {
                 // SAFETY: gettid has no preconditions.
                 tx.send(unsafe { libc::gettid() } as u32).unwrap();
                 let mut s = 0;
+                let mut n = 0u64;
                 while !done.load(Ordering::Relaxed) {
                     s += nest(0, 4 + i % 4);
+                    // Short sleeps now and then: the 2-CPU test machine keeps the
+                    // toggling thread running, and dumps meet blocked threads too
+                    // (copied without a stop answer) as well as running ones.
+                    n += 1;
+                    if n % 64 == 0 {
+                        std::thread::sleep(std::time::Duration::from_micros(50));
+                    }
                 }
                 s
             })

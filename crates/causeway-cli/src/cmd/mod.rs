@@ -2,10 +2,12 @@
 //! results go out through `crate::output`, events through `crate::render`.
 
 pub mod bottleneck;
+pub mod calls;
 pub mod check;
 pub mod demo;
 pub mod dump;
 pub mod import;
 pub mod info;
 pub mod record;
+pub mod run;
 pub mod trigger;

@@ -10,15 +10,18 @@
 //! - [`values`]: value types and parsers shared by the commands (durations, sizes and
 //!   rates come from `causeway_format::units`).
 //! - [`choices`]: the `ValueEnum`s.
-//! - [`trace`], [`record`], [`bottleneck`]: each command's flags and their resolution.
+//! - [`trace`], [`record`], [`bottleneck`], [`calls`]: each command's flags and their
+//!   resolution.
 
 pub mod bottleneck;
+pub mod calls;
 pub mod choices;
 pub mod record;
 pub mod trace;
 pub mod values;
 
 pub use bottleneck::BottleneckArgs;
+pub use calls::{CallsArgs, RunArgs};
 pub use record::{DemoArgs, RecordArgs, TriggerArgs};
 pub use trace::{CheckArgs, DumpArgs, ImportArgs, InfoArgs};
 
@@ -73,4 +76,10 @@ pub enum Command {
     /// Find the waiting events that limit throughput (wPerf): the wait-for graph, its
     /// knots and sinks, with the stacks behind each edge.
     Bottleneck(BottleneckArgs),
+    /// Call trees of an in-process trace (Hubble): the longest call chains before the
+    /// dump, functions by self time, call-chain signatures, per-thread trees.
+    Calls(CallsArgs),
+    /// Run a program with in-process call tracing (`--inproc`: libcauseway preloaded),
+    /// dumping a trace on a signal, a stalled event loop or exit.
+    Run(RunArgs),
 }
