@@ -29,7 +29,8 @@ fn trigger(trace: &Trace) -> Option<Trigger> {
 
 /// Rebuild the call trees of `trace` and rank them as `opts` asks.
 pub fn analyze(trace: &Trace, opts: &Options) -> Result<CallsResult, Error> {
-    let threads: Vec<ThreadCalls> = tree::build(trace.facts().markers())
+    let trig = trigger(trace);
+    let threads: Vec<ThreadCalls> = tree::build(trace.facts().markers(), trig.map(|t| t.ts))
         .into_iter()
         .filter(|(tid, _)| opts.threads.is_empty() || opts.threads.contains(tid))
         .map(|(tid, t)| ThreadCalls {
@@ -39,7 +40,6 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<CallsResult, Error> {
             mismatched_exits: t.mismatched_exits,
         })
         .collect();
-    let trig = trigger(trace);
     let last_end = threads
         .iter()
         .flat_map(|t| t.calls.iter().map(|c| c.end))

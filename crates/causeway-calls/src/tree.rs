@@ -3,8 +3,8 @@
 //! Calls are kept in one vector per thread in entry order (a pre-order walk of the
 //! tree), each with its parent, so subtrees are contiguous. An exit closes the
 //! innermost open call; an exit with nothing open is counted and ignored; calls still
-//! open at the thread's last marker end there and are flagged `open` (a thread stuck
-//! at the dump has its stuck chain open).
+//! open at the end end at the given end time (the dump), or at the thread's last
+//! marker, and are flagged `open` (a thread stuck at the dump has its stuck chain open).
 
 use causeway_format::{Marker, StringId, Tid, Timestamp};
 use causeway_model::facts::MarkerRecord;
@@ -100,17 +100,18 @@ impl Builder {
         }
     }
 
-    fn finish(mut self) -> Tree {
+    fn finish(mut self, end: Option<Timestamp>) -> Tree {
+        let ts = end.map_or(self.last, |e| e.max(self.last));
         while let Some(id) = self.open.pop() {
-            let ts = self.last;
             self.close(id, ts, true);
         }
         self.tree
     }
 }
 
-/// Build every thread's tree from markers in trace order (threads sorted by tid).
-pub fn build(markers: &[MarkerRecord]) -> Vec<(Tid, Tree)> {
+/// Build every thread's tree from markers in trace order (threads sorted by tid);
+/// calls still open end at `end` if given (the dump), else at their thread's last marker.
+pub fn build(markers: &[MarkerRecord], end: Option<Timestamp>) -> Vec<(Tid, Tree)> {
     let mut by_tid: FxHashMap<Tid, Builder> = FxHashMap::default();
     for m in markers {
         let b = by_tid.entry(m.tid).or_default();
@@ -123,7 +124,7 @@ pub fn build(markers: &[MarkerRecord]) -> Vec<(Tid, Tree)> {
     }
     let mut out: Vec<(Tid, Tree)> = by_tid
         .into_iter()
-        .map(|(t, b)| (t, b.finish()))
+        .map(|(t, b)| (t, b.finish(end)))
         .filter(|(_, t)| !t.calls.is_empty())
         .collect();
     out.sort_by_key(|(t, _)| *t);
@@ -156,7 +157,7 @@ mod tests {
             rec(12, 1, Marker::MethodEnter { method: b }),
             rec(20, 1, Marker::MethodEnter { method: a }),
         ];
-        let trees = build(&m);
+        let trees = build(&m, None);
         let t = &trees[0].1;
         assert_eq!(t.calls.len(), 5);
         assert_eq!((t.calls[0].total_ns(), t.calls[0].self_ns()), (10, 4));

@@ -38,6 +38,10 @@ pub struct Balanced {
     pub cut_at_start: u64,
     /// Calls whose exit was not recorded (still running, or tracing paused).
     pub open_at_end: u64,
+    /// How many of the events' last exits close calls still running when the buffer
+    /// was copied (made up at the copy time; a trace writer may leave them out so the
+    /// calls show as still running).
+    pub final_open: u64,
     /// Times raised to keep the thread's clock non-decreasing.
     pub clamped: u64,
 }
@@ -53,14 +57,15 @@ pub fn balance(records: &[Record], end_tsc: u64) -> Balanced {
             end += 1;
         }
         let stop_tsc = records.get(end).map_or(end_tsc, Record::tsc);
-        stretch(&records[start..end], stop_tsc, &mut last, &mut out);
+        out.final_open = stretch(&records[start..end], stop_tsc, &mut last, &mut out);
         start = end;
     }
     out
 }
 
-fn stretch(recs: &[Record], stop_tsc: u64, last: &mut u64, out: &mut Balanced) {
-    let Some(first) = recs.first() else { return };
+/// Balance one stretch; returns how many calls were still open at its end.
+fn stretch(recs: &[Record], stop_tsc: u64, last: &mut u64, out: &mut Balanced) -> u64 {
+    let Some(first) = recs.first() else { return 0 };
     let mut depth = 0i64;
     let mut min = 0i64;
     for r in recs {
@@ -106,6 +111,7 @@ fn stretch(recs: &[Record], stop_tsc: u64, last: &mut u64, out: &mut Balanced) {
         out.events.push(CallEvent::Exit { tsc: t1 });
     }
     out.open_at_end += open as u64;
+    open as u64
 }
 
 /// Whether `events` nest properly and never go back in time (what [`balance`]
@@ -174,6 +180,7 @@ mod tests {
         assert_eq!(b.events[1], CallEvent::Exit { tsc: 9 });
         assert_eq!(b.events[3], CallEvent::Exit { tsc: 15 });
         assert_eq!(b.open_at_end, 2);
+        assert_eq!(b.final_open, 1);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! ([`cw_rs_write_trace`]), and the pure-Rust writer behind it ([`write_trace`]).
 //!
 //! Calls are stored as [`Marker::MethodEnter`] / [`Marker::MethodExit`] events named at
-//! the dump (see docs/libcauseway.md for why the existing markers and not a new event
+//! the dump (calls still running at the dump have no exit) (see docs/libcauseway.md for why the existing markers and not a new event
 //! kind): readers from format 1.0 on read them, and `causeway calls` rebuilds the trees.
 //! Times are `CLOCK_MONOTONIC` nanoseconds, the kernel recorder's clock, rebuilt from the
 //! TSC with the (TSC, CLOCK_MONOTONIC) pairs read at start-up and at the dump.
@@ -260,7 +260,10 @@ fn thread_events(
     let tid = Tid(tid as u32);
     let mut stack: Vec<StringId> = Vec::new();
     let mut last = 0u64;
-    for (seq, e) in b.events.iter().enumerate() {
+    // Calls still running at the copy are left open: readers end them at the dump
+    // (the `inproc.trigger_ts_ns` counter) and can say they were still running.
+    let written = b.events.len() - b.final_open as usize;
+    for (seq, e) in b.events[..written].iter().enumerate() {
         let (tsc, marker) = match *e {
             CallEvent::Enter { tsc, id } => {
                 let name = id.and_then(|i| name_ids.get(&i).copied()).unwrap_or(unknown);
