@@ -51,7 +51,6 @@ struct cw_rec {
 
 static struct {
     int ready;
-    int enabled;          /* tracing is on for new threads */
     uint64_t nslots;      /* per thread */
     unsigned max_threads; /* 0 = no limit */
     unsigned nbuffers;
@@ -205,7 +204,8 @@ static NOINSTR void read_env(void)
             g.coarse_ns = 1000;
     }
     v = getenv("CAUSEWAY_START");
-    g.enabled = !(v && (!strcmp(v, "off") || !strcmp(v, "0")));
+    /* Off at start is the state cw_stop() leaves: cw_start() turns tracing on. */
+    g.stopped_all = v && (!strcmp(v, "off") || !strcmp(v, "0"));
 }
 
 /* ---- threads -------------------------------------------------------------------- */
@@ -277,7 +277,7 @@ void cw__first(struct cw_thread *t)
     t->stop = 0;
     t->state = 1;
     pthread_setspecific(g.key, r);
-    if (g.enabled && !g.stopped_all)
+    if (!g.stopped_all)
         t->cur = put_resume(t, t->base, __rdtsc());
     else
         t->stop = (uintptr_t)t->base; /* stopped at the first slot */
@@ -291,6 +291,28 @@ uint64_t *cw__sync(struct cw_thread *t, uint64_t *p, uint64_t ts)
     *p = ((uint64_t)t->last_hi << 32) | CW_TAG_SYNC;
     t->last_hi = (uint32_t)(ts >> 32);
     return cw__next(t, p);
+}
+
+void cw__enter_slow(struct cw_thread *t, uint64_t *p, uintptr_t id, uint64_t ts)
+{
+    if ((uint32_t)(ts >> 32) != t->last_hi)
+        p = cw__sync(t, p, ts);
+    if ((uint64_t)id - CW_FIRST_ID < (1ull << 32) - CW_FIRST_ID) {
+        *p = (ts << 32) | (uint64_t)id;
+    } else {
+        *p = (uint64_t)id;
+        p = cw__next(t, p);
+        *p = (ts << 32) | CW_TAG_WIDE;
+    }
+    cw__commit(t, cw__next(t, p));
+}
+
+void cw__exit_slow(struct cw_thread *t, uint64_t *p, uint64_t ts)
+{
+    if ((uint32_t)(ts >> 32) != t->last_hi)
+        p = cw__sync(t, p, ts);
+    *p = (ts << 32) | CW_TAG_EXIT;
+    cw__commit(t, cw__next(t, p));
 }
 
 /* Figure 4 lines 10-11, in the other order: tracing goes off (cur = NULL) before the

@@ -118,27 +118,38 @@ CW_HOT void cw__commit(struct cw_thread *t, uint64_t *p)
         cw__ack_stop(t, p);
 }
 
-/* The encoders, with the timestamp as a parameter so tests can drive them. */
+/* Slow path of the encoders: a clock sync is due, or the write would reach the end of
+ * the ring (the fast path then never has to wrap between slots). */
+void cw__enter_slow(struct cw_thread *t, uint64_t *p, uintptr_t id, uint64_t ts) CW_COLD;
+void cw__exit_slow(struct cw_thread *t, uint64_t *p, uint64_t ts) CW_COLD;
+
+/* The encoders, with the timestamp as a parameter so tests can drive them. One
+ * compare covers the end of the ring for both one- and two-slot records. */
 CW_HOT void cw__enter_at(struct cw_thread *t, uint64_t *p, uintptr_t id, uint64_t ts)
 {
-    if (CW_UNLIKELY((uint32_t)(ts >> 32) != t->last_hi))
-        p = cw__sync(t, p, ts);
-    if (CW_LIKELY((uint64_t)id - CW_FIRST_ID < (1ull << 32) - CW_FIRST_ID)) {
-        *p = (ts << 32) | (uint64_t)id;
-    } else {
-        *p = (uint64_t)id;
-        p = cw__next(t, p);
-        *p = (ts << 32) | CW_TAG_WIDE;
+    if (CW_UNLIKELY((uint32_t)(ts >> 32) != t->last_hi || p + 2 >= t->end)) {
+        cw__enter_slow(t, p, id, ts);
+        return;
     }
-    cw__commit(t, cw__next(t, p));
+    if (CW_LIKELY((uint64_t)id - CW_FIRST_ID < (1ull << 32) - CW_FIRST_ID)) {
+        p[0] = (ts << 32) | (uint64_t)id;
+        p += 1;
+    } else {
+        p[0] = (uint64_t)id;
+        p[1] = (ts << 32) | CW_TAG_WIDE;
+        p += 2;
+    }
+    cw__commit(t, p);
 }
 
 CW_HOT void cw__exit_at(struct cw_thread *t, uint64_t *p, uint64_t ts)
 {
-    if (CW_UNLIKELY((uint32_t)(ts >> 32) != t->last_hi))
-        p = cw__sync(t, p, ts);
-    *p = (ts << 32) | CW_TAG_EXIT;
-    cw__commit(t, cw__next(t, p));
+    if (CW_UNLIKELY((uint32_t)(ts >> 32) != t->last_hi || p + 1 >= t->end)) {
+        cw__exit_slow(t, p, ts);
+        return;
+    }
+    p[0] = (ts << 32) | CW_TAG_EXIT;
+    cw__commit(t, p + 1);
 }
 
 /* Trace points. Off (or a thread without a buffer) costs one TLS load and a branch. */
