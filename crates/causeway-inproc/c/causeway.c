@@ -29,7 +29,12 @@
 
 #define NOINSTR __attribute__((no_instrument_function))
 
-__thread struct cw_thread cw_self CW_TLS_IE;
+uint64_t cw__unseen[2];
+__thread struct cw_thread cw_self CW_TLS_IE = {
+    .cur = cw__unseen,
+    .base = cw__unseen,
+    .end = cw__unseen,
+};
 int cw_clock_coarse;
 volatile uint64_t cw_coarse_now;
 
@@ -259,8 +264,9 @@ static NOINSTR struct cw_rec *take_buffer(void)
 void cw__first(struct cw_thread *t)
 {
     if (!g.ready || t->state != 0)
-        return;
+        return; /* before start-up: the next trace point asks again */
     t->state = 2;
+    t->cur = NULL;
     pthread_mutex_lock(&g.lock);
     struct cw_rec *r = take_buffer();
     if (!r) {
@@ -295,6 +301,12 @@ uint64_t *cw__sync(struct cw_thread *t, uint64_t *p, uint64_t ts)
 
 void cw__enter_slow(struct cw_thread *t, uint64_t *p, uintptr_t id, uint64_t ts)
 {
+    if (t->state == 0) { /* the thread's first entry: take a buffer */
+        cw__first(t);
+        if (t->state != 1 || (p = CW_LOAD(t->cur)) == NULL)
+            return;
+        ts = cw__clock();
+    }
     if ((uint32_t)(ts >> 32) != t->last_hi)
         p = cw__sync(t, p, ts);
     if ((uint64_t)id - CW_FIRST_ID < (1ull << 32) - CW_FIRST_ID) {
@@ -309,6 +321,8 @@ void cw__enter_slow(struct cw_thread *t, uint64_t *p, uintptr_t id, uint64_t ts)
 
 void cw__exit_slow(struct cw_thread *t, uint64_t *p, uint64_t ts)
 {
+    if (t->state == 0) /* an exit before any entry: nothing to pair it with */
+        return;
     if ((uint32_t)(ts >> 32) != t->last_hi)
         p = cw__sync(t, p, ts);
     *p = (ts << 32) | CW_TAG_EXIT;

@@ -52,7 +52,7 @@ struct cw_thread {
     uint64_t *base;
     uint64_t *end;
     uint32_t last_hi;   /* high half of the clock of this thread's newest record */
-    uint32_t state;     /* 0 not seen yet, 1 has a buffer, 2 runs untraced, 3 exiting */
+    uint32_t state;     /* 0 not seen yet, 1 has a buffer, 2 runs untraced, 3 exited */
     uint64_t wraps;     /* times the write position went past the end */
     uint64_t beat;      /* clock at the last cw_heartbeat() */
     uint64_t *parked;   /* where this thread last stopped (written by it alone) */
@@ -75,8 +75,12 @@ struct cw_site {
 #endif
 
 /* Initial-exec TLS: one %fs-relative load, never __tls_get_addr (the library must be
- * linked or preloaded, not dlopen'ed, which LD_PRELOAD and -lcauseway both are). */
+ * linked or preloaded, not dlopen'ed, which LD_PRELOAD and -lcauseway both are).
+ * A new thread's block starts with cur = end = cw__unseen: not NULL, so the trace point
+ * goes on, and at the end of a (zero-length) ring, so it takes the slow path, which
+ * gives the thread a buffer. Tracing off is then cur == NULL alone. */
 extern __thread struct cw_thread cw_self CW_TLS_IE;
+extern uint64_t cw__unseen[2];
 /* Clock mode: 0 = TSC read at each trace point, 1 = the coarse clock below, which the
  * control thread refreshes (resolution = its period). */
 extern int cw_clock_coarse;
@@ -157,13 +161,8 @@ CW_HOT void cw_enter(uintptr_t id)
 {
     struct cw_thread *t = &cw_self;
     uint64_t *p = CW_LOAD(t->cur);
-    if (CW_UNLIKELY(p == NULL)) {
-        if (CW_LIKELY(t->state != 0))
-            return;
-        cw__first(t); /* first trace point of this thread: take a buffer */
-        if ((p = t->cur) == NULL)
-            return;
-    }
+    if (p == NULL)
+        return;
     cw__enter_at(t, p, id, cw__clock());
 }
 
