@@ -54,6 +54,7 @@ run() { # variant work calls -> "variant work calls ns_per_call"
         fi-noop) r=$("$out/fi-noop" "$w" "$n") ;;
         fi-cw-off) r=$(CAUSEWAY_START=off "$out/fi-cw" "$w" "$n") ;;
         fi-cw-on) r=$("$out/fi-cw" "$w" "$n") ;;
+        fi-cw-coarse) r=$(CAUSEWAY_CLOCK=coarse "$out/fi-cw" "$w" "$n") ;;
         fi-cw-preload) r=$(LD_PRELOAD=$PWD/$rel/libcauseway.so "$out/fi-preload" "$w" "$n") ;;
         uftrace) r=$(cd "$out" && uftrace record -d "$out/uftrace.data" ./pg "$w" "$n" | tail -1) ;;
     esac
@@ -62,7 +63,7 @@ run() { # variant work calls -> "variant work calls ns_per_call"
 
 echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p') nproc=$(nproc) mode=$mode runs=$runs"
 echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-variants="base tsc cw-off cw-on cw-coarse cw-on-1slot fi-noop fi-cw-off fi-cw-on fi-cw-preload"
+variants="base tsc cw-off cw-on cw-coarse cw-on-1slot fi-noop fi-cw-off fi-cw-on fi-cw-coarse fi-cw-preload"
 for w in 0 1 10 100 1000; do
     n=$(calls_for $w)
     for r in $(seq "$runs"); do
@@ -82,7 +83,7 @@ for line in open(sys.argv[1]):
     rows.setdefault((int(w), v), []).append(float(ns))
 works = sorted({w for w, _ in rows})
 order = ["base", "tsc", "cw-off", "cw-on", "cw-coarse", "cw-on-1slot", "fi-noop",
-         "fi-cw-off", "fi-cw-on", "fi-cw-preload", "uftrace"]
+         "fi-cw-off", "fi-cw-on", "fi-cw-coarse", "fi-cw-preload", "uftrace"]
 print("| variant | " + " | ".join(f"work {w}: ns/call min (median)" for w in works) + " | ns per trace point at work 0 (min) |")
 print("|---|" + "---|" * (len(works) + 1))
 for v in order:
