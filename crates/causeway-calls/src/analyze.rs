@@ -22,7 +22,10 @@ fn trigger(trace: &Trace) -> Option<Trigger> {
     };
     Some(Trigger {
         kind,
-        tid: c.get(TRIGGER_TID).filter(|&&t| t > 0).map(|&t| Tid(t as u32)),
+        tid: c
+            .get(TRIGGER_TID)
+            .filter(|&&t| t > 0)
+            .map(|&t| Tid(t as u32)),
         ts: Timestamp(*c.get(TRIGGER_TS).unwrap_or(&0)),
     })
 }

@@ -5,6 +5,8 @@
 #[non_exhaustive]
 pub enum Error {
     /// A call-chain signature that cannot be parsed.
-    #[error("bad call-chain signature `{0}`: write function names separated by `>`, e.g. `main>loop>read`")]
+    #[error(
+        "bad call-chain signature `{0}`: write function names separated by `>`, e.g. `main>loop>read`"
+    )]
     BadPattern(String),
 }

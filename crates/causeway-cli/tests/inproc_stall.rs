@@ -27,7 +27,8 @@ fn libcauseway() -> PathBuf {
         m(so).is_none() || m(&a).is_some_and(|ta| m(so).is_some_and(|ts| ts < ta))
     };
     if stale(&so) {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/build-libcauseway.sh");
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/build-libcauseway.sh");
         let st = Command::new("bash")
             .arg(script)
             .arg(&dir)
@@ -98,13 +99,22 @@ fn the_watchdog_dump_holds_the_stalled_chain_and_calls_chains_names_it_first() {
         .collect();
     assert_eq!(
         names,
-        ["main", "event_loop", "handle_request", "load_settings", "parse_config"],
+        [
+            "main",
+            "event_loop",
+            "handle_request",
+            "load_settings",
+            "parse_config"
+        ],
         "{first:#}"
     );
     let last = first["calls"].as_array().unwrap().last().unwrap();
     assert_eq!(last["open"], true, "the stall was still going at the dump");
     let ms = first["self_in_window_ms"].as_f64().unwrap();
-    assert!((190.0..320.0).contains(&ms), "stalled {ms} ms before the dump");
+    assert!(
+        (190.0..320.0).contains(&ms),
+        "stalled {ms} ms before the dump"
+    );
     // The text form names the same chain first.
     let t = causeway()
         .args(["calls", "--chains", "1"])
@@ -116,4 +126,28 @@ fn the_watchdog_dump_holds_the_stalled_chain_and_calls_chains_names_it_first() {
         text.contains("main > event_loop > handle_request > load_settings > parse_config"),
         "{text}"
     );
+    // The signature finds the stalled instance first, with its duration.
+    let m = causeway()
+        .args([
+            "calls",
+            "--json",
+            "--match",
+            "handle_request>load_settings>parse_config",
+        ])
+        .arg(&traces[0])
+        .output()
+        .unwrap();
+    assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
+    let v: Value = serde_json::from_slice(&m.stdout).unwrap();
+    let inst = &v["matches"]["instances"][0]["calls"];
+    assert_eq!(inst[2]["open"], true, "{inst:#}");
+    assert!(inst[2]["duration_ms"].as_f64().unwrap() > 190.0, "{inst:#}");
+    // A bad signature is a usage error that says what to write.
+    let bad = causeway()
+        .args(["calls", "--match", "a>>b"])
+        .arg(&traces[0])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("signature"));
 }

@@ -157,7 +157,10 @@ mod tests {
             b.events,
             vec![
                 CallEvent::Enter { tsc: 10, id: None },
-                CallEvent::Enter { tsc: 10, id: Some(5) },
+                CallEvent::Enter {
+                    tsc: 10,
+                    id: Some(5)
+                },
                 CallEvent::Exit { tsc: 12 },
                 CallEvent::Exit { tsc: 20 },
             ]

@@ -157,7 +157,10 @@ mod tests {
     fn one_and_two_slot_entries_and_exits_round_trip() {
         let recs = vec![
             Record::Resume { tsc: 5 },
-            Record::Enter { tsc: 10, id: 0x1234 },
+            Record::Enter {
+                tsc: 10,
+                id: 0x1234,
+            },
             Record::Enter {
                 tsc: 11,
                 id: 0x5555_0000_1000,
@@ -175,9 +178,7 @@ mod tests {
     fn sync_records_give_exact_high_halves_across_long_sleeps() {
         let recs = vec![
             Record::Enter { tsc: 7, id: 100 },
-            Record::Exit {
-                tsc: (5 << 32) | 3,
-            },
+            Record::Exit { tsc: (5 << 32) | 3 },
             Record::Enter {
                 tsc: (9 << 32) | 1,
                 id: 100,

@@ -13,7 +13,7 @@ use crate::ffi::{self, CwDumpReq};
 use crate::{names, procinfo};
 use causeway_format::{
     ClockSource, Cpu, Event, EventKind, Header, HostInfo, Mapping, Marker, ProcessInfo, Scope,
-    StringId, Tgid, Tid, Timestamp, ThreadInfo, TraceWriter,
+    StringId, Tgid, ThreadInfo, Tid, Timestamp, TraceWriter,
 };
 use std::collections::HashMap;
 use std::ffi::CStr;
@@ -138,7 +138,11 @@ fn header(input: &DumpInput) -> Header {
     // SAFETY: uname fills the struct it is given.
     let ok = unsafe { libc::uname(&mut u) } == 0;
     let s = |f: &[libc::c_char]| {
-        let b: Vec<u8> = f.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+        let b: Vec<u8> = f
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
         String::from_utf8_lossy(&b).into_owned()
     };
     let host = if ok {
@@ -159,7 +163,11 @@ fn header(input: &DumpInput) -> Header {
         host,
         cpu_count: cpus,
         command_line: procinfo::cmdline(),
-        writer: format!("libcauseway {} ({})", env!("CARGO_PKG_VERSION"), input.reason),
+        writer: format!(
+            "libcauseway {} ({})",
+            env!("CARGO_PKG_VERSION"),
+            input.reason
+        ),
         scope: Scope::Processes,
         target_pids: vec![std::process::id()],
         target_comm: None,
@@ -266,7 +274,9 @@ fn thread_events(
     for (seq, e) in b.events[..written].iter().enumerate() {
         let (tsc, marker) = match *e {
             CallEvent::Enter { tsc, id } => {
-                let name = id.and_then(|i| name_ids.get(&i).copied()).unwrap_or(unknown);
+                let name = id
+                    .and_then(|i| name_ids.get(&i).copied())
+                    .unwrap_or(unknown);
                 stack.push(name);
                 (tsc, Marker::MethodEnter { method: name })
             }
@@ -314,9 +324,13 @@ fn add_counters<W: std::io::Write>(w: &mut TraceWriter<W>, input: &DumpInput, ba
 /// `req` must point to a valid `cw_dump_req` whose pointers are valid for its counts.
 unsafe fn input_from(req: &CwDumpReq) -> (PathBuf, DumpInput) {
     // SAFETY: the caller passes NUL-terminated strings.
-    let path = unsafe { CStr::from_ptr(req.path) }.to_string_lossy().into_owned();
+    let path = unsafe { CStr::from_ptr(req.path) }
+        .to_string_lossy()
+        .into_owned();
     // SAFETY: as above.
-    let reason = unsafe { CStr::from_ptr(req.reason) }.to_string_lossy().into_owned();
+    let reason = unsafe { CStr::from_ptr(req.reason) }
+        .to_string_lossy()
+        .into_owned();
     let snaps = if req.nsnaps == 0 || req.snaps.is_null() {
         &[][..]
     } else {
@@ -383,11 +397,7 @@ pub unsafe extern "C" fn cw_rs_write_trace(req: *const CwDumpReq) -> i32 {
         }
         match res {
             Ok(()) => {
-                eprintln!(
-                    "libcauseway: wrote {} ({})",
-                    path.display(),
-                    input.reason
-                );
+                eprintln!("libcauseway: wrote {} ({})", path.display(), input.reason);
                 0
             }
             Err(e) => {

@@ -43,10 +43,10 @@ fn check_dump(path: &std::path::Path, workers: &[u32]) -> usize {
         match marker {
             Marker::MethodEnter { method } => {
                 let n = names[method.0 as usize].clone();
-                if let (Some(parent), Some(d)) = (st.last(), depth_of(&n)) {
-                    if let Some(pd) = depth_of(parent) {
-                        assert_eq!(pd + 1, d, "{n} called from {parent}");
-                    }
+                if let (Some(parent), Some(d)) = (st.last(), depth_of(&n))
+                    && let Some(pd) = depth_of(parent)
+                {
+                    assert_eq!(pd + 1, d, "{n} called from {parent}");
                 }
                 st.push(n);
                 calls += 1;
@@ -101,7 +101,7 @@ fn stop_start_toggles_leave_every_dump_balanced_and_ordered() {
                     // toggling thread running, and dumps meet blocked threads too
                     // (copied without a stop answer) as well as running ones.
                     n += 1;
-                    if n % 64 == 0 {
+                    if n.is_multiple_of(64) {
                         std::thread::sleep(std::time::Duration::from_micros(50));
                     }
                 }

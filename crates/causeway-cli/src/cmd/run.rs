@@ -74,7 +74,9 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         .spawn()
         .with_context(|| format!("starting {prog}"))?;
     let pid = child.id();
-    let status = child.wait().with_context(|| format!("waiting for {prog}"))?;
+    let status = child
+        .wait()
+        .with_context(|| format!("waiting for {prog}"))?;
     // Children that exec'd or forked write their own pids' traces; list the direct
     // child's (the common case) and say where the others are.
     let traces = traces_in(&out_dir, &[pid]);

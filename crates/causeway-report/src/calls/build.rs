@@ -1,9 +1,9 @@
 //! Result → document: names resolved, times in seconds and milliseconds.
 
-use super::CallsSections;
 use super::doc::{
     CallDoc, CallsDoc, ChainDoc, MatchDoc, MatchesDoc, TopDoc, TreeCallDoc, TreeDoc, TriggerDoc,
 };
+use super::sections::CallsSections;
 use causeway_calls::{Call, CallId, CallsResult, ThreadCalls, TriggerKind};
 use causeway_format::{Tables, Timestamp};
 

@@ -7,37 +7,16 @@
 
 mod build;
 mod doc;
+mod sections;
 mod text;
+
+pub use sections::CallsSections;
 
 use crate::error::ReportError;
 use crate::view::{View, write_json};
 use causeway_calls::CallsResult;
-use causeway_format::{DurationNs, Tables};
+use causeway_format::Tables;
 use std::io::Write;
-
-/// Which parts of the result to show.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CallsSections {
-    /// The chains list.
-    pub chains: bool,
-    /// The top functions list.
-    pub top: bool,
-    /// Per-thread call trees, without calls shorter than this.
-    pub tree: Option<DurationNs>,
-    /// The signature, as the user wrote it, if one was searched.
-    pub signature: Option<String>,
-}
-
-impl Default for CallsSections {
-    fn default() -> CallsSections {
-        CallsSections {
-            chains: true,
-            top: true,
-            tree: None,
-            signature: None,
-        }
-    }
-}
 
 /// The calls result made readable.
 #[derive(Clone, Debug, PartialEq)]

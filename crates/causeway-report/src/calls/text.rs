@@ -9,12 +9,20 @@ fn open_mark(c: &CallDoc) -> &'static str {
 
 /// Write the whole report.
 pub fn write(d: &CallsDoc, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "in-process calls: {} calls in {} threads", d.calls, d.threads)?;
+    writeln!(
+        out,
+        "in-process calls: {} calls in {} threads",
+        d.calls, d.threads
+    )?;
     if let Some(t) = &d.trigger {
         writeln!(out, "{}", t.sentence)?;
     }
     if d.unbalanced_exits > 0 {
-        writeln!(out, "warning: {} exits did not match an open call", d.unbalanced_exits)?;
+        writeln!(
+            out,
+            "warning: {} exits did not match an open call",
+            d.unbalanced_exits
+        )?;
     }
     if let Some(chains) = &d.chains {
         writeln!(
@@ -56,7 +64,12 @@ pub fn write(d: &CallsDoc, out: &mut dyn Write) -> io::Result<()> {
         }
     }
     if let Some(m) = &d.matches {
-        writeln!(out, "\nsignature {}: {} instances", m.signature, m.instances.len())?;
+        writeln!(
+            out,
+            "\nsignature {}: {} instances",
+            m.signature,
+            m.instances.len()
+        )?;
         for i in m.instances.iter().take(50) {
             let parts: Vec<String> = i
                 .calls
@@ -64,15 +77,32 @@ pub fn write(d: &CallsDoc, out: &mut dyn Write) -> io::Result<()> {
                 .map(|c| format!("{} {:.3} ms{}", c.function, c.duration_ms, open_mark(c)))
                 .collect();
             let at = i.calls.first().map_or(0.0, |c| c.start_s);
-            writeln!(out, "  thread {} at {:.6} s: {}", i.tid, at, parts.join(" > "))?;
+            writeln!(
+                out,
+                "  thread {} at {:.6} s: {}",
+                i.tid,
+                at,
+                parts.join(" > ")
+            )?;
         }
         if m.instances.len() > 50 {
-            writeln!(out, "  ... {} more (--json lists all)", m.instances.len() - 50)?;
+            writeln!(
+                out,
+                "  ... {} more (--json lists all)",
+                m.instances.len() - 50
+            )?;
         }
     }
     if let Some(trees) = &d.trees {
         for t in trees {
-            writeln!(out, "\nthread {} ({}): {} calls shown, {} shorter ones hidden", t.tid, t.thread, t.calls.len(), t.hidden)?;
+            writeln!(
+                out,
+                "\nthread {} ({}): {} calls shown, {} shorter ones hidden",
+                t.tid,
+                t.thread,
+                t.calls.len(),
+                t.hidden
+            )?;
             for c in &t.calls {
                 writeln!(
                     out,
