@@ -1,7 +1,8 @@
 //! The stall watchdog end to end: an event loop built with -finstrument-functions runs
 //! under `causeway run --inproc` (libcauseway preloaded), stalls once for 300 ms in
 //! `handle_request > load_settings > parse_config`, the watchdog (200 ms) dumps during
-//! the stall, and `causeway calls --chains` names that chain first. No root needed.
+//! the stall, and `causeway calls --chains` names that chain first; and `causeway
+//! trigger --inproc` makes a running traced program dump. No root needed.
 
 mod common;
 
@@ -9,6 +10,10 @@ use common::causeway;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// `causeway trigger --inproc` signals every libcauseway process on the machine, so the
+/// tests of this file run one at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn target_dir() -> PathBuf {
     Path::new(env!("CARGO_BIN_EXE_causeway"))
@@ -58,11 +63,18 @@ fn build_prog(dir: &Path) -> PathBuf {
 
 #[test]
 fn the_watchdog_dump_holds_the_stalled_chain_and_calls_chains_names_it_first() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let lib = libcauseway();
     let dir = tempfile::tempdir().unwrap();
     let exe = build_prog(dir.path());
     let out = causeway()
-        .args(["run", "--inproc", "--trigger", "stall=200ms", "--out-dir"])
+        .args([
+            "run",
+            "--inproc",
+            "--trigger",
+            "stall=200ms,signal=off",
+            "--out-dir",
+        ])
         .arg(dir.path())
         .arg("--lib")
         .arg(&lib)
@@ -150,4 +162,54 @@ fn the_watchdog_dump_holds_the_stalled_chain_and_calls_chains_names_it_first() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("signature"));
+}
+
+#[test]
+fn causeway_trigger_inproc_makes_a_running_program_dump() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let lib = libcauseway();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build_prog(dir.path());
+    // 600 turns of 2 ms, no stall: about 1.5 s of event loop.
+    let child = causeway()
+        .args([
+            "run",
+            "--inproc",
+            "--trigger",
+            "signal=USR2,stall=off",
+            "--out-dir",
+        ])
+        .arg(dir.path())
+        .arg("--lib")
+        .arg(&lib)
+        .arg("--")
+        .arg(&exe)
+        .args(["600", "-1"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let t = causeway().args(["trigger", "--inproc"]).output().unwrap();
+    assert!(t.status.success(), "{}", String::from_utf8_lossy(&t.stderr));
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let traces: Vec<PathBuf> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cwt"))
+        .collect();
+    assert_eq!(traces.len(), 1, "{traces:?}");
+    let o = causeway()
+        .args(["calls", "--json", "--top", "5"])
+        .arg(&traces[0])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["trigger"]["kind"], "signal");
+    let names: Vec<&str> = v["top"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["function"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"wait_for_event"), "{names:?}");
 }
