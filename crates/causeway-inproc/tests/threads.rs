@@ -25,7 +25,7 @@ fn nest(d: usize, depth: usize) -> u64 {
 /// Check one dump: per thread, enters and exits nest, names match, times never go
 /// back, and every call's parent is the function one level up (or a call cut at the
 /// start of a stretch).
-fn check_dump(path: &std::path::Path, workers: &[u32]) -> usize {
+fn check_dump(path: &std::path::Path, workers: &[u32], mono: (u64, u64)) -> usize {
     let f = std::fs::File::open(path).expect("open dump");
     let mut r = TraceReader::new(std::io::BufReader::new(f)).expect("read dump");
     let names: Vec<String> = r.tables().strings.clone();
@@ -37,6 +37,12 @@ fn check_dump(path: &std::path::Path, workers: &[u32]) -> usize {
         let EventKind::Marker { tid, marker } = ev.kind else {
             continue;
         };
+        // Times are CLOCK_MONOTONIC, the kernel recorder's clock: inside the test's run.
+        assert!(
+            (mono.0..=mono.1).contains(&ev.ts.0),
+            "{} outside CLOCK_MONOTONIC {mono:?}",
+            ev.ts.0
+        );
         let prev = last.insert(tid, ev.ts.0).unwrap_or(0);
         assert!(ev.ts.0 >= prev, "time went back in thread {tid:?}");
         let st = stacks.entry(tid).or_default();
@@ -70,6 +76,16 @@ fn check_dump(path: &std::path::Path, workers: &[u32]) -> usize {
     calls
 }
 
+fn mono_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 fn depth_of(name: &str) -> Option<usize> {
     let v = usize::from_str_radix(name.strip_prefix("0x")?, 16).ok()?;
     v.checked_sub(BASE_ID).filter(|d| *d < 64)
@@ -79,6 +95,7 @@ fn depth_of(name: &str) -> Option<usize> {
 fn stop_start_toggles_leave_every_dump_balanced_and_ordered() {
     let dir = std::env::temp_dir().join(format!("cw-threads-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    let mono_start = mono_ns();
     api::init().unwrap();
     api::config("CAUSEWAY_OUTPUT", dir.to_str().unwrap()).unwrap();
     api::config("CAUSEWAY_MAX_DUMPS", "0").unwrap();
@@ -124,8 +141,9 @@ fn stop_start_toggles_leave_every_dump_balanced_and_ordered() {
         w.join().unwrap();
     }
     assert_eq!(dumps.len(), 10);
+    let mono_end = mono_ns();
     for d in &dumps {
-        let calls = check_dump(d, &tids);
+        let calls = check_dump(d, &tids, (mono_start, mono_end));
         assert!(calls > 1000, "{} holds only {calls} calls", d.display());
     }
     std::fs::remove_dir_all(&dir).ok();
