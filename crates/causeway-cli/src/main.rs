@@ -51,6 +51,8 @@ fn main() -> ExitCode {
         flags::Command::Man(a) => cmd::meta::man(a),
         flags::Command::Latency(a) => cmd::latency::run(a),
         flags::Command::Rootpath(a) => cmd::rootpath::run(a),
+        flags::Command::Calls(a) => cmd::calls::run(a),
+        flags::Command::Run(a) => cmd::run::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

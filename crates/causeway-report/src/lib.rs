@@ -34,6 +34,7 @@
 //! Event-by-event output (`causeway dump`) stays with the command line.
 
 mod bottleneck;
+mod calls;
 pub mod chrome;
 mod compare;
 mod error;
@@ -48,6 +49,7 @@ mod view;
 pub mod wallclock;
 
 pub use bottleneck::{BottleneckView, GraphEdge, KnotEdge, WaitGraph};
+pub use calls::{CallsSections, CallsView};
 pub use compare::{CompareView, RunLabel};
 pub use error::ReportError;
 pub use flame::FlameView;

@@ -2,6 +2,7 @@
 //! results go out through `crate::output`, events through `crate::render`.
 
 pub mod bottleneck;
+pub mod calls;
 pub mod check;
 pub mod compare;
 pub mod demo;
@@ -18,4 +19,5 @@ pub mod record;
 pub mod report;
 pub mod rootpath;
 pub mod rootpath_resume;
+pub mod run;
 pub mod trigger;

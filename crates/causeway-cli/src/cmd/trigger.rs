@@ -1,4 +1,5 @@
-//! `causeway trigger`: ask flight recorders to dump (sends them SIGUSR1).
+//! `causeway trigger`: ask flight recorders to dump (sends them SIGUSR1), and with
+//! `--inproc` processes running libcauseway too (SIGUSR2).
 
 use crate::exit;
 use crate::flags::TriggerArgs;
@@ -25,12 +26,53 @@ fn flight_recorders() -> Vec<u32> {
         .collect()
 }
 
+/// Processes with libcauseway.so mapped (preloaded or linked). A program linked with
+/// the static library is not found this way; signal it with SIGUSR2 yourself.
+fn inproc_processes() -> Vec<u32> {
+    let me = std::process::id();
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    rd.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&p| p != me)
+        .filter(|&p| {
+            std::fs::read_to_string(format!("/proc/{p}/maps"))
+                .is_ok_and(|m| m.lines().any(|l| l.ends_with("/libcauseway.so")))
+        })
+        .collect()
+}
+
+/// Send SIGUSR2 (libcauseway's default dump signal) to each process.
+fn trigger_inproc() -> Result<()> {
+    let pids = inproc_processes();
+    if pids.is_empty() {
+        eprintln!("causeway: no running process has libcauseway.so loaded");
+    }
+    for p in pids {
+        // SAFETY: kill only sends a signal.
+        if unsafe { libc::kill(p as i32, libc::SIGUSR2) } != 0 {
+            bail!(
+                "cannot signal process {p}: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+        eprintln!("causeway: asked in-process tracer {p} to dump");
+    }
+    Ok(())
+}
+
 /// Run `causeway trigger`.
 pub fn run(a: &TriggerArgs) -> Result<u8> {
+    if a.inproc {
+        trigger_inproc()?;
+    }
     let pids = match a.pid {
         Some(p) => vec![p],
         None => flight_recorders(),
     };
+    if pids.is_empty() && a.inproc {
+        return Ok(exit::OK);
+    }
     if pids.is_empty() {
         eprintln!("causeway: no running flight recorder (`causeway record --flight SIZE ...`)");
         return Ok(exit::NOTHING_OR_USER_ERROR);

@@ -10,9 +10,11 @@
 //! - [`values`]: value types and parsers shared by the commands (durations, sizes and
 //!   rates come from `causeway_format::units`).
 //! - [`choices`]: the `ValueEnum`s.
-//! - [`trace`], [`record`], [`bottleneck`], [`latency`]: each command's flags and their resolution.
+//! - [`trace`], [`record`], [`bottleneck`], [`latency`], [`calls`]: each command's flags and
+//!   their resolution.
 
 pub mod bottleneck;
+pub mod calls;
 pub mod choices;
 pub mod compare;
 pub mod export;
@@ -26,6 +28,7 @@ pub mod trace;
 pub mod values;
 
 pub use bottleneck::BottleneckArgs;
+pub use calls::{CallsArgs, RunArgs};
 pub use compare::CompareArgs;
 pub use export::ExportArgs;
 pub use flamegraph::FlamegraphArgs;
@@ -109,4 +112,10 @@ pub enum Command {
     /// Find the call path that makes a latency peak of a function (DARC), live: profile
     /// F0, pick --peak N, time its callees with uprobes, descend.
     Rootpath(rootpath::RootpathArgs),
+    /// Call trees of an in-process trace (Hubble): the longest call chains before the
+    /// dump, functions by self time, call-chain signatures, per-thread trees.
+    Calls(CallsArgs),
+    /// Run a program with in-process call tracing (`--inproc`: libcauseway preloaded),
+    /// dumping a trace on a signal, a stalled event loop or exit.
+    Run(RunArgs),
 }

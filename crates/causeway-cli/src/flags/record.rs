@@ -232,6 +232,11 @@ pub struct TriggerArgs {
     /// Only this recorder process (default: every running `causeway record --flight`).
     #[arg(short, long)]
     pub pid: Option<u32>,
+    /// Also ask every process running libcauseway (`causeway run --inproc`, found by
+    /// its libcauseway.so mapping) to dump its call buffers (SIGUSR2), so the kernel
+    /// window and the in-process calls cover the same moment.
+    #[arg(long)]
+    pub inproc: bool,
 }
 
 /// `causeway demo`.

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Hubble's trace point microbenchmark (§8.1 Listing 1) for libcauseway, with its peers
+# in the same run: the bare TSC read, a no-op -finstrument-functions hook, and uftrace.
+#
+#   bash bench/inproc.sh          full: 2*10^8 calls at work 0 per variant and run, fewer
+#                                 as work grows; 3 runs make ~10^9 calls per variant
+#   bash bench/inproc.sh quick    1/100 of the calls
+#   RUNS=5 bash bench/inproc.sh   repetitions (default 3; min and median reported)
+#
+# Needs `make build` (target/release/libcauseway.{a,so}) and uftrace (scripts/setup.sh).
+# Prints one line per (variant, work, run) and a table of ns per call and per trace
+# point ((variant - base) / 2: each call has an entry and an exit trace point).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-full}
+runs=${RUNS:-3}
+out=${OUT:-$(mktemp -d /tmp/causeway-bench-inproc.XXXXXX)}
+scale=1
+[ "$mode" = quick ] && scale=100
+rel=target/release
+[ -f $rel/libcauseway.a ] || { echo "inproc.sh: run make build first" >&2; exit 1; }
+inc=crates/causeway-inproc/c
+cf="-O2 -fno-optimize-sibling-calls -I$inc"
+libs="$rel/libcauseway.a -lpthread -ldl -lm -lrt -lgcc_s"
+src=bench/inproc/hubble.c
+cc $cf -DMODE_BASE $src -o "$out/base"
+cc $cf -DMODE_TSC $src -o "$out/tsc"
+cc $cf -DMODE_CW $src -o "$out/cw" $libs
+cc $cf -no-pie -DMODE_CW $src -o "$out/cw-nopie" $libs
+cc $cf -finstrument-functions $src bench/inproc/noop_hooks.c -o "$out/fi-noop"
+cc $cf -finstrument-functions $src -o "$out/fi-cw" $libs
+cc $cf -finstrument-functions $src -o "$out/fi-preload" -Wl,--unresolved-symbols=ignore-all
+cc $cf -pg $src -o "$out/pg"
+
+# Calls per run by work: the trace point cost (work 0) gets the most.
+calls_for() {
+    case $1 in
+        0) echo $((200000000 / scale)) ;;
+        1) echo $((100000000 / scale)) ;;
+        10) echo $((20000000 / scale)) ;;
+        100) echo $((4000000 / scale)) ;;
+        *) echo $((400000 / scale)) ;;
+    esac
+}
+
+run() { # variant work calls -> "variant work calls ns_per_call"
+    local v=$1 w=$2 n=$3 r
+    case $v in
+        base | tsc) r=$("$out/$v" "$w" "$n") ;;
+        cw-off) r=$(CAUSEWAY_START=off "$out/cw" "$w" "$n") ;;
+        cw-on) r=$("$out/cw" "$w" "$n") ;;
+        cw-coarse) r=$(CAUSEWAY_CLOCK=coarse "$out/cw" "$w" "$n") ;;
+        cw-on-1slot) r=$("$out/cw-nopie" "$w" "$n") ;;
+        fi-noop) r=$("$out/fi-noop" "$w" "$n") ;;
+        fi-cw-off) r=$(CAUSEWAY_START=off "$out/fi-cw" "$w" "$n") ;;
+        fi-cw-on) r=$("$out/fi-cw" "$w" "$n") ;;
+        fi-cw-coarse) r=$(CAUSEWAY_CLOCK=coarse "$out/fi-cw" "$w" "$n") ;;
+        fi-cw-preload) r=$(LD_PRELOAD=$PWD/$rel/libcauseway.so "$out/fi-preload" "$w" "$n") ;;
+        uftrace) r=$(cd "$out" && uftrace record -d "$out/uftrace.data" ./pg "$w" "$n" | tail -1) ;;
+    esac
+    echo "$v $r"
+}
+
+echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p') nproc=$(nproc) mode=$mode runs=$runs"
+echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+variants="base tsc cw-off cw-on cw-coarse cw-on-1slot fi-noop fi-cw-off fi-cw-on fi-cw-coarse fi-cw-preload"
+for w in 0 1 10 100 1000; do
+    n=$(calls_for $w)
+    for r in $(seq "$runs"); do
+        for v in $variants; do
+            run "$v" "$w" "$n"
+        done
+        # uftrace writes every call to disk at ~100 ns per call: 1/100 of the calls.
+        run uftrace "$w" $((n / 100 > 10000 ? n / 100 : 10000))
+    done
+done | tee "$out/raw.txt"
+echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$out/raw.txt" <<'PY'
+import sys, statistics as st
+rows = {}
+for line in open(sys.argv[1]):
+    v, w, n, ns, _ = line.split()
+    rows.setdefault((int(w), v), []).append(float(ns))
+works = sorted({w for w, _ in rows})
+order = ["base", "tsc", "cw-off", "cw-on", "cw-coarse", "cw-on-1slot", "fi-noop",
+         "fi-cw-off", "fi-cw-on", "fi-cw-coarse", "fi-cw-preload", "uftrace"]
+print("| variant | " + " | ".join(f"work {w}: ns/call min (median)" for w in works) + " | ns per trace point at work 0 (min) |")
+print("|---|" + "---|" * (len(works) + 1))
+for v in order:
+    cells = []
+    for w in works:
+        xs = rows.get((w, v))
+        cells.append(f"{min(xs):.3f} ({st.median(xs):.3f})" if xs else "-")
+    b = min(rows[(0, "base")])
+    tp = (min(rows[(0, v)]) - b) / 2 if (0, v) in rows else float("nan")
+    print(f"| {v} | " + " | ".join(cells) + f" | {tp:.3f} |")
+PY
+echo "# raw results in $out/raw.txt"

@@ -1,0 +1,215 @@
+//! The stall watchdog end to end: an event loop built with -finstrument-functions runs
+//! under `causeway run --inproc` (libcauseway preloaded), stalls once for 300 ms in
+//! `handle_request > load_settings > parse_config`, the watchdog (200 ms) dumps during
+//! the stall, and `causeway calls --chains` names that chain first; and `causeway
+//! trigger --inproc` makes a running traced program dump. No root needed.
+
+mod common;
+
+use common::causeway;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `causeway trigger --inproc` signals every libcauseway process on the machine, so the
+/// tests of this file run one at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_causeway"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// libcauseway.so, linked from the crate's staticlib if `make build` has not.
+fn libcauseway() -> PathBuf {
+    let dir = target_dir();
+    let so = dir.join("libcauseway.so");
+    let a = dir.join("libcauseway_inproc.a");
+    let stale = |so: &Path| {
+        let m = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        m(so).is_none() || m(&a).is_some_and(|ta| m(so).is_some_and(|ts| ts < ta))
+    };
+    if stale(&so) {
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/build-libcauseway.sh");
+        let st = Command::new("bash")
+            .arg(script)
+            .arg(&dir)
+            .status()
+            .expect("run build-libcauseway.sh");
+        assert!(
+            st.success(),
+            "cannot link libcauseway.so; run `make build` (needs {})",
+            a.display()
+        );
+    }
+    so
+}
+
+fn build_prog(dir: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/progs/stall-loop.c");
+    let exe = dir.join("stall-loop");
+    let st = Command::new("cc")
+        .args(["-O1", "-fno-inline", "-finstrument-functions", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .expect("run cc");
+    assert!(st.success(), "cc failed on {}", src.display());
+    exe
+}
+
+#[test]
+fn the_watchdog_dump_holds_the_stalled_chain_and_calls_chains_names_it_first() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let lib = libcauseway();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build_prog(dir.path());
+    let out = causeway()
+        .args([
+            "run",
+            "--inproc",
+            "--trigger",
+            "stall=200ms,signal=off",
+            "--out-dir",
+        ])
+        .arg(dir.path())
+        .arg("--lib")
+        .arg(&lib)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .expect("run causeway run");
+    assert!(
+        out.status.success(),
+        "causeway run failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut traces: Vec<PathBuf> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cwt"))
+        .collect();
+    traces.sort();
+    assert_eq!(traces.len(), 1, "exactly one stall, one dump: {traces:?}");
+    let o = causeway()
+        .args(["calls", "--json", "--chains", "3"])
+        .arg(&traces[0])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["trigger"]["kind"], "stall");
+    let first = &v["chains"][0];
+    let names: Vec<&str> = first["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["function"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "main",
+            "event_loop",
+            "handle_request",
+            "load_settings",
+            "parse_config"
+        ],
+        "{first:#}"
+    );
+    let last = first["calls"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["open"], true, "the stall was still going at the dump");
+    let ms = first["self_in_window_ms"].as_f64().unwrap();
+    assert!(
+        (190.0..320.0).contains(&ms),
+        "stalled {ms} ms before the dump"
+    );
+    // The text form names the same chain first.
+    let t = causeway()
+        .args(["calls", "--chains", "1"])
+        .arg(&traces[0])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&t.stdout);
+    assert!(
+        text.contains("main > event_loop > handle_request > load_settings > parse_config"),
+        "{text}"
+    );
+    // The signature finds the stalled instance first, with its duration.
+    let m = causeway()
+        .args([
+            "calls",
+            "--json",
+            "--match",
+            "handle_request>load_settings>parse_config",
+        ])
+        .arg(&traces[0])
+        .output()
+        .unwrap();
+    assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
+    let v: Value = serde_json::from_slice(&m.stdout).unwrap();
+    let inst = &v["matches"]["instances"][0]["calls"];
+    assert_eq!(inst[2]["open"], true, "{inst:#}");
+    assert!(inst[2]["duration_ms"].as_f64().unwrap() > 190.0, "{inst:#}");
+    // A bad signature is a usage error that says what to write.
+    let bad = causeway()
+        .args(["calls", "--match", "a>>b"])
+        .arg(&traces[0])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("signature"));
+}
+
+#[test]
+fn causeway_trigger_inproc_makes_a_running_program_dump() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let lib = libcauseway();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build_prog(dir.path());
+    // 600 turns of 2 ms, no stall: about 1.5 s of event loop.
+    let child = causeway()
+        .args([
+            "run",
+            "--inproc",
+            "--trigger",
+            "signal=USR2,stall=off",
+            "--out-dir",
+        ])
+        .arg(dir.path())
+        .arg("--lib")
+        .arg(&lib)
+        .arg("--")
+        .arg(&exe)
+        .args(["600", "-1"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let t = causeway().args(["trigger", "--inproc"]).output().unwrap();
+    assert!(t.status.success(), "{}", String::from_utf8_lossy(&t.stderr));
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let traces: Vec<PathBuf> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cwt"))
+        .collect();
+    assert_eq!(traces.len(), 1, "{traces:?}");
+    let o = causeway()
+        .args(["calls", "--json", "--top", "5"])
+        .arg(&traces[0])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["trigger"]["kind"], "signal");
+    let names: Vec<&str> = v["top"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["function"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"wait_for_event"), "{names:?}");
+}

@@ -1,0 +1,229 @@
+/*
+ * causeway.h - always-on in-process call tracing (libcauseway).
+ *
+ * Every traced thread writes 64-bit slots into a private ring buffer; nothing leaves
+ * the process until a trigger (cw_dump, a signal, the stall watchdog) asks for a dump,
+ * which stops the buffers just long enough to copy them, writes a causeway trace
+ * (.cwt) and resumes. See docs/libcauseway.md for the encoding, the start/stop
+ * protocol and the environment variables.
+ *
+ * Slot encoding (Hubble, OSDI'22, section 5.1; 64-bit mode), newest slot decoded first:
+ *   entry, 32-bit id:  [ts:32 | id:32]            id >= CW_FIRST_ID
+ *   entry, wide id:    [id:64] [ts:32 | 1]         any 64-bit id (addresses of a PIE)
+ *   exit:              [ts:32 | 0]
+ *   sync:              [tsc:64] [hi:32 | 2]        the clock's high half changed; hi is
+ *                                                  the high half of the records before
+ *   resume:            [tsc:64] [hi:32 | 3]        tracing (re)started: calls open before
+ *                                                  it are not known after it
+ * An entry or exit keeps the low 32 bits of the clock; the high half is the one the
+ * next sync/resume record (or, for the newest records, the thread's state) says, so
+ * times are rebuilt exactly however long a thread sleeps between trace points.
+ * The low half of the newest slot tells what it is and how many slots it spans, so a
+ * buffer decodes backwards from its write position without any other index.
+ */
+#ifndef CAUSEWAY_H
+#define CAUSEWAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CW_TAG_EXIT 0u
+#define CW_TAG_WIDE 1u
+#define CW_TAG_SYNC 2u
+#define CW_TAG_RESUME 3u
+/* The smallest id an entry may carry in one slot; smaller ids go wide. */
+#define CW_FIRST_ID 4u
+/* First field of a CW_SPAN site, so a dump tells span sites from code addresses. */
+#define CW_SITE_MAGIC 0x4e41505357435753ull
+
+/* Per-thread state. `cur` is Hubble's `start` (NULL: not tracing; otherwise the next
+ * slot) and `stop` its `stop` (0 running, 1 stop asked, above 1 stopped at that slot).
+ * Both are plain variables shared with the control thread (no atomics, no locks). */
+struct cw_thread {
+    uint64_t *cur;
+    uintptr_t stop;
+    uint64_t *base;
+    uint64_t *end;
+    uint32_t last_hi;   /* high half of the clock of this thread's newest record */
+    uint32_t state;     /* 0 not seen yet, 1 has a buffer, 2 runs untraced, 3 exited */
+    uint64_t wraps;     /* times the write position went past the end */
+    uint64_t beat;      /* clock at the last cw_heartbeat() */
+    uint64_t *parked;   /* where this thread last stopped (written by it alone) */
+    void *rec;          /* the library's record of this thread */
+};
+
+struct cw_site {
+    uint64_t magic;
+    const char *name;
+};
+
+#if defined(__GNUC__)
+#define CW_TLS_IE __attribute__((tls_model("initial-exec")))
+#define CW_HOT static inline __attribute__((always_inline, no_instrument_function))
+#define CW_COLD __attribute__((noinline, cold, no_instrument_function))
+#define CW_LIKELY(x) __builtin_expect(!!(x), 1)
+#define CW_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#error "libcauseway needs GCC or Clang"
+#endif
+
+/* Initial-exec TLS: one %fs-relative load, never __tls_get_addr (the library must be
+ * linked or preloaded, not dlopen'ed, which LD_PRELOAD and -lcauseway both are).
+ * A new thread's block starts with cur = end = cw__unseen: not NULL, so the trace point
+ * goes on, and at the end of a (zero-length) ring, so it takes the slow path, which
+ * gives the thread a buffer. Tracing off is then cur == NULL alone. */
+extern __thread struct cw_thread cw_self CW_TLS_IE;
+extern uint64_t cw__unseen[2];
+/* Clock mode: 0 = TSC read at each trace point, 1 = the coarse clock below, which the
+ * control thread refreshes (resolution = its period). */
+extern int cw_clock_coarse;
+extern volatile uint64_t cw_coarse_now;
+
+/* Out-of-line slow paths of the trace point. */
+void cw__first(struct cw_thread *t) CW_COLD;
+uint64_t *cw__sync(struct cw_thread *t, uint64_t *p, uint64_t ts) CW_COLD;
+void cw__ack_stop(struct cw_thread *t, uint64_t *p) CW_COLD;
+
+#define CW_LOAD(x) (*(volatile __typeof__(x) *)&(x))
+#define CW_STORE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
+
+CW_HOT uint64_t cw__clock(void)
+{
+    if (CW_UNLIKELY(cw_clock_coarse))
+        return cw_coarse_now;
+    return __rdtsc();
+}
+
+CW_HOT uint64_t *cw__next(struct cw_thread *t, uint64_t *p)
+{
+    ++p;
+    if (CW_UNLIKELY(p == t->end)) {
+        p = t->base;
+        t->wraps++;
+    }
+    return p;
+}
+
+/* Publish the new write position, then answer a pending stop (Figure 4, lines 9-11).
+ * The compiler barrier keeps the slot stores before the position store; x86 keeps
+ * stores in order, so a reader that sees the position sees the slots. */
+CW_HOT void cw__commit(struct cw_thread *t, uint64_t *p)
+{
+    __atomic_signal_fence(__ATOMIC_RELEASE);
+    CW_STORE(t->cur, p);
+    if (CW_UNLIKELY(CW_LOAD(t->stop) != 0))
+        cw__ack_stop(t, p);
+}
+
+/* Slow path of the encoders: a clock sync is due, or the write would reach the end of
+ * the ring (the fast path then never has to wrap between slots). */
+void cw__enter_slow(struct cw_thread *t, uint64_t *p, uintptr_t id, uint64_t ts) CW_COLD;
+void cw__exit_slow(struct cw_thread *t, uint64_t *p, uint64_t ts) CW_COLD;
+
+/* The encoders, with the timestamp as a parameter so tests can drive them. One
+ * compare covers the end of the ring for both one- and two-slot records. */
+CW_HOT void cw__enter_at(struct cw_thread *t, uint64_t *p, uintptr_t id, uint64_t ts)
+{
+    if (CW_UNLIKELY((uint32_t)(ts >> 32) != t->last_hi || p + 2 >= t->end)) {
+        cw__enter_slow(t, p, id, ts);
+        return;
+    }
+    if (CW_LIKELY((uint64_t)id - CW_FIRST_ID < (1ull << 32) - CW_FIRST_ID)) {
+        p[0] = (ts << 32) | (uint64_t)id;
+        p += 1;
+    } else {
+        p[0] = (uint64_t)id;
+        p[1] = (ts << 32) | CW_TAG_WIDE;
+        p += 2;
+    }
+    cw__commit(t, p);
+}
+
+CW_HOT void cw__exit_at(struct cw_thread *t, uint64_t *p, uint64_t ts)
+{
+    if (CW_UNLIKELY((uint32_t)(ts >> 32) != t->last_hi || p + 1 >= t->end)) {
+        cw__exit_slow(t, p, ts);
+        return;
+    }
+    p[0] = (ts << 32) | CW_TAG_EXIT;
+    cw__commit(t, p + 1);
+}
+
+/* Trace points. Off (or a thread without a buffer) costs one TLS load and a branch. */
+CW_HOT void cw_enter(uintptr_t id)
+{
+    struct cw_thread *t = &cw_self;
+    uint64_t *p = CW_LOAD(t->cur);
+    if (p == NULL)
+        return;
+    cw__enter_at(t, p, id, cw__clock());
+}
+
+CW_HOT void cw_exit(void)
+{
+    struct cw_thread *t = &cw_self;
+    uint64_t *p = CW_LOAD(t->cur);
+    if (CW_UNLIKELY(p == NULL))
+        return;
+    cw__exit_at(t, p, cw__clock());
+}
+
+/* Heartbeat of an event loop: the watchdog dumps when a thread that has called it
+ * goes longer than the stall threshold without calling it again. */
+void cw__watch(struct cw_thread *t) CW_COLD;
+CW_HOT void cw_heartbeat(void)
+{
+    struct cw_thread *t = &cw_self;
+    if (CW_UNLIKELY(t->beat == 0))
+        cw__watch(t);
+    CW_STORE(t->beat, __rdtsc());
+}
+
+/* A named span for the rest of the enclosing block. */
+CW_HOT void cw__span_end(int *unused)
+{
+    (void)unused;
+    cw_exit();
+}
+#define CW__CAT2(a, b) a##b
+#define CW__CAT(a, b) CW__CAT2(a, b)
+#define CW_SPAN(name_literal)                                                          \
+    static const struct cw_site CW__CAT(cw__site_, __LINE__) = {CW_SITE_MAGIC,         \
+                                                                (name_literal)};       \
+    cw_enter((uintptr_t)&CW__CAT(cw__site_, __LINE__));                                \
+    __attribute__((cleanup(cw__span_end), unused)) int CW__CAT(cw__span_, __LINE__) = 0
+
+/* Out-of-line trace points for callers that cannot inline C (Rust, Python, other
+ * languages through FFI): the same encoding, plus the cost of a call. */
+void cw_enter_fn(uintptr_t id);
+void cw_exit_fn(void);
+void cw_heartbeat_fn(void);
+
+/* Control (any thread). Each returns 0 or a negative errno. */
+/* Write a trace now; `reason` is kept in the trace. Blocks until the file is written. */
+int cw_dump(const char *reason);
+/* Stop / restart tracing in every thread (Figure 4), without dumping. */
+int cw_stop(void);
+int cw_start(void);
+/* Path of the last trace written, or NULL. */
+const char *cw_last_dump(void);
+/* Number of dumps written since start. */
+uint64_t cw_dump_count(void);
+/* Change a setting at run time: "CAUSEWAY_OUTPUT" (directory of the traces),
+ * "CAUSEWAY_MAX_DUMPS", "CAUSEWAY_BUFFER" (for threads that start tracing later); the
+ * others are read from the environment at start-up. */
+int cw_config(const char *key, const char *value);
+/* Initialize now (normally done by a constructor from the environment). */
+int cw_init(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

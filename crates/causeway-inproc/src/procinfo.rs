@@ -1,0 +1,157 @@
+//! Facts about the traced process a dump writes beside the calls: its threads' names,
+//! command line and executable, and its executable mappings with build IDs (so a trace
+//! can be symbolized again elsewhere).
+
+use std::fs;
+
+/// An executable file mapping of this process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MapEntry {
+    /// First address.
+    pub start: u64,
+    /// One past the last address.
+    pub end: u64,
+    /// File offset of `start`.
+    pub offset: u64,
+    /// Path of the file.
+    pub path: String,
+}
+
+/// Executable file mappings from `/proc/self/maps`.
+pub fn exec_mappings() -> Vec<MapEntry> {
+    let text = fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    text.lines().filter_map(parse_maps_line).collect()
+}
+
+fn parse_maps_line(line: &str) -> Option<MapEntry> {
+    let mut f = line.split_whitespace();
+    let (range, perms, off) = (f.next()?, f.next()?, f.next()?);
+    let (_dev, _inode) = (f.next()?, f.next()?);
+    let path: String = f.collect::<Vec<_>>().join(" ");
+    if !perms.contains('x') || !path.starts_with('/') {
+        return None;
+    }
+    let (s, e) = range.split_once('-')?;
+    Some(MapEntry {
+        start: u64::from_str_radix(s, 16).ok()?,
+        end: u64::from_str_radix(e, 16).ok()?,
+        offset: u64::from_str_radix(off, 16).ok()?,
+        path,
+    })
+}
+
+/// The GNU build ID of an ELF file, from its PT_NOTE segments; empty if none.
+pub fn build_id(path: &str) -> Vec<u8> {
+    let Ok(data) = fs::read(path) else {
+        return Vec::new();
+    };
+    elf_build_id(&data).unwrap_or_default()
+}
+
+fn rd(d: &[u8], at: usize, n: usize) -> Option<u64> {
+    let b = d.get(at..at.checked_add(n)?)?;
+    let mut v = [0u8; 8];
+    v[..n].copy_from_slice(b);
+    Some(u64::from_le_bytes(v))
+}
+
+/// Build ID of a little-endian ELF64 image.
+pub fn elf_build_id(d: &[u8]) -> Option<Vec<u8>> {
+    if d.get(0..4)? != b"\x7fELF" || *d.get(4)? != 2 || *d.get(5)? != 1 {
+        return None;
+    }
+    let phoff = rd(d, 0x20, 8)? as usize;
+    let phentsize = rd(d, 0x36, 2)? as usize;
+    let phnum = rd(d, 0x38, 2)? as usize;
+    for i in 0..phnum {
+        let ph = phoff.checked_add(i.checked_mul(phentsize)?)?;
+        if rd(d, ph, 4)? != 4 {
+            continue; // not PT_NOTE
+        }
+        let off = rd(d, ph + 8, 8)? as usize;
+        let size = rd(d, ph + 32, 8)? as usize;
+        let mut p = off;
+        while p + 12 <= off.checked_add(size)? {
+            let namesz = rd(d, p, 4)? as usize;
+            let descsz = rd(d, p + 4, 4)? as usize;
+            let kind = rd(d, p + 8, 4)?;
+            let name_at = p + 12;
+            let desc_at = name_at + namesz.div_ceil(4) * 4;
+            if kind == 3 && d.get(name_at..name_at + namesz)? == b"GNU\0" {
+                return Some(d.get(desc_at..desc_at + descsz)?.to_vec());
+            }
+            p = desc_at + descsz.div_ceil(4) * 4;
+        }
+    }
+    None
+}
+
+/// A thread's name (`comm`), or empty.
+pub fn thread_comm(tid: i32) -> String {
+    fs::read_to_string(format!("/proc/self/task/{tid}/comm"))
+        .map(|s| s.trim_end().to_string())
+        .unwrap_or_default()
+}
+
+/// This process's command line, one string per argument.
+pub fn cmdline() -> Vec<String> {
+    fs::read("/proc/self/cmdline")
+        .unwrap_or_default()
+        .split(|&b| b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect()
+}
+
+/// Path of this process's executable.
+pub fn exe() -> String {
+    fs::read_link("/proc/self/exe")
+        .map(|p| p.display().to_string())
+        .unwrap_or_default()
+}
+
+/// Running `causeway record --flight` processes (to ask them to dump with us).
+pub fn flight_recorders() -> Vec<i32> {
+    let me = std::process::id();
+    let Ok(rd) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    rd.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&p| p != me)
+        .filter(|&p| {
+            let raw = fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+            let args: Vec<&[u8]> = raw.split(|&b| b == 0).collect();
+            args.first().is_some_and(|a| a.ends_with(b"causeway"))
+                && args.contains(&&b"record"[..])
+                && args.iter().any(|a| a.starts_with(b"--flight"))
+        })
+        .map(|p| p as i32)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_lines_keep_executable_file_mappings_only() {
+        let l = "55d0c0a00000-55d0c0a21000 r-xp 00002000 fd:01 123 /usr/bin/true";
+        assert_eq!(
+            parse_maps_line(l),
+            Some(MapEntry {
+                start: 0x55d0_c0a0_0000,
+                end: 0x55d0_c0a2_1000,
+                offset: 0x2000,
+                path: "/usr/bin/true".into()
+            })
+        );
+        assert_eq!(parse_maps_line("7f00-7f10 rw-p 0 00:00 0 [heap]"), None);
+    }
+
+    #[test]
+    fn the_test_binary_has_a_build_id_or_none_without_panic() {
+        let id = build_id(&exe());
+        assert!(id.is_empty() || id.len() >= 8);
+        assert_eq!(elf_build_id(b"not an elf"), None);
+    }
+}
