@@ -273,6 +273,9 @@ pub struct RecordConfig {
     /// Load raw tracepoints even where BTF tracepoints work (a test switch for the
     /// fallback path).
     pub force_raw_tracepoints: bool,
+    /// Reuse earlier unwinds of a stack that starts at the same registers and holds the
+    /// same words where the earlier unwind read (off: a benchmark switch).
+    pub unwind_memo: bool,
 }
 
 impl RecordConfig {
@@ -302,6 +305,7 @@ impl RecordConfig {
             poll_interval: Duration::from_millis(100),
             sample_hz: DEFAULT_SAMPLE_HZ,
             force_raw_tracepoints: false,
+            unwind_memo: true,
         }
     }
 }

@@ -116,6 +116,11 @@ impl Converter {
         c
     }
 
+    /// Reuse earlier unwinds (see [`DwarfUnwinder`]), or unwind every stack afresh.
+    pub fn set_unwind_memo(&mut self, on: bool) {
+        self.unwinder.set_memo(on);
+    }
+
     /// The scoped mode and frame budget for stacks unwound in user space.
     pub fn set_user_scope(&mut self, mode: StackMode, depth: usize) {
         self.user_scope = (mode, depth);

@@ -287,6 +287,7 @@ fn seed_converter(
 ) -> Converter {
     let mut c = Converter::new(matches!(cfg.target, Target::All));
     c.set_user_scope(cfg.stack_mode, cfg.stack_depth as usize);
+    c.set_unwind_memo(cfg.unwind_memo);
     for (irq, name) in procfs::irq_names() {
         c.set_irq_name(irq, &name);
     }

@@ -307,6 +307,7 @@ pub struct DwarfUnwinder {
     procs: HashMap<u32, Process>,
     cache: CacheX86_64,
     memo_hits: u64,
+    memo_off: bool,
 }
 
 impl std::fmt::Debug for DwarfUnwinder {
@@ -325,6 +326,7 @@ impl Default for DwarfUnwinder {
             procs: HashMap::new(),
             cache: CacheX86_64::new(),
             memo_hits: 0,
+            memo_off: false,
         }
     }
 }
@@ -382,9 +384,16 @@ impl DwarfUnwinder {
         mode: StackMode,
         depth: usize,
     ) -> Unwound {
-        let Some(p) = self.procs.get_mut(&tgid) else {
-            let unwinder = UnwinderX86_64::<Bytes>::new();
-            return unwind_with(&unwinder, &[], &mut self.cache, copy, mode, depth, None);
+        let p = match self.procs.get_mut(&tgid) {
+            Some(p) if !self.memo_off => p,
+            Some(p) => {
+                let (u, m) = (&p.unwinder, &p.maps);
+                return unwind_with(u, m, &mut self.cache, copy, mode, depth, None);
+            }
+            None => {
+                let unwinder = UnwinderX86_64::<Bytes>::new();
+                return unwind_with(&unwinder, &[], &mut self.cache, copy, mode, depth, None);
+            }
         };
         let key = MemoKey {
             ip: copy.ip,
@@ -422,6 +431,11 @@ impl DwarfUnwinder {
             },
         );
         result
+    }
+
+    /// Turn the memo on or off (on by default).
+    pub fn set_memo(&mut self, on: bool) {
+        self.memo_off = !on;
     }
 
     /// Unwinds answered from the memo instead of the unwind tables.

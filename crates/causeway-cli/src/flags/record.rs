@@ -125,6 +125,10 @@ pub struct RecordArgs {
     /// Use raw tracepoints even where BTF tracepoints work (tests the fallback).
     #[arg(long, hide = true)]
     pub raw_tracepoints: bool,
+    /// Unwind every copied stack afresh, without reusing earlier unwinds (a benchmark
+    /// switch for the unwind memo).
+    #[arg(long, hide = true)]
+    pub no_unwind_memo: bool,
 }
 
 /// The syscalls chosen with `--syscalls`.
@@ -207,6 +211,7 @@ impl RecordArgs {
             cfg.buffer_per_cpu = (n as u32).next_power_of_two();
         }
         cfg.force_raw_tracepoints = self.raw_tracepoints;
+        cfg.unwind_memo = !self.no_unwind_memo;
         Ok(cfg)
     }
 
