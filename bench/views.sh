@@ -3,7 +3,9 @@
 # and `causeway flamegraph --folded` on the largest zoo recording, next to the usual
 # perf route for the same workload: `perf record -g` on sched_switch, then
 # `perf script | stackcollapse` (inferno-collapse-perf when installed, else the awk
-# folding below, which does what stackcollapse-perf.pl does for this input).
+# folding below, which does what stackcollapse-perf.pl does for this input). perf
+# script prints only comm, tid, time, event and the callchain: the folders read no
+# tracepoint payload (its `next_comm=opt cgu.04` confuses inferno-collapse-perf).
 #
 # Usage (as root, from anywhere in the repo):
 #
@@ -49,8 +51,8 @@ awk_fold() { # perf script text -> folded stacks (comm;root..leaf count)
          END { if (stack != "") f[comm stack]++; for (k in f) print k, f[k] }'
 }
 fold_perf() {
-    if [ -n "$COLLAPSE" ]; then perf script -i "$TMP/perf.data" 2>/dev/null | "$COLLAPSE" > "$TMP/perf.folded"
-    else perf script -i "$TMP/perf.data" 2>/dev/null | awk_fold > "$TMP/perf.folded"; fi
+    if [ -n "$COLLAPSE" ]; then perf script -F comm,tid,time,event,ip,sym,dso -i "$TMP/perf.data" 2>/dev/null | "$COLLAPSE" > "$TMP/perf.folded"
+    else perf script -F comm,tid,time,event,ip,sym,dso -i "$TMP/perf.data" 2>/dev/null | awk_fold > "$TMP/perf.folded"; fi
 }
 
 perf record -q -g -e sched:sched_switch -o "$TMP/perf.data" -- "workloads/bin/$largest" --seconds "$WL_SECONDS" >/dev/null 2>&1

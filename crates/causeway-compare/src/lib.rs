@@ -24,6 +24,9 @@ mod callsite;
 mod compare;
 mod histogram;
 
+#[cfg(test)]
+mod tests;
+
 pub use callsite::call_site;
 pub use compare::{Comparison, Run, RunSummary, SiteDiff, SiteKey, SyscallDiff, compare};
 pub use histogram::{Log2Histogram, emd};
