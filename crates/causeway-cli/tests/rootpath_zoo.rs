@@ -11,6 +11,16 @@ mod common;
 
 use common::{can_record, causeway, workload};
 use serde_json::Value;
+use std::sync::{Mutex, MutexGuard};
+
+/// One study at a time: each runs the workload flat out on the 2 CPUs of the test
+/// machine, and several at once turn a 200 us sleep into milliseconds of waiting for
+/// a CPU, which changes the very peaks under study.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn rootpath(peak: &str, threads: &str) -> Value {
     let exe = workload("two-peaks");
@@ -51,6 +61,7 @@ fn the_fast_peak_stops_in_the_fast_path() {
     if !can_record() {
         return;
     }
+    let _one = serial();
     let v = rootpath("1", "1");
     let p = path(&v);
     assert_eq!(&p[..2], ["do_operation", "fast_path"], "{v}");
@@ -66,6 +77,7 @@ fn the_slow_peak_reaches_the_sleep_under_the_lock() {
     if !can_record() {
         return;
     }
+    let _one = serial();
     let v = rootpath("2", "1");
     assert_eq!(
         path(&v),
@@ -97,6 +109,7 @@ fn with_contention_the_slowest_peak_reaches_the_lock() {
     if !can_record() {
         return;
     }
+    let _one = serial();
     // Four threads: the last peak is the slow path queued on the mutex (ms).
     let exe = workload("two-peaks");
     let o = causeway()
@@ -147,6 +160,7 @@ fn a_stopped_run_resumed_reaches_the_same_path() {
     if !can_record() {
         return;
     }
+    let _one = serial();
     // The slow peak's path is two functions deep below F0; stop after the first.
     let first = rootpath_with(&["--peak", "2", "--max-depth", "1"], &[]);
     assert!(

@@ -28,23 +28,28 @@ fn time_calls(n: u64) -> u64 {
     t.elapsed().as_nanos() as u64
 }
 
+fn median(mut v: Vec<u64>) -> u64 {
+    v.sort_unstable();
+    v.get(v.len() / 2).copied().unwrap_or(0)
+}
+
 /// Nanoseconds one probe hit (an entry or a return) adds: the median of a few rounds
-/// of `calls` calls with an entry/return probe pair, minus the same without, halved.
+/// of `calls` calls with an entry/return probe pair, minus the median without, halved.
+/// The median, not the fastest round: the traced program runs under the same load as
+/// the calibration, and on a busy machine a trap costs it more than the best case.
 pub fn hit_cost_ns(calls: u64) -> Result<u64, ProbeError> {
     let exe = std::fs::read_link("/proc/self/exe").map_err(|source| ProbeError::Executable {
         tgid: std::process::id(),
         source,
     })?;
     let calls = calls.max(1);
-    let bare = time_calls(calls);
+    let bare = median((0..5).map(|_| time_calls(calls)).collect());
     let probe = FuncProbe::attach(&ProbeTarget {
         binary: exe,
         symbol: "causeway_probe_calibration_target".into(),
         tgid: Some(std::process::id()),
     })?;
-    let mut rounds: Vec<u64> = (0..5).map(|_| time_calls(calls)).collect();
+    let probed = median((0..5).map(|_| time_calls(calls)).collect());
     drop(probe);
-    rounds.sort_unstable();
-    let probed = rounds[rounds.len() / 2];
     Ok(probed.saturating_sub(bare) / calls / 2)
 }

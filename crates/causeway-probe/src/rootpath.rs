@@ -199,6 +199,13 @@ impl PathProbe {
             map: "samples",
             reason: format!("{e}"),
         })?;
+        // The kernel wakes a reader only when the ring goes from empty to not empty; a
+        // sample that arrived while no reader was built left no wake-up to wait for,
+        // so whatever is there is taken, woken or not.
+        ring.consume().map_err(|e| ProbeError::Read {
+            map: "samples",
+            reason: format!("{e}"),
+        })?;
         drop(ring);
         for s in got {
             each(s);

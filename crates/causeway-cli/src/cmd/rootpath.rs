@@ -25,7 +25,7 @@ use causeway_latency::{
 };
 use causeway_probe::calibrate;
 use causeway_probe::callees::{Site, SymbolFinder, callees_of};
-use causeway_probe::rootpath::{MAX_CALLEES, PathProbe, Step};
+use causeway_probe::rootpath::{MAX_CALLEES, PathProbe, RawSample, Step};
 use causeway_record::signals;
 use causeway_report::RootPathView;
 use std::time::{Duration, Instant};
@@ -95,23 +95,62 @@ fn probeable_callees(f: &Site, finder: &SymbolFinder) -> Result<(Vec<Site>, u32)
     Ok((sites, unresolved))
 }
 
+/// The share of F0's calls below the peak and up to its end, in the profile the peak
+/// was chosen on: which calls belong to the peak, by rank.
+fn peak_quantiles(hist: &Histogram, peak: &Peak) -> (f64, f64) {
+    let total = hist.total().max(1) as f64;
+    let below: u64 = (0..peak.first_bin).map(|b| hist.count(b)).sum();
+    let upto: u64 = (0..=peak.last_bin).map(|b| hist.count(b)).sum();
+    (below as f64 / total, upto as f64 / total)
+}
+
+/// F0 calls gathered before they are ranked.
+const BATCH: usize = 400;
+
+/// Rank a batch of samples by F0's latency and count those whose rank is in the peak's
+/// share of calls.
+fn rank_batch(batch: &mut Vec<RawSample>, (q_lo, q_hi): (f64, f64), tally: &mut Tally) {
+    batch.sort_by_key(|s| s.f0_ns);
+    let n = batch.len() as f64;
+    let (lo, hi) = ((q_lo * n).round() as usize, (q_hi * n).round() as usize);
+    for s in batch.drain(..).skip(lo).take(hi.saturating_sub(lo)) {
+        tally.add(&Sample {
+            function_ns: s.function_ns,
+            callees_ns: s.callees_ns,
+        });
+    }
+}
+
 /// Measure one level until `--decision-ops` in-peak calls; `None` if interrupted.
-fn measure(args: &RootpathArgs, step: &Step, probed: &mut Probed) -> Result<Option<Tally>> {
+///
+/// Which calls are "in the peak" is decided by rank, not by latency: every call of F0
+/// is sampled, and in each batch the calls whose rank falls in the peak's share of
+/// calls (from the profile the peak was chosen on) are counted. A uprobe hit costs
+/// microseconds here, more than a fast path takes, so the probes of a level shift F0's
+/// latencies by more than a peak is wide; they keep the calls' order.
+fn measure(
+    args: &RootpathArgs,
+    step: &Step,
+    quantiles: (f64, f64),
+    probed: &mut Probed,
+) -> Result<Option<Tally>> {
     let probe = PathProbe::attach(step)?;
     let mut tally = Tally::new(step.callees.len());
+    let mut batch = Vec::with_capacity(BATCH);
     let start = Instant::now();
     let limit = Duration::from_nanos(args.phase_timeout.0);
     while tally.samples < args.decision_ops {
-        probe.poll(TICK, |s| {
-            tally.add(&Sample {
-                function_ns: s.function_ns,
-                callees_ns: s.callees_ns,
-            })
-        })?;
+        probe.poll(TICK, |s| batch.push(s))?;
+        if batch.len() >= BATCH {
+            rank_batch(&mut batch, quantiles, &mut tally);
+        }
         if signals::stop_requested() || !probed.alive() {
             return Ok(None);
         }
         if start.elapsed() >= limit {
+            if batch.len() * 4 >= BATCH {
+                rank_batch(&mut batch, quantiles, &mut tally);
+            }
             break;
         }
     }
@@ -141,7 +180,7 @@ fn level_of(f: &Site, callees: &[Site], unresolved: u32, t: &Tally, d: Decision)
 fn descend(
     args: &RootpathArgs,
     (f0, tgid): (&Site, u32),
-    peak: &Peak,
+    quantiles: (f64, f64),
     hit_cost_ns: u64,
     probed: &mut Probed,
     saved: Option<&Saved>,
@@ -166,15 +205,16 @@ fn descend(
             callees.len(),
             f.symbol
         );
+        // Every call of F0 is sampled; `measure` picks the peak's by rank.
         let step = Step {
             tgid,
             f0: f0.clone(),
             path: path.clone(),
             callees: callees.clone(),
-            peak_ns: (peak.from_ns, peak.to_ns),
+            peak_ns: (0, u64::MAX),
             hit_cost_ns,
         };
-        let Some(tally) = measure(args, &step, probed)? else {
+        let Some(tally) = measure(args, &step, quantiles, probed)? else {
             return Ok((levels, path, Stop::Interrupted));
         };
         let d = tally.decide(args.maxcount_pct);
@@ -231,7 +271,7 @@ pub fn run(args: &RootpathArgs) -> Result<u8> {
     let (levels, path, stop) = descend(
         args,
         (&f0, tgid),
-        &peak,
+        peak_quantiles(&hist, &peak),
         hit_cost_ns,
         &mut probed,
         saved.as_ref(),

@@ -18,6 +18,10 @@ const volatile __u32 targ_tgid = 0;
 
 struct start {
 	__u64 ts;
+	/* Stack pointer at the timed entry: an entry at or above it is a new call whose
+	 * predecessor's return was lost (the kernel drops a return instance whose frame
+	 * was reused, as by a longjmp), not a recursive one. */
+	__u64 sp;
 	/* Calls nested in the timed one (recursion): the outermost call is timed. */
 	__u32 depth;
 	__u32 pad;
@@ -72,14 +76,15 @@ int BPF_UPROBE(handle_func_entry)
 
 	if (targ_tgid && (id >> 32) != targ_tgid)
 		return 0;
+	__u64 sp = PT_REGS_SP(ctx);
 	struct start *s = bpf_map_lookup_elem(&starts, &tid);
-	if (s) {
+	if (s && sp < s->sp) {
 		s->depth++;
 		count(FUNCLAT_NESTED);
 		return 0;
 	}
-	struct start n = { .ts = bpf_ktime_get_ns() };
-	if (bpf_map_update_elem(&starts, &tid, &n, BPF_NOEXIST))
+	struct start n = { .ts = bpf_ktime_get_ns(), .sp = sp };
+	if (bpf_map_update_elem(&starts, &tid, &n, BPF_ANY))
 		count(FUNCLAT_TABLE_FULL);
 	return 0;
 }

@@ -30,6 +30,10 @@ const volatile __u64 hit_cost_ns = 0;
 
 struct tstate {
 	__u64 f0_start;
+	/* Stack pointer at F0's outermost entry: a new entry at or above it is not a
+	 * recursive call but a new call whose predecessor's return was never seen (the
+	 * kernel drops a return probe's instance when a tail call reuses its frame). */
+	__u64 f0_sp;
 	__u64 fn_start;
 	__u64 fn_max;
 	__u64 callee_start;
@@ -104,10 +108,14 @@ static __always_inline struct tstate *state(__u32 tid, int create)
 	return bpf_map_lookup_elem(&threads, &tid);
 }
 
-static __always_inline void f0_entry(struct tstate *s, __u64 now)
+static __always_inline void f0_entry(struct tstate *s, __u64 now, __u64 sp)
 {
-	if (s->f0_depth++)
+	if (s->f0_depth && sp < s->f0_sp) {
+		s->f0_depth++;
 		return;
+	}
+	s->f0_depth = 1;
+	s->f0_sp = sp;
 	s->f0_start = now;
 	s->fn_start = now;
 	s->fn_max = 0;
@@ -219,7 +227,7 @@ static __always_inline int handle(struct pt_regs *ctx, int ret)
 		if (ret)
 			f0_return(s, now);
 		else
-			f0_entry(s, now);
+			f0_entry(s, now, PT_REGS_SP(ctx));
 	} else if (kind == ROOTPATH_KIND_PATH) {
 		if (ret)
 			path_return(s, index, now);
