@@ -1,11 +1,12 @@
 # causeway: the two commands of the README, and their parts.
 #   make demo  - set up, build, record the blocking-write workload and summarize it
 #   make test  - set up, build, and run every check and test (what CI runs)
+#   make install - install causeway, its man pages and shell completions under PREFIX
 
 CARGO ?= cargo
 RELEASE := target/release
 
-.PHONY: all setup build workloads demo test lint unit-tests bench fuzz clean
+.PHONY: all setup build workloads demo test lint unit-tests bench fuzz clean install
 
 all: build
 
@@ -48,3 +49,17 @@ fuzz:
 clean:
 	$(CARGO) clean
 	$(MAKE) -C workloads clean
+
+# Install the binary, man pages and completions (generated from the CLI definition).
+PREFIX ?= /usr/local
+install:
+	$(CARGO) build --release -p causeway-cli
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions \
+		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	install -m 755 $(RELEASE)/causeway $(DESTDIR)$(PREFIX)/bin/causeway
+	$(RELEASE)/causeway man --out-dir $(DESTDIR)$(PREFIX)/share/man/man1
+	$(RELEASE)/causeway completions bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/causeway
+	$(RELEASE)/causeway completions zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_causeway
+	$(RELEASE)/causeway completions fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/causeway.fish

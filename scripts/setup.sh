@@ -9,7 +9,7 @@ set -euo pipefail
 # by us) and the C library's debug information (libc6-dbg, from the main archive) for the
 # unwinding tests; python3 for scripts/check-structure.py; uftrace, the peer of libcauseway's
 # benchmark (bench/inproc).
-PKGS=(build-essential pkg-config linux-perf clang libelf-dev zlib1g-dev bpftool graphviz gzip libc6-dbg python3 uftrace)
+PKGS=(build-essential pkg-config linux-perf clang libelf-dev zlib1g-dev bpftool graphviz gzip libc6-dbg python3 chromium uftrace)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -38,6 +38,6 @@ fn main() {
         .build_and_generate(out.join("recorder.skel.rs"))
         .expect("compile src/bpf/recorder.bpf.c");
     println!("cargo:rerun-if-changed={SRC}");
-    println!("cargo:rerun-if-changed=src/bpf/records.h");
+    println!("cargo:rerun-if-changed=src/bpf");
     println!("cargo:rerun-if-env-changed=CAUSEWAY_BTF");
 }

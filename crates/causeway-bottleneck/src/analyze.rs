@@ -11,6 +11,7 @@ use crate::findings::{Findings, Quality, VertexId};
 use crate::input::Input;
 use crate::knots;
 use crate::options::Options;
+use crate::profile;
 use crate::vertices;
 use crate::waits::{Resolver, WaitStats};
 use crate::waker::DeviceSet;
@@ -93,7 +94,8 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Findings, BottleneckErro
     );
     let raw_edges = edges::raw(edge_map, &numbered.pseudo_vid, &idle);
     let groups = vertices::groups(&numbered.raw, &ents, threads, opts.merge, opts.similarity);
-    let vertices = vertices::build(&groups, &numbered.raw, &ents, threads, input.tables);
+    let mut vertices = vertices::build(&groups, &numbered.raw, &ents, threads, input.tables);
+    profile::attach(&mut vertices, input.facts, input.tables);
     let edges = edges::merged(raw_edges, &groups, input.tables, opts);
     let terms = knots::find(
         &vertices,
@@ -123,6 +125,11 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Findings, BottleneckErro
         devices,
         longest_off_cpu,
         quality: quality(model, &wstats, &cstats, min_edge_ns),
+        disk_names: model
+            .block_requests()
+            .iter()
+            .filter_map(|r| Some((r.dev, input.facts.disk_name(r.dev)?.to_string())))
+            .collect(),
     })
 }
 

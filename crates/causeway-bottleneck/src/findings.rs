@@ -108,6 +108,31 @@ pub struct Vertex {
     pub runnable: DurationNs,
     /// Time waiting (after false wake-up removal and busy-wait annotations), summed.
     pub waiting: DurationNs,
+    /// Where its threads ran, from on-CPU samples (`None`: no sample of them, or not a
+    /// thread vertex).
+    pub on_cpu: Option<CpuProfile>,
+}
+
+/// On-CPU samples of a vertex's threads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuProfile {
+    /// Samples of its threads.
+    pub samples: u64,
+    /// Of them, samples taken while a thread ran in the kernel.
+    pub in_kernel: u64,
+    /// The most sampled stacks, most first.
+    pub top: Vec<SampledStack>,
+}
+
+/// One sampled stack and how many samples had it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SampledStack {
+    /// Samples with this stack.
+    pub samples: u64,
+    /// User functions (inlined calls expanded), innermost first.
+    pub user: Vec<String>,
+    /// Kernel functions, innermost first (empty: the thread ran in user space).
+    pub kernel: Vec<String>,
 }
 
 /// Where an edge's weight comes from.
@@ -260,6 +285,8 @@ pub struct Findings {
     pub longest_off_cpu: Vec<OffCpu>,
     /// Data quality counters.
     pub quality: Quality,
+    /// Names the host gave the disks in the findings (`vda`), where the trace says.
+    pub disk_names: std::collections::BTreeMap<DevId, String>,
 }
 
 impl Findings {

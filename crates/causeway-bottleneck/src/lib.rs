@@ -57,6 +57,7 @@ mod input;
 mod knots;
 mod merge;
 mod options;
+mod profile;
 mod refine;
 mod stacks;
 mod upstream;
@@ -70,8 +71,9 @@ mod tests;
 pub use analyze::analyze;
 pub use error::BottleneckError;
 pub use findings::{
-    Capacity, CapacitySource, Device, DeviceKind, Edge, EdgeId, EdgeKind, Findings, Knot, OffCpu,
-    Quality, Sink, ThreadRef, Vertex, VertexId, VertexKind, similar_name,
+    Capacity, CapacitySource, CpuProfile, Device, DeviceKind, Edge, EdgeId, EdgeKind, Findings,
+    Knot, OffCpu, Quality, SampledStack, Sink, ThreadRef, Vertex, VertexId, VertexKind,
+    similar_name,
 };
 pub use options::Options;
 pub use refine::Shape;

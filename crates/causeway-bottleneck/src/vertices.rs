@@ -162,6 +162,7 @@ fn make_vertex(
         running: DurationNs(running),
         runnable: DurationNs(runnable),
         waiting: DurationNs(waiting),
+        on_cpu: None,
     }
 }
 

@@ -45,6 +45,12 @@ fn main() -> ExitCode {
         flags::Command::Bottleneck(a) => cmd::bottleneck::run(a),
         flags::Command::Calls(a) => cmd::calls::run(a),
         flags::Command::Run(a) => cmd::run::run(a),
+        flags::Command::Export(a) => cmd::export::run(a),
+        flags::Command::Flamegraph(a) => cmd::flamegraph::run(a),
+        flags::Command::Compare(a) => cmd::compare::run(a),
+        flags::Command::Report(a) => cmd::report::run(a),
+        flags::Command::Completions(a) => cmd::meta::completions(a),
+        flags::Command::Man(a) => cmd::meta::man(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -389,6 +389,40 @@ fn load_imbalance_knot_is_the_cycle_between_the_phase_threads() {
     let v = merged.find("phase-0").unwrap();
     assert_eq!(merged.knots()[0]["vertices"], serde_json::json!([v]));
     assert!(merged.edge(v, v).is_some());
+    // On-CPU samples (default 49 Hz per CPU) name where the phase threads burn their
+    // CPU: the item work, not the barrier.
+    // At 49 Hz per CPU a thread gets about 49 samples per second it runs; the tests
+    // run side by side, so how long that is varies: expect a third of it at least.
+    let vertex = merged.vertex(&v.into());
+    let prof = &vertex["on_cpu"];
+    let samples = prof["samples"].as_u64().unwrap_or(0) as f64;
+    let expected = vertex["running_s"].as_f64().unwrap() * 49.0;
+    assert!(
+        samples >= (expected / 3.0).max(3.0),
+        "phase threads sampled {samples} times, {expected:.0} expected: {prof}"
+    );
+    let hot = &prof["stacks"][0];
+    assert!(
+        hot["user"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f == "process_item"),
+        "hottest stack {hot}"
+    );
+    assert!(hot["share"].as_f64().unwrap() > 0.5, "{prof}");
+    let info: Value = serde_json::from_slice(
+        &causeway()
+            .args(["info", "--json", &trace])
+            .output()
+            .expect("run causeway info")
+            .stdout,
+    )
+    .expect("info JSON");
+    assert!(
+        info["cpu_samples"].as_u64().unwrap() as f64 >= samples,
+        "{info}"
+    );
 
     // An off-CPU ranking names the main thread blocked in pthread_join (it waits the
     // whole run), which is not part of the problem.

@@ -328,16 +328,7 @@ fn a_launched_command_is_followed_into_its_child_process() {
 }
 
 fn build_short_threads(dir: &Path) -> std::path::PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/progs/short-threads.c");
-    let bin = dir.join("short-threads");
-    let st = std::process::Command::new("cc")
-        .args(["-O2", "-pthread", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .status()
-        .expect("run cc");
-    assert!(st.success(), "compiling {}", src.display());
-    bin
+    build_prog(dir, "short-threads")
 }
 
 #[test]
@@ -618,5 +609,92 @@ fn pipe_ends_share_an_object_identity() {
     assert!(
         written.iter().all(|&o| o != 0),
         "identities are never 0 for pipes"
+    );
+}
+
+/// Compile a test program from tests/progs.
+fn build_prog(dir: &Path, name: &str) -> std::path::PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/progs/{name}.c"));
+    let bin = dir.join(name);
+    let st = std::process::Command::new("cc")
+        .args(["-O2", "-pthread", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .status()
+        .expect("run cc");
+    assert!(st.success(), "compiling {}", src.display());
+    bin
+}
+
+#[test]
+fn forked_processes_that_retitle_themselves_have_their_titles() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build_prog(dir.path(), "retitle");
+    let out = dir.path().join("retitle.cwt");
+    let pad = "x".repeat(64);
+    record(&out, &["--", bin.to_str().unwrap(), &pad]);
+    let (_, tables, _) = model(&out);
+    let parent = tables
+        .processes
+        .iter()
+        .find(|p| tables.string(p.cmdline).ends_with(&pad))
+        .expect("the parent's row with its own command line")
+        .tgid;
+    // Each child: a row of its own (it is not the parent), whose latest title is the
+    // one it gave itself, whether it also renamed its thread or only rewrote argv.
+    for title in ["retitle: log flusher", "retitle: checkpointer"] {
+        let rows: Vec<_> = tables
+            .processes
+            .iter()
+            .filter(|p| tables.string(p.cmdline) == title)
+            .collect();
+        assert!(
+            rows.iter()
+                .any(|p| p.tgid != parent && p.parent == Some(parent)),
+            "no child row titled {title:?}: {:?}",
+            tables
+                .processes
+                .iter()
+                .map(|p| (p.tgid, p.parent, tables.string(p.cmdline)))
+                .collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn a_thread_started_before_the_recording_gets_its_deep_stacks_whole() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build_prog(dir.path(), "deep-thread");
+    let mut prog = std::process::Command::new(&bin)
+        .arg("4")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start deep-thread");
+    // Attach only once the thread runs: its clone is not seen by the recorder.
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(prog.stderr.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line.trim(), "ready");
+    let out = dir.path().join("deep.cwt");
+    let pid = prog.id().to_string();
+    record(&out, &["-p", &pid, "--duration", "1500ms"]);
+    let _ = prog.wait();
+    let (_, _, stats) = model(&out);
+    let c = |k: &str| stats.counters.get(k).copied().unwrap_or(0);
+    // The first copy is cut at the 8 KiB window; the thread descriptor bounds the
+    // thread's frames, so its next copies take a larger window and reach the start.
+    assert!(
+        c("unwind_complete") > 10 * c("unwind_cut_window_end").max(1),
+        "counters: {:?}",
+        stats.counters
     );
 }

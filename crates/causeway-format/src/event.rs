@@ -164,7 +164,8 @@ pub enum EventKind {
         ret: i64,
     },
     /// Call stacks of `tid` taken at the event just before this one on the same CPU and
-    /// with the same timestamp; `kind` says which event that was.
+    /// with the same timestamp; `kind` says which event that was. A
+    /// [`StackKind::Sample`] stack stands alone: an on-CPU sample of `tid` at this time.
     Stack {
         /// Thread the stack belongs to.
         tid: Tid,

@@ -48,6 +48,10 @@ pub struct HostInfo {
     pub kernel_release: String,
     /// `uname -m`.
     pub arch: String,
+    /// Names of the block devices (`vda`, `nvme0n1`) by `major:minor`, as the host
+    /// named them when the recording started (absent in older traces).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub block_devices: BTreeMap<String, String>,
 }
 
 /// Everything known when a trace starts.

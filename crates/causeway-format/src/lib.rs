@@ -30,6 +30,7 @@ pub mod header;
 pub mod ids;
 pub mod reader;
 pub mod salvage;
+pub mod syscalls;
 pub mod table_codec;
 pub mod tables;
 pub mod units;

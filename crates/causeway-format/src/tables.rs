@@ -230,6 +230,27 @@ impl Tables {
         out
     }
 
+    /// The functions of one frame without offsets or lines, innermost first (inlined
+    /// calls, then the function the address is in): what profiles group samples by, so
+    /// that samples at different instructions of one function count together. An
+    /// unsymbolized frame is its address and module.
+    pub fn frame_functions(&self, id: FrameId) -> Vec<String> {
+        let Some(f) = self.frame(id) else {
+            return vec![MISSING.to_string()];
+        };
+        let mut out: Vec<String> = f
+            .inlined
+            .iter()
+            .map(|i| self.string(i.symbol).to_string())
+            .collect();
+        if self.string(f.symbol).is_empty() {
+            out.push(self.frame_text(id));
+        } else {
+            out.push(self.string(f.symbol).to_string());
+        }
+        out
+    }
+
     /// Text of one frame: `symbol+0xoff`, or the address and module when the symbol is
     /// unknown (source lines and inlined calls: [`Tables::frame_texts`]).
     pub fn frame_text(&self, id: FrameId) -> String {

@@ -44,7 +44,6 @@ mod perf_run;
 mod script;
 mod script_parse;
 mod summary;
-mod syscalls;
 mod threads;
 mod tracepoint;
 

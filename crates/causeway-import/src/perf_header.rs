@@ -105,6 +105,7 @@ impl PerfHeader {
                 hostname: self.hostname.clone(),
                 kernel_release: self.os_release.clone(),
                 arch: self.arch.clone(),
+                ..Default::default()
             },
             cpu_count: self.nr_cpus_avail.or(self.nr_cpus_online).unwrap_or(0),
             command_line: self.cmdline.clone(),

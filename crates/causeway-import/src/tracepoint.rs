@@ -6,7 +6,7 @@
 //! the text are not read: they may contain spaces and perf's own per-thread names (from
 //! the line head) are used instead. Events not listed here are [`Parsed::Ignored`].
 
-use crate::syscalls::syscall_nr;
+use causeway_format::syscalls::syscall_nr;
 use causeway_format::{BlockOp, DevId, SoftirqVec, TaskState};
 
 /// A mapped tracepoint, borrowing strings from the line.

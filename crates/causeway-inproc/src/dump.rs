@@ -150,6 +150,8 @@ fn header(input: &DumpInput) -> Header {
             hostname: s(&u.nodename),
             kernel_release: s(&u.release),
             arch: s(&u.machine),
+            // Block devices matter to the kernel recorder's disk events, not to calls.
+            block_devices: Default::default(),
         }
     } else {
         HostInfo::default()

@@ -112,20 +112,21 @@ impl EventSet {
         Ok(set)
     }
 
-    /// The BPF side's bit mask.
+    /// The BPF side's bit mask (`enum event_group`).
     pub fn bits(self) -> u32 {
+        use crate::skel::types::event_group as g;
         [
-            self.sched,
-            self.proc,
-            self.irq,
-            self.softirq,
-            self.block,
-            self.net,
-            self.syscall,
+            (self.sched, g::EV_SCHED),
+            (self.proc, g::EV_PROC),
+            (self.irq, g::EV_IRQ),
+            (self.softirq, g::EV_SOFTIRQ),
+            (self.block, g::EV_BLOCK),
+            (self.net, g::EV_NET),
+            (self.syscall, g::EV_SYSCALL),
         ]
         .iter()
-        .enumerate()
-        .map(|(i, &on)| (on as u32) << i)
+        .filter(|(on, _)| *on)
+        .map(|(_, bit)| bit.0)
         .sum()
     }
 }
@@ -147,14 +148,15 @@ pub enum StackMode {
 }
 
 impl StackMode {
-    /// The BPF side's number.
+    /// The BPF side's number (`enum stack_scope`).
     pub fn code(self) -> u32 {
+        use crate::skel::types::stack_scope as s;
         match self {
-            StackMode::None => 0,
-            StackMode::App => 1,
-            StackMode::AppAll => 2,
-            StackMode::Libs => 3,
-            StackMode::All => 4,
+            StackMode::None => s::STACK_NONE.0,
+            StackMode::App => s::STACK_APP.0,
+            StackMode::AppAll => s::STACK_APP_ALL.0,
+            StackMode::Libs => s::STACK_LIBS.0,
+            StackMode::All => s::STACK_ALL.0,
         }
     }
 }
@@ -173,17 +175,25 @@ pub enum Unwind {
 }
 
 impl Unwind {
-    /// The BPF side's number.
+    /// The BPF side's number (`enum unwind_mode`).
     pub fn code(self) -> u32 {
+        use crate::skel::types::unwind_mode as u;
         match self {
-            Unwind::FramePointers => 0,
-            Unwind::Dwarf => 1,
+            Unwind::FramePointers => u::UNWIND_FP.0,
+            Unwind::Dwarf => u::UNWIND_DWARF.0,
         }
     }
 }
 
+/// Default sampling rate per CPU: low enough to cost nothing measurable, and off the
+/// common timer rates (100, 250, 1000 Hz) so samples do not lock onto periodic work.
+pub const DEFAULT_SAMPLE_HZ: u32 = 49;
+
+/// Highest accepted rate per CPU (perf's default upper limit).
+pub const MAX_SAMPLE_HZ: u32 = 100_000;
+
 /// Largest stack window BPF can copy per stack (bytes).
-pub const MAX_STACK_WINDOW: u32 = 16384;
+pub const MAX_STACK_WINDOW: u32 = crate::skel::types::abi_sizes::MAX_COPY.0;
 
 /// Parse a stack window size (a size as [`causeway_format::units`] reads it: bytes,
 /// or with `K`/`KiB`): a power of two from 512 to [`MAX_STACK_WINDOW`].
@@ -215,12 +225,13 @@ pub enum KernelStacks {
 }
 
 impl KernelStacks {
-    /// The BPF side's number.
+    /// The BPF side's number (`enum kernel_stacks`).
     pub fn code(self) -> u32 {
+        use crate::skel::types::kernel_stacks as k;
         match self {
-            KernelStacks::None => 0,
-            KernelStacks::Auto => 1,
-            KernelStacks::All => 2,
+            KernelStacks::None => k::KSTACK_NONE.0,
+            KernelStacks::Auto => k::KSTACK_AUTO.0,
+            KernelStacks::All => k::KSTACK_ALL.0,
         }
     }
 }
@@ -257,6 +268,8 @@ pub struct RecordConfig {
     pub buffer_per_cpu: u32,
     /// How often the reader drains the rings when nothing woke it.
     pub poll_interval: Duration,
+    /// On-CPU samples per second per CPU of the recorded threads (0: none).
+    pub sample_hz: u32,
     /// Load raw tracepoints even where BTF tracepoints work (a test switch for the
     /// fallback path).
     pub force_raw_tracepoints: bool,
@@ -266,7 +279,7 @@ impl RecordConfig {
     /// Defaults for a target: all event groups but syscalls (the blocking ones when
     /// enabled), whole user stacks (up to 32 frames, unwound with DWARF from an 8 KiB
     /// window) on blocking switch-outs and wakers, kernel stacks where they explain the
-    /// wait, 8 MiB of ring per CPU.
+    /// wait, on-CPU samples at 49 Hz per CPU, 8 MiB of ring per CPU.
     pub fn new(target: Target) -> RecordConfig {
         RecordConfig {
             target,
@@ -287,6 +300,7 @@ impl RecordConfig {
             stack_on_syscall: false,
             buffer_per_cpu: default_buffer_per_cpu(num_cpus()),
             poll_interval: Duration::from_millis(100),
+            sample_hz: DEFAULT_SAMPLE_HZ,
             force_raw_tracepoints: false,
         }
     }

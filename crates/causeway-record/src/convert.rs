@@ -6,7 +6,8 @@
 
 use crate::config::StackMode;
 use crate::records::{Body, RawStack, Record, StackCopy, WakerCtx, stack_flags};
-use crate::stacks::{StackKey, StackTable};
+use crate::stacks::{StackKey, StackSources, StackTable};
+pub use crate::strings::Strings;
 use crate::unwind::{CodeMapping, DwarfUnwinder, UnwindEnd};
 use causeway_format::{
     BlockOp, BlockOpKind, Cpu, DevId, Event, EventKind, Mapping, ProcessInfo, SoftirqVec,
@@ -17,47 +18,6 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 /// IRQ number used for wake-ups from hard-IRQ context without a device handler
 /// (the local timer or an IPI); its name is "timer".
 pub const TIMER_IRQ: u32 = u32::MAX;
-
-/// Strings numbered in first-seen order; id 0 is the empty string.
-#[derive(Debug)]
-pub struct Strings {
-    list: Vec<String>,
-    ids: HashMap<String, StringId>,
-}
-
-impl Default for Strings {
-    fn default() -> Self {
-        let mut s = Strings {
-            list: Vec::new(),
-            ids: HashMap::new(),
-        };
-        s.intern("");
-        s
-    }
-}
-
-impl Strings {
-    /// The id of `s`, adding it if new.
-    pub fn intern(&mut self, s: &str) -> StringId {
-        if let Some(&id) = self.ids.get(s) {
-            return id;
-        }
-        let id = StringId(self.list.len() as u32);
-        self.list.push(s.to_owned());
-        self.ids.insert(s.to_owned(), id);
-        id
-    }
-
-    /// The string with this id.
-    pub fn get(&self, id: StringId) -> &str {
-        self.list.get(id.0 as usize).map_or("", String::as_str)
-    }
-
-    /// All strings, by id.
-    pub fn all(&self) -> &[String] {
-        &self.list
-    }
-}
 
 /// Map a raw `__state` / `exit_state` pair to the report state the tracepoint shows.
 pub fn task_state(prev_state: u32, exit_state: u32, preempt: bool) -> TaskState {
@@ -122,6 +82,8 @@ pub struct Converter {
     pub last_ts: Vec<u64>,
     thread_now: HashMap<u32, (u32, StringId)>,
     process_known: BTreeSet<u32>,
+    /// Index in `processes` of each process's latest row.
+    latest_row: HashMap<u32, usize>,
     mapping_keys: BTreeSet<(u32, u64, u64, u64)>,
     has_mappings: BTreeSet<u32>,
     irq_names: HashMap<u32, StringId>,
@@ -163,6 +125,11 @@ impl Converter {
     /// nor in the next (lost) is counted and dropped.
     pub fn end_batch(&mut self) {
         self.reread.clear();
+        let hits = self.unwinder.memo_hits();
+        if hits > 0 {
+            self.counters
+                .insert("user_stack_unwinds_memoized".to_owned(), hits);
+        }
         let n = self.copies_prev.len() as u64;
         if n > 0 {
             self.count("user_stack_copies_unmatched", n);
@@ -220,10 +187,10 @@ impl Converter {
             return;
         }
         let cid = self.strings.intern(comm);
-        let since = match self.thread_now.get(&tid) {
+        let (since, renamed) = match self.thread_now.get(&tid) {
             Some(&(g, c)) if g == tgid && c == cid => return,
-            Some(_) => ts,
-            None => 0,
+            Some(&(g, _)) => (ts, g == tgid),
+            None => (0, false),
         };
         self.thread_now.insert(tid, (tgid, cid));
         self.threads.push(ThreadInfo {
@@ -234,6 +201,9 @@ impl Converter {
         });
         if !self.process_known.contains(&tgid) {
             self.note_process_from_proc(tgid, 0);
+        } else if renamed && self.is_target(tgid) {
+            // A program that renames a thread often retitles its process too.
+            self.note_title(tgid, ts);
         }
     }
 
@@ -245,13 +215,43 @@ impl Converter {
         let parent = crate::procfs::ppid(tgid).map(Tgid);
         let exe = self.strings.intern(&exe);
         let cmdline = self.strings.intern(&cmdline);
-        self.processes.push(ProcessInfo {
+        self.push_process(ProcessInfo {
             tgid: Tgid(tgid),
             parent,
             since: Timestamp(since),
             exe,
             cmdline,
         });
+    }
+
+    /// The stacks and what symbolizing them needs.
+    pub fn stack_sources(&self) -> StackSources<'_> {
+        StackSources {
+            stacks: &self.stacks,
+            mappings: &self.mappings,
+            strings: &self.strings,
+        }
+    }
+
+    /// Add a process row and remember it as the process's latest.
+    pub(crate) fn push_process(&mut self, row: ProcessInfo) {
+        self.latest_row.insert(row.tgid.0, self.processes.len());
+        self.processes.push(row);
+    }
+
+    /// A process's latest row, if any.
+    pub(crate) fn latest_process(&self, tgid: u32) -> Option<&ProcessInfo> {
+        self.latest_row.get(&tgid).map(|&i| &self.processes[i])
+    }
+
+    /// Processes whose titles are worth reading again: the recorded ones (every known
+    /// process in a system-wide recording).
+    pub(crate) fn title_candidates(&self) -> impl Iterator<Item = u32> + '_ {
+        let all = self.all_targets;
+        self.latest_row
+            .keys()
+            .copied()
+            .filter(move |&g| all || self.targets.contains(&g))
     }
 
     /// Read a process's executable mappings; returns them for the range table.
@@ -304,12 +304,10 @@ impl Converter {
     }
 
     fn push_stack(&mut self, ts: u64, cpu: u32, tid: u32, tgid: u32, st: RawStack) {
-        let kind = match st.kind {
-            0 => StackKind::SwitchOut,
-            1 => StackKind::Waker,
-            2 => StackKind::Syscall,
-            _ => StackKind::Other,
-        };
+        let kind = StackKind::from_u8(st.kind);
+        if st.flags & stack_flags::USER_SKIPPED != 0 {
+            self.count("user_stack_skipped_ring_full", 1);
+        }
         if st.flags & stack_flags::USER_FAILED != 0 {
             self.count("user_stack_unavailable", 1);
         }
@@ -317,8 +315,9 @@ impl Converter {
             self.count("user_frames_found_by_scan", 1);
         }
         let mut st = st;
-        let mut user_truncated =
-            st.flags & (stack_flags::USER_TRUNCATED | stack_flags::USER_FAILED) != 0;
+        let mut user_truncated = st.flags
+            & (stack_flags::USER_TRUNCATED | stack_flags::USER_FAILED | stack_flags::USER_SKIPPED)
+            != 0;
         if st.flags & stack_flags::COPIED != 0 {
             let copy = self
                 .copies
@@ -409,6 +408,26 @@ impl Converter {
         self.last_ts[c] = self.last_ts[c].max(r.ts);
         let (ts, tid, tgid) = (r.ts, r.tid, r.tgid);
         match r.body {
+            b @ (Body::Switch { .. }
+            | Body::Wake { .. }
+            | Body::Fork { .. }
+            | Body::Exec { .. }
+            | Body::Exit
+            | Body::Task { .. }) => self.sched_record(ts, cpu, tid, tgid, b),
+            b @ (Body::Irq { .. }
+            | Body::Softirq { .. }
+            | Body::Block { .. }
+            | Body::Net { .. }) => self.device_record(ts, cpu, tid, b),
+            b => self.other_record(ts, cpu, tid, tgid, b),
+        }
+        if let Some(st) = r.stack {
+            self.push_stack(ts, cpu, tid, tgid, st);
+        }
+    }
+
+    /// Scheduler and process records: switches, wake-ups, fork, exec, exit, names.
+    fn sched_record(&mut self, ts: u64, cpu: u32, tid: u32, tgid: u32, body: Body) {
+        match body {
             Body::Switch {
                 next_tid,
                 prev_state,
@@ -446,10 +465,10 @@ impl Converter {
                         self.targets.insert(child_tgid);
                     }
                     self.process_known.insert(child_tgid);
-                    let parent = self.processes.iter().rev().find(|p| p.tgid.0 == tgid);
+                    let parent = self.latest_process(tgid);
                     let (exe, cmdline) =
                         parent.map_or((StringId(0), StringId(0)), |p| (p.exe, p.cmdline));
-                    self.processes.push(ProcessInfo {
+                    self.push_process(ProcessInfo {
                         tgid: Tgid(child_tgid),
                         parent: Some(Tgid(tgid)),
                         since: Timestamp(ts),
@@ -473,14 +492,9 @@ impl Converter {
                 let file_id = self.strings.intern(&filename);
                 let cmdline = crate::procfs::cmdline(tgid).unwrap_or_else(|| filename.clone());
                 let cmdline = self.strings.intern(&cmdline);
-                let parent = self
-                    .processes
-                    .iter()
-                    .rev()
-                    .find(|p| p.tgid.0 == tgid)
-                    .and_then(|p| p.parent);
+                let parent = self.latest_process(tgid).and_then(|p| p.parent);
                 self.process_known.insert(tgid);
-                self.processes.push(ProcessInfo {
+                self.push_process(ProcessInfo {
                     tgid: Tgid(tgid),
                     parent,
                     since: Timestamp(ts),
@@ -504,6 +518,14 @@ impl Converter {
                 }
                 self.push(ts, cpu, EventKind::Exit { tid: Tid(tid) })
             }
+            Body::Task { comm } => self.note_thread(tid, tgid, &comm, ts),
+            _ => {}
+        }
+    }
+
+    /// Interrupt, block and network records.
+    fn device_record(&mut self, ts: u64, cpu: u32, tid: u32, body: Body) {
+        match body {
             Body::Irq {
                 entry,
                 irq,
@@ -583,6 +605,13 @@ impl Converter {
                 };
                 self.push(ts, cpu, kind);
             }
+            _ => {}
+        }
+    }
+
+    /// Syscalls, mapping changes, stack copies and samples.
+    fn other_record(&mut self, ts: u64, cpu: u32, tid: u32, tgid: u32, body: Body) {
+        match body {
             Body::SysEnter {
                 nr,
                 arg0,
@@ -606,7 +635,6 @@ impl Converter {
                     ret,
                 },
             ),
-            Body::Task { comm } => self.note_thread(tid, tgid, &comm, ts),
             Body::MapsChanged { reason } => {
                 if reason == 3 {
                     self.targets.insert(tgid);
@@ -620,9 +648,9 @@ impl Converter {
                 self.count_copy_flags(copy.flags);
                 self.copies.insert((tid, ts), copy);
             }
-        }
-        if let Some(st) = r.stack {
-            self.push_stack(ts, cpu, tid, tgid, st);
+            // The stack trailer below is the whole event.
+            Body::Sample => self.count("cpu_samples", 1),
+            _ => {}
         }
     }
 

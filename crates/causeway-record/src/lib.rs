@@ -22,10 +22,13 @@ mod probes;
 pub mod procfs;
 pub mod records;
 pub mod run;
+pub mod sampling;
 pub mod signals;
 pub mod sink;
 pub mod stacks;
+pub mod strings;
 pub mod syscalls;
+pub mod titles;
 pub mod trigger;
 pub mod unwind;
 

@@ -6,6 +6,7 @@
 
 use crate::config::{RecordConfig, StackMode, Target};
 use crate::error::RecordError;
+use crate::skel::types::{stack_place, target_mode};
 use crate::skel::{OpenRecorderSkel, RecorderSkel, RecorderSkelBuilder};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
@@ -30,13 +31,17 @@ impl Family {
     }
 }
 
+/// The perf-event program that takes on-CPU samples (attached per CPU, not by name).
+const SAMPLE_PROG: &str = "cpu_sample";
+
 /// Number of code ranges per process in the BPF range table (`MAX_RANGES`).
-pub const MAX_RANGES: usize = 8;
+pub const MAX_RANGES: usize = crate::skel::types::abi_sizes::MAX_RANGES.0 as usize;
 
 /// The loaded and attached recorder.
 pub struct Probes {
     skel: RecorderSkel<'static>,
     _links: Vec<Link>,
+    _sampler: Option<crate::sampling::Sampler>,
     rings: Vec<MapHandle>,
     /// The entry point family in use.
     pub family: Family,
@@ -86,9 +91,9 @@ fn configure(open: &mut OpenRecorderSkel<'static>, cfg: &RecordConfig, family: F
         .expect("the BPF object has read-only data");
     rodata.self_tgid = std::process::id();
     rodata.mode = match cfg.target {
-        Target::Pids(_) => 0,
-        Target::Comm(_) => 1,
-        Target::All => 2,
+        Target::Pids(_) => target_mode::MODE_FOLLOW.0,
+        Target::Comm(_) => target_mode::MODE_COMM.0,
+        Target::All => target_mode::MODE_ALL.0,
     };
     if let Target::Comm(name) = &cfg.target {
         for (i, b) in name.bytes().take(15).enumerate() {
@@ -98,9 +103,15 @@ fn configure(open: &mut OpenRecorderSkel<'static>, cfg: &RecordConfig, family: F
     rodata.events = cfg.events.bits();
     rodata.stack_mode = cfg.stack_mode.code();
     rodata.stack_depth = cfg.stack_depth.clamp(1, 32);
-    rodata.stack_on = cfg.stack_on_switch as u32
-        | (cfg.stack_on_waker as u32) << 1
-        | (cfg.stack_on_syscall as u32) << 2;
+    rodata.stack_on = [
+        (cfg.stack_on_switch, stack_place::STACK_ON_SWITCH),
+        (cfg.stack_on_waker, stack_place::STACK_ON_WAKER),
+        (cfg.stack_on_syscall, stack_place::STACK_ON_SYSCALL),
+    ]
+    .iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, bit)| bit.0)
+    .sum();
     rodata.kernel_stacks = cfg.kernel_stacks.code();
     rodata.unwind = cfg.unwind.code();
     rodata.stack_window = cfg
@@ -111,9 +122,12 @@ fn configure(open: &mut OpenRecorderSkel<'static>, cfg: &RecordConfig, family: F
     let want = wanted(cfg);
     for mut p in open.open_object_mut().progs_mut() {
         let name = p.name().to_string_lossy().into_owned();
-        let load = name
-            .strip_prefix(family.prefix())
-            .is_some_and(|tp| want.contains(&tp));
+        let load = if name == SAMPLE_PROG {
+            cfg.sample_hz > 0
+        } else {
+            name.strip_prefix(family.prefix())
+                .is_some_and(|tp| want.contains(&tp))
+        };
         p.set_autoload(load);
     }
 }
@@ -221,6 +235,7 @@ impl Probes {
         let mut probes = Probes {
             skel,
             _links: Vec::new(),
+            _sampler: None,
             rings,
             family,
         };
@@ -228,11 +243,16 @@ impl Probes {
             probes.track(t)?;
         }
         let mut links = Vec::new();
+        let mut sampler = None;
         for p in probes.skel.object().progs_mut() {
             if !p.autoload() {
                 continue;
             }
             let name = p.name().to_string_lossy().into_owned();
+            if name == SAMPLE_PROG {
+                sampler = Some(crate::sampling::Sampler::start(&p, cfg.sample_hz)?);
+                continue;
+            }
             let link = p.attach().map_err(|e| {
                 let tp = name.get(4..).unwrap_or(&name);
                 RecordError::Attach(tp.to_string(), e.to_string())
@@ -240,6 +260,7 @@ impl Probes {
             links.push(link);
         }
         probes._links = links;
+        probes._sampler = sampler;
         Ok(probes)
     }
 

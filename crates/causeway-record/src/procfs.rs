@@ -95,7 +95,26 @@ pub fn comm(tgid: u32, tid: u32) -> Option<String> {
         .map(|s| s.trim_end_matches('\n').to_string())
 }
 
-/// Command line with arguments joined by spaces.
+/// Block device names by `major:minor` (`254:0` -> `vda`), from `/sys/dev/block`.
+pub fn block_devices() -> std::collections::BTreeMap<String, String> {
+    let Ok(dir) = std::fs::read_dir("/sys/dev/block") else {
+        return Default::default();
+    };
+    dir.filter_map(Result::ok)
+        .filter_map(|e| {
+            let target = std::fs::read_link(e.path()).ok()?;
+            let name = target.file_name()?.to_string_lossy().into_owned();
+            Some((e.file_name().to_string_lossy().into_owned(), name))
+        })
+        .collect()
+}
+
+/// Longest command line kept (bytes): long enough for a server's status line, short
+/// enough that a program passing a megabyte of arguments does not bloat the trace.
+pub const MAX_CMDLINE: usize = 4096;
+
+/// Command line with arguments joined by spaces (as `ps -o args` shows it), cut to
+/// [`MAX_CMDLINE`] bytes.
 pub fn cmdline(tgid: u32) -> Option<String> {
     let raw = std::fs::read(format!("/proc/{tgid}/cmdline")).ok()?;
     let s: Vec<String> = raw
@@ -103,7 +122,19 @@ pub fn cmdline(tgid: u32) -> Option<String> {
         .filter(|p| !p.is_empty())
         .map(|p| String::from_utf8_lossy(p).into_owned())
         .collect();
-    Some(s.join(" "))
+    Some(cap(s.join(" "), MAX_CMDLINE))
+}
+
+/// Cut a string to at most `max` bytes at a character boundary.
+fn cap(mut s: String, max: usize) -> String {
+    if s.len() > max {
+        let mut end = max;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+    }
+    s
 }
 
 /// Path of the executable.
@@ -224,5 +255,18 @@ mod tests {
                 .iter()
                 .any(|m| m.path.contains("libc") || m.path == exe(me).unwrap())
         );
+    }
+}
+
+#[cfg(test)]
+mod cap_tests {
+    use super::cap;
+
+    #[test]
+    fn command_lines_are_cut_at_a_character_boundary() {
+        assert_eq!(cap("abc".into(), 10), "abc");
+        let c = cap("é".repeat(100), 51); // two bytes each
+        assert_eq!(c.len(), 50);
+        assert!(c.chars().all(|ch| ch == 'é'));
     }
 }

@@ -1,68 +1,78 @@
 //! Parsing of the records the BPF programs write to the ring buffers.
 //!
-//! The byte layout is defined in `src/bpf/records.h`; this module mirrors it. Records
+//! The byte layout is defined in `src/bpf/abi.h`; this module reads it, with the type
+//! numbers, flags and sizes the skeleton generates from that header. Records
 //! arrive from the kernel, so a short or unknown record is reported as an error value,
 //! never trusted.
 
-/// Record type numbers (`enum rec_type`).
+/// Record type numbers, from `enum rec_type` in the BPF ABI header.
 mod ty {
-    pub const SWITCH: u16 = 1;
-    pub const WAKING: u16 = 2;
-    pub const WAKEUP_NEW: u16 = 3;
-    pub const FORK: u16 = 4;
-    pub const EXEC: u16 = 5;
-    pub const EXIT: u16 = 6;
-    pub const IRQ_ENTRY: u16 = 7;
-    pub const IRQ_EXIT: u16 = 8;
-    pub const SOFTIRQ_ENTRY: u16 = 9;
-    pub const SOFTIRQ_EXIT: u16 = 10;
-    pub const BLOCK_ISSUE: u16 = 11;
-    pub const BLOCK_COMPLETE: u16 = 12;
-    pub const NET_XMIT: u16 = 13;
-    pub const NET_RECV: u16 = 14;
-    pub const SYS_ENTER: u16 = 15;
-    pub const SYS_EXIT: u16 = 16;
-    pub const TASK: u16 = 17;
-    pub const MAPS_CHANGED: u16 = 18;
-    pub const USTACK: u16 = 19;
+    use crate::skel::types::rec_type;
+    pub const SWITCH: u16 = rec_type::REC_SWITCH.0 as u16;
+    pub const WAKING: u16 = rec_type::REC_WAKING.0 as u16;
+    pub const WAKEUP_NEW: u16 = rec_type::REC_WAKEUP_NEW.0 as u16;
+    pub const FORK: u16 = rec_type::REC_FORK.0 as u16;
+    pub const EXEC: u16 = rec_type::REC_EXEC.0 as u16;
+    pub const EXIT: u16 = rec_type::REC_EXIT.0 as u16;
+    pub const IRQ_ENTRY: u16 = rec_type::REC_IRQ_ENTRY.0 as u16;
+    pub const IRQ_EXIT: u16 = rec_type::REC_IRQ_EXIT.0 as u16;
+    pub const SOFTIRQ_ENTRY: u16 = rec_type::REC_SOFTIRQ_ENTRY.0 as u16;
+    pub const SOFTIRQ_EXIT: u16 = rec_type::REC_SOFTIRQ_EXIT.0 as u16;
+    pub const BLOCK_ISSUE: u16 = rec_type::REC_BLOCK_ISSUE.0 as u16;
+    pub const BLOCK_COMPLETE: u16 = rec_type::REC_BLOCK_COMPLETE.0 as u16;
+    pub const NET_XMIT: u16 = rec_type::REC_NET_XMIT.0 as u16;
+    pub const NET_RECV: u16 = rec_type::REC_NET_RECV.0 as u16;
+    pub const SYS_ENTER: u16 = rec_type::REC_SYS_ENTER.0 as u16;
+    pub const SYS_EXIT: u16 = rec_type::REC_SYS_EXIT.0 as u16;
+    pub const TASK: u16 = rec_type::REC_TASK.0 as u16;
+    pub const MAPS_CHANGED: u16 = rec_type::REC_MAPS_CHANGED.0 as u16;
+    pub const USTACK: u16 = rec_type::REC_USTACK.0 as u16;
+    pub const SAMPLE: u16 = rec_type::REC_SAMPLE.0 as u16;
 }
 
-/// Bytes before the stack data in a `REC_USTACK` record.
-const USTACK_HDR: usize = 64;
+use crate::skel::types;
 
-const HDR: usize = 24;
-const REC_F_STACK: u16 = 1;
+/// Bytes before the stack data in a `REC_USTACK` record.
+const USTACK_HDR: usize = types::abi_sizes::USTACK_HDR.0 as usize;
+
+const HDR: usize = size_of::<types::rec_hdr>();
+const REC_F_STACK: u16 = types::rec_flag::REC_F_STACK.0 as u16;
 
 /// Bits of [`RawStack::flags`].
 pub mod stack_flags {
+    use crate::skel::types;
     /// The user walk stopped on its budget or scope, not at the end of the stack.
-    pub const USER_TRUNCATED: u8 = 1;
+    pub const USER_TRUNCATED: u8 = types::stack_flag::STK_F_USER_TRUNCATED.0 as u8;
     /// No user registers, or the first read of the user stack failed.
-    pub const USER_FAILED: u8 = 2;
+    pub const USER_FAILED: u8 = types::stack_flag::STK_F_USER_FAILED.0 as u8;
     /// The first program frame was found by scanning the stack, not by frame pointers.
-    pub const SCANNED: u8 = 4;
+    pub const SCANNED: u8 = types::stack_flag::STK_F_SCANNED.0 as u8;
     /// The kernel stack filled its buffer.
-    pub const KERNEL_TRUNCATED: u8 = 8;
+    pub const KERNEL_TRUNCATED: u8 = types::stack_flag::STK_F_KERNEL_TRUNCATED.0 as u8;
     /// The user stack was copied (a `REC_USTACK` record with the same time and thread)
     /// for unwinding in user space.
-    pub const COPIED: u8 = 16;
+    pub const COPIED: u8 = types::stack_flag::STK_F_COPIED.0 as u8;
+    /// The ring was over three quarters full: the user stack was not copied, so the
+    /// events keep room when the reader falls behind.
+    pub const USER_SKIPPED: u8 = types::stack_flag::STK_F_USER_SKIPPED.0 as u8;
 }
 
 /// Bits of [`StackCopy::flags`].
 pub mod copy_flags {
+    use crate::skel::types;
     /// The window ended before the stack's mapping did.
-    pub const CUT: u32 = 1;
+    pub const CUT: u32 = types::copy_flag::USTK_F_CUT.0;
     /// The stack's mapping was not found; the window was shrunk until it could be read.
-    pub const NO_VMA: u32 = 2;
+    pub const NO_VMA: u32 = types::copy_flag::USTK_F_NO_VMA.0;
     /// The stack's mapping was looked up for this copy (`bpf_find_vma`, the costly
     /// path: a thread's first copy on a stack), not taken from the thread's kept ranges.
-    pub const RANGE_LOOKUP: u32 = 4;
+    pub const RANGE_LOOKUP: u32 = types::copy_flag::USTK_F_RANGE_LOOKUP.0;
     /// The thread's range did not hold the window (its memory went away): it was
     /// dropped and the window shrunk until it could be read.
-    pub const RANGE_STALE: u32 = 8;
+    pub const RANGE_STALE: u32 = types::copy_flag::USTK_F_RANGE_STALE.0;
     /// The window ends at the thread's starting stack pointer (the main thread's
     /// `argc`, a thread's clone stack top): no frame of the thread lies above it.
-    pub const TOP: u32 = 16;
+    pub const TOP: u32 = types::copy_flag::USTK_F_TOP.0;
 }
 
 /// User registers and a window of the user stack, copied for DWARF unwinding.
@@ -98,7 +108,7 @@ pub enum WakerCtx {
 /// A stack attached to a record (in the record: kernel frames first, then user ones).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RawStack {
-    /// 0 switch-out, 1 waker, 2 syscall (`StackKind` numbering).
+    /// 0 switch-out, 1 waker, 2 syscall, 3 sample (`StackKind` numbering).
     pub kind: u8,
     /// `stack_flags` bits.
     pub flags: u8,
@@ -226,6 +236,8 @@ pub enum Body {
     /// A copied user stack for the stack of the next record with the same time and
     /// thread (header tid/tgid).
     UserStack(StackCopy),
+    /// An on-CPU sample of the header's thread; its stacks are the record's trailer.
+    Sample,
 }
 
 /// One record from a ring buffer.
@@ -307,11 +319,12 @@ impl<'a> Cursor<'a> {
 }
 
 fn waker_ctx(kind: u32, what: u32) -> WakerCtx {
-    match kind {
-        0 => WakerCtx::Thread,
-        1 => WakerCtx::Irq(what),
-        2 => WakerCtx::Softirq(what),
-        3 => WakerCtx::Timer,
+    use types::waker_kind as k;
+    match types::waker_kind(kind) {
+        k::WAKER_THREAD => WakerCtx::Thread,
+        k::WAKER_IRQ => WakerCtx::Irq(what),
+        k::WAKER_SOFTIRQ => WakerCtx::Softirq(what),
+        k::WAKER_TIMER => WakerCtx::Timer,
         _ => WakerCtx::Unknown,
     }
 }
@@ -342,6 +355,7 @@ pub fn parse(b: &[u8]) -> Result<Record, RecordError> {
         | ty::NET_XMIT
         | ty::NET_RECV => device_body(typ, &mut c)?,
         ty::SYS_ENTER | ty::SYS_EXIT | ty::MAPS_CHANGED | ty::USTACK => sys_body(typ, &mut c)?,
+        ty::SAMPLE => Body::Sample,
         other => return Err(RecordError::UnknownType(other)),
     };
     let stack = if flags & REC_F_STACK != 0 {
@@ -665,6 +679,42 @@ mod abi {
         // The copied stack starts at USTACK_HDR, past the header and rec_ustack.
         assert!(size_of::<types::rec_hdr>() + size_of::<types::rec_ustack>() <= USTACK_HDR);
         assert_eq!(size_of::<types::rec_stack>(), 8);
+        // probes::set_ranges writes the range table's values by hand.
+        let n = crate::probes::MAX_RANGES;
+        assert_eq!(size_of::<types::code_ranges>(), 8 + 16 * n);
+    }
+
+    #[test]
+    fn stack_kinds_are_the_trace_formats_codes() {
+        use causeway_format::StackKind;
+        use types::stack_kind as k;
+        for (c, want) in [
+            (k::STACK_KIND_SWITCH_OUT, StackKind::SwitchOut),
+            (k::STACK_KIND_WAKER, StackKind::Waker),
+            (k::STACK_KIND_SYSCALL, StackKind::Syscall),
+            (k::STACK_KIND_SAMPLE, StackKind::Sample),
+        ] {
+            assert_eq!(StackKind::from_u8(c.0 as u8), want);
+        }
+    }
+
+    #[test]
+    fn a_sample_is_a_header_and_a_stack_trailer() {
+        let mut h = header(ty::SAMPLE, 0);
+        h.flags = REC_F_STACK;
+        let mut b = bytes_of(&h);
+        b.extend(bytes_of(&types::rec_stack {
+            kind: types::stack_kind::STACK_KIND_SAMPLE.0 as u8,
+            flags: 0,
+            n_user: 1,
+            n_kernel: 0,
+            pad: 0,
+        }));
+        b.extend(0x0040_1000_u64.to_ne_bytes());
+        let r = parse(&b).expect("parses");
+        assert_eq!(r.body, Body::Sample);
+        let st = r.stack.expect("stack");
+        assert_eq!((st.kind, st.user.as_slice()), (3, &[0x0040_1000_u64][..]));
     }
 
     #[test]

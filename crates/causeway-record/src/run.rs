@@ -7,6 +7,7 @@ use crate::probes::{Family, Probes};
 use crate::records::{Record, parse};
 use crate::sink::{Dump, FlightSink, StreamSink, clock_ns, header};
 use crate::stacks::Symbols;
+use crate::titles::TitleWatch;
 use crate::trigger::{Condition, Watcher};
 use crate::{RecordError, procfs, signals};
 use causeway_format::Tid;
@@ -103,9 +104,86 @@ enum Sink {
     Flight(FlightSink, Option<Watcher>),
 }
 
+/// Parsed records waiting for conversion, by CPU, and records that did not parse.
+/// Shared with the ring callbacks, which run inside `consume` on this thread.
+#[derive(Default)]
+struct Pending {
+    records: Vec<(u32, Record)>,
+    unparsed: u64,
+}
+
+/// Everything a running recording holds.
+struct Session {
+    cfg: RecordConfig,
+    child: Option<Launched>,
+    initial: Vec<u32>,
+    probes: Option<Probes>,
+    family: Family,
+    hdr: causeway_format::Header,
+    sink: Sink,
+    conv: Converter,
+    symbols: Symbols,
+    lost_seen: Vec<u64>,
+    events: u64,
+    dumps: Vec<Dump>,
+    last_auto_dump: Option<Instant>,
+    titles: TitleWatch,
+}
+
 /// Record until the command ends, the duration passes, or SIGINT/SIGTERM.
 pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, RecordError> {
     signals::install();
+    let mut s = start(&req, notify)?;
+    let pending = Rc::new(RefCell::new(Pending::default()));
+    let ring = ring_reader(s.probes.as_ref().expect("probes attached"), &pending)?;
+    let start = Instant::now();
+    let mut last_progress = Instant::now();
+    notify(Notice::Started {
+        family: s.family,
+        pids: s.initial.clone(),
+    });
+    if let Some(c) = s.child.as_mut() {
+        c.release();
+    }
+    // The reader must keep up with busy targets: give this thread (only this one; the
+    // command was forked before) the highest normal priority when allowed. With 32
+    // runnable processes on 2 CPUs, nice -10 left it about a fifth of a core, less
+    // than a million events per second need; it sleeps whenever it has caught up, so
+    // the priority costs others nothing then. Losses are still counted if it falls
+    // behind.
+    // SAFETY: setpriority on the calling thread.
+    unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, -20) };
+    let mut stopping = false;
+    loop {
+        let _ = ring.poll(s.cfg.poll_interval);
+        let _ = ring.consume();
+        let batch = s.convert_pending(&mut pending.borrow_mut(), stopping);
+        s.events += batch.len() as u64;
+        s.deliver(&batch, notify)?;
+        if last_progress.elapsed() >= Duration::from_secs(1) {
+            last_progress = Instant::now();
+            notify(Notice::Progress {
+                events: s.events,
+                lost: s.lost_seen.iter().sum(),
+            });
+        }
+        if stopping {
+            break;
+        }
+        if s.should_stop(&req, start) {
+            // Detach first so nothing new arrives, then drain once more.
+            s.probes.take();
+            stopping = true;
+        }
+    }
+    // Stopped by duration or signal while the command still runs: leave it be, as perf
+    // does; the recording simply ends here.
+    s.finish(start.elapsed())
+}
+
+/// Launch the command (if any), find the targets, attach the probes, create the output
+/// and a converter that knows the targets' threads and mappings.
+fn start(req: &Request, notify: &mut dyn FnMut(Notice)) -> Result<Session, RecordError> {
     let mut cfg = req.config.clone();
     let mut child = match &req.command {
         Some(argv) => {
@@ -115,18 +193,7 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
         }
         None => None,
     };
-    let initial: Vec<u32> = match &cfg.target {
-        Target::Pids(p) => {
-            if child.is_none()
-                && let Some(&missing) = p.iter().find(|&&p| !procfs::exists(p))
-            {
-                return Err(RecordError::NoSuchProcess(missing));
-            }
-            p.clone()
-        }
-        Target::Comm(name) => procfs::pids_named(name),
-        Target::All => Vec::new(),
-    };
+    let initial = initial_targets(&cfg, child.is_some())?;
     let tracked: &[u32] = if matches!(cfg.target, Target::Pids(_)) {
         &initial
     } else {
@@ -151,9 +218,49 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
     if let Target::Comm(name) = &cfg.target {
         hdr.target_comm = Some(name.clone());
     }
-    let mut sink = match &req.output {
+    let sink = open_sink(&req.output, &hdr, notify)?;
+    let conv = seed_converter(&cfg, &probes, &initial, child.is_some());
+    let nrings = probes.rings().len();
+    Ok(Session {
+        symbols: Symbols::new(cfg.debug_dirs.clone()),
+        family: probes.family,
+        probes: Some(probes),
+        cfg,
+        child,
+        initial,
+        hdr,
+        sink,
+        conv,
+        lost_seen: vec![0; nrings],
+        events: 0,
+        dumps: Vec::new(),
+        last_auto_dump: None,
+        titles: TitleWatch::default(),
+    })
+}
+
+/// The processes recorded from the start.
+fn initial_targets(cfg: &RecordConfig, launched: bool) -> Result<Vec<u32>, RecordError> {
+    Ok(match &cfg.target {
+        Target::Pids(p) => {
+            if !launched && let Some(&missing) = p.iter().find(|&&p| !procfs::exists(p)) {
+                return Err(RecordError::NoSuchProcess(missing));
+            }
+            p.clone()
+        }
+        Target::Comm(name) => procfs::pids_named(name),
+        Target::All => Vec::new(),
+    })
+}
+
+fn open_sink(
+    output: &Output,
+    hdr: &causeway_format::Header,
+    notify: &mut dyn FnMut(Notice),
+) -> Result<Sink, RecordError> {
+    Ok(match output {
         Output::File(p) => {
-            let s = StreamSink::create(p, &hdr)?;
+            let s = StreamSink::create(p, hdr)?;
             if let Some(old) = s.kept_old() {
                 notify(Notice::KeptPrevious(old.to_path_buf()));
             }
@@ -167,178 +274,170 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
             FlightSink::new(*capacity, base),
             trigger.clone().map(Watcher::new),
         ),
-    };
+    })
+}
 
-    let conv = Rc::new(RefCell::new(Converter::new(matches!(
-        cfg.target,
-        Target::All
-    ))));
-    {
-        let mut c = conv.borrow_mut();
-        c.set_user_scope(cfg.stack_mode, cfg.stack_depth as usize);
-        for (irq, name) in procfs::irq_names() {
-            c.set_irq_name(irq, &name);
-        }
-        for &pid in &initial {
-            c.targets.insert(pid);
-            if child.is_none() {
-                for tid in procfs::threads(pid) {
-                    if let Some(comm) = procfs::comm(pid, tid) {
-                        c.note_thread(tid, pid, &comm, 0);
-                    }
+/// A converter that knows the interrupt names, the targets, the threads of processes
+/// attached to (`-p`), and their mappings.
+fn seed_converter(
+    cfg: &RecordConfig,
+    probes: &Probes,
+    initial: &[u32],
+    launched: bool,
+) -> Converter {
+    let mut c = Converter::new(matches!(cfg.target, Target::All));
+    c.set_user_scope(cfg.stack_mode, cfg.stack_depth as usize);
+    for (irq, name) in procfs::irq_names() {
+        c.set_irq_name(irq, &name);
+    }
+    for &pid in initial {
+        c.targets.insert(pid);
+        if !launched {
+            for tid in procfs::threads(pid) {
+                if let Some(comm) = procfs::comm(pid, tid) {
+                    c.note_thread(tid, pid, &comm, 0);
                 }
             }
-            // Read now: a launched command still shows causeway's own mappings,
-            // which its first waits (before exec) have stacks in.
-            refresh_maps(&mut c, &probes, 0, &[pid]);
         }
+        // Read now: a launched command still shows causeway's own mappings, which its
+        // first waits (before exec) have stacks in.
+        refresh_maps(&mut c, probes, 0, &[pid]);
     }
-    // Records are parsed in the ring callbacks and converted per batch in time order:
-    // rings are drained one after the other, and a thread's name or a process's birth
-    // reported on one CPU must not be overtaken by older news from another.
-    let pending: Rc<RefCell<Vec<(u32, Record)>>> = Rc::new(RefCell::new(Vec::new()));
+    c
+}
+
+/// A reader of every CPU's ring that parses records into `pending`.
+fn ring_reader(
+    probes: &Probes,
+    pending: &Rc<RefCell<Pending>>,
+) -> Result<libbpf_rs::RingBuffer<'static>, RecordError> {
     let mut builder = RingBufferBuilder::new();
     for (cpu, map) in probes.rings().iter().enumerate() {
         let p = pending.clone();
-        let c = conv.clone();
         builder
             .add(map, move |data: &[u8]| {
+                let mut p = p.borrow_mut();
                 match parse(data) {
-                    Ok(r) => p.borrow_mut().push((cpu as u32, r)),
-                    Err(_) => c.borrow_mut().count("unparsed_records", 1),
+                    Ok(r) => p.records.push((cpu as u32, r)),
+                    Err(_) => p.unparsed += 1,
                 }
                 0
             })
             .map_err(|e| RecordError::Load(format!("ring reader: {e}")))?;
     }
-    let ring = builder
+    builder
         .build()
-        .map_err(|e| RecordError::Load(format!("ring reader: {e}")))?;
+        .map_err(|e| RecordError::Load(format!("ring reader: {e}")))
+}
 
-    let mut symbols = Symbols::new(cfg.debug_dirs.clone());
-    let mut lost_seen = vec![0u64; probes.rings().len()];
-    let mut events = 0u64;
-    let mut dumps = Vec::new();
-    let start = Instant::now();
-    let mut last_progress = Instant::now();
-    let mut last_auto_dump: Option<Instant> = None;
-    notify(Notice::Started {
-        family: probes.family,
-        pids: initial.clone(),
-    });
-    if let Some(c) = child.as_mut() {
-        c.release();
-    }
-    // The reader must keep up with busy targets: give this thread (only this one; the
-    // command was forked before) a higher priority when allowed. Losses are still
-    // counted if it falls behind.
-    // SAFETY: setpriority on the calling thread.
-    unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, -10) };
-
-    let family = probes.family;
-    let mut probes = Some(probes);
-    let mut stopping = false;
-    loop {
-        let _ = ring.poll(cfg.poll_interval);
-        let _ = ring.consume();
+impl Session {
+    /// Convert the records read so far, in time order (rings are drained one after the
+    /// other, and a thread's name or a process's birth reported on one CPU must not be
+    /// overtaken by older news from another); then bring mappings, losses and titles
+    /// up to date. `last`: the recording is ending.
+    fn convert_pending(
+        &mut self,
+        pending: &mut Pending,
+        last: bool,
+    ) -> Vec<causeway_format::Event> {
         let now = clock_ns(libc::CLOCK_MONOTONIC);
-        let batch = {
-            let mut c = conv.borrow_mut();
-            let mut recs = std::mem::take(&mut *pending.borrow_mut());
-            recs.sort_by_key(|(_, r)| r.ts);
-            for (cpu, r) in recs {
-                c.convert(cpu, r);
-            }
-            c.end_batch();
-            if let Some(p) = probes.as_ref() {
-                let pending: Vec<u32> = std::mem::take(&mut c.maps_pending).into_iter().collect();
-                refresh_maps(&mut c, p, now, &pending);
-                for (cpu, &n) in p.lost_per_cpu().iter().enumerate() {
-                    if cpu < lost_seen.len() && n > lost_seen[cpu] {
-                        c.lost(cpu as u32, n - lost_seen[cpu], now);
-                        lost_seen[cpu] = n;
-                    }
+        let c = &mut self.conv;
+        if pending.unparsed > 0 {
+            c.count("unparsed_records", std::mem::take(&mut pending.unparsed));
+        }
+        let mut recs = std::mem::take(&mut pending.records);
+        recs.sort_by_key(|(_, r)| r.ts);
+        for (cpu, r) in recs {
+            c.convert(cpu, r);
+        }
+        c.end_batch();
+        if let Some(p) = self.probes.as_ref() {
+            let maps: Vec<u32> = std::mem::take(&mut c.maps_pending).into_iter().collect();
+            refresh_maps(c, p, now, &maps);
+            for (cpu, &n) in p.lost_per_cpu().iter().enumerate() {
+                if cpu < self.lost_seen.len() && n > self.lost_seen[cpu] {
+                    c.lost(cpu as u32, n - self.lost_seen[cpu], now);
+                    self.lost_seen[cpu] = n;
                 }
             }
-            std::mem::take(&mut c.out)
+        }
+        self.titles.tick(c, now, last);
+        std::mem::take(&mut c.out)
+    }
+
+    /// Hand a batch to the output: the trace file, or the flight recorder's window
+    /// (dumping it when asked or when the trigger condition fires).
+    fn deliver(
+        &mut self,
+        batch: &[causeway_format::Event],
+        notify: &mut dyn FnMut(Notice),
+    ) -> Result<(), RecordError> {
+        let c = &self.conv;
+        let (f, watcher) = match &mut self.sink {
+            Sink::Stream(s) => return s.events(c, batch),
+            Sink::Flight(f, w) => (f, w),
         };
-        events += batch.len() as u64;
-        let c = conv.borrow();
-        match &mut sink {
-            Sink::Stream(s) => s.events(&c, &batch)?,
-            Sink::Flight(f, watcher) => {
-                f.events(&batch);
-                let asked = signals::take_dump_requests() > 0;
-                let mut fired = false;
-                if let Some(w) = watcher.as_mut() {
-                    let comm = w.comm().map(str::to_owned);
-                    let wanted = |t: Tid| target_thread(&c, t, comm.as_deref());
-                    fired |= w.feed(&batch, &wanted).is_some();
-                    fired |= w.check_open(now).is_some();
-                }
-                // A condition that holds every few milliseconds would otherwise write
-                // a file per batch: automatic dumps come at most once per holdoff.
-                if fired && last_auto_dump.is_some_and(|t| t.elapsed() < AUTO_DUMP_HOLDOFF) {
-                    fired = false;
-                }
-                if fired {
-                    last_auto_dump = Some(Instant::now());
-                }
-                if (asked || fired) && !f.is_empty() {
-                    let d = f.dump(&c, &mut symbols, &hdr)?;
-                    if let Some(old) = &d.kept_old {
-                        notify(Notice::KeptPrevious(old.clone()));
-                    }
-                    notify(Notice::Dumped(d.clone()));
-                    dumps.push(d);
-                }
+        f.events(batch);
+        let asked = signals::take_dump_requests() > 0;
+        let mut fired = false;
+        if let Some(w) = watcher.as_mut() {
+            let comm = w.comm().map(str::to_owned);
+            let wanted = |t: Tid| target_thread(c, t, comm.as_deref());
+            fired |= w.feed(batch, &wanted).is_some();
+            fired |= w.check_open(clock_ns(libc::CLOCK_MONOTONIC)).is_some();
+        }
+        // A condition that holds every few milliseconds would otherwise write a file
+        // per batch: automatic dumps come at most once per holdoff.
+        if fired
+            && self
+                .last_auto_dump
+                .is_some_and(|t| t.elapsed() < AUTO_DUMP_HOLDOFF)
+        {
+            fired = false;
+        }
+        if fired {
+            self.last_auto_dump = Some(Instant::now());
+        }
+        if (asked || fired) && !f.is_empty() {
+            let d = f.dump(c, &mut self.symbols, &self.hdr)?;
+            if let Some(old) = &d.kept_old {
+                notify(Notice::KeptPrevious(old.clone()));
             }
+            notify(Notice::Dumped(d.clone()));
+            self.dumps.push(d);
         }
-        drop(c);
-        if last_progress.elapsed() >= Duration::from_secs(1) {
-            last_progress = Instant::now();
-            notify(Notice::Progress {
-                events,
-                lost: lost_seen.iter().sum(),
-            });
-        }
-        if stopping {
-            break;
-        }
-        let child_done = child.as_mut().is_some_and(|c| c.poll_exit().is_some());
-        let pids_gone = child.is_none()
-            && matches!(cfg.target, Target::Pids(_))
-            && initial.iter().all(|&p| !procfs::alive(p));
+        Ok(())
+    }
+
+    /// The command ended, the processes given with -p are gone, the duration passed,
+    /// or the user asked to stop.
+    fn should_stop(&mut self, req: &Request, start: Instant) -> bool {
+        let child_done = self.child.as_mut().is_some_and(|c| c.poll_exit().is_some());
+        let pids_gone = self.child.is_none()
+            && matches!(self.cfg.target, Target::Pids(_))
+            && self.initial.iter().all(|&p| !procfs::alive(p));
         let timed_out = req.duration.is_some_and(|d| start.elapsed() >= d);
-        if child_done || pids_gone || timed_out || signals::stop_requested() {
-            // Detach first so nothing new arrives, then drain once more.
-            probes.take();
-            stopping = true;
-        }
+        child_done || pids_gone || timed_out || signals::stop_requested()
     }
-    let elapsed = start.elapsed();
-    if let Some(c) = child.as_mut()
-        && c.poll_exit().is_none()
-    {
-        // Stopped by duration or signal while the command still runs: leave it be,
-        // as perf does; the recording simply ends here.
+
+    /// Finish the trace file (streaming mode) and sum up.
+    fn finish(mut self, elapsed: Duration) -> Result<Summary, RecordError> {
+        let path = match self.sink {
+            Sink::Stream(s) => Some(s.finish(&self.conv, &mut self.symbols)?),
+            Sink::Flight(..) => None,
+        };
+        Ok(Summary {
+            path,
+            dumps: self.dumps,
+            events: self.events,
+            lost_per_cpu: self.lost_seen,
+            stacks: self.conv.stacks.len(),
+            family: self.family,
+            child_status: self.child.as_mut().and_then(|c| c.poll_exit()),
+            elapsed,
+            counters: self.conv.counters.clone(),
+        })
     }
-    let c = conv.borrow();
-    let path = match sink {
-        Sink::Stream(s) => Some(s.finish(&c, &mut symbols)?),
-        Sink::Flight(..) => None,
-    };
-    Ok(Summary {
-        path,
-        dumps,
-        events,
-        lost_per_cpu: lost_seen,
-        stacks: c.stacks.len(),
-        family,
-        child_status: child.as_mut().and_then(|c| c.poll_exit()),
-        elapsed,
-        counters: c.counters.clone(),
-    })
 }
 
 /// Is this thread a target (and named `comm`, if given)?

@@ -30,6 +30,7 @@ pub fn header(command_line: Vec<String>, scope: Scope) -> Header {
             hostname: s(&u.nodename),
             kernel_release: s(&u.release),
             arch: s(&u.machine),
+            block_devices: crate::procfs::block_devices(),
         }
     } else {
         HostInfo::default()
@@ -148,7 +149,7 @@ impl StreamSink {
     ) -> Result<PathBuf, crate::RecordError> {
         self.sent.sync(conv, &mut self.writer);
         let ids: Vec<StackId> = (0..conv.stacks.len() as u32).map(StackId).collect();
-        let map = symbols.write_stacks(conv, &ids, &mut self.writer);
+        let map = symbols.write_stacks(conv.stack_sources(), &ids, &mut self.writer);
         // Stacks reach the writer only here, in id order, so ids cannot differ; count
         // it if they ever do rather than write a silently wrong trace.
         let wrong = map.iter().filter(|(a, b)| a != b).count() as u64;
@@ -266,7 +267,7 @@ impl FlightSink {
             .collect();
         ids.sort_unstable();
         ids.dedup();
-        let stacks = symbols.write_stacks(conv, &ids, &mut w);
+        let stacks = symbols.write_stacks(conv.stack_sources(), &ids, &mut w);
         let mut first = u64::MAX;
         let mut last = 0;
         for e in &self.window {

@@ -4,10 +4,12 @@
 //! dump), against the mappings recorded while the processes lived: the files are read,
 //! not the processes, so processes that exited during the recording still get names.
 
-use crate::convert::Converter;
+use crate::strings::Strings;
 use blazesym::symbolize::source::{Elf, Kernel, Source};
 use blazesym::symbolize::{Input, Symbolized, Symbolizer};
-use causeway_format::{Frame, FrameSpace, InlinedFrame, Stack, StackId, Tgid, TraceWriter};
+use causeway_format::{
+    Frame, FrameSpace, InlinedFrame, Mapping, Stack, StackId, Tgid, TraceWriter,
+};
 use std::collections::HashMap;
 use std::io::Write;
 
@@ -196,6 +198,18 @@ fn user_sym(module: &str, s: &blazesym::symbolize::Sym<'_>) -> Sym {
     }
 }
 
+/// What symbolizing the recorder's stacks reads: the stacks, the processes' mappings
+/// and the strings their paths are in.
+#[derive(Clone, Copy)]
+pub struct StackSources<'a> {
+    /// Stacks by recorder id.
+    pub stacks: &'a StackTable,
+    /// Mapping rows, in the order learned.
+    pub mappings: &'a [Mapping],
+    /// The strings the mapping paths refer to.
+    pub strings: &'a Strings,
+}
+
 /// Symbolizes addresses of recorded stacks, caching per address.
 pub struct Symbols {
     symbolizer: Symbolizer,
@@ -224,7 +238,7 @@ impl Symbols {
     }
 
     /// Symbolize every address of these stacks that is not cached yet.
-    fn resolve(&mut self, conv: &Converter, ids: &[StackId]) {
+    fn resolve(&mut self, conv: StackSources<'_>, ids: &[StackId]) {
         let mut kernel: Vec<u64> = Vec::new();
         // (path, file offset) lookups grouped by file.
         let mut by_file: HashMap<&str, Vec<(u32, u64, u64, u64)>> = HashMap::new();
@@ -314,7 +328,7 @@ impl Symbols {
     /// Writing every stack of a streaming recording in id order keeps the ids equal.
     pub fn write_stacks<W: Write>(
         &mut self,
-        conv: &Converter,
+        conv: StackSources<'_>,
         ids: &[StackId],
         w: &mut TraceWriter<W>,
     ) -> HashMap<StackId, StackId> {

@@ -265,13 +265,48 @@ impl Scope<'_> {
 struct Process {
     unwinder: UnwinderX86_64<Bytes>,
     maps: Vec<CodeMapping>,
+    memo: Memo,
 }
+
+/// What an unwind depends on besides the stack's contents: where it starts, how much
+/// of the stack was copied, how the copy ended, and the scope.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct MemoKey {
+    ip: u64,
+    sp: u64,
+    bp: u64,
+    len: u32,
+    flags: u32,
+    mode: u32,
+    depth: u32,
+}
+
+/// An earlier unwind from the same start: the stack words it read and what it gave.
+struct MemoEntry {
+    reads: Vec<(u64, u64)>,
+    result: Unwound,
+}
+
+/// Unwinds remembered per starting point. A server thread blocks at the same few
+/// places again and again, and an unwind is a function of its registers, the copy's
+/// extent and the words it reads: when those words hold the same values, the frames
+/// are the same, and checking a few dozen words costs far less than running the CFI
+/// interpreter again (it was a third of the recorder's CPU on a many-process load).
+/// Cleared when the process's modules change.
+#[derive(Default)]
+struct Memo {
+    entries: rustc_hash::FxHashMap<MemoKey, MemoEntry>,
+}
+
+/// Most remembered unwinds per process; past it the memo starts over.
+const MEMO_MAX: usize = 4096;
 
 /// Unwinds copied stacks of every recorded process, caching unwind tables per file.
 pub struct DwarfUnwinder {
     files: HashMap<String, Option<Arc<FileInfo>>>,
     procs: HashMap<u32, Process>,
     cache: CacheX86_64,
+    memo_hits: u64,
 }
 
 impl std::fmt::Debug for DwarfUnwinder {
@@ -289,6 +324,7 @@ impl Default for DwarfUnwinder {
             files: HashMap::new(),
             procs: HashMap::new(),
             cache: CacheX86_64::new(),
+            memo_hits: 0,
         }
     }
 }
@@ -305,7 +341,11 @@ impl DwarfUnwinder {
         let p = self.procs.entry(tgid).or_insert_with(|| Process {
             unwinder: UnwinderX86_64::new(),
             maps: Vec::new(),
+            memo: Memo::default(),
         });
+        if p.maps != maps {
+            p.memo.entries.clear();
+        }
         for old in &p.maps {
             if !maps.contains(old) {
                 p.unwinder.remove_module(old.start);
@@ -342,33 +382,88 @@ impl DwarfUnwinder {
         mode: StackMode,
         depth: usize,
     ) -> Unwound {
-        let empty = Vec::new();
-        let p = self.procs.get(&tgid);
-        let maps = p.map_or(&empty, |p| &p.maps);
-        let mut scope = Scope {
+        let Some(p) = self.procs.get_mut(&tgid) else {
+            let unwinder = UnwinderX86_64::<Bytes>::new();
+            return unwind_with(&unwinder, &[], &mut self.cache, copy, mode, depth, None);
+        };
+        let key = MemoKey {
+            ip: copy.ip,
+            sp: copy.sp,
+            bp: copy.bp,
+            len: copy.data.len() as u32,
+            flags: copy.flags,
+            mode: mode.code(),
+            depth: depth as u32,
+        };
+        if let Some(e) = p.memo.entries.get(&key)
+            && e.reads.iter().all(|&(a, v)| read_word(copy, a) == Ok(v))
+        {
+            self.memo_hits += 1;
+            return e.result.clone();
+        }
+        let mut reads = Vec::new();
+        let result = unwind_with(
+            &p.unwinder,
+            &p.maps,
+            &mut self.cache,
+            copy,
             mode,
             depth,
-            maps,
-            used: Vec::new(),
-            app_seen: false,
-            unmapped: false,
-        };
-        let mut frames = Vec::new();
-        let end = match p {
-            Some(p) => walk(&p.unwinder, &mut self.cache, copy, &mut scope, &mut frames),
-            None => walk(
-                &UnwinderX86_64::<Bytes>::new(),
-                &mut self.cache,
-                copy,
-                &mut scope,
-                &mut frames,
-            ),
-        };
-        Unwound {
-            frames,
-            end,
-            unmapped: scope.unmapped,
+            Some(&mut reads),
+        );
+        if p.memo.entries.len() >= MEMO_MAX {
+            p.memo.entries.clear();
         }
+        p.memo.entries.insert(
+            key,
+            MemoEntry {
+                reads,
+                result: result.clone(),
+            },
+        );
+        result
+    }
+
+    /// Unwinds answered from the memo instead of the unwind tables.
+    pub fn memo_hits(&self) -> u64 {
+        self.memo_hits
+    }
+}
+
+/// The 8-byte word at `addr` in the copied window.
+fn read_word(copy: &StackCopy, addr: u64) -> Result<u64, ()> {
+    let off = addr.checked_sub(copy.sp).ok_or(())? as usize;
+    let b = copy
+        .data
+        .get(off..off.checked_add(8).ok_or(())?)
+        .ok_or(())?;
+    Ok(u64::from_le_bytes(b.try_into().map_err(|_| ())?))
+}
+
+/// Unwind `copy` with these modules; `reads` collects the words read.
+fn unwind_with(
+    unwinder: &UnwinderX86_64<Bytes>,
+    maps: &[CodeMapping],
+    cache: &mut CacheX86_64,
+    copy: &StackCopy,
+    mode: StackMode,
+    depth: usize,
+    reads: Option<&mut Vec<(u64, u64)>>,
+) -> Unwound {
+    let mut scope = Scope {
+        mode,
+        depth,
+        maps,
+        used: Vec::new(),
+        app_seen: false,
+        unmapped: false,
+    };
+    let mut frames = Vec::new();
+    let end = walk(unwinder, cache, copy, &mut scope, &mut frames, reads);
+    Unwound {
+        frames,
+        end,
+        unmapped: scope.unmapped,
     }
 }
 
@@ -378,12 +473,14 @@ fn walk(
     copy: &StackCopy,
     scope: &mut Scope<'_>,
     frames: &mut Vec<u64>,
+    mut reads: Option<&mut Vec<(u64, u64)>>,
 ) -> UnwindEnd {
-    let (lo, data) = (copy.sp, &copy.data);
     let mut read = |addr: u64| -> Result<u64, ()> {
-        let off = addr.checked_sub(lo).ok_or(())? as usize;
-        let b = data.get(off..off.checked_add(8).ok_or(())?).ok_or(())?;
-        Ok(u64::from_le_bytes(b.try_into().map_err(|_| ())?))
+        let v = read_word(copy, addr)?;
+        if let Some(r) = reads.as_deref_mut() {
+            r.push((addr, v));
+        }
+        Ok(v)
     };
     let mut regs = UnwindRegsX86_64::new(copy.ip, copy.sp, copy.bp);
     let window_end = copy.sp + copy.data.len() as u64;
@@ -492,6 +589,45 @@ mod tests {
         copy.flags = copy_flags::TOP;
         let one = u.unwind(1, &copy, StackMode::All, 1);
         assert_eq!((one.frames.len(), one.end), (1, UnwindEnd::Depth));
+    }
+
+    #[test]
+    fn a_repeated_stack_is_unwound_once_and_a_changed_one_again() {
+        // Frame-pointer frames (no modules): rbp chain 0x1000 -> 0x1010 -> end.
+        let mut data = Vec::new();
+        // Two words past the frames, like locals of a caller the walk never reads.
+        for w in [0x1010u64, 0x5000, 0, 0x6000, 1, 2] {
+            data.extend_from_slice(&w.to_le_bytes());
+        }
+        let copy = StackCopy {
+            ip: 0x4000,
+            sp: 0x1000,
+            bp: 0x1000,
+            flags: copy_flags::TOP,
+            data,
+        };
+        let mut u = DwarfUnwinder::default();
+        u.set_mappings(7, Vec::new());
+        let first = u.unwind(7, &copy, StackMode::All, 32);
+        assert_eq!(first.frames, vec![0x4000, 0x5000, 0x6000]);
+        assert_eq!(u.memo_hits(), 0);
+        // The same start and words: answered from the memo, same frames.
+        assert_eq!(u.unwind(7, &copy, StackMode::All, 32), first);
+        assert_eq!(u.memo_hits(), 1);
+        // A local variable outside the frame chain changed: still the same frames.
+        let mut other = copy.clone();
+        other.data[40..48].copy_from_slice(&0xdeadu64.to_le_bytes());
+        assert_eq!(u.unwind(7, &other, StackMode::All, 32), first);
+        assert_eq!(u.memo_hits(), 2);
+        // A return address changed: unwound again, new frames.
+        let mut moved = copy.clone();
+        moved.data[8..16].copy_from_slice(&0x5100u64.to_le_bytes());
+        let again = u.unwind(7, &moved, StackMode::All, 32);
+        assert_eq!(again.frames, vec![0x4000, 0x5100, 0x6000]);
+        assert_eq!(u.memo_hits(), 2);
+        // Another scope is another unwind.
+        assert_eq!(u.unwind(7, &copy, StackMode::All, 1).frames.len(), 1);
+        assert_eq!(u.memo_hits(), 2);
     }
 
     #[test]

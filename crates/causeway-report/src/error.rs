@@ -28,6 +28,12 @@ pub enum ReportError {
         /// The form asked for.
         format: Format,
     },
+    /// There is nothing to draw (a flame graph without a stack).
+    #[error("the {view} result is empty: nothing to draw")]
+    Empty {
+        /// The result's [`crate::View::name`].
+        view: &'static str,
+    },
     /// Graphviz's `dot` program is not installed.
     #[error("graphviz's `dot` is not installed (apt install graphviz)")]
     GraphvizMissing,

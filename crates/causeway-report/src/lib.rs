@@ -35,14 +35,24 @@
 
 mod bottleneck;
 mod calls;
+pub mod chrome;
+mod compare;
 mod error;
+mod flame;
 mod format;
+mod html;
 mod info;
+pub mod perfetto;
+pub mod timeline;
 mod view;
+pub mod wallclock;
 
-pub use bottleneck::BottleneckView;
+pub use bottleneck::{BottleneckView, GraphEdge, KnotEdge, WaitGraph};
 pub use calls::{CallsSections, CallsView};
+pub use compare::{CompareView, RunLabel};
 pub use error::ReportError;
+pub use flame::FlameView;
 pub use format::Format;
+pub use html::HtmlReport;
 pub use info::{InfoReport, Selection, ThreadRow, TraceFacts};
 pub use view::{View, render};

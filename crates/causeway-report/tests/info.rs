@@ -33,6 +33,7 @@ fn report(events: u64, stats: &TraceStats, sel: &Selection) -> InfoReport {
         skipped_unknown_events: 0,
         skipped_unknown_blocks: 0,
         stats,
+        samples_by_thread: BTreeMap::from([(1, 3)]),
     };
     InfoReport::new(facts, &model, sel)
 }

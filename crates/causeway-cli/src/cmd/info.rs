@@ -12,13 +12,15 @@ pub fn run(args: &InfoArgs) -> Result<u8> {
     output::emit(&report, output::format(args.json, false))
 }
 
-/// Read the trace and compute the report.
-pub fn build(args: &InfoArgs) -> Result<InfoReport> {
-    let mut rd = open_trace(&args.trace)?;
-    let trace = ingest_trace(&mut rd, &args.trace)?;
+/// What the reader and the trace's facts say about a trace file, for [`InfoReport`].
+pub fn trace_facts<'a, R: std::io::Read + std::io::Seek>(
+    path: &std::path::Path,
+    rd: &'a causeway_format::TraceReader<R>,
+    trace: &'a causeway_model::Trace,
+) -> TraceFacts<'a> {
     let counts = trace.facts().event_counts();
-    let facts = TraceFacts {
-        file: args.trace.display().to_string(),
+    TraceFacts {
+        file: path.display().to_string(),
         bytes: rd.file_len(),
         format_version: format!("{}.{}", causeway_format::VERSION_MAJOR, rd.minor_version()),
         header: trace.header(),
@@ -29,7 +31,19 @@ pub fn build(args: &InfoArgs) -> Result<InfoReport> {
         skipped_unknown_events: rd.skipped_unknown_events(),
         skipped_unknown_blocks: rd.skipped_unknown_blocks(),
         stats: rd.stats(),
-    };
+        samples_by_thread: trace
+            .facts()
+            .sampled_threads()
+            .map(|t| (t.0, trace.facts().samples(t).len() as u64))
+            .collect(),
+    }
+}
+
+/// Read the trace and compute the report.
+pub fn build(args: &InfoArgs) -> Result<InfoReport> {
+    let mut rd = open_trace(&args.trace)?;
+    let trace = ingest_trace(&mut rd, &args.trace)?;
+    let facts = trace_facts(&args.trace, &rd, &trace);
     let selection = Selection {
         pids: args.pid.clone(),
         comm: args.comm.clone(),

@@ -4,10 +4,16 @@
 pub mod bottleneck;
 pub mod calls;
 pub mod check;
+pub mod compare;
 pub mod demo;
 pub mod dump;
+pub mod export;
+pub mod flamegraph;
 pub mod import;
 pub mod info;
+pub mod loaded;
+pub mod meta;
 pub mod record;
 pub mod run;
+pub mod report;
 pub mod trigger;

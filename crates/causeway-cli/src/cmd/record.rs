@@ -34,14 +34,25 @@ fn unwind_line(counters: &std::collections::BTreeMap<String, u64>) -> Option<Str
         .copied()
         .unwrap_or(0)
         .max(1);
+    let skipped = counters
+        .get("user_stack_skipped_ring_full")
+        .copied()
+        .unwrap_or(0);
     Some(format!(
-        "user stacks: {total} unwound (DWARF, {} bytes copied per stack), {complete} ({:.1}%) reach the thread's start{}",
+        "user stacks: {total} unwound (DWARF, {} bytes copied per stack), {complete} ({:.1}%) reach the thread's start{}{}",
         copied / copies,
         complete as f64 * 100.0 / total as f64,
         if others.is_empty() {
             String::new()
         } else {
             format!("; others: {}", others.join(", "))
+        },
+        if skipped == 0 {
+            String::new()
+        } else {
+            format!(
+                "; {skipped} not copied while the ring buffers were over 3/4 full (events kept)"
+            )
         }
     ))
 }

@@ -16,13 +16,23 @@
 pub mod bottleneck;
 pub mod calls;
 pub mod choices;
+pub mod compare;
+pub mod export;
+pub mod flamegraph;
+pub mod meta;
 pub mod record;
+pub mod report;
 pub mod trace;
 pub mod values;
 
 pub use bottleneck::BottleneckArgs;
 pub use calls::{CallsArgs, RunArgs};
+pub use compare::CompareArgs;
+pub use export::ExportArgs;
+pub use flamegraph::FlamegraphArgs;
+pub use meta::{CompletionsArgs, ManArgs};
 pub use record::{DemoArgs, RecordArgs, TriggerArgs};
+pub use report::ReportArgs;
 pub use trace::{CheckArgs, DumpArgs, ImportArgs, InfoArgs};
 
 use clap::{Parser, Subcommand};
@@ -82,4 +92,20 @@ pub enum Command {
     /// Run a program with in-process call tracing (`--inproc`: libcauseway preloaded),
     /// dumping a trace on a signal, a stalled event loop or exit.
     Run(RunArgs),
+    /// Write the trace for other viewers: Perfetto's protobuf format (thread states,
+    /// CPUs, wake-up arrows, syscalls, spans, bottleneck knots) or Chrome JSON.
+    Export(ExportArgs),
+    /// Flame graphs of on-CPU samples, off-CPU (blocked) time, or wake-up chains
+    /// (blocked stacks with their wakers' stacks on top), folded or as SVG.
+    Flamegraph(FlamegraphArgs),
+    /// Compare a normal run with a slow one: syscalls by user call site, what only one
+    /// run does, wait-time histograms (EMD), bottleneck verdicts, differential flame graph.
+    Compare(CompareArgs),
+    /// Write one self-contained HTML page: summary, interactive bottleneck graph, flame
+    /// graphs, thread timeline and the Perfetto export to download.
+    Report(ReportArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Write man pages (causeway.1 and one per subcommand) into a directory.
+    Man(ManArgs),
 }

@@ -100,6 +100,12 @@ pub struct RecordArgs {
         default_value = "switch,waker"
     )]
     pub stacks_on: Vec<StackPlace>,
+    /// On-CPU samples of the recorded threads per second per CPU (a software
+    /// cpu-clock, so it works without hardware counters), with the same user and
+    /// kernel stacks as the waits; `0` takes none.
+    #[arg(long, value_name = "HZ", default_value_t = causeway_record::sampling::DEFAULT_SAMPLE_HZ,
+          value_parser = clap::value_parser!(u32).range(0..=causeway_record::sampling::MAX_SAMPLE_HZ as i64))]
+    pub sample: u32,
     /// Ring buffer per CPU, a size from 4K to 1G, e.g. `8M` (rounded up to a power of
     /// two) [default: 8M, less on machines with over 64 CPUs].
     #[arg(long, value_name = "SIZE", value_parser = buffer_size)]
@@ -195,6 +201,7 @@ impl RecordArgs {
         cfg.stack_on_switch = on(StackPlace::Switch);
         cfg.stack_on_waker = on(StackPlace::Waker);
         cfg.stack_on_syscall = on(StackPlace::Syscall);
+        cfg.sample_hz = self.sample;
         if let Some(n) = self.buffer_size {
             // In range (buffer_size), so the power of two fits u32.
             cfg.buffer_per_cpu = (n as u32).next_power_of_two();

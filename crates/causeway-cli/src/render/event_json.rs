@@ -1,5 +1,6 @@
 //! JSON form of an event: the typed fields, with string-table ids replaced by the
-//! strings and thread names added, so each line stands alone.
+//! strings, stack ids with their frames and thread names added, so each line stands
+//! alone.
 
 use super::names::Names;
 use causeway_format::{Event, EventKind, Marker, Waker};
@@ -32,6 +33,28 @@ pub fn event_json(names: &Names<'_>, ev: &Event) -> Value {
             };
             if let Some(n) = name {
                 obj.insert("name".into(), s(n));
+            }
+        }
+        EventKind::Stack { user, kernel, .. } => {
+            // The frames themselves, innermost first, so a line needs no stack table.
+            let frames = |id: Option<causeway_format::StackId>| {
+                let list: Vec<Value> = id
+                    .and_then(|id| t.stack(id))
+                    .map(|st| {
+                        st.frames
+                            .iter()
+                            .flat_map(|&f| t.frame_texts(f))
+                            .map(Value::String)
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                Value::Array(list)
+            };
+            if user.is_some() {
+                obj.insert("user_frames".into(), frames(user));
+            }
+            if kernel.is_some() {
+                obj.insert("kernel_frames".into(), frames(kernel));
             }
         }
         _ => {}

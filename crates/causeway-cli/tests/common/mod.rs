@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod devtools;
+
 use causeway_format::{Tables, TraceReader};
 use causeway_model::Model;
 use std::path::{Path, PathBuf};

@@ -44,6 +44,7 @@ pub fn golden_header() -> Header {
             hostname: "golden".into(),
             kernel_release: "6.1.0-golden".into(),
             arch: "x86_64".into(),
+            ..Default::default()
         },
         cpu_count: 2,
         command_line: vec!["causeway".into(), "record".into(), "--golden".into()],

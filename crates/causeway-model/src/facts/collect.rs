@@ -1,11 +1,11 @@
 //! Gathering the [`Facts`] from the event stream. Independent of the model builder, so
 //! it can run on another thread (see [`crate::ingest`]).
 
-use super::{DeviceHint, Facts};
+use super::{CpuSample, DeviceHint, Facts};
 use causeway_format::EventKindTag;
 use causeway_format::{
-    Cpu, DevId, Event, EventKind, Header, Scope, StringId, Tables, Tgid, ThreadIndex, Tid,
-    Timestamp, Waker,
+    Cpu, DevId, Event, EventKind, Header, Scope, StackKind, StringId, Tables, Tgid, ThreadIndex,
+    Tid, Timestamp, Waker,
 };
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
@@ -47,6 +47,7 @@ impl<'t> FactsCollector<'t> {
         FactsCollector {
             facts: Facts {
                 titles: titles(tables),
+                disk_names: disk_names(header),
                 ..Facts::default()
             },
             counts: [0; 64],
@@ -101,6 +102,19 @@ impl<'t> FactsCollector<'t> {
                 *d.tx_by_tid.entry(tid).or_default() += u64::from(bytes);
             }
             EventKind::Marker { tid, marker } => self.facts.markers.push(ev.ts, tid, marker),
+            EventKind::Stack {
+                tid,
+                kind: StackKind::Sample,
+                user,
+                kernel,
+            } => self.facts.samples.push(
+                tid,
+                CpuSample {
+                    ts: ev.ts,
+                    user,
+                    kernel,
+                },
+            ),
             EventKind::Lost { count } => {
                 let e = self.facts.lost_by_cpu.entry(ev.cpu.0).or_default();
                 *e = e.saturating_add(count);
@@ -202,6 +216,20 @@ impl<'t> FactsCollector<'t> {
     }
 }
 
+/// Block device names from the header's `major:minor` keys.
+fn disk_names(header: &Header) -> BTreeMap<DevId, String> {
+    header
+        .host
+        .block_devices
+        .iter()
+        .filter_map(|(k, name)| {
+            let (maj, min) = k.split_once(':')?;
+            let (maj, min) = (maj.parse::<u32>().ok()?, min.parse::<u32>().ok()?);
+            (maj < 1 << 12 && min < 1 << 20).then(|| (DevId(maj << 20 | min), name.clone()))
+        })
+        .collect()
+}
+
 /// Process titles from the trace's process table: for each process, the command line
 /// the recorder read last (rows after an exec replace earlier ones).
 fn titles(tables: &Tables) -> BTreeMap<Tgid, String> {
@@ -220,4 +248,27 @@ fn titles(tables: &Tables) -> BTreeMap<Tgid, String> {
         .into_iter()
         .map(|(g, (_, t))| (g, t.to_string()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::disk_names;
+    use causeway_format::{DevId, Header};
+
+    #[test]
+    fn disk_names_come_from_the_header() {
+        let mut h = Header::synthetic(1);
+        for (k, v) in [
+            ("254:0", "vda"),
+            ("8:16", "sdb"),
+            ("bad", "x"),
+            ("1:99999999", "y"),
+        ] {
+            h.host.block_devices.insert(k.into(), v.into());
+        }
+        let n = disk_names(&h);
+        assert_eq!(n.len(), 2, "{n:?}");
+        assert_eq!(n[&DevId(254 << 20)], "vda");
+        assert_eq!(n[&DevId(8 << 20 | 16)], "sdb");
+    }
 }

@@ -4,8 +4,8 @@
 //! Analyses also need to know which processes the recording followed and when they
 //! exec'd, how much each network device carried, which device may be behind an
 //! interrupt-context wake-up, who wrote and read shared flags, the span and method
-//! markers, the process titles the recorder saw, and how many events of each kind the
-//! trace held. [`Facts`] holds them; it is gathered in the same single pass that feeds
+//! markers, the process titles the recorder saw, the on-CPU samples, and how many
+//! events of each kind the trace held. [`Facts`] holds them; it is gathered in the same single pass that feeds
 //! the builder (see [`crate::ingest`]), keeping aggregates and per-wake-up or
 //! per-marker records only, so memory grows with wake-ups, markers and threads, not
 //! with raw events.
@@ -17,6 +17,7 @@ mod collect;
 mod hints;
 mod markers;
 mod net;
+mod samples;
 
 pub(crate) use collect::FactsCollector;
 pub use hints::DeviceHint;
@@ -24,8 +25,10 @@ pub(crate) use hints::DeviceHints;
 pub(crate) use markers::Markers;
 pub use markers::{FlagAccess, MarkerRecord};
 pub use net::NetTraffic;
+pub use samples::CpuSample;
+pub(crate) use samples::Samples;
 
-use causeway_format::{EventKindTag, StringId, Tgid, Tid, Timestamp};
+use causeway_format::{DevId, EventKindTag, StringId, Tgid, Tid, Timestamp};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// What the trace says beyond the timelines; see the module documentation.
@@ -41,6 +44,8 @@ pub struct Facts {
     pub(crate) titles: BTreeMap<Tgid, String>,
     pub(crate) event_counts: BTreeMap<EventKindTag, u64>,
     pub(crate) lost_by_cpu: BTreeMap<u32, u64>,
+    pub(crate) samples: Samples,
+    pub(crate) disk_names: BTreeMap<DevId, String>,
 }
 
 impl Facts {
@@ -123,6 +128,31 @@ impl Facts {
     /// Events of each kind in the trace (every kind seen at least once).
     pub fn event_counts(&self) -> &BTreeMap<EventKindTag, u64> {
         &self.event_counts
+    }
+
+    /// The name the host gave a block device (`vda`), if the trace says.
+    pub fn disk_name(&self, dev: DevId) -> Option<&str> {
+        self.disk_names.get(&dev).map(String::as_str)
+    }
+
+    /// A thread's on-CPU samples, in time order (empty when the trace has none).
+    pub fn samples(&self, tid: Tid) -> &[CpuSample] {
+        self.samples.of(tid)
+    }
+
+    /// A thread's on-CPU samples taken in `[from, to)`.
+    pub fn samples_between(&self, tid: Tid, from: Timestamp, to: Timestamp) -> &[CpuSample] {
+        self.samples.between(tid, from, to)
+    }
+
+    /// Threads with on-CPU samples.
+    pub fn sampled_threads(&self) -> impl Iterator<Item = Tid> + '_ {
+        self.samples.threads()
+    }
+
+    /// On-CPU samples of all threads.
+    pub fn sample_count(&self) -> u64 {
+        self.samples.total()
     }
 
     /// Events lost in recording by CPU, from the `lost` records in the stream.

@@ -7,13 +7,13 @@
 
 use super::advice;
 use super::doc::{
-    DeviceDoc, Doc, EdgeDoc, KnotDoc, OffCpuDoc, QualityDoc, SinkDoc, StackDoc, ThreadDoc,
-    VertexDoc,
+    CpuProfileDoc, DeviceDoc, Doc, EdgeDoc, KnotDoc, OffCpuDoc, QualityDoc, SampledStackDoc,
+    SinkDoc, StackDoc, ThreadDoc, VertexDoc,
 };
-use super::labels::{disk_name, kind_doc, label};
+use super::labels::{DiskNames, disk_name, kind_doc, label};
 use causeway_bottleneck::{
-    CapacitySource, Device, DeviceKind, Edge, EdgeStack, Findings, Knot, OffCpu, Quality, Sink,
-    ThreadRef, Vertex,
+    CapacitySource, CpuProfile, Device, DeviceKind, Edge, EdgeStack, Findings, Knot, OffCpu,
+    Quality, Sink, ThreadRef, Vertex,
 };
 use causeway_format::DurationNs;
 
@@ -23,7 +23,11 @@ fn secs(d: DurationNs) -> f64 {
 
 /// The document for `f`.
 pub(crate) fn doc(f: &Findings) -> Doc {
-    let vertices: Vec<VertexDoc> = f.vertices.iter().map(|v| vertex(v, f.duration)).collect();
+    let vertices: Vec<VertexDoc> = f
+        .vertices
+        .iter()
+        .map(|v| vertex(v, f.duration, &f.disk_names))
+        .collect();
     let edges: Vec<EdgeDoc> = f.edges.iter().map(|e| edge(e, f.duration)).collect();
     let mut knots: Vec<KnotDoc> = f.knots.iter().map(|k| knot(k, &vertices, &edges)).collect();
     for (i, k) in knots.iter_mut().enumerate() {
@@ -57,7 +61,7 @@ pub(crate) fn doc(f: &Findings) -> Doc {
             .processes
             .as_ref()
             .map(|p| p.iter().map(|g| g.0).collect()),
-        devices: f.devices.iter().map(device).collect(),
+        devices: f.devices.iter().map(|d| device(d, &f.disk_names)).collect(),
         longest_off_cpu: f
             .longest_off_cpu
             .iter()
@@ -81,8 +85,8 @@ fn thread(t: &ThreadRef) -> ThreadDoc {
     }
 }
 
-fn vertex(v: &Vertex, duration: DurationNs) -> VertexDoc {
-    let kind = kind_doc(&v.kind);
+fn vertex(v: &Vertex, duration: DurationNs, disks: &DiskNames) -> VertexDoc {
+    let kind = kind_doc(&v.kind, disks);
     let threads: Vec<ThreadDoc> = v.threads.iter().map(thread).collect();
     VertexDoc {
         id: v.id.0,
@@ -93,6 +97,25 @@ fn vertex(v: &Vertex, duration: DurationNs) -> VertexDoc {
         runnable_s: secs(v.runnable),
         waiting_s: secs(v.waiting),
         cpu_fraction: v.running.0 as f64 / duration.0 as f64,
+        on_cpu: v.on_cpu.as_ref().map(profile),
+    }
+}
+
+fn profile(p: &CpuProfile) -> CpuProfileDoc {
+    let of = |n: u64| n as f64 / p.samples.max(1) as f64;
+    CpuProfileDoc {
+        samples: p.samples,
+        kernel_share: of(p.in_kernel),
+        stacks: p
+            .top
+            .iter()
+            .map(|s| SampledStackDoc {
+                samples: s.samples,
+                share: of(s.samples),
+                user: s.user.clone(),
+                kernel: s.kernel.clone(),
+            })
+            .collect(),
     }
 }
 
@@ -164,9 +187,9 @@ fn off_cpu(o: &OffCpu, vertices: &[VertexDoc]) -> OffCpuDoc {
     }
 }
 
-fn device(d: &Device) -> DeviceDoc {
+fn device(d: &Device, disks: &DiskNames) -> DeviceDoc {
     let (kind, name) = match &d.kind {
-        DeviceKind::Disk(dev) => ("disk", disk_name(*dev)),
+        DeviceKind::Disk(dev) => ("disk", disk_name(*dev, disks)),
         DeviceKind::Nic(name) => ("nic", name.clone()),
     };
     let source = match d.capacity.source {

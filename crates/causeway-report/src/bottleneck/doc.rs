@@ -65,6 +65,26 @@ pub(crate) struct VertexDoc {
     pub(crate) waiting_s: f64,
     /// Running time over the recording: 1.0 is one CPU busy all the time.
     pub(crate) cpu_fraction: f64,
+    /// Where its threads ran, from on-CPU samples.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) on_cpu: Option<CpuProfileDoc>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct CpuProfileDoc {
+    pub(crate) samples: u64,
+    /// Share of the samples taken in the kernel.
+    pub(crate) kernel_share: f64,
+    pub(crate) stacks: Vec<SampledStackDoc>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct SampledStackDoc {
+    pub(crate) samples: u64,
+    /// Share of the vertex's samples.
+    pub(crate) share: f64,
+    pub(crate) user: Vec<String>,
+    pub(crate) kernel: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

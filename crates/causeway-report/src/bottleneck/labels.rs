@@ -4,14 +4,14 @@ use super::doc::{KindDoc, ThreadDoc};
 use causeway_bottleneck::{VertexKind, similar_name};
 
 /// A vertex kind with its device or interrupt spelled out (`?` when unknown).
-pub(crate) fn kind_doc(k: &VertexKind) -> KindDoc {
+pub(crate) fn kind_doc(k: &VertexKind, disks: &DiskNames) -> KindDoc {
     let or_unknown = |s: Option<String>| s.unwrap_or_else(|| "?".into());
     match k {
         VertexKind::Thread => KindDoc::Thread,
         VertexKind::ShortTermThreads => KindDoc::ShortTermThreads,
         VertexKind::SimilarThreads => KindDoc::SimilarThreads,
         VertexKind::Disk { device } => KindDoc::Disk {
-            device: or_unknown(device.map(disk_name)),
+            device: or_unknown(device.map(|d| disk_name(d, disks))),
         },
         VertexKind::Nic { interface } => KindDoc::Nic {
             interface: or_unknown(interface.clone()),
@@ -58,6 +58,28 @@ fn name_or_tid(t: &ThreadDoc) -> String {
 }
 
 /// Name of a block device (`major:minor`).
-pub(crate) fn disk_name(dev: causeway_format::DevId) -> String {
-    format!("{}:{}", dev.0 >> 20, dev.0 & 0xf_ffff)
+/// Names of disks by device number.
+pub(crate) type DiskNames = std::collections::BTreeMap<causeway_format::DevId, String>;
+
+/// A disk as `vda (254:0)`, or `254:0` when the trace does not name it.
+pub(crate) fn disk_name(dev: causeway_format::DevId, disks: &DiskNames) -> String {
+    let num = format!("{}:{}", dev.0 >> 20, dev.0 & 0xf_ffff);
+    match disks.get(&dev) {
+        Some(name) => format!("{name} ({num})"),
+        None => num,
+    }
+}
+
+#[cfg(test)]
+mod disk_tests {
+    use super::{DiskNames, disk_name};
+    use causeway_format::DevId;
+
+    #[test]
+    fn disks_are_named_by_the_host_name_where_known() {
+        let vda = DevId(254 << 20);
+        let names = DiskNames::from([(vda, "vda".to_string())]);
+        assert_eq!(disk_name(vda, &names), "vda (254:0)");
+        assert_eq!(disk_name(DevId(8 << 20 | 16), &names), "8:16");
+    }
 }

@@ -2,7 +2,7 @@
 //! stacks, the advice sentence, then background knots, sinks, devices and the plain
 //! off-CPU ranking for comparison.
 
-use super::doc::{Doc, EdgeDoc, KnotDoc, SinkDoc, StackDoc};
+use super::doc::{CpuProfileDoc, Doc, EdgeDoc, KnotDoc, SinkDoc, StackDoc};
 use causeway_bottleneck::EdgeKind;
 use std::fmt::Write;
 
@@ -44,6 +44,27 @@ fn stacks(out: &mut String, title: &str, list: &[StackDoc]) {
             out.push_str(" (no frames)");
         }
         out.push('\n');
+    }
+}
+
+/// Where a thread vertex ran: its most sampled stacks with their share of its samples.
+fn on_cpu(out: &mut String, label: &str, p: &CpuProfileDoc) {
+    let _ = writeln!(
+        out,
+        "  on CPU, {label}: {} samples, {:.0}% in the kernel",
+        p.samples,
+        p.kernel_share * 100.0
+    );
+    for s in &p.stacks {
+        let _ = write!(out, "        [{:>3.0}%]", s.share * 100.0);
+        if !s.kernel.is_empty() {
+            let _ = write!(out, " kernel: {} |", frames(&s.kernel));
+        }
+        if s.user.is_empty() {
+            out.push_str(" (no user frames)\n");
+        } else {
+            let _ = writeln!(out, " {}", frames(&s.user));
+        }
     }
 }
 
@@ -96,6 +117,11 @@ fn knot(out: &mut String, r: &Doc, k: &KnotDoc, title: &str) {
             k.needs_cpu_s
         );
     }
+    for &v in &k.vertices {
+        if let Some(p) = &r.vertices[v].on_cpu {
+            on_cpu(out, &r.vertices[v].label, p);
+        }
+    }
     if !k.removed_edges.is_empty() {
         let removed: Vec<String> = k
             .removed_edges
@@ -134,6 +160,9 @@ fn sink(out: &mut String, r: &Doc, s: &SinkDoc) {
     }
     for &e in &s.edges {
         edge(out, r, &r.edges[e]);
+    }
+    if let Some(p) = &r.vertices[s.vertex].on_cpu {
+        on_cpu(out, &r.vertices[s.vertex].label, p);
     }
     let _ = writeln!(out, "  => {}", s.advice);
 }

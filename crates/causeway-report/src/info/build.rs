@@ -30,6 +30,8 @@ pub struct TraceFacts<'a> {
     pub skipped_unknown_blocks: u64,
     /// The statistics stored at the end of the trace.
     pub stats: &'a TraceStats,
+    /// On-CPU samples by thread id.
+    pub samples_by_thread: BTreeMap<u32, u64>,
 }
 
 /// Which threads the rankings cover, and how many rows each shows.
@@ -86,6 +88,7 @@ impl InfoReport {
                 cpu_ns: t.totals.running.0,
                 blocked_ns: t.totals.blocked().0,
                 runnable_ns: t.totals.runnable.0,
+                samples: facts.samples_by_thread.get(&t.tid.0).copied().unwrap_or(0),
             })
             .collect();
         let (start, end) = facts.time_range.unwrap_or_default();
@@ -101,6 +104,7 @@ impl InfoReport {
                 header.host.hostname, header.host.kernel_release, header.host.arch
             ),
             cpu_count: header.cpu_count,
+            recorded_at: crate::wallclock::recorded_at(header, facts.time_range.map(|r| r.0)),
             start_ns: start.0,
             duration_ns: end.0.saturating_sub(start.0),
             events: facts.events,
@@ -115,6 +119,7 @@ impl InfoReport {
             skipped_unknown_events: facts.skipped_unknown_events,
             skipped_unknown_blocks: facts.skipped_unknown_blocks,
             clock_inversions: facts.stats.clock_inversions,
+            cpu_samples: facts.samples_by_thread.values().sum(),
             counters: facts.stats.counters.clone(),
             model_anomalies: model.stats().anomalies(),
             model_stats: model.stats().clone(),

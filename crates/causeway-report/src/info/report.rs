@@ -19,6 +19,8 @@ pub struct ThreadRow {
     pub blocked_ns: u64,
     /// Time runnable, waiting for a CPU, ns.
     pub runnable_ns: u64,
+    /// On-CPU samples of the thread.
+    pub samples: u64,
 }
 
 /// Everything `info` reports; serialized as is for `--json`.
@@ -38,6 +40,9 @@ pub struct InfoReport {
     pub host: String,
     /// CPUs of the host.
     pub cpu_count: u32,
+    /// Wall-clock time of the first event (`YYYY-MM-DD HH:MM:SS UTC`), when the trace
+    /// has a real clock.
+    pub recorded_at: Option<String>,
     /// First event time (trace clock, ns).
     pub start_ns: u64,
     /// Last minus first event time.
@@ -60,6 +65,8 @@ pub struct InfoReport {
     pub skipped_unknown_blocks: u64,
     /// Events that arrived out of time order.
     pub clock_inversions: u64,
+    /// On-CPU samples of all threads.
+    pub cpu_samples: u64,
     /// Recorder counters stored in the trace.
     pub counters: BTreeMap<String, u64>,
     /// Model inconsistencies (events that contradict the thread states seen so far).

@@ -16,8 +16,8 @@ fn table(out: &mut String, title: &str, rows: &[ThreadRow], duration_ns: u64) {
     }
     let _ = writeln!(
         out,
-        "  {:>8} {:>8}  {:<16} {:>10} {:>10} {:>10}",
-        "tid", "pid", "comm", "cpu", "blocked", "runnable"
+        "  {:>8} {:>8}  {:<16} {:>10} {:>10} {:>10} {:>8}",
+        "tid", "pid", "comm", "cpu", "blocked", "runnable", "samples"
     );
     for r in rows {
         let pct = |ns: u64| {
@@ -29,13 +29,14 @@ fn table(out: &mut String, title: &str, rows: &[ThreadRow], duration_ns: u64) {
         };
         let _ = writeln!(
             out,
-            "  {:>8} {:>8}  {:<16} {:>10} {:>10} {:>10}   ({:.0}% cpu, {:.0}% blocked)",
+            "  {:>8} {:>8}  {:<16} {:>10} {:>10} {:>10} {:>8}   ({:.0}% cpu, {:.0}% blocked)",
             r.tid,
             r.pid,
             r.comm,
             secs(r.cpu_ns),
             secs(r.blocked_ns),
             secs(r.runnable_ns),
+            r.samples,
             pct(r.cpu_ns),
             pct(r.blocked_ns)
         );
@@ -55,6 +56,9 @@ pub(crate) fn render(r: &InfoReport) -> String {
         let _ = writeln!(out, "command:    {}", r.command_line.join(" "));
     }
     let _ = writeln!(out, "host:       {}, {} CPUs", r.host, r.cpu_count);
+    if let Some(at) = &r.recorded_at {
+        let _ = writeln!(out, "recorded:   {at}");
+    }
     let _ = writeln!(out, "duration:   {}", secs(r.duration_ns));
     let _ = writeln!(
         out,
@@ -76,6 +80,7 @@ pub(crate) fn render(r: &InfoReport) -> String {
     } else {
         let _ = writeln!(out, "lost:       0 events");
     }
+    let _ = writeln!(out, "samples:    {} on-CPU samples", r.cpu_samples);
     if r.skipped_unknown_events > 0 {
         let _ = writeln!(
             out,

@@ -3,10 +3,11 @@
 //!
 //! Generated from `asm/unistd_64.h` of Linux 6.1 (Debian 12 linux-libc-dev) plus the
 //! calls added up to Linux 6.17 (451 `cachestat` ... 469 `file_setattr`); sorted by name
-//! for binary search.
+//! for binary search. Shared by the perf importer (names to numbers) and every
+//! renderer that names a call (numbers to names).
 
 /// `(name, number)` pairs sorted by name.
-pub(crate) const SYSCALLS_X86_64: &[(&str, u32)] = &[
+pub const SYSCALLS_X86_64: &[(&str, u32)] = &[
     ("_sysctl", 156),
     ("accept", 43),
     ("accept4", 288),
@@ -391,12 +392,40 @@ pub(crate) const SYSCALLS_X86_64: &[(&str, u32)] = &[
 ];
 
 /// The x86-64 number of the system call `name` (as in `sys_enter_<name>`).
-pub(crate) fn syscall_nr(name: &str) -> Option<u32> {
+pub fn syscall_nr(name: &str) -> Option<u32> {
     SYSCALLS_X86_64
         .binary_search_by(|(n, _)| (*n).cmp(name))
         .ok()
         .and_then(|i| SYSCALLS_X86_64.get(i))
         .map(|&(_, nr)| nr)
+}
+
+/// The name of x86-64 system call `nr`, if it is a known call.
+pub fn syscall_name(nr: u32) -> Option<&'static str> {
+    by_number().get(nr as usize).copied().flatten()
+}
+
+/// The name of call `nr`, or `syscall_<nr>` for a number the table does not know.
+pub fn syscall_label(nr: u32) -> std::borrow::Cow<'static, str> {
+    match syscall_name(nr) {
+        Some(n) => std::borrow::Cow::Borrowed(n),
+        None => std::borrow::Cow::Owned(format!("syscall_{nr}")),
+    }
+}
+
+/// Names indexed by number, built once.
+fn by_number() -> &'static [Option<&'static str>] {
+    static TABLE: std::sync::OnceLock<Vec<Option<&'static str>>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let max = SYSCALLS_X86_64.iter().map(|&(_, nr)| nr).max().unwrap_or(0);
+        let mut v = vec![None; max as usize + 1];
+        for &(name, nr) in SYSCALLS_X86_64 {
+            if let Some(slot) = v.get_mut(nr as usize) {
+                *slot = Some(name);
+            }
+        }
+        v
+    })
 }
 
 #[cfg(test)]
@@ -410,5 +439,8 @@ mod tests {
         assert_eq!(syscall_nr("openat"), Some(257));
         assert_eq!(syscall_nr("no_such_call"), None);
         assert!(SYSCALLS_X86_64.windows(2).all(|w| w[0].0 < w[1].0));
+        assert_eq!(syscall_name(74), Some("fsync"));
+        assert_eq!(syscall_name(1), Some("write"));
+        assert_eq!(syscall_label(9999), "syscall_9999");
     }
 }

@@ -1,0 +1,102 @@
+//! `causeway report`: one self-contained HTML page with the summary, the bottleneck
+//! graph, the flame graphs, the thread timeline and the Perfetto export.
+
+use crate::cmd::export::write_file;
+use crate::cmd::flamegraph::{recorded, title};
+use crate::cmd::loaded::{bottleneck, load};
+use crate::exit;
+use crate::flags::ReportArgs;
+use crate::trace::open_trace;
+use anyhow::Result;
+use causeway_model::Trace;
+use causeway_report::timeline::Timeline;
+use causeway_report::wallclock::recorded_at;
+use causeway_report::{FlameView, HtmlReport, InfoReport, Selection, View, perfetto, render};
+use causeway_stacks::{FlameKind, Options, fold};
+use std::path::Path;
+
+/// Run the command.
+pub fn run(args: &ReportArgs) -> Result<u8> {
+    let loaded = load(&args.trace)?;
+    let trace = &loaded.trace;
+    let verdict = bottleneck(trace);
+    let tl = Timeline::build(trace, Some(&loaded.extras), verdict.as_ref());
+    let processes = recorded(trace);
+    let opts = Options {
+        hops: args.hops,
+        processes: processes.clone(),
+        ..Options::default()
+    };
+    let mut kinds = vec![FlameKind::OffCpu, FlameKind::WakeChain];
+    if !loaded.extras.samples.is_empty() {
+        kinds.insert(0, FlameKind::OnCpu);
+    }
+    let mut flames = Vec::new();
+    for k in kinds {
+        let f = fold(trace, Some(&loaded.extras), k, &opts)?;
+        flames.push(FlameView::new(k, f, title(trace, k)));
+    }
+    let pf = if args.no_perfetto {
+        None
+    } else {
+        let mut buf = Vec::new();
+        perfetto::write(&tl, &mut buf)?;
+        Some(buf)
+    };
+    let name = args
+        .trace
+        .file_stem()
+        .map_or("trace".into(), |s| s.to_string_lossy().to_string());
+    let report = HtmlReport {
+        title: page_title(trace),
+        recorded_at: recorded_at(trace.header(), trace.model().span().map(|s| s.start)),
+        host: trace.header().host.hostname.clone(),
+        summary: summary(&args.trace, trace)?,
+        lost_events: trace.facts().lost_by_cpu().values().sum(),
+        bottleneck: verdict.as_ref(),
+        flames: flames.iter().map(|f| (heading(f), f)).collect(),
+        timeline: &tl,
+        processes: processes.map(|p| p.iter().map(|t| t.0).collect()),
+        perfetto: pf.as_deref().map(|b| (b, format!("{name}.pftrace"))),
+    };
+    write_file(&args.output, |out| report.write(out))?;
+    eprintln!("wrote {}", args.output.display());
+    Ok(exit::OK)
+}
+
+fn heading(f: &FlameView) -> String {
+    match f.kind() {
+        FlameKind::OnCpu => "On-CPU flame graph (samples)",
+        FlameKind::OffCpu => "Off-CPU flame graph (blocked time, by where threads blocked)",
+        FlameKind::WakeChain => {
+            "Wake-up chains (blocked time; above each `--`, the stack of the thread that woke it)"
+        }
+    }
+    .to_string()
+}
+
+/// `causeway report: blocking-write --seconds 1` from the recorded command line.
+fn page_title(trace: &Trace) -> String {
+    let cmd = &trace.header().command_line;
+    if cmd.is_empty() {
+        "causeway report".to_string()
+    } else {
+        format!("causeway report: {}", cmd.join(" "))
+    }
+}
+
+/// `causeway info`'s text for the trace (the reader is opened again for the file
+/// facts only; the events are not read a third time).
+fn summary(path: &Path, trace: &Trace) -> Result<String> {
+    let rd = open_trace(path)?;
+    let facts = super::info::trace_facts(path, &rd, trace);
+    let sel = Selection {
+        pids: Vec::new(),
+        comm: None,
+        top: 10,
+    };
+    let info = InfoReport::new(facts, trace.model(), &sel);
+    let mut out = Vec::new();
+    render(&info as &dyn View, causeway_report::Format::Text, &mut out)?;
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}

@@ -1,0 +1,151 @@
+//! `causeway flamegraph` on a real recording of the blocking-write workload (issue
+//! 15): folded output parses back with the same totals, and equals the model's
+//! blocked time of the recorded processes' threads (what the views show by default); the SVGs (parsed as XML) hold the frames the workload is known to
+//! block and wake in.
+//!
+//! Needs root and the built zoo; skipped without root unless `CAUSEWAY_REQUIRE_ROOT=1`
+//! (then it fails, as in CI).
+
+mod common;
+
+use causeway_stacks::Folded;
+use common::{can_record, causeway, record, workload};
+use quick_xml::Reader;
+use quick_xml::events::Event;
+use std::path::Path;
+
+/// `causeway flamegraph ARGS`, standard output.
+fn flamegraph(args: &[&str]) -> String {
+    let o = causeway().arg("flamegraph").args(args).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// Frame names and their weights from the `<title>` of every frame of an inferno SVG
+/// (`name (1,234 ns, 5.6%)`).
+fn svg_frames(path: &Path) -> Vec<(String, u64)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut r = Reader::from_str(&text);
+    let mut out = Vec::new();
+    let mut in_title = false;
+    loop {
+        match r.read_event().expect("the SVG is well-formed XML") {
+            Event::Start(e) if e.name().as_ref() == b"title" => in_title = true,
+            Event::End(e) if e.name().as_ref() == b"title" => in_title = false,
+            Event::Text(t) if in_title => {
+                let s = t.decode().unwrap().to_string();
+                if let Some((name, rest)) = s.rsplit_once(" (") {
+                    let n: String = rest
+                        .split(' ')
+                        .next()
+                        .unwrap()
+                        .chars()
+                        .filter(char::is_ascii_digit)
+                        .collect();
+                    out.push((name.to_string(), n.parse().unwrap_or(0)));
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn flame_graphs_of_blocking_write() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("bw.cwt");
+    let exe = workload("blocking-write");
+    record(&trace, &["--", exe.to_str().unwrap(), "--seconds", "1"]);
+    let t = trace.to_str().unwrap();
+    // By default the views show the recorded processes' threads.
+    let mut rd = causeway_format::TraceReader::open(&trace).unwrap();
+    let tr = causeway_model::Trace::read(&mut rd, |_| {}).unwrap();
+    let recorded = tr.facts().recorded().expect("a per-process trace").clone();
+    let blocked: u64 = tr
+        .model()
+        .threads()
+        .filter(|t| t.tgid.is_some_and(|g| recorded.contains(&g)))
+        .flat_map(|t| &t.segments)
+        .filter(|s| s.state.is_blocked())
+        .map(|s| s.duration().0)
+        .sum();
+
+    // Folded off-CPU: parses back, same total, and that total is all blocked time.
+    let text = flamegraph(&["--kind", "off-cpu", "--folded", t]);
+    let folded = Folded::parse(&text).expect("folded output parses");
+    assert_eq!(folded.to_text(), text, "round trip");
+    assert_eq!(folded.total(), blocked);
+    assert!(
+        folded.weight_with_frame("flush_log") > 0,
+        "consumer blocks in flush_log"
+    );
+
+    // Wake-up chains: same total; the consumer's fsync waits are ended by a disk
+    // completion, its queue waits by the producer.
+    let text = flamegraph(&["--kind", "wake-chain", "--folded", t]);
+    let chains = Folded::parse(&text).unwrap();
+    assert_eq!(chains.total(), blocked);
+    let woken_by_producer: u64 = chains
+        .iter()
+        .filter(|(k, _)| {
+            k.starts_with("consumer;") && k.contains(";--;") && k.ends_with(";producer")
+        })
+        .map(|(_, w)| w)
+        .sum();
+    assert!(
+        woken_by_producer > 0,
+        "consumer waits ended by the producer"
+    );
+
+    // SVGs: the root carries the total; the known frames are drawn (inferno leaves
+    // out frames narrower than a tenth of a pixel, so only heavy ones are asked for).
+    for (kind, want) in [
+        (
+            "off-cpu",
+            &["consumer", "consumer_main", "flush_log", "__GI_fsync"][..],
+        ),
+        (
+            "wake-chain",
+            &["consumer", "flush_log", "--", "producer"][..],
+        ),
+    ] {
+        let svg = dir.path().join(format!("{kind}.svg"));
+        flamegraph(&["--kind", kind, "--svg", svg.to_str().unwrap(), t]);
+        let frames = svg_frames(&svg);
+        let all = frames.iter().find(|(n, _)| n == "all").expect("root frame");
+        assert_eq!(all.1, blocked, "{kind}: root = blocked time");
+        for w in want {
+            assert!(
+                frames.iter().any(|(n, _)| n == w),
+                "{kind}: frame {w} drawn"
+            );
+        }
+    }
+
+    // JSON: integer nanoseconds.
+    let json: serde_json::Value = serde_json::from_str(&flamegraph(&["--json", t])).unwrap();
+    assert_eq!(json["weight_ns"].as_u64(), Some(blocked));
+}
+
+#[test]
+fn on_cpu_without_samples_is_bad_input() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("bw.cwt");
+    let exe = workload("blocking-write");
+    record(&trace, &["--", exe.to_str().unwrap(), "--seconds", "0.3"]);
+    let o = causeway()
+        .args(["flamegraph", "--kind", "on-cpu"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("sample"));
+}

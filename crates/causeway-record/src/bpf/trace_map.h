@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The Trace Map (which processes are recorded) and record building.
+ * Part of recorder.bpf.c, included there in order; not a standalone header. */
+#ifndef CAUSEWAY_TRACE_MAP_H
+#define CAUSEWAY_TRACE_MAP_H
+
+/* ---- the Trace Map ---- */
+
+static __always_inline bool comm_matches(const char *comm)
+{
+	for (int i = 0; i < COMM_LEN; i++) {
+		if (comm[i] != target_comm[i])
+			return false;
+		if (comm[i] == 0)
+			return true;
+	}
+	return true;
+}
+
+static __always_inline void emit_maps_changed(__u32 tid, __u32 tgid, __u32 reason);
+
+/* Is this process recorded? Constant time after the first event of a process. */
+static __always_inline bool is_mine(__u32 tgid, struct task_struct *task)
+{
+	if (tgid == 0 || tgid == self_tgid)
+		return false;
+	if (mode == MODE_ALL)
+		return true;
+	if (bpf_map_lookup_elem(&tracked, &tgid))
+		return true;
+	if (mode != MODE_COMM || !task)
+		return false;
+	if (bpf_map_lookup_elem(&negative, &tgid))
+		return false;
+	char comm[COMM_LEN] = {};
+	BPF_CORE_READ_STR_INTO(&comm, task, group_leader, comm);
+	__u8 one = 1;
+	if (comm_matches(comm)) {
+		bpf_map_update_elem(&tracked, &tgid, &one, BPF_ANY);
+		emit_maps_changed(tgid, tgid, 3);
+		return true;
+	}
+	bpf_map_update_elem(&negative, &tgid, &one, BPF_ANY);
+	return false;
+}
+
+static __always_inline bool task_is_mine(struct task_struct *task)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	return is_mine(tgid, task);
+}
+
+/* ---- record building ---- */
+
+static __always_inline struct rec_hdr *begin(struct scratch *s, __u16 type, __u32 tid,
+					     __u32 tgid, __u64 ts)
+{
+	struct rec_hdr *h = (struct rec_hdr *)s->buf;
+	h->ts = ts;
+	h->type = type;
+	h->len = 0;
+	h->flags = 0;
+	h->pad = 0;
+	h->tid = tid;
+	h->tgid = tgid;
+	return h;
+}
+
+static __always_inline void emit_maps_changed(__u32 tid, __u32 tgid, __u32 reason)
+{
+	struct scratch *s = get_scratch();
+	if (!s)
+		return;
+	struct rec_hdr *h = begin(s, REC_MAPS_CHANGED, tid, tgid, bpf_ktime_get_ns());
+	struct rec_maps_changed *b = (void *)(s->buf + sizeof(*h));
+	b->reason = reason;
+	b->pad = 0;
+	h->len = sizeof(*h) + sizeof(*b);
+	submit_urgent(s->buf, h->len);
+}
+
+/* Send a thread's name the first time it appears (and after renames), so threads that
+ * live for a few milliseconds still have names when the trace is read. */
+static __always_inline void note_task(struct task_struct *task, __u32 tid, __u32 tgid, bool force)
+{
+	if (tid == 0)
+		return;
+	if (!force && bpf_map_lookup_elem(&seen, &tid))
+		return;
+	__u8 one = 1;
+	bpf_map_update_elem(&seen, &tid, &one, BPF_ANY);
+	struct scratch *s = get_scratch();
+	if (!s)
+		return;
+	struct rec_hdr *h = begin(s, REC_TASK, tid, tgid, bpf_ktime_get_ns());
+	struct rec_task *b = (void *)(s->buf + sizeof(*h));
+	BPF_CORE_READ_STR_INTO(&b->comm, task, comm);
+	h->len = sizeof(*h) + sizeof(*b);
+	submit(s->buf, h->len);
+}
+#endif

@@ -1,0 +1,150 @@
+//! The self-contained HTML report: one file, every script and style inline, nothing
+//! fetched, so it opens from `file://` on a machine without network.
+//!
+//! Sections: a header with the recording's wall-clock time and host, the trace
+//! summary with lost events (`info`'s text), the bottleneck verdict and an interactive
+//! wait-for graph (drawn by the inline script from embedded JSON), the flame graphs
+//! (inferno's SVG, inline, without its script), the per-thread timeline overview
+//! (SVG drawn here), and the Perfetto export embedded as a download link.
+
+mod base64;
+mod overview;
+
+use crate::bottleneck::BottleneckView;
+use crate::error::ReportError;
+use crate::flame::FlameView;
+use crate::timeline::Timeline;
+use overview::esc;
+use std::io::Write;
+
+const CSS: &str = include_str!("report.css");
+const JS: &str = include_str!("report.js");
+/// Edges drawn in the wait-for graph at most (knot edges first).
+const GRAPH_EDGES: usize = 40;
+
+/// What goes into the report; the caller computes each part.
+pub struct HtmlReport<'a> {
+    /// Heading: what was recorded.
+    pub title: String,
+    /// Wall-clock start of the recording, if known.
+    pub recorded_at: Option<String>,
+    /// Host it was recorded on.
+    pub host: String,
+    /// The trace summary (`causeway info`'s text form).
+    pub summary: String,
+    /// Events lost while recording.
+    pub lost_events: u64,
+    /// The bottleneck verdict, if the analysis ran.
+    pub bottleneck: Option<&'a BottleneckView>,
+    /// Flame graphs, each with a heading.
+    pub flames: Vec<(String, &'a FlameView)>,
+    /// The timeline (for the overview).
+    pub timeline: &'a Timeline,
+    /// Threads of these processes only in the overview; `None`: all.
+    pub processes: Option<Vec<u32>>,
+    /// The Perfetto export to embed, and the file name to offer.
+    pub perfetto: Option<(&'a [u8], String)>,
+}
+
+/// inferno's SVG made fit to sit inside the page: without the XML prolog and doctype
+/// (they belong to standalone files) and without its script and `onload` hook, which
+/// even with `no_javascript` it keeps and which would call a function the page does
+/// not have. Frame tooltips (`<title>`) need no script.
+fn inline_svg(svg: &str) -> String {
+    let mut s = svg
+        .find("<svg")
+        .map_or(svg, |i| &svg[i..])
+        .replace(" onload=\"init(evt)\"", "");
+    while let Some(a) = s.find("<script") {
+        let Some(b) = s[a..].find("</script>") else {
+            break;
+        };
+        s.replace_range(a..a + b + "</script>".len(), "");
+    }
+    s
+}
+
+impl HtmlReport<'_> {
+    /// Write the page.
+    pub fn write(&self, out: &mut dyn Write) -> Result<(), ReportError> {
+        let mut h = String::with_capacity(1 << 16);
+        self.head(&mut h);
+        self.graph(&mut h);
+        for (i, (heading, f)) in self.flames.iter().enumerate() {
+            h.push_str(&format!(
+                "<h2>{}</h2>\n<div class=\"flame\" id=\"flame-{i}\">",
+                esc(heading)
+            ));
+            if f.folded().is_empty() {
+                h.push_str("<p>No stacks to draw.</p>");
+            } else {
+                let mut svg = Vec::new();
+                f.write_svg(&mut svg, false)?;
+                h.push_str(&inline_svg(&String::from_utf8_lossy(&svg)));
+            }
+            h.push_str("</div>\n");
+        }
+        h.push_str("<h2>Threads over time</h2>\n<p>The busiest threads, one row each; hover a bar for its time.</p>\n");
+        h.push_str(&overview::svg(self.timeline, self.processes.as_deref()));
+        h.push('\n');
+        if let Some((bytes, name)) = &self.perfetto {
+            h.push_str(&format!(
+                "<h2>Perfetto</h2>\n<p><a id=\"perfetto-link\" download=\"{}\" href=\"data:application/octet-stream;base64,{}\">Download the Perfetto trace</a> ({} bytes) and open it at ui.perfetto.dev (Open trace file) or with trace_processor.</p>\n",
+                esc(name),
+                base64::encode(bytes),
+                bytes.len()
+            ));
+        }
+        h.push_str(&format!(
+            "<div id=\"tip\"></div>\n<script>\n{JS}</script>\n</body>\n</html>\n"
+        ));
+        out.write_all(h.as_bytes())?;
+        Ok(())
+    }
+
+    fn head(&self, h: &mut String) {
+        let when = self
+            .recorded_at
+            .as_deref()
+            .map_or_else(|| "unknown time".to_string(), str::to_string);
+        h.push_str(&format!(
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n<h1>{}</h1>\n<p class=\"meta\">Recorded {} on {}.</p>\n",
+            esc(&self.title),
+            esc(&self.title),
+            esc(&when),
+            esc(&self.host)
+        ));
+        if self.lost_events > 0 {
+            h.push_str(&format!(
+                "<p class=\"warn\">{} events were lost while recording: the intervals around them are shown as unknown.</p>\n",
+                self.lost_events
+            ));
+        } else {
+            h.push_str("<p class=\"meta\">No events were lost.</p>\n");
+        }
+        h.push_str(&format!(
+            "<h2>Summary</h2>\n<pre class=\"summary\">{}</pre>\n",
+            esc(&self.summary)
+        ));
+    }
+
+    fn graph(&self, h: &mut String) {
+        h.push_str("<h2>Bottleneck: the wait-for graph</h2>\n");
+        let Some(b) = self.bottleneck else {
+            h.push_str("<p>The bottleneck analysis found nothing to analyze in this trace.</p>\n");
+            return;
+        };
+        let g = b.wait_graph(GRAPH_EDGES);
+        h.push_str(&format!(
+            "<p class=\"verdict\">{}</p>\n<p>Red edges are in the knot. Hover an edge for its weight and stacks; click a thread to highlight its waits.</p>\n<svg id=\"graph\" xmlns=\"http://www.w3.org/2000/svg\" width=\"900\" height=\"560\"></svg>\n",
+            esc(&g.summary)
+        ));
+        // `</` cannot appear inside a script element.
+        let json = serde_json::to_string(&g)
+            .unwrap_or_else(|_| "{\"vertices\":[],\"edges\":[]}".into())
+            .replace("</", "<\\/");
+        h.push_str(&format!(
+            "<script type=\"application/json\" id=\"graph-data\">{json}</script>\n"
+        ));
+    }
+}
