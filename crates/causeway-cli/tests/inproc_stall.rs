@@ -154,6 +154,24 @@ fn the_watchdog_dump_holds_the_stalled_chain_and_calls_chains_names_it_first() {
     let inst = &v["matches"]["instances"][0]["calls"];
     assert_eq!(inst[2]["open"], true, "{inst:#}");
     assert!(inst[2]["duration_ms"].as_f64().unwrap() > 190.0, "{inst:#}");
+    // The export shows the calls as nested slices on the thread (Chrome JSON form).
+    let json = dir.path().join("calls.json");
+    let e = causeway()
+        .args(["export", "--chrome-json"])
+        .arg(&json)
+        .arg(&traces[0])
+        .output()
+        .unwrap();
+    assert!(e.status.success(), "{}", String::from_utf8_lossy(&e.stderr));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    let begins = |name: &str| {
+        events
+            .iter()
+            .filter(|e| e["cat"] == "call" && e["ph"] == "b" && e["name"] == name)
+            .count()
+    };
+    assert!(begins("parse_config") >= 1 && begins("event_loop") >= 1);
     // A bad signature is a usage error that says what to write.
     let bad = causeway()
         .args(["calls", "--match", "a>>b"])

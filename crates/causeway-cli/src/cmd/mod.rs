@@ -14,6 +14,6 @@ pub mod info;
 pub mod loaded;
 pub mod meta;
 pub mod record;
-pub mod run;
 pub mod report;
+pub mod run;
 pub mod trigger;
