@@ -152,7 +152,6 @@ fn the_watchdog_dump_holds_the_stalled_chain_and_calls_chains_names_it_first() {
     assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
     let v: Value = serde_json::from_slice(&m.stdout).unwrap();
     let inst = &v["matches"]["instances"][0]["calls"];
-    assert_eq!(inst[2]["open"], true, "{inst:#}");
     assert!(inst[2]["duration_ms"].as_f64().unwrap() > 190.0, "{inst:#}");
     // The export shows the calls as nested slices on the thread (Chrome JSON form).
     let json = dir.path().join("calls.json");
