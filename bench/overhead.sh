@@ -60,6 +60,8 @@
 #   causeway-fp     --unwind fp --stack-mode app-all --stack-depth 8 (user stacks
 #                   walked by frame pointers in BPF, the program's frames only: the
 #                   stack defaults before DWARF unwinding; not in the default CONFIGS)
+#   causeway-nomemo the defaults without the unwind memo (--no-unwind-memo: every
+#                   copied stack unwound afresh; not in the default CONFIGS)
 #   causeway-all    the same with --events all (adds syscall enter/exit of the
 #                   default --syscalls set: the default before syscalls became opt-in)
 #   causeway-sched  causeway record --events sched ... (the same two event types
@@ -176,6 +178,7 @@ cw_opts() {
         causeway-kall) echo "--kernel-stacks all" ;;
         causeway-old) echo "--events all --kernel-stacks all --stacks-on switch,waker,syscall" ;;
         causeway-fp) echo "--unwind fp --stack-mode app-all --stack-depth 8" ;;
+        causeway-nomemo) echo "--no-unwind-memo" ;;
         *) echo "unknown config $1" >&2; exit 1 ;;
     esac
 }
@@ -206,7 +209,7 @@ run() {
     [ "$trace" != - ] && [ -f "$trace" ] && bytes=$(stat -c %s "$trace")
     # Keep the trace summaries of the default and frame-pointer runs (events by
     # kind, recorder counters: stacks copied and unwound).
-    if [[ $cfg == causeway || $cfg == causeway-fp || $cfg == causeway-ref ]] && [ -f "$TMP/t.cwt" ]; then
+    if [[ $cfg == causeway || $cfg == causeway-fp || $cfg == causeway-ref || $cfg == causeway-nomemo ]] && [ -f "$TMP/t.cwt" ]; then
         "$CW" info "$TMP/t.cwt" --json >"$base.info" 2>/dev/null || true
     fi
     printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$wl" "$round" "$cfg" "$base" "$bytes" \

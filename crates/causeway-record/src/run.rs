@@ -199,6 +199,10 @@ fn start(req: &Request, notify: &mut dyn FnMut(Notice)) -> Result<Session, Recor
     } else {
         &[]
     };
+    // Read the targets' threads and mappings (and parse their unwind tables) before the
+    // probes attach: on a busy server the rings fill within tens of milliseconds, and
+    // this work done after attaching delayed the first drain enough to lose events.
+    let (mut conv, maps) = seed_converter(&cfg, &initial, child.is_some());
     let probes = match Probes::start(&cfg, tracked) {
         Ok(p) => p,
         Err(e) => {
@@ -219,7 +223,9 @@ fn start(req: &Request, notify: &mut dyn FnMut(Notice)) -> Result<Session, Recor
         hdr.target_comm = Some(name.clone());
     }
     let sink = open_sink(&req.output, &hdr, notify)?;
-    let conv = seed_converter(&cfg, &probes, &initial, child.is_some());
+    for (pid, m) in &maps {
+        install_ranges(&mut conv, &probes, *pid, m);
+    }
     let nrings = probes.rings().len();
     Ok(Session {
         symbols: Symbols::new(cfg.debug_dirs.clone()),
@@ -281,16 +287,16 @@ fn open_sink(
 /// attached to (`-p`), and their mappings.
 fn seed_converter(
     cfg: &RecordConfig,
-    probes: &Probes,
     initial: &[u32],
     launched: bool,
-) -> Converter {
+) -> (Converter, Vec<(u32, Vec<procfs::ExecMapping>)>) {
     let mut c = Converter::new(matches!(cfg.target, Target::All));
     c.set_user_scope(cfg.stack_mode, cfg.stack_depth as usize);
     c.set_unwind_memo(cfg.unwind_memo);
     for (irq, name) in procfs::irq_names() {
         c.set_irq_name(irq, &name);
     }
+    let mut maps = Vec::new();
     for &pid in initial {
         c.targets.insert(pid);
         if !launched {
@@ -302,9 +308,9 @@ fn seed_converter(
         }
         // Read now: a launched command still shows causeway's own mappings, which its
         // first waits (before exec) have stacks in.
-        refresh_maps(&mut c, probes, 0, &[pid]);
+        maps.push((pid, c.refresh_mappings(pid, 0)));
     }
-    c
+    (c, maps)
 }
 
 /// A reader of every CPU's ring that parses records into `pending`.
@@ -454,12 +460,17 @@ fn target_thread(c: &Converter, t: Tid, comm: Option<&str>) -> bool {
 fn refresh_maps(c: &mut Converter, p: &Probes, now: u64, tgids: &[u32]) {
     for &tgid in tgids {
         let maps = c.refresh_mappings(tgid, now);
-        if c.is_target(tgid) && !maps.is_empty() {
-            let exe = procfs::exe(tgid);
-            let ranges = procfs::code_ranges(&maps, exe.as_deref());
-            if p.set_ranges(tgid, &ranges).is_err() {
-                c.count("range_table_updates_failed", 1);
-            }
+        install_ranges(c, p, tgid, &maps);
+    }
+}
+
+/// Give the kernel a target's code ranges (for the scoped frame-pointer walk).
+fn install_ranges(c: &mut Converter, p: &Probes, tgid: u32, maps: &[procfs::ExecMapping]) {
+    if c.is_target(tgid) && !maps.is_empty() {
+        let exe = procfs::exe(tgid);
+        let ranges = procfs::code_ranges(maps, exe.as_deref());
+        if p.set_ranges(tgid, &ranges).is_err() {
+            c.count("range_table_updates_failed", 1);
         }
     }
 }
