@@ -188,7 +188,15 @@ impl Report {
         }
         let q = &self.0["quality"];
         assert_eq!(q["lost_events"], 0, "events lost: {q}");
-        assert_eq!(q["unattributed_waits"], 0, "waits with no known waker: {q}");
+        // The kernel skips a recorder program that would nest in itself on one CPU (an
+        // interrupt that wakes a thread while the wake-up program runs): such a wake-up
+        // is missing. Allow a couple of those, sub-millisecond in all, not more.
+        let unattributed = q["unattributed_waits"].as_u64().unwrap();
+        let unattributed_s = q["unattributed_s"].as_f64().unwrap();
+        assert!(
+            unattributed <= 2 && unattributed_s < 1e-3,
+            "waits with no known waker: {q}"
+        );
     }
 }
 
