@@ -140,7 +140,18 @@ fn on_cpu_without_samples_is_bad_input() {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("bw.cwt");
     let exe = workload("blocking-write");
-    record(&trace, &["--", exe.to_str().unwrap(), "--seconds", "0.3"]);
+    // Samples are on by default; `--sample 0` records none.
+    record(
+        &trace,
+        &[
+            "--sample",
+            "0",
+            "--",
+            exe.to_str().unwrap(),
+            "--seconds",
+            "0.3",
+        ],
+    );
     let o = causeway()
         .args(["flamegraph", "--kind", "on-cpu"])
         .arg(&trace)
