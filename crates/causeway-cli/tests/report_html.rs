@@ -67,7 +67,12 @@ fn report_renders_in_headless_chromium() {
         "knot edges drawn"
     );
     let flames = count(&mut browser, ".flame > svg");
-    assert_eq!(flames, 2, "off-CPU and wake-up chain flame graphs");
+    // Off-CPU and wake-up chains always; on-CPU too when the recording has samples
+    // of the recorded processes (on by default, 49 Hz).
+    assert!(
+        (2..=3).contains(&flames),
+        "{flames} flame graphs: off-CPU, wake-up chains and maybe on-CPU"
+    );
     assert!(
         count(&mut browser, ".flame svg g rect") > 20,
         "flame frames drawn"
