@@ -5,41 +5,38 @@ use crate::exit;
 use crate::flags::TriggerArgs;
 use anyhow::{Result, bail};
 
-/// Running `causeway record --flight` processes.
-fn flight_recorders() -> Vec<u32> {
+/// Other processes (not this one) for which `keep` holds.
+fn other_processes(keep: impl Fn(u32) -> bool) -> Vec<u32> {
     let me = std::process::id();
     let Ok(rd) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     rd.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|&p| p != me)
-        .filter(|&p| {
-            let Ok(raw) = std::fs::read(format!("/proc/{p}/cmdline")) else {
-                return false;
-            };
-            let args: Vec<&[u8]> = raw.split(|&b| b == 0).collect();
-            let is_causeway = args.first().is_some_and(|a| a.ends_with(b"causeway"));
-            is_causeway
-                && args.iter().any(|a| *a == b"record")
-                && args.iter().any(|a| a.starts_with(b"--flight"))
-        })
+        .filter(|&p| p != me && keep(p))
         .collect()
+}
+
+/// Running `causeway record --flight` processes.
+fn flight_recorders() -> Vec<u32> {
+    other_processes(|p| {
+        let Ok(raw) = std::fs::read(format!("/proc/{p}/cmdline")) else {
+            return false;
+        };
+        let args: Vec<&[u8]> = raw.split(|&b| b == 0).collect();
+        let is_causeway = args.first().is_some_and(|a| a.ends_with(b"causeway"));
+        is_causeway
+            && args.iter().any(|a| *a == b"record")
+            && args.iter().any(|a| a.starts_with(b"--flight"))
+    })
 }
 
 /// Processes with libcauseway.so mapped (preloaded or linked). A program linked with
 /// the static library is not found this way; signal it with SIGUSR2 yourself.
 fn inproc_processes() -> Vec<u32> {
-    let me = std::process::id();
-    let Ok(rd) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    rd.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|&p| p != me)
-        .filter(|&p| {
-            std::fs::read_to_string(format!("/proc/{p}/maps"))
-                .is_ok_and(|m| m.lines().any(|l| l.ends_with("/libcauseway.so")))
-        })
-        .collect()
+    other_processes(|p| {
+        std::fs::read_to_string(format!("/proc/{p}/maps"))
+            .is_ok_and(|m| m.lines().any(|l| l.ends_with("/libcauseway.so")))
+    })
 }
 
 /// Send SIGUSR2 (libcauseway's default dump signal) to each process.
