@@ -6,7 +6,6 @@
 //! it first records CMD with causeway's recorder, as `causeway demo` does.
 
 use crate::cmd::record;
-use crate::exit::BadInput;
 use crate::flags::BottleneckArgs;
 use crate::output;
 use crate::trace::{ingest_trace, open_trace};
@@ -41,7 +40,9 @@ pub fn build(args: &BottleneckArgs) -> Result<Findings> {
         .threshold
         .fraction_of(trace.model().span().map_or(0, |s| s.duration().0));
     analyze(&trace, &opts).map_err(|e| match e {
-        BottleneckError::Empty => anyhow::Error::new(BadInput(format!("{}: {e}", path.display()))),
+        // A trace of nothing (a `--comm` that never ran) is not damaged: it is an
+        // empty result, exit 1, as an analysis that finds nothing.
+        BottleneckError::Empty => anyhow!("{}: {e}", path.display()),
         other => anyhow::Error::new(other),
     })
 }

@@ -3,7 +3,6 @@
 //! Reads the trace once, runs `causeway_calls::analyze`, and has `causeway-report`
 //! render the chains, top functions, signature matches and trees.
 
-use crate::exit::BadInput;
 use crate::flags::CallsArgs;
 use crate::output;
 use crate::trace::{ingest_trace, open_trace};
@@ -22,11 +21,11 @@ pub fn run(args: &CallsArgs) -> Result<u8> {
     let trace = ingest_trace(&mut rd, &args.trace)?;
     let result = analyze(&trace, &opts)?;
     if result.threads.is_empty() && opts.threads.is_empty() {
-        return Err(BadInput(format!(
+        // Not damage: the trace simply has no calls (exit 1, as other empty results).
+        return Err(anyhow::anyhow!(
             "{}: no calls (method markers) in this trace; record one with `causeway run --inproc -- CMD`",
             args.trace.display()
-        ))
-        .into());
+        ));
     }
     let all = !args.any_section();
     let sections = CallsSections {

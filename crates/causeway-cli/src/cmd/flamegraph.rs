@@ -44,6 +44,13 @@ pub fn run(args: &FlamegraphArgs) -> Result<u8> {
             });
         }
     }
+    if !view.found() && !args.json {
+        // An empty folded output alone would look like a crash of the pipe behind it.
+        eprintln!(
+            "causeway: no stacks of the recorded threads in {} for this flame graph",
+            args.trace.display()
+        );
+    }
     output::emit(
         &view,
         if args.json {
