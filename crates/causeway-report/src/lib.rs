@@ -35,6 +35,7 @@
 
 mod bottleneck;
 mod calls;
+mod caveats;
 pub mod chrome;
 mod compare;
 mod error;
@@ -50,6 +51,7 @@ pub mod wallclock;
 
 pub use bottleneck::{BottleneckView, GraphEdge, KnotEdge, WaitGraph};
 pub use calls::{CallsSections, CallsView};
+pub use caveats::Caveats;
 pub use compare::{CompareView, RunLabel};
 pub use error::ReportError;
 pub use flame::FlameView;

@@ -8,7 +8,7 @@ use crate::output;
 use crate::trace::{ingest_trace, open_trace};
 use anyhow::{Result, bail};
 use causeway_calls::analyze;
-use causeway_report::{CallsSections, CallsView};
+use causeway_report::{CallsSections, CallsView, Caveats};
 
 /// Run the command; returns the exit code (1 if the trace has no calls, or the
 /// signature was not found).
@@ -35,5 +35,9 @@ pub fn run(args: &CallsArgs) -> Result<u8> {
         signature: args.signature.clone(),
     };
     let view = CallsView::new(&result, trace.tables(), &sections);
-    output::emit(&view, output::format(args.json, false))
+    output::emit_with(
+        &view,
+        output::format(args.json, false),
+        &[("", &Caveats::of(&trace))],
+    )
 }
