@@ -38,6 +38,9 @@ fn check(opts: &Options) -> Result<(), BottleneckError> {
             "must be a fraction of the recording between 0 and 1",
         );
     }
+    if !(0.0..=1.0).contains(&opts.leak_fraction) {
+        return bad("leak-fraction", "must be between 0 and 1");
+    }
     if !(0.0..=1.0).contains(&opts.similarity) {
         return bad("similarity", "must be between 0 and 1");
     }
@@ -97,13 +100,12 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Findings, BottleneckErro
     let mut vertices = vertices::build(&groups, &numbered.raw, &ents, threads, input.tables);
     profile::attach(&mut vertices, input.facts, input.tables);
     let edges = edges::merged(raw_edges, &groups, input.tables, opts);
-    let terms = knots::find(
-        &vertices,
-        &edges,
+    let limits = knots::Limits {
         min_edge_ns,
         threshold_ns,
-        DurationNs(duration),
-    );
+        leak_fraction: opts.leak_fraction,
+    };
+    let terms = knots::find(&vertices, &edges, &limits, DurationNs(duration));
     let longest_off_cpu = knots::longest_off_cpu(&vertices);
     let devices = dev_reports
         .into_iter()
@@ -122,6 +124,7 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Findings, BottleneckErro
         knots: terms.knots,
         background_knots: terms.background,
         sinks: terms.sinks,
+        background_sinks: terms.background_sinks,
         devices,
         longest_off_cpu,
         quality: quality(model, &wstats, &cstats, min_edge_ns),

@@ -1,13 +1,23 @@
 //! Device idle time (wPerf §3.3, §4.1): while a device is idle it waits for new
 //! requests, so it gets edges to the threads that issued I/O to it, weighted by its
-//! idle time split by each thread's share of the bytes. In a per-process recording the
-//! shares are of all the device's traffic: the part issued by other processes (the
-//! recorder writing its trace, writeback kworkers) is idle time spent waiting for them,
-//! not for the analyzed threads, and is left out.
+//! idle time split by each thread's share of the bytes.
 //!
 //! Idle time is `duration × (1 − utilization)`, with utilization the larger of the
 //! bandwidth and request-rate utilizations (wPerf uses bandwidth for sequential and
 //! IOPS for random I/O; the larger one is the binding limit).
+//!
+//! In a per-process recording a disk's idle edges come from the recorded processes'
+//! own requests: the disk waits for the program whenever it is not serving one of the
+//! program's requests, and that time is split over the program's threads by their
+//! share of the program's bytes. Other processes' traffic (a copy, a build, the
+//! recorder writing its trace) is outside the recorded graph: counting it as the disk
+//! being busy made the disk a sink whenever another process saturated it, which hid the
+//! program's own cycle with the disk (`blocking-write` next to a 300 MB `dd`: "disk is
+//! the sink", utilization 100%, 98% of the bytes from `dd`; batching the fsyncs is still
+//! the fix). The interference shows as longer waits on the disk and in the device's
+//! total utilization, which is reported beside the program's. A system-wide recording
+//! keeps the total (every process is in the graph). NICs keep the total too: their
+//! traffic totals carry no time, and loopback traffic is the program's.
 //!
 //! Disk capacity, when not given: the request rate it sustains is one request per
 //! median latency, and its bandwidth is the 90th percentile of per-request transfer
@@ -102,12 +112,15 @@ pub(crate) fn idle_edges(
             .disk_bandwidth
             .or_else(|| percentile(rates, 0.9))
             .unwrap_or(f64::INFINITY);
-        let util = (n as f64 / (iops * secs))
-            .max(bytes as f64 / (bw * secs))
-            .clamp(0.0, 1.0);
-        let idle = (duration as f64 * (1.0 - util)) as u64;
+        let util_of = |n: u64, bytes: u64| {
+            (n as f64 / (iops * secs))
+                .max(bytes as f64 / (bw * secs))
+                .clamp(0.0, 1.0)
+        };
+        let util = util_of(n, bytes);
         let mut shares: BTreeMap<u32, u64> = BTreeMap::new();
         let by_count = bytes == 0;
+        let (mut own_n, mut own_bytes) = (0u64, 0u64);
         for q in &rqs {
             // Requests a process issued before its exec (loading the program) are
             // launcher work, like the waits before it (see `waits`).
@@ -122,9 +135,20 @@ pub(crate) fn idle_edges(
             }
             if let WakerKey::Entity(e) = r.entity(q.issue_tid, q.issue) {
                 *shares.entry(e).or_default() += if by_count { 1 } else { u64::from(q.bytes) };
+                own_n += 1;
+                own_bytes += u64::from(q.bytes);
             }
         }
-        let total = if by_count { n } else { bytes };
+        // Per-process recording: the device waits for the program whenever it is not
+        // serving the program's requests (module doc), so its idle edges use the
+        // program's own utilization and are split over the program's traffic only.
+        let (own_util, total) = if facts.recorded().is_some() {
+            let own_total = if by_count { own_n } else { own_bytes };
+            (util_of(own_n, own_bytes), own_total)
+        } else {
+            (util, if by_count { n } else { bytes })
+        };
+        let idle = (duration as f64 * (1.0 - own_util)) as u64;
         split(idle, &shares, total, Pseudo::Disk(dev), &mut edges);
         let source = if opts.disk_iops.is_some() || opts.disk_bandwidth.is_some() {
             CapacitySource::Given
@@ -139,6 +163,7 @@ pub(crate) fn idle_edges(
                 requests: n,
                 bytes,
                 utilization: util,
+                recorded_utilization: own_util,
                 idle: DurationNs(idle),
                 capacity: Capacity {
                     iops: Some(iops),
@@ -174,6 +199,7 @@ pub(crate) fn idle_edges(
                 requests: 0,
                 bytes: tx + d.rx_bytes,
                 utilization: util,
+                recorded_utilization: util,
                 idle: DurationNs(idle),
                 capacity: Capacity {
                     iops: None,

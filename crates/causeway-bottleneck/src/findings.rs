@@ -185,6 +185,9 @@ pub struct Knot {
     pub needs_cpu: DurationNs,
     /// Edges removed by refinement to get here (low impact), in removal order.
     pub removed_edges: Vec<EdgeId>,
+    /// Light edges that left its component and were trimmed before knots were
+    /// identified (small leaks, see `Options::leak_fraction`), heaviest first.
+    pub leaks: Vec<EdgeId>,
 }
 
 /// A vertex with no outgoing edge that others wait for.
@@ -278,6 +281,9 @@ pub struct Findings {
     pub background_knots: Vec<Knot>,
     /// Sinks: vertices others wait for that wait for nobody, most waited for first.
     pub sinks: Vec<Sink>,
+    /// Timer sinks that only background threads wait on (no worker: in no knot, waited
+    /// for by nobody, mostly idle): reported apart, never the top finding.
+    pub background_sinks: Vec<Sink>,
     /// Disks and NICs.
     pub devices: Vec<Device>,
     /// Up to five thread vertices by plain off-CPU time, what an off-CPU ranking would
@@ -332,8 +338,11 @@ pub struct Device {
     pub requests: u64,
     /// Bytes transferred.
     pub bytes: u64,
-    /// Estimated utilization, 0..=1.
+    /// Estimated utilization, 0..=1, from all the device's traffic.
     pub utilization: f64,
+    /// Utilization from the analyzed processes' requests only, 0..=1: what the idle
+    /// edges use in a per-process recording (equal to `utilization` otherwise).
+    pub recorded_utilization: f64,
     /// Estimated idle time.
     pub idle: DurationNs,
     /// Capacity used for the estimate.

@@ -188,6 +188,20 @@ fn plain_sink(v: &VertexDoc, incoming_s: f64) -> String {
     }
 }
 
+/// The sentence for a timer sink only background threads wait on.
+pub(crate) fn background_sink(s: &SinkDoc, vertices: &[VertexDoc], edges: &[EdgeDoc]) -> String {
+    let waiters: Vec<String> = s
+        .edges
+        .iter()
+        .map(|&e| &edges[e])
+        .map(|e| format!("{}{}", vertices[e.from].label, place(&e.wait_stacks)))
+        .collect();
+    format!(
+        "{} sleep on timers and no worker waits for them (they are in no knot, nobody waits on them, they are mostly idle): background threads; optimizing them is optional.",
+        waiters.join(", ")
+    )
+}
+
 /// The sentence for a background knot.
 pub(crate) fn background_knot(k: &KnotDoc, vertices: &[VertexDoc]) -> String {
     let names: Vec<&str> = k
@@ -202,12 +216,18 @@ pub(crate) fn background_knot(k: &KnotDoc, vertices: &[VertexDoc]) -> String {
 }
 
 /// What to look at first: the first knot's advice, else the first sink's.
-pub(crate) fn summary(knots: &[KnotDoc], sinks: &[SinkDoc]) -> String {
+pub(crate) fn summary(knots: &[KnotDoc], sinks: &[SinkDoc], background: bool) -> String {
     knots
         .first()
         .map(|k| k.advice.clone())
         .or_else(|| sinks.first().map(|s| s.advice.clone()))
         .unwrap_or_else(|| {
-            "No knot or sink found: no thread waits on anything the trace can attribute.".into()
+            if background {
+                "No knot or sink among the workers: only background threads sleeping on timers were found (see Background)."
+                    .into()
+            } else {
+                "No knot or sink found: no thread waits on anything the trace can attribute."
+                    .into()
+            }
         })
 }

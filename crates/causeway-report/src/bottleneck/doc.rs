@@ -124,6 +124,8 @@ pub(crate) struct KnotDoc {
     pub(crate) has_io: bool,
     pub(crate) needs_cpu_s: f64,
     pub(crate) removed_edges: Vec<usize>,
+    /// Light edges out of its component trimmed before knots were identified.
+    pub(crate) leaks: Vec<usize>,
     /// One plain sentence saying what to look at.
     pub(crate) advice: String,
 }
@@ -153,6 +155,8 @@ pub(crate) struct DeviceDoc {
     pub(crate) requests: u64,
     pub(crate) bytes: u64,
     pub(crate) utilization: f64,
+    /// Utilization by the recorded processes' requests (what the idle edges use).
+    pub(crate) recorded_utilization: f64,
     pub(crate) idle_s: f64,
     /// Capacity used for the estimate and where it came from.
     pub(crate) capacity: String,
@@ -190,6 +194,8 @@ pub(crate) struct Doc {
     pub(crate) knots: Vec<KnotDoc>,
     pub(crate) background_knots: Vec<KnotDoc>,
     pub(crate) sinks: Vec<SinkDoc>,
+    /// Timer sinks only background threads wait on: never in the summary.
+    pub(crate) background_sinks: Vec<SinkDoc>,
     pub(crate) devices: Vec<DeviceDoc>,
     pub(crate) longest_off_cpu: Vec<OffCpuDoc>,
     /// One sentence: what to look at first.

@@ -122,21 +122,27 @@ fn knot(out: &mut String, r: &Doc, k: &KnotDoc, title: &str) {
             on_cpu(out, &r.vertices[v].label, p);
         }
     }
-    if !k.removed_edges.is_empty() {
-        let removed: Vec<String> = k
-            .removed_edges
-            .iter()
-            .map(|&e| {
-                let e = &r.edges[e];
-                format!(
-                    "{} -> {} ({:.3}s)",
-                    r.vertices[e.from].label, r.vertices[e.to].label, e.weight_s
-                )
-            })
-            .collect();
-        let _ = writeln!(out, "  removed as low impact: {}", removed.join(", "));
-    }
+    edge_list(out, r, &k.leaks, "small leaks out of it, trimmed");
+    edge_list(out, r, &k.removed_edges, "removed as low impact");
     let _ = writeln!(out, "  => {}\n", k.advice);
+}
+
+/// `  TITLE: a -> b (0.012s), ...` for a non-empty list of edges.
+fn edge_list(out: &mut String, r: &Doc, list: &[usize], title: &str) {
+    if list.is_empty() {
+        return;
+    }
+    let items: Vec<String> = list
+        .iter()
+        .map(|&e| {
+            let e = &r.edges[e];
+            format!(
+                "{} -> {} ({:.3}s)",
+                r.vertices[e.from].label, r.vertices[e.to].label, e.weight_s
+            )
+        })
+        .collect();
+    let _ = writeln!(out, "  {title}: {}", items.join(", "));
 }
 
 fn labels(r: &Doc, vs: &[usize], sep: &str) -> String {
@@ -233,12 +239,33 @@ pub(crate) fn render(r: &Doc) -> String {
         }
         out.push('\n');
     }
-    if !r.devices.is_empty() {
+    if !r.background_sinks.is_empty() {
+        out.push_str("Background (timer sleepers no worker waits for):\n");
+        for s in &r.background_sinks {
+            sink(&mut out, r, s);
+        }
+        out.push('\n');
+    }
+    // A device with no traffic (an unused NIC) says nothing: it is left out of the text.
+    let busy: Vec<_> = r
+        .devices
+        .iter()
+        .filter(|d| d.bytes > 0 || d.requests > 0)
+        .collect();
+    if !busy.is_empty() {
         out.push_str("Devices:\n");
-        for d in &r.devices {
+        for d in busy {
+            let own = if (d.recorded_utilization - d.utilization).abs() >= 0.005 {
+                format!(
+                    " ({:.0}% by the recorded processes)",
+                    d.recorded_utilization * 100.0
+                )
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "  {:<10} {} requests, {:.1} MB, utilization {:.0}%, idle {:.3}s; capacity {}",
+                "  {:<10} {} requests, {:.1} MB, utilization {:.0}%{own}, idle {:.3}s; capacity {}",
                 r.vertices[d.vertex].label,
                 d.requests,
                 d.bytes as f64 / 1e6,
