@@ -7,9 +7,10 @@
 //! IOPS for random I/O; the larger one is the binding limit).
 //!
 //! In a per-process recording a disk's idle edges come from the recorded processes'
-//! own requests: the disk waits for the program whenever it is not serving one of the
-//! program's requests, and that time is split over the program's threads by their
-//! share of the program's bytes. Other processes' traffic (a copy, a build, the
+//! own requests: the disk waits for the program whenever none of the program's
+//! requests is in flight (issued and not completed; measured, no capacity estimate
+//! needed), and that time is split over the program's threads by their share of the
+//! program's bytes. Other processes' traffic (a copy, a build, the
 //! recorder writing its trace) is outside the recorded graph: counting it as the disk
 //! being busy made the disk a sink whenever another process saturated it, which hid the
 //! program's own cycle with the disk (`blocking-write` next to a 300 MB `dd`: "disk is
@@ -66,6 +67,25 @@ fn split(
     }
 }
 
+/// Time covered by at least one of the `(start, end)` intervals.
+fn in_flight(mut spans: Vec<(u64, u64)>) -> u64 {
+    spans.sort_unstable();
+    let mut total = 0u64;
+    let mut cur: Option<(u64, u64)> = None;
+    for (s, e) in spans {
+        match cur {
+            Some((cs, ce)) if s <= ce => cur = Some((cs, ce.max(e))),
+            _ => {
+                if let Some((cs, ce)) = cur {
+                    total += ce - cs;
+                }
+                cur = Some((s, e));
+            }
+        }
+    }
+    total + cur.map_or(0, |(s, e)| e - s)
+}
+
 fn percentile(mut v: Vec<f64>, p: f64) -> Option<f64> {
     if v.is_empty() {
         return None;
@@ -112,15 +132,12 @@ pub(crate) fn idle_edges(
             .disk_bandwidth
             .or_else(|| percentile(rates, 0.9))
             .unwrap_or(f64::INFINITY);
-        let util_of = |n: u64, bytes: u64| {
-            (n as f64 / (iops * secs))
-                .max(bytes as f64 / (bw * secs))
-                .clamp(0.0, 1.0)
-        };
-        let util = util_of(n, bytes);
+        let util = (n as f64 / (iops * secs))
+            .max(bytes as f64 / (bw * secs))
+            .clamp(0.0, 1.0);
         let mut shares: BTreeMap<u32, u64> = BTreeMap::new();
         let by_count = bytes == 0;
-        let (mut own_n, mut own_bytes) = (0u64, 0u64);
+        let mut own: Vec<(u64, u64)> = Vec::new();
         for q in &rqs {
             // Requests a process issued before its exec (loading the program) are
             // launcher work, like the waits before it (see `waits`).
@@ -135,16 +152,15 @@ pub(crate) fn idle_edges(
             }
             if let WakerKey::Entity(e) = r.entity(q.issue_tid, q.issue) {
                 *shares.entry(e).or_default() += if by_count { 1 } else { u64::from(q.bytes) };
-                own_n += 1;
-                own_bytes += u64::from(q.bytes);
+                own.push((q.issue.0, q.complete.0.max(q.issue.0)));
             }
         }
-        // Per-process recording: the device waits for the program whenever it is not
-        // serving the program's requests (module doc), so its idle edges use the
-        // program's own utilization and are split over the program's traffic only.
+        // Per-process recording: the device waits for the program whenever none of the
+        // program's requests is in flight (module doc), so its idle edges come from
+        // that time and are split over the program's traffic only.
         let (own_util, total) = if facts.recorded().is_some() {
-            let own_total = if by_count { own_n } else { own_bytes };
-            (util_of(own_n, own_bytes), own_total)
+            let busy = in_flight(own) as f64 / duration as f64;
+            (busy.clamp(0.0, 1.0), shares.values().sum())
         } else {
             (util, if by_count { n } else { bytes })
         };

@@ -340,8 +340,9 @@ pub struct Device {
     pub bytes: u64,
     /// Estimated utilization, 0..=1, from all the device's traffic.
     pub utilization: f64,
-    /// Utilization from the analyzed processes' requests only, 0..=1: what the idle
-    /// edges use in a per-process recording (equal to `utilization` otherwise).
+    /// The share of the recording during which one of the analyzed processes' requests
+    /// was in flight, 0..=1: what the idle edges use in a per-process recording (for a
+    /// system-wide recording, and for NICs, equal to `utilization`).
     pub recorded_utilization: f64,
     /// Estimated idle time.
     pub idle: DurationNs,

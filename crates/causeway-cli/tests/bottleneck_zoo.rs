@@ -270,6 +270,19 @@ fn blocking_write_knot_is_consumer_and_disk_not_the_producer() {
         waiting(producer),
         waiting(consumer)
     );
+    // The CI flake: with other processes saturating the disk (the other tests'
+    // recorders, builds; reproduced with a `dd` beside the workload) the disk's
+    // estimated utilization reached 100%, it had no idle edge back to the consumer and
+    // became a sink: no knot. In a per-process recording its idle edges come from the
+    // program's own requests in flight, so a fully busy disk keeps the knot. A disk
+    // rated at one request per second is exactly that, on every run.
+    let busy = Report(bottleneck(&trace, &["--disk-iops", "1"]));
+    let dev = &busy.0["devices"][0];
+    assert_eq!(dev["utilization"].as_f64().unwrap(), 1.0, "{dev}");
+    assert!(dev["recorded_utilization"].as_f64().unwrap() < 1.0, "{dev}");
+    let k = busy.knots().first().expect("a knot on a fully busy disk");
+    assert_eq!(sorted_vertices(k), want, "top knot on a busy disk {k}");
+    assert!(busy.edge(disk, consumer).is_some());
     eprintln!(
         "blocking-write: knot {{consumer, disk}}, consumer -> disk {:.3}s ({:.0}%), off-CPU first: {} ({:.3}s); waiting: producer {:.3}s, consumer {:.3}s",
         to_disk["weight_s"].as_f64().unwrap(),

@@ -257,7 +257,7 @@ pub(crate) fn render(r: &Doc) -> String {
         for d in busy {
             let own = if (d.recorded_utilization - d.utilization).abs() >= 0.005 {
                 format!(
-                    " ({:.0}% by the recorded processes)",
+                    " (the recorded processes' requests in flight {:.0}% of the time)",
                     d.recorded_utilization * 100.0
                 )
             } else {
