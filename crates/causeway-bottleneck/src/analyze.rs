@@ -96,7 +96,13 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Findings, BottleneckErro
         &dev_reports,
     );
     let raw_edges = edges::raw(edge_map, &numbered.pseudo_vid, &idle);
-    let groups = vertices::groups(&numbered.raw, &ents, threads, opts.merge, opts.similarity);
+    let groups = vertices::groups(
+        &numbered.raw,
+        &ents,
+        (model, input.tables),
+        opts.merge,
+        opts.similarity,
+    );
     let mut vertices = vertices::build(&groups, &numbered.raw, &ents, threads, input.tables);
     profile::attach(&mut vertices, input.facts, input.tables);
     let edges = edges::merged(raw_edges, &groups, input.tables, opts);

@@ -51,6 +51,10 @@ pub enum VertexKind {
     ShortTermThreads,
     /// Similar threads merged into one vertex.
     SimilarThreads,
+    /// Similar single-threaded processes merged into one vertex: children of one
+    /// parent running the same executable under the same name (pre-forked servers,
+    /// worker pools of processes).
+    SimilarProcesses,
     /// A block device pseudo thread.
     Disk {
         /// The device, or `None` when the trace does not say which disk.
@@ -88,7 +92,10 @@ impl VertexKind {
     pub fn is_thread(&self) -> bool {
         matches!(
             self,
-            VertexKind::Thread | VertexKind::ShortTermThreads | VertexKind::SimilarThreads
+            VertexKind::Thread
+                | VertexKind::ShortTermThreads
+                | VertexKind::SimilarThreads
+                | VertexKind::SimilarProcesses
         )
     }
 }

@@ -22,6 +22,7 @@ pub(crate) enum KindDoc {
     Thread,
     ShortTermThreads,
     SimilarThreads,
+    SimilarProcesses,
     /// `major:minor`, or `?`.
     Disk {
         device: String,
@@ -48,7 +49,10 @@ impl KindDoc {
     pub(crate) fn is_thread(&self) -> bool {
         matches!(
             self,
-            KindDoc::Thread | KindDoc::ShortTermThreads | KindDoc::SimilarThreads
+            KindDoc::Thread
+                | KindDoc::ShortTermThreads
+                | KindDoc::SimilarThreads
+                | KindDoc::SimilarProcesses
         )
     }
 }

@@ -10,6 +10,7 @@ pub(crate) fn kind_doc(k: &VertexKind, disks: &DiskNames) -> KindDoc {
         VertexKind::Thread => KindDoc::Thread,
         VertexKind::ShortTermThreads => KindDoc::ShortTermThreads,
         VertexKind::SimilarThreads => KindDoc::SimilarThreads,
+        VertexKind::SimilarProcesses => KindDoc::SimilarProcesses,
         VertexKind::Disk { device } => KindDoc::Disk {
             device: or_unknown(device.map(|d| disk_name(d, disks))),
         },
@@ -40,6 +41,14 @@ pub(crate) fn label(kind: &KindDoc, trefs: &[ThreadDoc]) -> String {
                 "threads"
             };
             format!("{}* ×{} {what}", base, trefs.len())
+        }
+        // Processes keep their whole name when it has no digits (`pl-worker ×4
+        // processes`): a pre-forked pool usually names every member the same.
+        KindDoc::SimilarProcesses => {
+            let first = trefs.first().map_or_else(|| "?".into(), name_or_tid);
+            let base = similar_name(&first);
+            let star = if base == first { "" } else { "*" };
+            format!("{base}{star} ×{} processes", trefs.len())
         }
         KindDoc::Disk { device } => format!("disk {device}"),
         KindDoc::Nic { interface } => format!("nic {interface}"),
