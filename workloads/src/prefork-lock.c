@@ -5,7 +5,7 @@
  * mutex in shared memory and listens on 127.0.0.1 (ephemeral port), then
  * forks --workers "pl-worker" processes (default 4) and one "pl-client"
  * process with one thread per worker ("client-i"), each holding one
- * connection.  Each worker serves one connection, like a database backend:
+ * connection with two requests in flight.  Each worker serves one connection, like a database backend:
  * per 64-byte request it takes the shared lock and, under it, appends a
  * 4 KiB record (pwrite) and fdatasyncs the log (commit_record), then
  * answers.  Two background processes of the same program wake on timers:
@@ -39,6 +39,7 @@
 
 #define MAX_WORKERS 64
 #define REQ_SIZE 64
+#define PIPELINE 2
 #define REC_SIZE 4096
 #define LOG_SLOTS 4096 /* 16 MiB ring */
 
@@ -211,9 +212,18 @@ static void *client_thread(void *p)
 	set_nodelay(fd);
 	char req[REQ_SIZE];
 	memset(req, 'a' + c->id % 26, sizeof req);
-	while (!wl_time_up(&args)) {
-		if (io_full(fd, req, sizeof req, 1) != 1 || io_full(fd, req, sizeof req, 0) != 1)
-			wl_die("prefork-lock: request failed");
+	/* PIPELINE requests in flight per connection, so a worker finds its next
+	 * request waiting and the lock, not the client, paces it. */
+	int outstanding = 0;
+	while (!wl_time_up(&args) || outstanding > 0) {
+		while (outstanding < PIPELINE && !wl_time_up(&args)) {
+			if (io_full(fd, req, sizeof req, 1) != 1)
+				wl_die("prefork-lock: request failed");
+			outstanding++;
+		}
+		if (io_full(fd, req, sizeof req, 0) != 1)
+			wl_die("prefork-lock: response failed");
+		outstanding--;
 		c->requests++;
 	}
 	close(fd);
