@@ -603,8 +603,15 @@ fn prefork_lock_knot_is_the_merged_workers_and_the_disk() {
     let disk = r.vertex_of_kind("disk").expect("disk vertex");
 
     // The top knot is {workers, disk}: the lock (a self-loop) and the sync under it.
+    // When the disk's edges weigh under the refinement threshold (fast syncs on a
+    // quiet disk), refinement leaves the lock's self-loop alone: still the workers'
+    // knot, never the clients and the loopback that today's analysis named.
     let k = &r.knots()[0];
-    assert_eq!(sorted_vertices(k), sorted(&[w, disk]), "top knot {k}");
+    let vs = sorted_vertices(k);
+    assert!(
+        vs == sorted(&[w, disk]) || vs == [w],
+        "top knot {k}"
+    );
     let self_loop = r.edge(w, w).expect("workers wait for each other");
     assert!(has_frame(&self_loop["wait_stacks"], "user", &["handle_request"]));
     assert!(has_frame(
