@@ -121,6 +121,7 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Findings, BottleneckErro
         })
         .collect();
     Ok(Findings {
+        started_unix_s: started_unix_s(trace.header(), span.start.0),
         duration: DurationNs(duration),
         threshold: DurationNs(threshold_ns),
         merged: opts.merge,
@@ -140,6 +141,16 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Findings, BottleneckErro
             .filter_map(|r| Some((r.dev, input.facts.disk_name(r.dev)?.to_string())))
             .collect(),
     })
+}
+
+/// The recording's first timestamp in seconds since the Unix epoch, if its clock has a
+/// real-time offset.
+fn started_unix_s(header: &causeway_format::Header, first_ns: u64) -> Option<i64> {
+    if header.clock == causeway_format::ClockSource::Synthetic {
+        return None;
+    }
+    let ns = i128::from(first_ns) + i128::from(header.clock_to_realtime_ns);
+    i64::try_from(ns.div_euclid(1_000_000_000)).ok()
 }
 
 /// The only disk and the only NIC, when there is exactly one of each.

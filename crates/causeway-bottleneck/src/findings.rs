@@ -267,6 +267,9 @@ pub struct Quality {
 /// Everything the bottleneck analysis finds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Findings {
+    /// When the recording began, in seconds since the Unix epoch (`None` for a
+    /// synthetic trace, whose clock has no real time).
+    pub started_unix_s: Option<i64>,
     /// Recording length (at least 1 ns).
     pub duration: DurationNs,
     /// Refinement threshold.

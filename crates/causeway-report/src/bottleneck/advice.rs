@@ -57,8 +57,14 @@ pub(crate) fn place(stacks: &[StackDoc]) -> String {
     }
 }
 
-fn pct(share: f64) -> String {
-    format!("{:.0}% of the recording", share * 100.0)
+/// An edge's weight as an SRE reads it: seconds of waiting, a nested wait counted once
+/// per thread it holds up (so the figure may exceed the recording's length; a share
+/// "of the recording" over 100% read as nonsense).
+fn weight_text(e: &EdgeDoc) -> String {
+    format!(
+        "{:.3}s of waiting, summed over the threads it holds up",
+        e.weight_s
+    )
 }
 
 /// The sentence for a knot whose fields other than `advice` are filled in.
@@ -90,7 +96,7 @@ pub(crate) fn knot(k: &KnotDoc, vertices: &[VertexDoc], edges: &[EdgeDoc]) -> St
     };
     let (src, dst) = (&vertices[e.from], &vertices[e.to]);
     let at = place(&e.wait_stacks);
-    let w = format!("{:.3}s, {}", e.weight_s, pct(e.share));
+    let w = weight_text(e);
     let main = if e.from == e.to {
         format!(
             "The threads of {} wait for each other ({w}){at}: look at the lock they contend on, or at uneven work where they meet (a barrier, a join).",
@@ -142,7 +148,7 @@ pub(crate) fn sink(s: &SinkDoc, vertices: &[VertexDoc], edges: &[EdgeDoc]) -> St
     };
     let src = &vertices[e.from].label;
     let at = place(&e.wait_stacks);
-    let w = format!("{:.3}s, {}", e.weight_s, pct(e.share));
+    let w = weight_text(e);
     let waited_for = s.chain.len() >= 3;
     let main = match &v.kind {
         KindDoc::Timer if waited_for => format!(

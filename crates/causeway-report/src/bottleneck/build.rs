@@ -63,6 +63,7 @@ pub(crate) fn doc(f: &Findings) -> Doc {
         .collect();
     let summary = advice::summary(&knots, &sinks, !background_sinks.is_empty());
     Doc {
+        recorded_at: f.started_unix_s.map(crate::wallclock::format_utc),
         duration_s: secs(f.duration),
         threshold_s: secs(f.threshold),
         merged: f.merged,

@@ -189,6 +189,9 @@ pub(crate) struct QualityDoc {
 /// Everything `causeway bottleneck` shows.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct Doc {
+    /// Wall-clock start, `YYYY-MM-DD HH:MM:SS UTC` (absent for synthetic traces).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) recorded_at: Option<String>,
     pub(crate) duration_s: f64,
     pub(crate) threshold_s: f64,
     pub(crate) merged: bool,

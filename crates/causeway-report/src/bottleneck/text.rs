@@ -173,13 +173,24 @@ fn sink(out: &mut String, r: &Doc, s: &SinkDoc) {
     let _ = writeln!(out, "  => {}", s.advice);
 }
 
+/// What the words of the report mean, for a reader who has not read wPerf.
+const LEGEND: &str = "\
+knot: threads (and devices) that wait only for each other; speeding up anything outside cannot help them.
+sink: something others wait for that waits for nobody: its own work (or a timer, or a busy device) is the limit.
+cascade: a wait's time also counts for whoever held up its waker, so edge seconds add up across the threads held up.
+
+";
+
 /// The report as text.
 pub(crate) fn render(r: &Doc) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "causeway bottleneck: {:.3}s recorded; refinement threshold {:.3}s ({:.0}%); {}",
+        "causeway bottleneck: {:.3}s recorded{}; refinement threshold {:.3}s ({:.0}%); {}",
         r.duration_s,
+        r.recorded_at
+            .as_ref()
+            .map_or_else(String::new, |t| format!(" from {t}")),
         r.threshold_s,
         if r.duration_s > 0.0 {
             r.threshold_s / r.duration_s * 100.0
@@ -222,6 +233,7 @@ pub(crate) fn render(r: &Doc) -> String {
         }
         None => out.push('\n'),
     }
+    out.push_str(LEGEND);
     let _ = writeln!(out, "What to look at: {}\n", r.summary);
     if r.knots.is_empty() {
         out.push_str("No knots.\n\n");
