@@ -95,6 +95,36 @@ fn percentile(mut v: Vec<f64>, p: f64) -> Option<f64> {
     v.get(i).copied()
 }
 
+/// Each analyzed entity's share of a disk's requests (bytes, or requests when
+/// `by_count`), and the `(issue, completion)` span of each of their requests.
+fn issuers(
+    rqs: &[&causeway_model::BlockRequest],
+    r: &Resolver<'_>,
+    facts: &Facts,
+    by_count: bool,
+) -> (BTreeMap<u32, u64>, Vec<(u64, u64)>) {
+    let mut shares: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut spans: Vec<(u64, u64)> = Vec::new();
+    for q in rqs {
+        // Requests a process issued before its exec (loading the program) are
+        // launcher work, like the waits before it (see `waits`).
+        let before_exec = r
+            .threads
+            .get(r.thread_index(q.issue_tid, q.issue).unwrap_or(usize::MAX))
+            .and_then(|t| t.tgid)
+            .and_then(|g| facts.exec_time(g))
+            .is_some_and(|x| q.issue < x);
+        if before_exec {
+            continue;
+        }
+        if let WakerKey::Entity(e) = r.entity(q.issue_tid, q.issue) {
+            *shares.entry(e).or_default() += if by_count { 1 } else { u64::from(q.bytes) };
+            spans.push((q.issue.0, q.complete.0.max(q.issue.0)));
+        }
+    }
+    (shares, spans)
+}
+
 /// Idle edges and figures of every disk and NIC.
 pub(crate) fn idle_edges(
     model: &Model,
@@ -135,26 +165,8 @@ pub(crate) fn idle_edges(
         let util = (n as f64 / (iops * secs))
             .max(bytes as f64 / (bw * secs))
             .clamp(0.0, 1.0);
-        let mut shares: BTreeMap<u32, u64> = BTreeMap::new();
         let by_count = bytes == 0;
-        let mut own: Vec<(u64, u64)> = Vec::new();
-        for q in &rqs {
-            // Requests a process issued before its exec (loading the program) are
-            // launcher work, like the waits before it (see `waits`).
-            let before_exec = r
-                .threads
-                .get(r.thread_index(q.issue_tid, q.issue).unwrap_or(usize::MAX))
-                .and_then(|t| t.tgid)
-                .and_then(|g| facts.exec_time(g))
-                .is_some_and(|x| q.issue < x);
-            if before_exec {
-                continue;
-            }
-            if let WakerKey::Entity(e) = r.entity(q.issue_tid, q.issue) {
-                *shares.entry(e).or_default() += if by_count { 1 } else { u64::from(q.bytes) };
-                own.push((q.issue.0, q.complete.0.max(q.issue.0)));
-            }
-        }
+        let (shares, own) = issuers(&rqs, r, facts, by_count);
         // Per-process recording: the device waits for the program whenever none of the
         // program's requests is in flight (module doc), so its idle edges come from
         // that time and are split over the program's traffic only.

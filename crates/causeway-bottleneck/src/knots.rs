@@ -141,8 +141,7 @@ fn background_sink(
         .filter(|a| a.to == sink && a.from != sink)
         .map(|a| a.from);
     waiters.all(|w| {
-        vertices[w as usize].kind.is_thread()
-            && !is_worker(w, vertices, live, in_knot, duration)
+        vertices[w as usize].kind.is_thread() && !is_worker(w, vertices, live, in_knot, duration)
     })
 }
 

@@ -72,7 +72,10 @@ impl Canonical {
             Some(&c) => c,
             None => {
                 let texts = tables.stack(user).map_or_else(Vec::new, |st| {
-                    st.frames.iter().flat_map(|&f| tables.frame_texts(f)).collect()
+                    st.frames
+                        .iter()
+                        .flat_map(|&f| tables.frame_texts(f))
+                        .collect()
                 });
                 let c = *self.by_text.entry(texts).or_insert(s.user);
                 self.by_id.insert(user, c);

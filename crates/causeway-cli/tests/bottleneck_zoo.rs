@@ -565,7 +565,11 @@ fn background_waiters(r: &Report) -> Vec<u64> {
         .unwrap()
         .iter()
         .flat_map(|s| s["edges"].as_array().unwrap().clone())
-        .map(|e| r.0["edges"][e.as_u64().unwrap() as usize]["from"].as_u64().unwrap())
+        .map(|e| {
+            r.0["edges"][e.as_u64().unwrap() as usize]["from"]
+                .as_u64()
+                .unwrap()
+        })
         .collect()
 }
 
@@ -608,19 +612,24 @@ fn prefork_lock_knot_is_the_merged_workers_and_the_disk() {
     // knot, never the clients and the loopback that today's analysis named.
     let k = &r.knots()[0];
     let vs = sorted_vertices(k);
-    assert!(
-        vs == sorted(&[w, disk]) || vs == [w],
-        "top knot {k}"
-    );
+    assert!(vs == sorted(&[w, disk]) || vs == [w], "top knot {k}");
     let self_loop = r.edge(w, w).expect("workers wait for each other");
-    assert!(has_frame(&self_loop["wait_stacks"], "user", &["handle_request"]));
+    assert!(has_frame(
+        &self_loop["wait_stacks"],
+        "user",
+        &["handle_request"]
+    ));
     assert!(has_frame(
         &self_loop["wait_stacks"],
         "user",
         &["pthread_mutex_lock", "lll_lock_wait"]
     ));
     let to_disk = r.edge(w, disk).expect("workers -> disk");
-    assert!(has_frame(&to_disk["wait_stacks"], "user", &["commit_record"]));
+    assert!(has_frame(
+        &to_disk["wait_stacks"],
+        "user",
+        &["commit_record"]
+    ));
     assert!(has_frame(
         &to_disk["wait_stacks"],
         "user",
@@ -693,7 +702,11 @@ fn group_commit_knot_is_the_sync_thread_and_the_disk_not_the_runtime() {
     let k = &r.knots()[0];
     assert_eq!(sorted_vertices(k), sorted(&[sync, disk]), "top knot {k}");
     let to_disk = r.edge(sync, disk).expect("sync -> disk");
-    assert!(has_frame(&to_disk["wait_stacks"], "user", &["sync_request"]));
+    assert!(has_frame(
+        &to_disk["wait_stacks"],
+        "user",
+        &["sync_request"]
+    ));
     assert!(has_frame(
         &to_disk["wait_stacks"],
         "user",
@@ -701,7 +714,10 @@ fn group_commit_knot_is_the_sync_thread_and_the_disk_not_the_runtime() {
     ));
     // Not the runtime thread, not the timer: in no knot, not in the summary.
     let summary = r.0["summary"].as_str().unwrap();
-    assert!(!summary.contains("runtime") && !summary.contains("timer"), "{summary}");
+    assert!(
+        !summary.contains("runtime") && !summary.contains("timer"),
+        "{summary}"
+    );
     assert!(summary.contains("sync_request"), "{summary}");
     for k in r.knots() {
         assert!(!k["vertices"].as_array().unwrap().contains(&runtime.into()));
@@ -716,6 +732,7 @@ fn group_commit_knot_is_the_sync_thread_and_the_disk_not_the_runtime() {
     eprintln!(
         "group-commit: knot {{sync, disk}}, sync -> disk {:.3}s, sync -> runtime {:.3}s",
         to_disk["weight_s"].as_f64().unwrap(),
-        r.edge(sync, runtime).map_or(0.0, |e| e["weight_s"].as_f64().unwrap())
+        r.edge(sync, runtime)
+            .map_or(0.0, |e| e["weight_s"].as_f64().unwrap())
     );
 }

@@ -45,7 +45,10 @@ fn small_leak_is_trimmed_and_listed() {
         .iter()
         .find(|e| e.from == a && e.to == c)
         .expect("1 -> 3");
-    assert!(leak.weight >= r.quality.min_edge, "the leak is above the floor");
+    assert!(
+        leak.weight >= r.quality.min_edge,
+        "the leak is above the floor"
+    );
     assert_eq!(r.knots.len(), 1, "{:#?}", r.knots);
     assert_eq!(r.knots[0].vertices, ids(&r, &[1, 2]));
     assert_eq!(r.knots[0].leaks, vec![leak.id]);
