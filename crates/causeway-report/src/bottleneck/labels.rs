@@ -92,3 +92,38 @@ mod disk_tests {
         assert_eq!(disk_name(DevId(8 << 20 | 16), &names), "8:16");
     }
 }
+
+#[cfg(test)]
+mod label_tests {
+    use super::label;
+    use crate::bottleneck::doc::{KindDoc, ThreadDoc};
+
+    fn threads(names: &[&str]) -> Vec<ThreadDoc> {
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| ThreadDoc {
+                tid: 100 + i as u32,
+                pid: 100 + i as u32,
+                comm: n.to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn merged_processes_keep_a_name_without_digits_whole() {
+        let k = KindDoc::SimilarProcesses;
+        assert_eq!(
+            label(&k, &threads(&["pl-worker"; 4])),
+            "pl-worker ×4 processes"
+        );
+        assert_eq!(label(&k, &threads(&["w1", "w2"])), "w* ×2 processes");
+        assert_eq!(
+            label(
+                &KindDoc::SimilarThreads,
+                &threads(&["worker-1", "worker-2"])
+            ),
+            "worker-* ×2 threads"
+        );
+    }
+}
