@@ -13,6 +13,15 @@ use common::{can_record, causeway, record, workload};
 use serde_json::Value;
 use std::path::Path;
 
+/// One zoo test at a time: each records a workload that wants the machine's cores
+/// (the 16+16-thread `group-commit`, four lock workers), and several side by side on
+/// a 2-core runner starve each other's threads enough to change the very waits the
+/// tests assert on (runnable time turning into waits on the client, on the loopback).
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Record `bin ARGS` for `seconds` with extra recorder flags; returns the trace path.
 fn record_zoo(dir: &Path, bin: &str, seconds: &str, rec_flags: &[&str], args: &[&str]) -> String {
     let out = dir.join(format!("{bin}.cwt"));
@@ -215,6 +224,7 @@ fn blocking_write_knot_is_consumer_and_disk_not_the_producer() {
     if !can_record() {
         return;
     }
+    let _one = serial();
     let dir = tempfile::tempdir().unwrap();
     let trace = record_zoo(dir.path(), "blocking-write", "1", &[], &[]);
     let r = Report(bottleneck(&trace, &[]));
@@ -299,6 +309,7 @@ fn lock_contention_knot_is_the_workers_self_loop_on_the_mutex() {
     if !can_record() {
         return;
     }
+    let _one = serial();
     let dir = tempfile::tempdir().unwrap();
     // Library frames and kernel stacks on every wait, so pthread_mutex_lock's futex
     // shows (by default only the program's call sites and D-state kernel stacks).
@@ -382,6 +393,7 @@ fn load_imbalance_knot_is_the_cycle_between_the_phase_threads() {
     if !can_record() {
         return;
     }
+    let _one = serial();
     let dir = tempfile::tempdir().unwrap();
     let trace = record_zoo(dir.path(), "load-imbalance", "1", &[], &[]);
     // Raw threads: the cycle phase-0 <-> phase-1 (each waits for the other at the
@@ -464,6 +476,7 @@ fn blocking_net_clients_loopback_server_and_the_backend_sleep() {
     if !can_record() {
         return;
     }
+    let _one = serial();
     let dir = tempfile::tempdir().unwrap();
     let trace = record_zoo(dir.path(), "blocking-net", "1", &[], &[]);
     let r = Report(bottleneck(&trace, &[]));
@@ -578,6 +591,7 @@ fn prefork_lock_knot_is_the_merged_workers_and_the_disk() {
     if !can_record() {
         return;
     }
+    let _one = serial();
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let trace = record_zoo(
         dir.path(),
@@ -675,6 +689,7 @@ fn group_commit_knot_is_the_sync_thread_and_the_disk_not_the_runtime() {
     if !can_record() {
         return;
     }
+    let _one = serial();
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let trace = record_zoo(
         dir.path(),
