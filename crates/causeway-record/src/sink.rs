@@ -46,6 +46,8 @@ pub fn header(command_line: Vec<String>, scope: Scope) -> Header {
         scope,
         target_pids: Vec::new(),
         target_comm: None,
+        file_id: causeway_format::Header::random_file_id(),
+        salvaged: None,
     }
 }
 
