@@ -411,6 +411,14 @@ impl<R: Read + Seek> TraceReader<R> {
             what: "block",
             detail,
         };
+        let tag = self.header.file_tag();
+        if h.tag != tag {
+            return Err(corrupt(format!(
+                "block belongs to another file (file tag {:#06x}, this file's is {tag:#06x}); \
+                 files concatenated? `causeway check` salvages each",
+                h.tag
+            )));
+        }
         if BLOCK_HEADER_LEN as u64 + h.payload_len as u64 != e.len {
             return Err(corrupt(format!(
                 "block is {} bytes but the index says {}",

@@ -68,6 +68,13 @@ pub struct ScannedTrace {
     /// First and last event time of every chunk its intact index lists (the span of the
     /// whole original, damaged chunks included).
     pub index_span: Option<(u64, u64)>,
+    /// True if its index lists exactly its intact blocks, as the reader requires.
+    pub index_ok: bool,
+    /// Table blocks whose ids overlap rows before them or leave an implausible gap:
+    /// the reader refuses such a file (salvage leaves those blocks out).
+    pub id_clashes: usize,
+    /// Next free id of the id tables (strings, frames, stacks) while scanning.
+    next_id: [u64; 3],
 }
 
 /// What [`scan`] found.
@@ -97,6 +104,10 @@ impl ScanReport {
             && self.damage.is_empty()
             && self.has_trailer
             && self.traces.len() == 1
+            && self
+                .traces
+                .iter()
+                .all(|t| t.index_ok && t.id_clashes == 0)
             && self.reader_error.is_none()
     }
     /// Intact blocks of one kind.
@@ -120,6 +131,16 @@ fn find_magic(data: &[u8], from: usize) -> Option<usize> {
     hay.windows(BLOCK_MAGIC.len())
         .position(|w| w == BLOCK_MAGIC || w == &FILE_MAGIC[..BLOCK_MAGIC.len()])
         .map(|p| p + from)
+}
+
+/// Which id table (strings, frames, stacks) a block kind fills, if any.
+fn id_slot(kind: BlockKind) -> Option<usize> {
+    match kind {
+        BlockKind::Strings => Some(0),
+        BlockKind::Frames => Some(1),
+        BlockKind::Stacks => Some(2),
+        _ => None,
+    }
 }
 
 /// Where the next block or file header may start after damage at `pos`.
@@ -219,6 +240,9 @@ impl Scanner<'_> {
             tag,
             has_trailer: false,
             index_span: None,
+            index_ok: false,
+            id_clashes: 0,
+            next_id: [0; 3],
         });
         self.open = true;
     }
@@ -255,6 +279,39 @@ impl Scanner<'_> {
             .map(|(_, h, end)| (h, pos + end as usize))
     }
 
+    /// An intact index block of trace `n` (payload in `raw`): the span it records, and
+    /// whether it lists exactly the trace's blocks before it, as the reader checks.
+    fn index(&mut self, n: usize, raw: &[u8]) {
+        let Some(tr) = self.rep.traces.get_mut(n) else {
+            return;
+        };
+        let Ok(idx) = parse_index(raw, 0, u64::MAX) else {
+            return;
+        };
+        let ev = idx.iter().filter(|e| e.kind == BlockKind::Events);
+        let first = ev.clone().map(|e| e.range_start).min();
+        let last = ev.map(|e| e.range_end).max();
+        tr.index_span = first.zip(last);
+        let base = tr.offset;
+        let blocks: Vec<&ScannedBlock> = self
+            .rep
+            .blocks
+            .iter()
+            .filter(|b| b.trace == n && b.header.kind != BlockKind::Index)
+            .collect();
+        tr.index_ok = blocks.len() == idx.len()
+            && blocks.iter().zip(&idx).all(|(b, e)| {
+                let h = &b.header;
+                e.kind == h.kind
+                    && e.cpu == h.cpu
+                    && e.count == h.count
+                    && e.range_start == h.range_start
+                    && e.range_end == h.range_end
+                    && Some(e.offset) == b.offset.checked_sub(base)
+                    && e.len == b.len()
+            });
+    }
+
     /// Record an intact block at `pos`, starting a trace if it belongs to none open.
     fn block(&mut self, pos: usize, h: BlockHeader, scratch: &[u8]) {
         let fits = self.open && self.rep.traces.last().is_some_and(|t| t.tag == h.tag);
@@ -266,14 +323,18 @@ impl Scanner<'_> {
             );
         }
         let n = self.rep.traces.len() - 1;
-        if h.kind == BlockKind::Index
-            && let Ok(idx) = parse_index(scratch, pos as u64, u64::MAX)
-            && let Some(tr) = self.rep.traces.last_mut()
-        {
-            let ev = idx.iter().filter(|e| e.kind == BlockKind::Events);
-            let first = ev.clone().map(|e| e.range_start).min();
-            let last = ev.map(|e| e.range_end).max();
-            tr.index_span = first.zip(last);
+        if h.kind == BlockKind::Index {
+            self.index(n, scratch);
+        }
+        let file_len = self.data.len() as u64;
+        if let (Some(slot), Some(tr)) = (id_slot(h.kind), self.rep.traces.last_mut()) {
+            let gap = h.range_start.checked_sub(tr.next_id[slot]);
+            match gap {
+                Some(g) if plausible_id_gap(g, h.range_start, h.raw_len as u64, file_len) => {
+                    tr.next_id[slot] = h.range_end;
+                }
+                _ => tr.id_clashes += 1,
+            }
         }
         self.rep.blocks.push(ScannedBlock {
             offset: pos as u64,
@@ -357,6 +418,9 @@ pub fn scan(data: &[u8]) -> ScanReport {
             tag: 0,
             has_trailer: false,
             index_span: None,
+            index_ok: false,
+            id_clashes: 0,
+            next_id: [0; 3],
         });
     }
     if let Some(first) = rep.traces.first() {
