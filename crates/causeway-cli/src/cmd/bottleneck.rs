@@ -31,8 +31,9 @@ fn trace_path(args: &BottleneckArgs) -> Result<PathBuf> {
     Ok(trace)
 }
 
-/// Read the trace and run the analysis.
-pub fn build(args: &BottleneckArgs) -> Result<Findings> {
+/// Read the trace and run the analysis; also the notes qualifying the trace
+/// ([`causeway_report::trace_notes`]: salvaged, ...).
+pub fn build(args: &BottleneckArgs) -> Result<(Findings, Vec<String>)> {
     let mut opts = args.options();
     let path = trace_path(args)?;
     let mut rd = open_trace(&path)?;
@@ -40,16 +41,18 @@ pub fn build(args: &BottleneckArgs) -> Result<Findings> {
     opts.threshold_fraction = args
         .threshold
         .fraction_of(trace.model().span().map_or(0, |s| s.duration().0));
-    analyze(&trace, &opts).map_err(|e| match e {
+    let notes = causeway_report::trace_notes(trace.header());
+    let findings = analyze(&trace, &opts).map_err(|e| match e {
         BottleneckError::Empty => anyhow::Error::new(BadInput(format!("{}: {e}", path.display()))),
         other => anyhow::Error::new(other),
-    })
+    })?;
+    Ok((findings, notes))
 }
 
 /// Run the command; returns the exit code (1 if no knot or sink was found).
 pub fn run(args: &BottleneckArgs) -> Result<u8> {
-    let findings = build(args)?;
-    let view = BottleneckView::new(&findings);
+    let (findings, notes) = build(args)?;
+    let view = BottleneckView::new(&findings).with_notes(notes);
     if let Some(svg) = &args.svg {
         view.write_svg(svg).map_err(|e| match e {
             ReportError::GraphvizMissing => anyhow!(

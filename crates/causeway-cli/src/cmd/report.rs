@@ -53,6 +53,7 @@ pub fn run(args: &ReportArgs) -> Result<u8> {
         host: trace.header().host.hostname.clone(),
         summary: summary(&args.trace, trace)?,
         lost_events: trace.facts().lost_by_cpu().values().sum(),
+        notes: causeway_report::trace_notes(trace.header()),
         bottleneck: verdict.as_ref(),
         flames: flames.iter().map(|f| (heading(f), f)).collect(),
         timeline: &tl,

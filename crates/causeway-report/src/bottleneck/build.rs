@@ -68,6 +68,7 @@ pub(crate) fn doc(f: &Findings) -> Doc {
             .map(|o| off_cpu(o, &vertices))
             .collect(),
         quality: quality(&f.quality),
+        notes: Vec::new(),
         vertices,
         edges,
         knots,

@@ -195,6 +195,9 @@ pub(crate) struct Doc {
     /// One sentence: what to look at first.
     pub(crate) summary: String,
     pub(crate) quality: QualityDoc,
+    /// Lines qualifying the trace (salvaged, ...), from [`crate::trace_notes`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) notes: Vec<String>,
 }
 
 fn edge_kind<S: Serializer>(k: &EdgeKind, s: S) -> Result<S::Ok, S::Error> {

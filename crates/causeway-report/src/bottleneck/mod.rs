@@ -36,6 +36,12 @@ impl BottleneckView {
         }
     }
 
+    /// Add lines qualifying the trace ([`crate::trace_notes`]), shown at the top.
+    pub fn with_notes(mut self, notes: Vec<String>) -> BottleneckView {
+        self.doc.notes = notes;
+        self
+    }
+
     /// One sentence: what to look at first.
     pub fn summary(&self) -> &str {
         &self.doc.summary

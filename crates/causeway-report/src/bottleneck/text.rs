@@ -186,6 +186,9 @@ pub(crate) fn render(r: &Doc) -> String {
             "raw threads (--no-merge)"
         }
     );
+    for note in &r.notes {
+        let _ = writeln!(out, "NOTE: {note}");
+    }
     let q = &r.quality;
     let _ = writeln!(
         out,

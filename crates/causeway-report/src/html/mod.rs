@@ -34,6 +34,8 @@ pub struct HtmlReport<'a> {
     pub summary: String,
     /// Events lost while recording.
     pub lost_events: u64,
+    /// Lines qualifying the trace (salvaged, ...), from [`crate::trace_notes`].
+    pub notes: Vec<String>,
     /// The bottleneck verdict, if the analysis ran.
     pub bottleneck: Option<&'a BottleneckView>,
     /// Flame graphs, each with a heading.
@@ -114,6 +116,9 @@ impl HtmlReport<'_> {
             esc(&when),
             esc(&self.host)
         ));
+        for note in &self.notes {
+            h.push_str(&format!("<p class=\"warn\">{}</p>\n", esc(note)));
+        }
         if self.lost_events > 0 {
             h.push_str(&format!(
                 "<p class=\"warn\">{} events were lost while recording: the intervals around them are shown as unknown.</p>\n",
