@@ -107,16 +107,26 @@ fn sigkill_keeps_all_but_the_last_interval_and_the_previous_trace() {
         "salvage covers {covered:.2} s of a recording killed after {recorded:.2} s: {v}"
     );
     assert_eq!(s["stats_lost"], true);
-    assert!(s["original_s"].is_null(), "an interrupted recording's length is unknown");
+    assert!(
+        s["original_s"].is_null(),
+        "an interrupted recording's length is unknown"
+    );
 
     // The salvaged trace reads, and info marks it, in text and JSON.
-    let o = causeway().args(["info", "--json"]).arg(&salvaged).output().unwrap();
+    let o = causeway()
+        .args(["info", "--json"])
+        .arg(&salvaged)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let v = json(&o);
     assert_eq!(v["salvaged"]["stats_lost"], true, "{}", v["salvaged"]);
     assert!(v["salvaged"]["covered_ns"].as_u64().unwrap() > 0);
     assert!(
-        v["notes"][0].as_str().unwrap().starts_with("salvaged: covers"),
+        v["notes"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("salvaged: covers"),
         "{}",
         v["notes"]
     );
@@ -124,9 +134,17 @@ fn sigkill_keeps_all_but_the_last_interval_and_the_previous_trace() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("NOTE:       salvaged: covers"), "{text}");
     // And the bottleneck report says so at its top.
-    let o = causeway().arg("bottleneck").arg(&salvaged).output().unwrap();
+    let o = causeway()
+        .arg("bottleneck")
+        .arg(&salvaged)
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("NOTE: salvaged: covers"), "{text}{}", stderr(&o));
+    assert!(
+        text.contains("NOTE: salvaged: covers"),
+        "{text}{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -144,9 +162,17 @@ fn a_text_file_at_the_output_path_is_not_replaced() {
         .output()
         .unwrap();
     assert_ne!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(stderr(&o).contains("not a causeway trace"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("not a causeway trace"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "my notes\n");
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "nothing else created");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "nothing else created"
+    );
 }
 
 #[test]
@@ -202,7 +228,10 @@ fn check_on_a_full_disk_leaves_no_partial_salvage() {
     bytes.truncate(bytes.len() * 2 / 3);
     let cut = dir.path().join("cut.cwt");
     std::fs::write(&cut, &bytes).unwrap();
-    assert!(bytes.len() > 8192, "a trace big enough to overflow the limit");
+    assert!(
+        bytes.len() > 8192,
+        "a trace big enough to overflow the limit"
+    );
     let salvaged = dir.path().join("cut.cwt.salvaged.cwt");
     let mut cmd = causeway();
     cmd.arg("check").arg(&cut);

@@ -27,7 +27,13 @@ fn check_and_info_agree_on_every_trailer_byte() {
         d[at] ^= 0x5a;
         std::fs::write(&f, &d).unwrap();
         let _ = std::fs::remove_file(&out);
-        let check = causeway().arg("check").arg("-o").arg(&out).arg(&f).output().unwrap();
+        let check = causeway()
+            .arg("check")
+            .arg("-o")
+            .arg(&out)
+            .arg(&f)
+            .output()
+            .unwrap();
         let info = causeway().arg("info").arg(&f).output().unwrap();
         let check_ok = check.status.code() == Some(0);
         let info_ok = info.status.code() == Some(0);
@@ -44,7 +50,11 @@ fn check_and_info_agree_on_every_trailer_byte() {
         if !info_ok {
             refused += 1;
             assert_eq!(info.status.code(), Some(2));
-            let o = causeway().args(["info", "--json"]).arg(&out).output().unwrap();
+            let o = causeway()
+                .args(["info", "--json"])
+                .arg(&out)
+                .output()
+                .unwrap();
             assert!(o.status.success(), "byte {at}: salvage does not read");
             let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
             assert!(v["salvaged"].is_object(), "byte {at}: salvage not marked");
@@ -52,7 +62,10 @@ fn check_and_info_agree_on_every_trailer_byte() {
             assert_eq!(v["salvaged"]["stats_lost"], false, "byte {at}");
         }
     }
-    assert!(refused >= 24, "every trailer byte matters ({refused} refused)");
+    assert!(
+        refused >= 24,
+        "every trailer byte matters ({refused} refused)"
+    );
 }
 
 #[test]
@@ -63,7 +76,11 @@ fn cat_a_b_and_cat_a_a_are_salvaged_one_trace_per_file() {
     std::fs::write(&f, [a.as_slice(), a.as_slice()].concat()).unwrap();
     let o = causeway().arg("info").arg(&f).output().unwrap();
     assert_eq!(o.status.code(), Some(2), "info refuses a concatenation");
-    let o = causeway().args(["check", "--json"]).arg(&f).output().unwrap();
+    let o = causeway()
+        .args(["check", "--json"])
+        .arg(&f)
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["traces"], 2, "{v}");

@@ -104,10 +104,7 @@ impl ScanReport {
             && self.damage.is_empty()
             && self.has_trailer
             && self.traces.len() == 1
-            && self
-                .traces
-                .iter()
-                .all(|t| t.index_ok && t.id_clashes == 0)
+            && self.traces.iter().all(|t| t.index_ok && t.id_clashes == 0)
             && self.reader_error.is_none()
     }
     /// Intact blocks of one kind.
@@ -367,7 +364,8 @@ pub fn scan(data: &[u8]) -> ScanReport {
             end as usize
         }
         Err(e) => {
-            let next = find_magic(data, FILE_HEADER_FIXED_LEN.min(data.len())).unwrap_or(data.len());
+            let next =
+                find_magic(data, FILE_HEADER_FIXED_LEN.min(data.len())).unwrap_or(data.len());
             sc.rep.damage.push(Damage {
                 offset: 0,
                 len: next as u64,
@@ -506,7 +504,12 @@ fn mark_for(rep: &ScanReport, t: usize, kept: &[&ScannedBlock]) -> SalvageMark {
     let chunks: Vec<(u64, u64)> = kept
         .iter()
         .filter(|b| b.header.kind == BlockKind::Events)
-        .map(|b| (b.header.range_start, b.header.range_end.max(b.header.range_start)))
+        .map(|b| {
+            (
+                b.header.range_start,
+                b.header.range_end.max(b.header.range_start),
+            )
+        })
         .collect();
     let first = chunks.iter().map(|c| c.0).min().unwrap_or(0);
     let last = chunks.iter().map(|c| c.1).max().unwrap_or(0);
@@ -597,7 +600,9 @@ fn select_blocks<'r>(
             // The reader pads a gap left by lost blocks, but only a plausible one.
             let gap = h.range_start.checked_sub(next_id[slot]);
             match gap {
-                Some(gap) if plausible_id_gap(gap, h.range_start, h.raw_len as u64, pos + b.len()) => {
+                Some(gap)
+                    if plausible_id_gap(gap, h.range_start, h.raw_len as u64, pos + b.len()) =>
+                {
                     next_id[slot] = h.range_end;
                 }
                 _ => {

@@ -39,7 +39,7 @@ fn salvage_all(data: &[u8]) -> Vec<(Vec<String>, usize, Header)> {
         .map(|t| {
             let (out, sum) = write_salvaged_trace(data, &rep, t, Vec::new()).unwrap();
             let mut rd = TraceReader::from_bytes(&out).expect("salvage opens");
-            let n = rd.events().map(|e| e.unwrap()).count();
+            let n = rd.events().inspect(|e| assert!(e.is_ok(), "{e:?}")).count();
             assert_eq!(n as u64, sum.events);
             let h = rd.header().clone();
             (h.command_line.clone(), n, h)
@@ -84,14 +84,23 @@ fn cat_a_b_salvages_two_traces_without_mixing() {
     let a = trace_with_id(0xaaaa_0000_0000_0a01, 500, "a");
     let b = trace_with_id(0xbbbb_0000_0000_0b01, 300, "b");
     let ab = [a.as_slice(), b.as_slice()].concat();
-    assert!(TraceReader::from_bytes(&ab).is_err(), "reader refuses a concatenation");
+    assert!(
+        TraceReader::from_bytes(&ab).is_err(),
+        "reader refuses a concatenation"
+    );
     let rep = check(&ab);
     assert!(!rep.is_clean());
     assert_eq!(rep.traces.len(), 2);
     let got = salvage_all(&ab);
     assert_eq!(got.len(), 2);
-    assert_eq!((got[0].0.as_slice(), got[0].1), (&["a".to_string()][..], 500));
-    assert_eq!((got[1].0.as_slice(), got[1].1), (&["b".to_string()][..], 300));
+    assert_eq!(
+        (got[0].0.as_slice(), got[0].1),
+        (&["a".to_string()][..], 500)
+    );
+    assert_eq!(
+        (got[1].0.as_slice(), got[1].1),
+        (&["b".to_string()][..], 300)
+    );
     // Each keeps its own string table: "a" is in a's, not in b's.
     let rep = check(&ab);
     let (out_b, _) = write_salvaged_trace(&ab, &rep, 1, Vec::new()).unwrap();
@@ -107,7 +116,11 @@ fn cat_a_a_salvages_two_copies_not_doubled_events() {
     assert!(read_fully(&aa).is_err());
     let got = salvage_all(&aa);
     assert_eq!(got.len(), 2);
-    assert!(got.iter().all(|g| g.1 == 400), "{:?}", got.iter().map(|g| g.1).collect::<Vec<_>>());
+    assert!(
+        got.iter().all(|g| g.1 == 400),
+        "{:?}",
+        got.iter().map(|g| g.1).collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -152,9 +165,17 @@ fn salvage_of_a_damaged_complete_file_knows_the_original_length() {
     let rep = check(&d);
     let (out, sum) = write_salvaged_trace(&d, &rep, 0, Vec::new()).unwrap();
     assert_eq!(sum.events, 600 - chunk.count as u64);
-    let mark = TraceReader::from_bytes(&out).unwrap().header().salvaged.unwrap();
+    let mark = TraceReader::from_bytes(&out)
+        .unwrap()
+        .header()
+        .salvaged
+        .unwrap();
     assert_eq!(mark.original_ns, Some(last.0 - first.0));
     assert!(!mark.stats_lost);
     assert!(mark.covered_ns <= mark.span_ns);
-    assert!(mark.summary().contains("statistics kept"), "{}", mark.summary());
+    assert!(
+        mark.summary().contains("statistics kept"),
+        "{}",
+        mark.summary()
+    );
 }

@@ -262,7 +262,10 @@ mod tests {
         let err = pending.commit(f).unwrap_err().to_string();
         assert!(err.contains("replaced while recording"), "{err}");
         assert_eq!(std::fs::read(&p).unwrap(), b"CAUSEWAY other");
-        assert!(temp_path(&p).exists(), "this trace is kept at its temporary path");
+        assert!(
+            temp_path(&p).exists(),
+            "this trace is kept at its temporary path"
+        );
     }
 
     #[test]

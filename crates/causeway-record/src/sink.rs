@@ -149,7 +149,10 @@ impl StreamSink {
         let t = Instant::now();
         if temp.is_some() {
             f.sync_data().map_err(|e| {
-                crate::RecordError::Io(format!("making {} durable", self.pending.path().display()), e)
+                crate::RecordError::Io(
+                    format!("making {} durable", self.pending.path().display()),
+                    e,
+                )
             })?;
         }
         let us = t.elapsed().as_micros() as u64;
@@ -197,7 +200,8 @@ impl StreamSink {
         // What crash safety cost: the checkpoints and their fdatasync time.
         self.writer.add_counter("checkpoints", self.syncs);
         self.writer.add_counter("checkpoint_sync_us", self.sync_us);
-        self.writer.add_counter("checkpoint_sync_max_us", self.sync_max_us);
+        self.writer
+            .add_counter("checkpoint_sync_max_us", self.sync_max_us);
         let file = self.writer.finish()?;
         let path = self.pending.path().to_path_buf();
         let kept = self.pending.commit(file)?;

@@ -35,13 +35,21 @@ mod tests {
         });
         let n = trace_notes(&h);
         assert_eq!(n.len(), 1);
-        assert!(n[0].starts_with("salvaged: covers 0.70 of 3.00 s, statistics lost"), "{}", n[0]);
+        assert!(
+            n[0].starts_with("salvaged: covers 0.70 of 3.00 s, statistics lost"),
+            "{}",
+            n[0]
+        );
         h.salvaged = Some(SalvageMark {
             original_ns: None,
             stats_lost: false,
             ..h.salvaged.unwrap()
         });
         let n = trace_notes(&h);
-        assert!(n[0].contains("full length is unknown") && n[0].contains("statistics kept"), "{}", n[0]);
+        assert!(
+            n[0].contains("full length is unknown") && n[0].contains("statistics kept"),
+            "{}",
+            n[0]
+        );
     }
 }

@@ -9,7 +9,7 @@ use crate::exit;
 use crate::flags::CheckArgs;
 use anyhow::{Context, Result};
 use causeway_format::block::BlockKind;
-use causeway_format::salvage::{self, ScanReport, SalvageSummary};
+use causeway_format::salvage::{self, SalvageSummary, ScanReport};
 use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -96,7 +96,9 @@ fn write_one(data: &[u8], rep: &ScanReport, t: usize, path: &Path) -> Result<Sal
     let r = salvage::write_salvaged_trace(data, rep, t, std::io::BufWriter::new(f))
         .map_err(anyhow::Error::from)
         .and_then(|(w, sum)| {
-            let f = w.into_inner().map_err(|e| anyhow::Error::from(e.into_error()))?;
+            let f = w
+                .into_inner()
+                .map_err(|e| anyhow::Error::from(e.into_error()))?;
             f.sync_all()?;
             Ok(sum)
         });
