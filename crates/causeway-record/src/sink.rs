@@ -9,6 +9,8 @@ use causeway_format::{
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 /// The header of a recording made now.
@@ -103,6 +105,74 @@ pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(1);
 /// busy recording, and the dirty pages one `fdatasync` has to write).
 pub const CHECKPOINT_BYTES: u64 = 16 << 20;
 
+/// `fdatasync`s a file on its own thread when asked, so the recorder's thread never
+/// waits for the disk: a checkpoint writes its blocks (into the page cache) and asks
+/// for a sync; a request made while one is pending joins it.
+struct Syncer {
+    tx: Option<mpsc::SyncSender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    stats: Arc<SyncStats>,
+}
+
+/// What the sync thread did, in the trace's recorder counters.
+#[derive(Default)]
+struct SyncStats {
+    syncs: AtomicU64,
+    us: AtomicU64,
+    max_us: AtomicU64,
+    failed: AtomicU64,
+}
+
+impl Syncer {
+    fn start(file: File) -> Syncer {
+        let (tx, rx) = mpsc::sync_channel::<()>(1);
+        let stats = Arc::new(SyncStats::default());
+        let st = Arc::clone(&stats);
+        let thread = std::thread::Builder::new()
+            .name("causeway-sync".into())
+            .spawn(move || {
+                for () in rx {
+                    let t = Instant::now();
+                    if file.sync_data().is_err() {
+                        // The final sync before the rename reports the error.
+                        st.failed.fetch_add(1, Ordering::Relaxed);
+                    }
+                    let us = t.elapsed().as_micros() as u64;
+                    st.syncs.fetch_add(1, Ordering::Relaxed);
+                    st.us.fetch_add(us, Ordering::Relaxed);
+                    st.max_us.fetch_max(us, Ordering::Relaxed);
+                }
+            })
+            .ok();
+        Syncer {
+            tx: thread.as_ref().map(|_| tx),
+            thread,
+            stats,
+        }
+    }
+
+    fn request(&self) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.try_send(());
+        }
+    }
+
+    /// Stop the thread (after its pending sync) and return its counters.
+    fn stop(mut self) -> [(&'static str, u64); 4] {
+        drop(self.tx.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let s = &self.stats;
+        [
+            ("checkpoint_syncs", s.syncs.load(Ordering::Relaxed)),
+            ("checkpoint_sync_us", s.us.load(Ordering::Relaxed)),
+            ("checkpoint_sync_max_us", s.max_us.load(Ordering::Relaxed)),
+            ("checkpoint_sync_failed", s.failed.load(Ordering::Relaxed)),
+        ]
+    }
+}
+
 /// Streams every event into one trace file, written to a temporary file beside the
 /// output and made durable at every checkpoint (see [`crate::outfile`]).
 pub struct StreamSink {
@@ -111,10 +181,8 @@ pub struct StreamSink {
     pending: crate::outfile::Pending,
     last_checkpoint: Instant,
     bytes_at_checkpoint: u64,
-    /// Checkpoints made, their total and longest `fdatasync` time (microseconds).
-    syncs: u64,
-    sync_us: u64,
-    sync_max_us: u64,
+    checkpoints: u64,
+    syncer: Option<Syncer>,
 }
 
 impl StreamSink {
@@ -122,18 +190,26 @@ impl StreamSink {
     /// this returns.
     pub fn create(path: &Path, header: &Header) -> Result<StreamSink, crate::RecordError> {
         let (file, pending) = crate::outfile::create(path)?;
-        let mut s = StreamSink {
-            writer: TraceWriter::new(file, header)?,
+        let io_err = |e| crate::RecordError::Io(format!("writing {}", path.display()), e);
+        // In place (a device or FIFO) there is nothing to make durable.
+        let syncer = match pending.temp() {
+            Some(_) => Some(Syncer::start(file.try_clone().map_err(io_err)?)),
+            None => None,
+        };
+        let mut writer = TraceWriter::new(file, header)?;
+        let f = writer.checkpoint()?;
+        if syncer.is_some() {
+            f.sync_data().map_err(io_err)?;
+        }
+        Ok(StreamSink {
+            writer,
             sent: Sent::default(),
             pending,
             last_checkpoint: Instant::now(),
             bytes_at_checkpoint: 0,
-            syncs: 0,
-            sync_us: 0,
-            sync_max_us: 0,
-        };
-        s.checkpoint()?;
-        Ok(s)
+            checkpoints: 0,
+            syncer,
+        })
     }
 
     /// The temporary file the trace is written to until it is finished (`None` when
@@ -142,23 +218,13 @@ impl StreamSink {
         self.pending.temp()
     }
 
-    /// Write every buffered event and table row and `fdatasync` the file.
+    /// Write every buffered event and table row, and have the file `fdatasync`ed.
     fn checkpoint(&mut self) -> Result<(), crate::RecordError> {
-        let temp = self.pending.temp().map(Path::to_path_buf);
-        let f = self.writer.checkpoint()?;
-        let t = Instant::now();
-        if temp.is_some() {
-            f.sync_data().map_err(|e| {
-                crate::RecordError::Io(
-                    format!("making {} durable", self.pending.path().display()),
-                    e,
-                )
-            })?;
+        self.writer.checkpoint()?;
+        if let Some(s) = &self.syncer {
+            s.request();
         }
-        let us = t.elapsed().as_micros() as u64;
-        self.syncs += 1;
-        self.sync_us += us;
-        self.sync_max_us = self.sync_max_us.max(us);
+        self.checkpoints += 1;
         self.last_checkpoint = Instant::now();
         self.bytes_at_checkpoint = self.writer.position();
         Ok(())
@@ -198,10 +264,12 @@ impl StreamSink {
             self.writer.add_counter(k, *v);
         }
         // What crash safety cost: the checkpoints and their fdatasync time.
-        self.writer.add_counter("checkpoints", self.syncs);
-        self.writer.add_counter("checkpoint_sync_us", self.sync_us);
-        self.writer
-            .add_counter("checkpoint_sync_max_us", self.sync_max_us);
+        self.writer.add_counter("checkpoints", self.checkpoints);
+        if let Some(s) = self.syncer.take() {
+            for (k, v) in s.stop() {
+                self.writer.add_counter(k, v);
+            }
+        }
         let file = self.writer.finish()?;
         let path = self.pending.path().to_path_buf();
         let kept = self.pending.commit(file)?;
