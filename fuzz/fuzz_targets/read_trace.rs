@@ -2,8 +2,10 @@
 //!
 //! The contract (DESIGN.md, STYLE.md §6): no input makes the reader or salvage panic or
 //! exhaust memory; every failure is a [`FormatError`] whose text says where
-//! (Truncated and Corrupt name the byte offset); and what salvage writes is a trace the
-//! reader opens and reads to the end.
+//! (Truncated and Corrupt name the byte offset); `check` and the reader give one
+//! verdict (the file is intact exactly when the reader reads it to the end); and what
+//! salvage writes, for every trace found in the input, is a marked trace the reader
+//! opens and reads to the end and `check` calls intact.
 //!
 //! Every block carries a CRC32, so random bytes almost never get past the checksums
 //! to the decoders behind them. When the first input byte is odd, the harness
@@ -31,37 +33,60 @@ fuzz_target!(|data: &[u8]| {
 });
 
 fn check(bytes: &[u8]) {
-    read(bytes);
-    let rep = salvage::scan(bytes);
-    let (out, sum) = match salvage::write_salvaged(bytes, &rep, Vec::new()) {
-        Ok(x) => x,
-        Err(e) => panic!("write_salvaged to memory failed: {e}"),
-    };
-    // Salvage keeps only blocks it verified, so its output must read cleanly.
-    let mut rd = match TraceReader::from_bytes(&out) {
-        Ok(rd) => rd,
-        Err(e) => panic!("salvaged trace does not open: {e}"),
-    };
-    let mut n = 0u64;
-    for e in rd.events() {
-        if let Err(e) = e {
-            panic!("salvaged trace fails to read: {e}");
+    let reader_ok = read(bytes);
+    // One verdict: the scan alone (which walks every byte without the index) calls the
+    // file intact exactly when the reader reads it to the end; `salvage::check`, which
+    // `causeway check` runs, adds the reader's own verdict on top.
+    let scanned = salvage::scan(bytes);
+    assert_eq!(
+        scanned.is_clean(),
+        reader_ok,
+        "scan says clean={} but the reader says ok={reader_ok}: damage {:?}",
+        scanned.is_clean(),
+        scanned.damage
+    );
+    let rep = salvage::check(bytes);
+    assert_eq!(rep.is_clean(), reader_ok);
+    // Every trace found (concatenated files hold several) salvages to a trace that
+    // reads back in full, with as many events as salvage says it kept.
+    for t in 0..rep.traces.len() {
+        let (out, sum) = match salvage::write_salvaged_trace(bytes, &rep, t, Vec::new()) {
+            Ok(x) => x,
+            Err(e) => panic!("write_salvaged to memory failed: {e}"),
+        };
+        let mut rd = match TraceReader::from_bytes(&out) {
+            Ok(rd) => rd,
+            Err(e) => panic!("salvaged trace does not open: {e}"),
+        };
+        assert!(rd.header().salvaged.is_some(), "salvaged trace is not marked");
+        let mut n = 0u64;
+        for e in rd.events() {
+            if let Err(e) = e {
+                panic!("salvaged trace fails to read: {e}");
+            }
+            n += 1;
         }
-        n += 1;
+        assert_eq!(n + rd.skipped_unknown_events(), sum.events);
+        // And check on the salvaged trace calls it intact.
+        assert!(salvage::check(&out).is_clean(), "check rejects a salvaged trace");
     }
-    assert_eq!(n + rd.skipped_unknown_events(), sum.events);
 }
 
-/// Open and read everything; failures must be errors that say where.
-fn read(bytes: &[u8]) {
+/// Open and read everything; failures must be errors that say where. True if the whole
+/// trace read without an error.
+fn read(bytes: &[u8]) -> bool {
     let mut rd = match TraceReader::from_bytes(bytes) {
         Ok(rd) => rd,
-        Err(e) => return check_error(&e),
+        Err(e) => {
+            check_error(&e);
+            return false;
+        }
     };
     let _ = rd.tables();
     for e in rd.events() {
         if let Err(e) = e {
-            return check_error(&e);
+            check_error(&e);
+            return false;
         }
     }
     if let Some((first, last)) = rd.time_range() {
@@ -73,10 +98,14 @@ fn read(bytes: &[u8]) {
         for e in rd.events_in(range) {
             match e {
                 Ok(e) => assert!(range.contains(e.ts), "event outside the asked range"),
-                Err(e) => return check_error(&e),
+                Err(e) => {
+                    check_error(&e);
+                    return false;
+                }
             }
         }
     }
+    true
 }
 
 fn check_error(e: &FormatError) {

@@ -1,5 +1,5 @@
 //! A recording never overwrites an earlier trace silently: a regular file at the output
-//! path is kept as `PATH.old` when the new file is created (perf's habit), and said on
+//! path is kept as `PATH.old` when the new trace replaces it (perf's habit), and said on
 //! stderr; a recording that fails before it starts leaves the file alone, and devices
 //! and FIFOs are written to as they are. Needs root; skipped without it unless
 //! `CAUSEWAY_REQUIRE_ROOT=1`.
@@ -84,7 +84,7 @@ fn a_recording_that_does_not_start_leaves_the_file_alone() {
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("keep.cwt");
-    let content = b"an earlier trace".to_vec();
+    let content = b"CAUSEWAY an earlier trace".to_vec();
     std::fs::write(&out, &content).unwrap();
     for args in [
         // No such process: found before anything is created.

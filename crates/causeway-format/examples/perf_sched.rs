@@ -58,6 +58,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         scope: causeway_format::Scope::System,
         target_pids: Vec::new(),
         target_comm: None,
+        file_id: 0,
+        salvaged: None,
     };
     let mut w = TraceWriter::new(std::fs::File::create(output)?, &header)?;
     let mut known: HashMap<u32, StringId> = HashMap::new();

@@ -103,6 +103,9 @@ pub struct BlockHeader {
     pub kind: BlockKind,
     /// Payload compression.
     pub codec: Codec,
+    /// Low 16 bits of the file id of the trace the block was written for (bytes 6..8,
+    /// reserved and zero before 1.2): tells blocks of concatenated files apart.
+    pub tag: u16,
     /// CPU of an events block (`u32::MAX` otherwise).
     pub cpu: u32,
     /// Records in the block.
@@ -129,6 +132,7 @@ impl BlockHeader {
             Codec::None => 0,
             Codec::Zstd => 1,
         };
+        h[6..8].copy_from_slice(&self.tag.to_le_bytes());
         h[8..12].copy_from_slice(&self.cpu.to_le_bytes());
         h[12..16].copy_from_slice(&self.count.to_le_bytes());
         h[16..20].copy_from_slice(&self.raw_len.to_le_bytes());
@@ -177,6 +181,7 @@ impl BlockHeader {
         let hdr = BlockHeader {
             kind: BlockKind::from_code(h[4]),
             codec,
+            tag: u16::from_le_bytes([h[6], h[7]]),
             cpu: u32_at(8),
             count: u32_at(12),
             raw_len: u32_at(16),

@@ -41,7 +41,7 @@ pub use event::{
     BlockOp, BlockOpKind, Event, EventKind, EventKindTag, Marker, SoftirqVec, StackKind, TaskState,
     Waker,
 };
-pub use header::{ClockSource, Header, HostInfo, Scope, TraceStats};
+pub use header::{ClockSource, Header, HostInfo, SalvageMark, Scope, TraceStats};
 pub use ids::{Cpu, DevId, DurationNs, FrameId, StackId, StringId, Tgid, Tid, Timestamp};
 pub use reader::{ChunkInfo, MergedEvents, TimeRange, TraceReader};
 pub use tables::{
@@ -56,7 +56,7 @@ pub const FILE_MAGIC: [u8; 8] = *b"CAUSEWAY";
 pub const VERSION_MAJOR: u16 = 1;
 /// Minor version: a newer minor only adds sized event kinds, table fields, block kinds
 /// or header fields, all of which an older reader skips.
-pub const VERSION_MINOR: u16 = 1;
+pub const VERSION_MINOR: u16 = 2;
 /// Magic, versions, header length and header CRC.
 pub const FILE_HEADER_FIXED_LEN: usize = 20;
 /// Largest header JSON a reader accepts.

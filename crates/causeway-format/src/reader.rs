@@ -126,6 +126,54 @@ pub(crate) fn parse_file_header(data: &[u8]) -> Result<(u16, Header, u64)> {
     Ok((minor, header, end as u64))
 }
 
+/// The index offset a 24-byte trailer holds, or why the trailer is not valid. The
+/// reader and salvage both use it, so they agree on which trailers count.
+pub(crate) fn parse_trailer(t: &[u8]) -> std::result::Result<u64, String> {
+    if t.len() != TRAILER_LEN || t.get(8..16) != Some(&TRAILER_MAGIC[..]) {
+        return Err("no trailer magic at the end".into());
+    }
+    let crc = u32::from_le_bytes([t[16], t[17], t[18], t[19]]);
+    if crc32fast::hash(&t[0..16]) != crc {
+        return Err("trailer checksum mismatch".into());
+    }
+    let mut ob = [0u8; 8];
+    ob.copy_from_slice(&t[0..8]);
+    Ok(u64::from_le_bytes(ob))
+}
+
+/// The blocks an index lists must follow one another from the end of the header to the
+/// index block, as every writer lays them out: bytes the index does not account for
+/// would be damage the reader never looks at, and `causeway check` (which walks every
+/// byte) would then disagree with it.
+fn check_contiguous(idx: &[IndexEntry], header_end: u64, index_offset: u64) -> Result<()> {
+    let mut expect = header_end;
+    for (i, e) in idx.iter().enumerate() {
+        if e.offset != expect {
+            return Err(FormatError::Corrupt {
+                offset: e.offset,
+                chunk: Some(i),
+                what: "block index",
+                detail: format!(
+                    "block {i} starts at byte {} but the block before it ends at {expect}",
+                    e.offset
+                ),
+            });
+        }
+        expect = e.offset.saturating_add(e.len);
+    }
+    if expect != index_offset {
+        return Err(FormatError::Corrupt {
+            offset: index_offset,
+            chunk: None,
+            what: "block index",
+            detail: format!(
+                "the indexed blocks end at byte {expect}, the index block starts at {index_offset}"
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// Decode the payload of an index block.
 pub(crate) fn parse_index(raw: &[u8], offset: u64, file_len: u64) -> Result<Vec<IndexEntry>> {
     let mut r = ByteReader::new(raw);
@@ -309,16 +357,7 @@ impl<R: Read + Seek> TraceReader<R> {
         self.src
             .seek(SeekFrom::Start(self.file_len - TRAILER_LEN as u64))?;
         self.src.read_exact(&mut t)?;
-        if t[8..16] != TRAILER_MAGIC {
-            return Err(missing("no trailer magic at the end".into()));
-        }
-        let crc = u32::from_le_bytes([t[16], t[17], t[18], t[19]]);
-        if crc32fast::hash(&t[0..16]) != crc {
-            return Err(missing("trailer checksum mismatch".into()));
-        }
-        let mut ob = [0u8; 8];
-        ob.copy_from_slice(&t[0..8]);
-        let index_offset = u64::from_le_bytes(ob);
+        let index_offset = parse_trailer(&t).map_err(missing)?;
         let trailer_at = self.file_len - TRAILER_LEN as u64;
         if index_offset < header_end || index_offset >= trailer_at {
             return Err(missing(format!(
@@ -346,7 +385,9 @@ impl<R: Read + Seek> TraceReader<R> {
         let raw = std::mem::take(&mut self.raw);
         let idx = parse_index(&raw, index_offset, self.file_len);
         self.raw = raw;
-        idx
+        let idx = idx?;
+        check_contiguous(&idx, header_end, index_offset)?;
+        Ok(idx)
     }
 
     /// Read, verify and decompress block `e` into `self.raw`.
@@ -370,6 +411,14 @@ impl<R: Read + Seek> TraceReader<R> {
             what: "block",
             detail,
         };
+        let tag = self.header.file_tag();
+        if h.tag != tag {
+            return Err(corrupt(format!(
+                "block belongs to another file (file tag {:#06x}, this file's is {tag:#06x}); \
+                 files concatenated? `causeway check` salvages each",
+                h.tag
+            )));
+        }
         if BLOCK_HEADER_LEN as u64 + h.payload_len as u64 != e.len {
             return Err(corrupt(format!(
                 "block is {} bytes but the index says {}",

@@ -10,13 +10,13 @@ use crate::block::{BLOCK_HEADER_LEN, BLOCK_MAGIC, BlockHeader, BlockKind};
 use crate::bytes::ByteReader;
 use crate::codec::ChunkDecoder;
 use crate::error::Result;
-use crate::header::{Header, TraceStats};
+use crate::header::{Header, SalvageMark, TraceStats};
 use crate::ids::{Cpu, Timestamp};
-use crate::reader::{parse_file_header, plausible_id_gap};
+use crate::reader::{parse_file_header, parse_index, parse_trailer, plausible_id_gap};
 use crate::table_codec::{Row, get_row};
 use crate::tables::{Frame, Mapping, ProcessInfo, Stack, ThreadInfo};
 use crate::writer::BlockSink;
-use crate::{FILE_HEADER_FIXED_LEN, TRAILER_LEN, TRAILER_MAGIC};
+use crate::{FILE_HEADER_FIXED_LEN, FILE_MAGIC, TRAILER_LEN};
 use std::io::Write;
 
 /// An intact block found by [`scan`].
@@ -26,6 +26,8 @@ pub struct ScannedBlock {
     pub offset: u64,
     /// Its parsed header.
     pub header: BlockHeader,
+    /// Which of [`ScanReport::traces`] it belongs to.
+    pub trace: usize,
 }
 
 impl ScannedBlock {
@@ -50,25 +52,60 @@ pub struct Damage {
     pub detail: String,
 }
 
+/// One trace found in the file. A file normally holds one; concatenated files (`cat a
+/// b`) hold several, told apart by their file headers and by the file tag every block
+/// carries, and salvaged separately so that no trace gets another's blocks.
+#[derive(Clone, Debug)]
+pub struct ScannedTrace {
+    /// Byte offset of its file header (or of its first block when the header is lost).
+    pub offset: u64,
+    /// Its header, or why it could not be read.
+    pub header: std::result::Result<Header, String>,
+    /// The file tag of its blocks.
+    pub tag: u16,
+    /// True if it ends with a valid trailer pointing at its intact index.
+    pub has_trailer: bool,
+    /// First and last event time of every chunk its intact index lists (the span of the
+    /// whole original, damaged chunks included).
+    pub index_span: Option<(u64, u64)>,
+    /// True if its index lists exactly its intact blocks, as the reader requires.
+    pub index_ok: bool,
+    /// Table blocks whose ids overlap rows before them or leave an implausible gap:
+    /// the reader refuses such a file (salvage leaves those blocks out).
+    pub id_clashes: usize,
+    /// Next free id of the id tables (strings, frames, stacks) while scanning.
+    next_id: [u64; 3],
+}
+
 /// What [`scan`] found.
 #[derive(Clone, Debug)]
 pub struct ScanReport {
     /// File size.
     pub file_len: u64,
-    /// The header, or why it could not be read.
+    /// The header of the first trace, or why it could not be read.
     pub header: std::result::Result<Header, String>,
-    /// Intact blocks in file order (the index block included).
+    /// Intact blocks in file order (index blocks included), of every trace.
     pub blocks: Vec<ScannedBlock>,
     /// Damaged ranges, in file order.
     pub damage: Vec<Damage>,
-    /// True if the file ends with a valid trailer.
+    /// True if every trace in the file ends with a valid trailer.
     pub has_trailer: bool,
+    /// The traces in the file, in file order (at least one).
+    pub traces: Vec<ScannedTrace>,
+    /// What the trace reader said when it refused the file (set by [`check`] only).
+    pub reader_error: Option<String>,
 }
 
 impl ScanReport {
-    /// True if nothing is damaged and the file was finished properly.
+    /// True if the file is one trace, nothing is damaged, it was finished properly,
+    /// and (after [`check`]) the reader reads it to the end.
     pub fn is_clean(&self) -> bool {
-        self.header.is_ok() && self.damage.is_empty() && self.has_trailer
+        self.header.is_ok()
+            && self.damage.is_empty()
+            && self.has_trailer
+            && self.traces.len() == 1
+            && self.traces.iter().all(|t| t.index_ok && t.id_clashes == 0)
+            && self.reader_error.is_none()
     }
     /// Intact blocks of one kind.
     pub fn blocks_of(&self, kind: BlockKind) -> impl Iterator<Item = &ScannedBlock> {
@@ -80,17 +117,32 @@ impl ScanReport {
             .map(|b| b.header.count as u64)
             .sum()
     }
+    /// Damaged bytes in all.
+    pub fn damaged_bytes(&self) -> u64 {
+        self.damage.iter().map(|d| d.len).sum()
+    }
 }
 
 fn find_magic(data: &[u8], from: usize) -> Option<usize> {
     let hay = data.get(from..)?;
     hay.windows(BLOCK_MAGIC.len())
-        .position(|w| w == BLOCK_MAGIC)
+        .position(|w| w == BLOCK_MAGIC || w == &FILE_MAGIC[..BLOCK_MAGIC.len()])
         .map(|p| p + from)
 }
 
-fn trailer_at(data: &[u8], pos: usize) -> bool {
-    pos + TRAILER_LEN == data.len() && data.get(pos + 8..pos + 16) == Some(&TRAILER_MAGIC[..])
+/// Which id table (strings, frames, stacks) a block kind fills, if any.
+fn id_slot(kind: BlockKind) -> Option<usize> {
+    match kind {
+        BlockKind::Strings => Some(0),
+        BlockKind::Frames => Some(1),
+        BlockKind::Stacks => Some(2),
+        _ => None,
+    }
+}
+
+/// Where the next block or file header may start after damage at `pos`.
+fn resync(data: &[u8], pos: usize) -> usize {
+    find_magic(data, pos + 1).unwrap_or(data.len())
 }
 
 /// Check one block at `pos`; `Ok` holds its header, `Err` what is wrong.
@@ -168,56 +220,185 @@ fn check_rows<T: Row>(raw: &[u8], h: &BlockHeader) -> std::result::Result<(), St
     Ok(())
 }
 
-/// Walk `data` (a whole trace file) and classify every byte range.
-pub fn scan(data: &[u8]) -> ScanReport {
-    let (header, mut pos) = match parse_file_header(data) {
-        Ok((_, h, end)) => (Ok(h), end as usize),
-        Err(e) => (
-            Err(e.to_string()),
-            find_magic(data, FILE_HEADER_FIXED_LEN.min(data.len())).unwrap_or(data.len()),
-        ),
-    };
-    let mut rep = ScanReport {
-        file_len: data.len() as u64,
-        header,
-        blocks: Vec::new(),
-        damage: Vec::new(),
-        has_trailer: false,
-    };
-    if let Err(detail) = &rep.header {
-        rep.damage.push(Damage {
-            offset: 0,
-            len: pos as u64,
-            detail: detail.clone(),
+/// Scanning state: the report being built and the trace the next block belongs to.
+struct Scanner<'d> {
+    data: &'d [u8],
+    rep: ScanReport,
+    /// The open trace (last of `rep.traces`), if any.
+    open: bool,
+}
+
+impl Scanner<'_> {
+    /// Start a new trace at `offset`.
+    fn begin(&mut self, offset: usize, header: std::result::Result<Header, String>, tag: u16) {
+        self.rep.traces.push(ScannedTrace {
+            offset: offset as u64,
+            header,
+            tag,
+            has_trailer: false,
+            index_span: None,
+            index_ok: false,
+            id_clashes: 0,
+            next_id: [0; 3],
+        });
+        self.open = true;
+    }
+
+    /// Is there a valid trailer at `pos` for the open trace: its index offset (relative
+    /// to the trace's start) names the intact index block that ends right at `pos`?
+    fn trailer_at(&self, pos: usize) -> bool {
+        let Some(t) = self.data.get(pos..pos + TRAILER_LEN) else {
+            return false;
+        };
+        let (Some(tr), true) = (self.rep.traces.last(), self.open) else {
+            return false;
+        };
+        let Ok(rel) = parse_trailer(t) else {
+            return false;
+        };
+        let n = self.rep.traces.len() - 1;
+        self.rep.blocks.last().is_some_and(|b| {
+            b.trace == n
+                && b.header.kind == BlockKind::Index
+                && tr.offset.checked_add(rel) == Some(b.offset)
+                && b.offset + b.len() == pos as u64
+        })
+    }
+
+    /// A file header at `pos` (of a concatenated file): its parsed header and end.
+    fn file_header_at(&self, pos: usize) -> Option<(Header, usize)> {
+        let d = self.data.get(pos..)?;
+        if !d.starts_with(&FILE_MAGIC) {
+            return None;
+        }
+        parse_file_header(d)
+            .ok()
+            .map(|(_, h, end)| (h, pos + end as usize))
+    }
+
+    /// An intact index block of trace `n` (payload in `raw`): the span it records, and
+    /// whether it lists exactly the trace's blocks before it, as the reader checks.
+    fn index(&mut self, n: usize, raw: &[u8]) {
+        let Some(tr) = self.rep.traces.get_mut(n) else {
+            return;
+        };
+        let Ok(idx) = parse_index(raw, 0, u64::MAX) else {
+            return;
+        };
+        let ev = idx.iter().filter(|e| e.kind == BlockKind::Events);
+        let first = ev.clone().map(|e| e.range_start).min();
+        let last = ev.map(|e| e.range_end).max();
+        tr.index_span = first.zip(last);
+        let base = tr.offset;
+        let blocks: Vec<&ScannedBlock> = self
+            .rep
+            .blocks
+            .iter()
+            .filter(|b| b.trace == n && b.header.kind != BlockKind::Index)
+            .collect();
+        tr.index_ok = blocks.len() == idx.len()
+            && blocks.iter().zip(&idx).all(|(b, e)| {
+                let h = &b.header;
+                e.kind == h.kind
+                    && e.cpu == h.cpu
+                    && e.count == h.count
+                    && e.range_start == h.range_start
+                    && e.range_end == h.range_end
+                    && Some(e.offset) == b.offset.checked_sub(base)
+                    && e.len == b.len()
+            });
+    }
+
+    /// Record an intact block at `pos`, starting a trace if it belongs to none open.
+    fn block(&mut self, pos: usize, h: BlockHeader, scratch: &[u8]) {
+        let fits = self.open && self.rep.traces.last().is_some_and(|t| t.tag == h.tag);
+        if !fits {
+            self.begin(
+                pos,
+                Err(format!("header lost (blocks from byte {pos} on)")),
+                h.tag,
+            );
+        }
+        let n = self.rep.traces.len() - 1;
+        if h.kind == BlockKind::Index {
+            self.index(n, scratch);
+        }
+        let file_len = self.data.len() as u64;
+        if let (Some(slot), Some(tr)) = (id_slot(h.kind), self.rep.traces.last_mut()) {
+            let gap = h.range_start.checked_sub(tr.next_id[slot]);
+            match gap {
+                Some(g) if plausible_id_gap(g, h.range_start, h.raw_len as u64, file_len) => {
+                    tr.next_id[slot] = h.range_end;
+                }
+                _ => tr.id_clashes += 1,
+            }
+        }
+        self.rep.blocks.push(ScannedBlock {
+            offset: pos as u64,
+            header: h,
+            trace: n,
         });
     }
+}
+
+/// Walk `data` (a whole file) and classify every byte range, without the index. See
+/// [`check`] for the verdict `causeway check` gives, which also asks the reader.
+pub fn scan(data: &[u8]) -> ScanReport {
+    let mut sc = Scanner {
+        data,
+        rep: ScanReport {
+            file_len: data.len() as u64,
+            header: Err(String::new()),
+            blocks: Vec::new(),
+            damage: Vec::new(),
+            has_trailer: false,
+            traces: Vec::new(),
+            reader_error: None,
+        },
+        open: false,
+    };
+    let mut pos = match parse_file_header(data) {
+        Ok((_, h, end)) => {
+            let tag = h.file_tag();
+            sc.begin(0, Ok(h), tag);
+            end as usize
+        }
+        Err(e) => {
+            let next =
+                find_magic(data, FILE_HEADER_FIXED_LEN.min(data.len())).unwrap_or(data.len());
+            sc.rep.damage.push(Damage {
+                offset: 0,
+                len: next as u64,
+                detail: e.to_string(),
+            });
+            // The trace begins with its first intact block, under the lost header.
+            next
+        }
+    };
     let mut scratch = Vec::new();
     while pos < data.len() {
-        if trailer_at(data, pos) {
-            rep.has_trailer = true;
-            break;
+        if sc.trailer_at(pos) {
+            if let Some(t) = sc.rep.traces.last_mut() {
+                t.has_trailer = true;
+            }
+            sc.open = false;
+            pos += TRAILER_LEN;
+            continue;
+        }
+        if let Some((h, end)) = sc.file_header_at(pos) {
+            let tag = h.file_tag();
+            sc.begin(pos, Ok(h), tag);
+            pos = end;
+            continue;
         }
         match check_block(data, pos, &mut scratch) {
             Ok(h) => {
-                rep.blocks.push(ScannedBlock {
-                    offset: pos as u64,
-                    header: h,
-                });
+                sc.block(pos, h, &scratch);
                 pos += BLOCK_HEADER_LEN + h.payload_len as usize;
             }
             Err(detail) => {
-                let next = find_magic(data, pos + 1).unwrap_or(data.len());
-                // A trailer inside the skipped range still ends the file properly.
-                let next = if data.len() >= TRAILER_LEN
-                    && next == data.len()
-                    && trailer_at(data, data.len() - TRAILER_LEN)
-                    && data.len() - TRAILER_LEN > pos
-                {
-                    data.len() - TRAILER_LEN
-                } else {
-                    next
-                };
-                rep.damage.push(Damage {
+                let next = resync(data, pos);
+                sc.rep.damage.push(Damage {
                     offset: pos as u64,
                     len: (next - pos) as u64,
                     detail,
@@ -226,7 +407,46 @@ pub fn scan(data: &[u8]) -> ScanReport {
             }
         }
     }
+    let mut rep = sc.rep;
+    if rep.traces.is_empty() {
+        let why = rep.damage.first().map(|d| d.detail.clone());
+        rep.traces.push(ScannedTrace {
+            offset: 0,
+            header: Err(why.unwrap_or_else(|| "empty file".into())),
+            tag: 0,
+            has_trailer: false,
+            index_span: None,
+            index_ok: false,
+            id_clashes: 0,
+            next_id: [0; 3],
+        });
+    }
+    if let Some(first) = rep.traces.first() {
+        rep.header = first.header.clone();
+    }
+    rep.has_trailer = rep.traces.iter().all(|t| t.has_trailer);
     rep
+}
+
+/// The verdict of `causeway check`: [`scan`], then the same reader every other command
+/// uses, opened on the file and read to the end. What the reader refuses is never
+/// called intact: its error is kept in [`ScanReport::reader_error`] (and the file can
+/// be salvaged), so `check` and the commands that read traces give one verdict.
+pub fn check(data: &[u8]) -> ScanReport {
+    let mut rep = scan(data);
+    if let Err(e) = read_fully(data) {
+        rep.reader_error = Some(e.to_string());
+    }
+    rep
+}
+
+/// Open `data` with the reader and decode every event.
+pub fn read_fully(data: &[u8]) -> Result<()> {
+    let mut rd = crate::reader::TraceReader::from_bytes(data)?;
+    for e in rd.events() {
+        e?;
+    }
+    Ok(())
 }
 
 /// What [`write_salvaged`] kept.
@@ -241,52 +461,97 @@ pub struct SalvageSummary {
     /// Intact table blocks left out because their ids overlap rows already kept or
     /// leave an implausible gap (the reader would reject the file with them).
     pub dropped_blocks: usize,
+    /// Blocks left out because the same block (kind, range and checksum) was already
+    /// kept: a file concatenated with itself without its second header.
+    pub duplicate_blocks: usize,
+    /// The mark written into the salvaged trace's header.
+    pub mark: SalvageMark,
 }
 
-/// Write a valid trace holding every intact block of `data` (as found by `scan`).
-/// If the header was lost, a synthetic one marks the trace as salvaged.
+/// Write a valid trace holding every intact block of the first trace in `data` (as
+/// found by [`scan`]). See [`write_salvaged_trace`].
 pub fn write_salvaged<W: Write>(
     data: &[u8],
     rep: &ScanReport,
     out: W,
 ) -> Result<(W, SalvageSummary)> {
-    let header = match &rep.header {
-        Ok(h) => h.clone(),
-        Err(_) => {
+    write_salvaged_trace(data, rep, 0, out)
+}
+
+/// Time covered by the union of the `[first, last]` ranges.
+fn covered(mut ranges: Vec<(u64, u64)>) -> u64 {
+    ranges.sort_unstable();
+    let mut total = 0u64;
+    let mut cur: Option<(u64, u64)> = None;
+    for (a, b) in ranges {
+        cur = match cur {
+            Some((s, e)) if a <= e => Some((s, e.max(b))),
+            Some((s, e)) => {
+                total = total.saturating_add(e - s);
+                Some((a, b))
+            }
+            None => Some((a, b)),
+        };
+    }
+    if let Some((s, e)) = cur {
+        total = total.saturating_add(e - s);
+    }
+    total
+}
+
+/// The salvage mark of trace `t`, from the blocks that will be kept.
+fn mark_for(rep: &ScanReport, t: usize, kept: &[&ScannedBlock]) -> SalvageMark {
+    let chunks: Vec<(u64, u64)> = kept
+        .iter()
+        .filter(|b| b.header.kind == BlockKind::Events)
+        .map(|b| {
+            (
+                b.header.range_start,
+                b.header.range_end.max(b.header.range_start),
+            )
+        })
+        .collect();
+    let first = chunks.iter().map(|c| c.0).min().unwrap_or(0);
+    let last = chunks.iter().map(|c| c.1).max().unwrap_or(0);
+    let tr = rep.traces.get(t);
+    SalvageMark {
+        covered_ns: covered(chunks),
+        original_ns: tr
+            .and_then(|tr| tr.index_span)
+            .map(|(a, b)| b.saturating_sub(a)),
+        span_ns: last.saturating_sub(first),
+        stats_lost: !kept.iter().any(|b| b.header.kind == BlockKind::Stats),
+        damaged_bytes: rep.damaged_bytes(),
+    }
+}
+
+/// Write a valid trace holding every intact block of trace `t` of `data`, in file
+/// order: blocks of the other traces in the file are never mixed in, a block repeated
+/// verbatim is kept once, and table blocks whose ids clash with rows already kept are
+/// left out. The header is the original's (or a synthetic one whose `writer` says
+/// `salvaged (original header lost)`) with a [`SalvageMark`] saying what the trace
+/// covers, so every report can tell it is not the whole recording.
+pub fn write_salvaged_trace<W: Write>(
+    data: &[u8],
+    rep: &ScanReport,
+    t: usize,
+    out: W,
+) -> Result<(W, SalvageSummary)> {
+    let mut sum = SalvageSummary::default();
+    let kept = select_blocks(rep, t, &mut sum);
+    let mut header = match rep.traces.get(t).map(|tr| &tr.header) {
+        Some(Ok(h)) => h.clone(),
+        _ => {
             let mut h = Header::synthetic(0);
             h.writer = "salvaged (original header lost)".into();
+            h.file_id = rep.traces.get(t).map_or(0, |tr| tr.tag as u64);
             h
         }
     };
+    sum.mark = mark_for(rep, t, &kept);
+    header.salvaged = Some(sum.mark);
     let mut sink = BlockSink::new(out, &header)?;
-    let mut sum = SalvageSummary::default();
-    // Next free id of the id tables (strings, frames, stacks): a block that overlaps
-    // rows already kept cannot be loaded after them, so it is left out.
-    let mut next_id = [0u64; 3];
-    for b in &rep.blocks {
-        let slot = match b.header.kind {
-            BlockKind::Index => continue, // A new index is written by finish().
-            BlockKind::Strings => Some(0),
-            BlockKind::Frames => Some(1),
-            BlockKind::Stacks => Some(2),
-            _ => None,
-        };
-        if let Some(slot) = slot {
-            let h = &b.header;
-            // The reader pads a gap left by lost blocks, but only a plausible one.
-            let gap = h.range_start.checked_sub(next_id[slot]);
-            // The salvaged file's length is at least what is written so far plus this block.
-            let file_len = sink.position() + b.len();
-            match gap {
-                Some(gap) if plausible_id_gap(gap, h.range_start, h.raw_len as u64, file_len) => {
-                    next_id[slot] = h.range_end;
-                }
-                _ => {
-                    sum.dropped_blocks += 1;
-                    continue;
-                }
-            }
-        }
+    for b in kept {
         let start = b.offset as usize;
         let mid = start + BLOCK_HEADER_LEN;
         let end = start + b.len() as usize;
@@ -302,4 +567,52 @@ pub fn write_salvaged<W: Write>(
         }
     }
     Ok((sink.finish()?, sum))
+}
+
+/// The blocks of trace `t` a salvage keeps, in file order.
+fn select_blocks<'r>(
+    rep: &'r ScanReport,
+    t: usize,
+    sum: &mut SalvageSummary,
+) -> Vec<&'r ScannedBlock> {
+    let mut kept = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    // Next free id of the id tables (strings, frames, stacks): a block that overlaps
+    // rows already kept cannot be loaded after them, so it is left out.
+    let mut next_id = [0u64; 3];
+    // A lower bound of the salvaged file's length so far (the reader checks the gap
+    // against the whole file, which is longer).
+    let mut pos = FILE_HEADER_FIXED_LEN as u64;
+    for b in rep.blocks.iter().filter(|b| b.trace == t) {
+        let h = &b.header;
+        let slot = match h.kind {
+            BlockKind::Index => continue, // A new index is written by finish().
+            BlockKind::Strings => Some(0),
+            BlockKind::Frames => Some(1),
+            BlockKind::Stacks => Some(2),
+            _ => None,
+        };
+        if !seen.insert((h.kind, h.cpu, h.range_start, h.range_end, h.count, h.crc)) {
+            sum.duplicate_blocks += 1;
+            continue;
+        }
+        if let Some(slot) = slot {
+            // The reader pads a gap left by lost blocks, but only a plausible one.
+            let gap = h.range_start.checked_sub(next_id[slot]);
+            match gap {
+                Some(gap)
+                    if plausible_id_gap(gap, h.range_start, h.raw_len as u64, pos + b.len()) =>
+                {
+                    next_id[slot] = h.range_end;
+                }
+                _ => {
+                    sum.dropped_blocks += 1;
+                    continue;
+                }
+            }
+        }
+        pos += b.len();
+        kept.push(b);
+    }
+    kept
 }

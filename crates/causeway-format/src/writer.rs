@@ -69,6 +69,7 @@ pub struct BlockSink<W: Write> {
     out: BufWriter<W>,
     pos: u64,
     index: Vec<IndexEntry>,
+    tag: u16,
 }
 
 impl<W: Write> BlockSink<W> {
@@ -88,6 +89,7 @@ impl<W: Write> BlockSink<W> {
             out,
             pos,
             index: Vec::new(),
+            tag: header.file_tag(),
         })
     }
 
@@ -120,6 +122,7 @@ impl<W: Write> BlockSink<W> {
         let mut h = BlockHeader {
             kind,
             codec,
+            tag: self.tag,
             cpu,
             count,
             raw_len: raw.len() as u32,
@@ -180,6 +183,13 @@ impl<W: Write> BlockSink<W> {
     /// Bytes written so far.
     pub fn position(&self) -> u64 {
         self.pos
+    }
+
+    /// Hand everything written so far to the output (empty the write buffer) and
+    /// return the output, for the caller to make it durable (`File::sync_data`).
+    pub fn flush(&mut self) -> Result<&mut W> {
+        self.out.flush()?;
+        Ok(self.out.get_mut())
     }
 }
 
@@ -420,6 +430,23 @@ impl<W: Write> TraceWriter<W> {
         evs.clear();
         self.cpus[c] = evs;
         Ok(())
+    }
+
+    /// Write every buffered event (as chunks) and table row, and empty the write buffer
+    /// into the output, which is returned so the caller can make it durable. A file
+    /// cut short after a checkpoint keeps everything pushed before it (the recorder
+    /// calls this about once a second). Costs smaller chunks: compression is per chunk.
+    pub fn checkpoint(&mut self) -> Result<&mut W> {
+        for c in 0..self.cpus.len() {
+            self.flush_cpu(c)?;
+        }
+        self.flush_tables()?;
+        self.sink.flush()
+    }
+
+    /// Bytes written to the output so far (buffered ones included).
+    pub fn position(&self) -> u64 {
+        self.sink.position()
     }
 
     /// Write everything buffered, the statistics, the index and the trailer.

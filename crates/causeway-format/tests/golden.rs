@@ -1,6 +1,6 @@
 //! The golden trace: a small file committed to the repository that pins the format.
 //!
-//! `tests/data/golden-v1.1.cwt` must be rebuilt byte for byte by [`common::build_golden`]
+//! `tests/data/golden-v1.2.cwt` must be rebuilt byte for byte by [`common::build_golden`]
 //! and read back as the expected events. If either fails after a change to the crate,
 //! the change altered the bytes on disk: make it deliberate (bump `VERSION_MINOR` for an
 //! addition older readers skip, `VERSION_MAJOR` otherwise, update `docs/format.md`) and
@@ -14,6 +14,11 @@ use causeway_format::{EventKindTag, TraceReader, VERSION_MAJOR, VERSION_MINOR};
 use std::path::PathBuf;
 
 fn golden_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1.2.cwt")
+}
+
+/// The 1.1 golden file (before files had an id and blocks a file tag).
+fn golden_v1_1_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1.1.cwt")
 }
 
@@ -30,7 +35,7 @@ fn golden_v1_0_still_reads() {
     let bytes = std::fs::read(golden_v1_0_path()).expect("1.0 golden file is committed");
     let mut rd = TraceReader::from_bytes(&bytes).expect("1.0 golden opens");
     assert_eq!(rd.minor_version(), 0);
-    assert_eq!(rd.header(), &common::golden_header());
+    assert_eq!(rd.header(), &common::golden_header_v1_1());
     let frames = &rd.tables().frames;
     assert!(!frames.is_empty());
     assert!(
@@ -40,6 +45,22 @@ fn golden_v1_0_still_reads() {
     );
     let events: Vec<_> = rd.events().collect::<Result<_, _>>().expect("events read");
     assert_eq!(events, built.events);
+}
+
+/// A 1.1 file still reads: same events and tables; it has no file id, and its blocks'
+/// tag (reserved bytes then) is 0.
+#[test]
+fn golden_v1_1_still_reads() {
+    let built = common::build_golden();
+    let bytes = std::fs::read(golden_v1_1_path()).expect("1.1 golden file is committed");
+    let mut rd = TraceReader::from_bytes(&bytes).expect("1.1 golden opens");
+    assert_eq!(rd.minor_version(), 1);
+    assert_eq!(rd.header(), &common::golden_header_v1_1());
+    assert_eq!(rd.tables(), &built.tables);
+    let events: Vec<_> = rd.events().collect::<Result<_, _>>().expect("events read");
+    assert_eq!(events, built.events);
+    let rep = causeway_format::salvage::check(&bytes);
+    assert!(rep.is_clean(), "{:?}", rep.damage);
 }
 
 #[test]
@@ -85,8 +106,12 @@ fn golden_file_reads_as_expected() {
     let built = common::build_golden();
     let bytes = std::fs::read(golden_path()).expect("golden file is committed");
     let mut rd = TraceReader::from_bytes(&bytes).expect("golden opens");
-    assert_eq!(rd.minor_version(), 1);
+    assert_eq!(rd.minor_version(), 2);
     assert_eq!(rd.header(), &common::golden_header());
+    // Every block carries the file's tag.
+    let rep = causeway_format::salvage::check(&bytes);
+    assert!(rep.is_clean(), "{:?}", rep.damage);
+    assert!(rep.blocks.iter().all(|b| b.header.tag == 0x0042));
     assert_eq!(rd.tables(), &built.tables);
     let inl = rd
         .tables()

@@ -114,6 +114,8 @@ impl PerfHeader {
             scope: causeway_format::Scope::System,
             target_pids: Vec::new(),
             target_comm: None,
+            file_id: 0,
+            salvaged: None,
         }
     }
 

@@ -172,6 +172,8 @@ fn header(input: &DumpInput) -> Header {
         scope: Scope::Processes,
         target_pids: vec![std::process::id()],
         target_comm: None,
+        file_id: 0,
+        salvaged: None,
     }
 }
 

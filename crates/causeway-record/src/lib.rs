@@ -10,13 +10,15 @@
 //! Layers, each in its own module: [`config`] (what to record), `probes` (loading and
 //! maps), [`records`] (ring-buffer record layout), [`convert`] (records to events and
 //! tables), [`stacks`] (dedup and symbolization), [`sink`] (file or flight window;
-//! [`previous`] keeps a file it would replace as `NAME.old`),
+//! [`outfile`] writes it crash-safely through a temporary file, [`previous`] keeps a
+//! file it replaces as `NAME.old`),
 //! [`trigger`] (dump conditions), [`run`] (the recording loop).
 
 pub mod config;
 pub mod convert;
 mod error;
 pub mod launch;
+pub mod outfile;
 pub mod previous;
 mod probes;
 pub mod procfs;

@@ -73,9 +73,12 @@ pub enum Notice {
     },
     /// A flight-recorder dump was written.
     Dumped(Dump),
-    /// A file was at an output path: it was renamed to this path (`PATH.old`) before
-    /// the new output was created there.
+    /// A file was at an output path: it was renamed to this path (`PATH.old`) when
+    /// the new output replaced it.
     KeptPrevious(PathBuf),
+    /// The trace is written to this temporary file until the recording ends cleanly
+    /// (then renamed onto the output path); a killed recording leaves it behind.
+    Writing(PathBuf),
 }
 
 /// The outcome of a recording.
@@ -193,7 +196,7 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
         Some(c) if !req.keep_command => c.terminate(KILL_GRACE),
         _ => None,
     };
-    let mut summary = s.finish(elapsed)?;
+    let mut summary = s.finish(elapsed, notify)?;
     summary.child_status = child.as_mut().and_then(|c| c.poll_exit());
     summary.stopped_command = stopped;
     Ok(summary)
@@ -202,6 +205,10 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
 /// Launch the command (if any), find the targets, attach the probes, create the output
 /// and a converter that knows the targets' threads and mappings.
 fn start(req: &Request, notify: &mut dyn FnMut(Notice)) -> Result<Session, RecordError> {
+    // Refuse an output path holding something other than a trace before anything runs.
+    if let Output::File(p) = &req.output {
+        crate::outfile::check_replaceable(p)?;
+    }
     let mut cfg = req.config.clone();
     let mut child = match &req.command {
         Some(argv) => {
@@ -243,7 +250,15 @@ fn start(req: &Request, notify: &mut dyn FnMut(Notice)) -> Result<Session, Recor
     if let Target::Comm(name) = &cfg.target {
         hdr.target_comm = Some(name.clone());
     }
-    let sink = open_sink(&req.output, &hdr, notify)?;
+    let sink = match open_sink(&req.output, &hdr, notify) {
+        Ok(s) => s,
+        Err(e) => {
+            if let Some(c) = child.as_mut() {
+                c.kill();
+            }
+            return Err(e);
+        }
+    };
     for (pid, m) in &maps {
         install_ranges(&mut conv, &probes, *pid, m);
     }
@@ -288,8 +303,8 @@ fn open_sink(
     Ok(match output {
         Output::File(p) => {
             let s = StreamSink::create(p, hdr)?;
-            if let Some(old) = s.kept_old() {
-                notify(Notice::KeptPrevious(old.to_path_buf()));
+            if let Some(temp) = s.temp_path() {
+                notify(Notice::Writing(temp.to_path_buf()));
             }
             Sink::Stream(Box::new(s))
         }
@@ -449,9 +464,19 @@ impl Session {
     }
 
     /// Finish the trace file (streaming mode) and sum up.
-    fn finish(mut self, elapsed: Duration) -> Result<Summary, RecordError> {
+    fn finish(
+        mut self,
+        elapsed: Duration,
+        notify: &mut dyn FnMut(Notice),
+    ) -> Result<Summary, RecordError> {
         let path = match self.sink {
-            Sink::Stream(s) => Some(s.finish(&self.conv, &mut self.symbols)?),
+            Sink::Stream(s) => {
+                let (path, kept) = s.finish(&self.conv, &mut self.symbols)?;
+                if let Some(old) = kept {
+                    notify(Notice::KeptPrevious(old));
+                }
+                Some(path)
+            }
             Sink::Flight(..) => None,
         };
         Ok(Summary {

@@ -8,8 +8,10 @@ use causeway_format::{
 };
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
 
 /// The header of a recording made now.
 pub fn header(command_line: Vec<String>, scope: Scope) -> Header {
@@ -46,6 +48,8 @@ pub fn header(command_line: Vec<String>, scope: Scope) -> Header {
         scope,
         target_pids: Vec::new(),
         target_comm: None,
+        file_id: causeway_format::Header::random_file_id(),
+        salvaged: None,
     }
 }
 
@@ -58,21 +62,6 @@ pub fn clock_ns(clock: libc::clockid_t) -> u64 {
     // SAFETY: clock_gettime writes the timespec it is given.
     unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// Create an output file, first keeping a regular file already there as `PATH.old`
-/// (returned) rather than overwriting it. Every output goes through here.
-fn create(path: &Path) -> Result<(BufWriter<File>, Option<PathBuf>), crate::RecordError> {
-    let kept = crate::previous::keep(path).map_err(|e| {
-        let old = crate::previous::old_path(path);
-        crate::RecordError::Io(
-            format!("keeping {} as {}", path.display(), old.display()),
-            e,
-        )
-    })?;
-    let file = File::create(path)
-        .map_err(|e| crate::RecordError::Io(format!("creating {}", path.display()), e))?;
-    Ok((BufWriter::with_capacity(1 << 20, file), kept))
 }
 
 /// Table rows already handed to a writer.
@@ -107,46 +96,161 @@ impl Sent {
     }
 }
 
-/// Streams every event into one trace file.
+/// How often a streamed trace is made durable: every chunk and table row pushed
+/// before a checkpoint survives a SIGKILL, so a killed recording loses at most this
+/// much (plus what was still in the kernel's ring buffers).
+pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Bytes written after which a checkpoint comes early (bounds what a kill loses on a
+/// busy recording, and the dirty pages one `fdatasync` has to write).
+pub const CHECKPOINT_BYTES: u64 = 16 << 20;
+
+/// `fdatasync`s a file on its own thread when asked, so the recorder's thread never
+/// waits for the disk: a checkpoint writes its blocks (into the page cache) and asks
+/// for a sync; a request made while one is pending joins it.
+struct Syncer {
+    tx: Option<mpsc::SyncSender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    stats: Arc<SyncStats>,
+}
+
+/// What the sync thread did, in the trace's recorder counters.
+#[derive(Default)]
+struct SyncStats {
+    syncs: AtomicU64,
+    us: AtomicU64,
+    max_us: AtomicU64,
+    failed: AtomicU64,
+}
+
+impl Syncer {
+    fn start(file: File) -> Syncer {
+        let (tx, rx) = mpsc::sync_channel::<()>(1);
+        let stats = Arc::new(SyncStats::default());
+        let st = Arc::clone(&stats);
+        let thread = std::thread::Builder::new()
+            .name("causeway-sync".into())
+            .spawn(move || {
+                for () in rx {
+                    let t = Instant::now();
+                    if file.sync_data().is_err() {
+                        // The final sync before the rename reports the error.
+                        st.failed.fetch_add(1, Ordering::Relaxed);
+                    }
+                    let us = t.elapsed().as_micros() as u64;
+                    st.syncs.fetch_add(1, Ordering::Relaxed);
+                    st.us.fetch_add(us, Ordering::Relaxed);
+                    st.max_us.fetch_max(us, Ordering::Relaxed);
+                }
+            })
+            .ok();
+        Syncer {
+            tx: thread.as_ref().map(|_| tx),
+            thread,
+            stats,
+        }
+    }
+
+    fn request(&self) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.try_send(());
+        }
+    }
+
+    /// Stop the thread (after its pending sync) and return its counters.
+    fn stop(mut self) -> [(&'static str, u64); 4] {
+        drop(self.tx.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let s = &self.stats;
+        [
+            ("checkpoint_syncs", s.syncs.load(Ordering::Relaxed)),
+            ("checkpoint_sync_us", s.us.load(Ordering::Relaxed)),
+            ("checkpoint_sync_max_us", s.max_us.load(Ordering::Relaxed)),
+            ("checkpoint_sync_failed", s.failed.load(Ordering::Relaxed)),
+        ]
+    }
+}
+
+/// Streams every event into one trace file, written to a temporary file beside the
+/// output and made durable at every checkpoint (see [`crate::outfile`]).
 pub struct StreamSink {
-    writer: TraceWriter<BufWriter<File>>,
+    writer: TraceWriter<File>,
     sent: Sent,
-    path: PathBuf,
-    kept_old: Option<PathBuf>,
+    pending: crate::outfile::Pending,
+    last_checkpoint: Instant,
+    bytes_at_checkpoint: u64,
+    checkpoints: u64,
+    syncer: Option<Syncer>,
 }
 
 impl StreamSink {
-    /// Start writing `path`.
+    /// Start writing `path` (through its temporary file); the header is durable when
+    /// this returns.
     pub fn create(path: &Path, header: &Header) -> Result<StreamSink, crate::RecordError> {
-        let (file, kept_old) = create(path)?;
+        let (file, pending) = crate::outfile::create(path)?;
+        let io_err = |e| crate::RecordError::Io(format!("writing {}", path.display()), e);
+        // In place (a device or FIFO) there is nothing to make durable.
+        let syncer = match pending.temp() {
+            Some(_) => Some(Syncer::start(file.try_clone().map_err(io_err)?)),
+            None => None,
+        };
+        let mut writer = TraceWriter::new(file, header)?;
+        let f = writer.checkpoint()?;
+        if syncer.is_some() {
+            f.sync_data().map_err(io_err)?;
+        }
         Ok(StreamSink {
-            writer: TraceWriter::new(file, header)?,
+            writer,
             sent: Sent::default(),
-            path: path.to_path_buf(),
-            kept_old,
+            pending,
+            last_checkpoint: Instant::now(),
+            bytes_at_checkpoint: 0,
+            checkpoints: 0,
+            syncer,
         })
     }
 
-    /// Where the file that was at the path before is kept (`PATH.old`), if there was one.
-    pub fn kept_old(&self) -> Option<&Path> {
-        self.kept_old.as_deref()
+    /// The temporary file the trace is written to until it is finished (`None` when
+    /// writing in place to a device or FIFO).
+    pub fn temp_path(&self) -> Option<&Path> {
+        self.pending.temp()
     }
 
-    /// Write converted events.
+    /// Write every buffered event and table row, and have the file `fdatasync`ed.
+    fn checkpoint(&mut self) -> Result<(), crate::RecordError> {
+        self.writer.checkpoint()?;
+        if let Some(s) = &self.syncer {
+            s.request();
+        }
+        self.checkpoints += 1;
+        self.last_checkpoint = Instant::now();
+        self.bytes_at_checkpoint = self.writer.position();
+        Ok(())
+    }
+
+    /// Write converted events; a checkpoint when one is due.
     pub fn events(&mut self, conv: &Converter, evs: &[Event]) -> Result<(), crate::RecordError> {
         self.sent.sync(conv, &mut self.writer);
         for e in evs {
             self.writer.push(e)?;
         }
+        if self.last_checkpoint.elapsed() >= CHECKPOINT_INTERVAL
+            || self.writer.position() - self.bytes_at_checkpoint >= CHECKPOINT_BYTES
+        {
+            self.checkpoint()?;
+        }
         Ok(())
     }
 
-    /// Symbolize, write the stacks and statistics, and close the file.
+    /// Symbolize, write the stacks and statistics, close the file and rename it onto
+    /// its path. Returns the path and where the file that was there is kept.
     pub fn finish(
         mut self,
         conv: &Converter,
         symbols: &mut Symbols,
-    ) -> Result<PathBuf, crate::RecordError> {
+    ) -> Result<(PathBuf, Option<PathBuf>), crate::RecordError> {
         self.sent.sync(conv, &mut self.writer);
         let ids: Vec<StackId> = (0..conv.stacks.len() as u32).map(StackId).collect();
         let map = symbols.write_stacks(conv.stack_sources(), &ids, &mut self.writer);
@@ -159,8 +263,17 @@ impl StreamSink {
         for (k, v) in &conv.counters {
             self.writer.add_counter(k, *v);
         }
-        self.writer.finish()?;
-        Ok(self.path)
+        // What crash safety cost: the checkpoints and their fdatasync time.
+        self.writer.add_counter("checkpoints", self.checkpoints);
+        if let Some(s) = self.syncer.take() {
+            for (k, v) in s.stop() {
+                self.writer.add_counter(k, v);
+            }
+        }
+        let file = self.writer.finish()?;
+        let path = self.pending.path().to_path_buf();
+        let kept = self.pending.commit(file)?;
+        Ok((path, kept))
     }
 }
 
@@ -250,8 +363,10 @@ impl FlightSink {
     ) -> Result<Dump, crate::RecordError> {
         self.dumps += 1;
         let path = self.dump_path(self.dumps);
-        let (file, kept_old) = create(&path)?;
-        let mut w = TraceWriter::new(file, header)?;
+        let (file, pending) = crate::outfile::create(&path)?;
+        let mut header = header.clone();
+        header.file_id = Header::random_file_id();
+        let mut w = TraceWriter::new(file, &header)?;
         let mut sent = Sent::default();
         sent.sync(conv, &mut w);
         // Only the stacks the window uses, symbolized into this file's own ids.
@@ -280,7 +395,8 @@ impl FlightSink {
             w.add_counter(k, *v);
         }
         w.add_counter("flight_rotated_out", self.rotated_out);
-        w.finish()?;
+        let file = w.finish()?;
+        let kept_old = pending.commit(file)?;
         Ok(Dump {
             path,
             events: self.window.len() as u64,

@@ -1,14 +1,18 @@
 //! What a reader must know before trusting a result: the parts of the recording that
-//! are missing. Every analysis report puts these lines at its top (and a `caveats`
-//! object in its JSON), so that a verdict built on partial data is never read as a
-//! complete one.
+//! are missing (a salvaged file, events lost in the analysed time). Every analysis
+//! report puts these lines at its top (and a `caveats` object in its JSON), so that a
+//! verdict built on partial data is never read as a complete one.
 
+use causeway_format::SalvageMark;
 use causeway_model::{LossCoverage, Trace};
 use serde::Serialize;
 
 /// The caveats of one trace.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Caveats {
+    /// The trace was salvaged from a damaged or interrupted file: what it covers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub salvaged: Option<SalvageMark>,
     /// Events lost while recording, with the time they cover; `None` if none were.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lost: Option<LossCoverage>,
@@ -22,8 +26,9 @@ impl Caveats {
         let cov = trace.model().loss_coverage();
         let lost = cov.any().then_some(cov);
         let mut c = Caveats {
+            salvaged: trace.header().salvaged,
             lost,
-            lines: Vec::new(),
+            lines: crate::trace_notes(trace.header()),
         };
         if let Some(l) = lost {
             c.lines.push(loss_line(&l));

@@ -44,6 +44,7 @@ mod format;
 mod html;
 mod info;
 mod latency;
+pub mod notes;
 pub mod perfetto;
 pub mod timeline;
 mod view;
@@ -61,4 +62,5 @@ pub use info::{InfoReport, Selection, ThreadRow, TraceFacts};
 pub use latency::{
     DiffInput, LatencyDiffView, LatencyView, ProfileInput, RootPathView, subject_label,
 };
+pub use notes::trace_notes;
 pub use view::{View, render};

@@ -1,16 +1,27 @@
 //! The `info` report from a trace reader's counts and a model.
 
 use causeway_format::{Header, Tables, TaskState, Timestamp};
+use causeway_format::{SalvageMark, Tgid};
 use causeway_format::{TraceStats, VERSION_MAJOR};
 use causeway_model::synth::Synth;
 use causeway_report::{Format, InfoReport, Selection, TraceFacts, View, render};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 fn tables() -> Tables {
     causeway_model::synth::named_tables(&[(1, 1, "busy"), (2, 2, "sleepy")])
 }
 
 fn report(events: u64, stats: &TraceStats, sel: &Selection) -> InfoReport {
+    report_with(events, stats, sel, &Header::synthetic(2), None)
+}
+
+fn report_with(
+    events: u64,
+    stats: &TraceStats,
+    sel: &Selection,
+    header: &Header,
+    recorded: Option<&BTreeSet<Tgid>>,
+) -> InfoReport {
     let t = tables();
     let mut s = Synth::new();
     // Thread 1 runs 0..900; thread 2 runs 0..100 and then sleeps until 1000.
@@ -20,12 +31,11 @@ fn report(events: u64, stats: &TraceStats, sel: &Selection) -> InfoReport {
         .switch(900, 0, 1, TaskState::RUNNABLE, 0)
         .wake_by(1_000, 0, 0, 2);
     let model = s.model_with(&t, 2);
-    let header = Header::synthetic(2);
     let facts = TraceFacts {
         file: "t.cwt".into(),
         bytes: 123,
         format_version: format!("{VERSION_MAJOR}.1"),
-        header: &header,
+        header,
         time_range: Some((Timestamp(0), Timestamp(1_000))),
         events,
         events_by_kind: BTreeMap::from([("sched_switch", events)]),
@@ -34,6 +44,7 @@ fn report(events: u64, stats: &TraceStats, sel: &Selection) -> InfoReport {
         skipped_unknown_blocks: 0,
         stats,
         samples_by_thread: BTreeMap::from([(1, 3)]),
+        recorded,
     };
     InfoReport::new(facts, &model, sel)
 }
@@ -102,4 +113,55 @@ fn empty_trace_finds_nothing_and_has_no_graph() {
     let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(j["events"], 0);
     assert!(out.ends_with(b"}\n"));
+}
+
+/// In a per-process trace, threads of processes not recorded are ranked apart: their
+/// times are built from the switches they share with recorded threads only.
+#[test]
+fn threads_of_processes_not_recorded_are_ranked_apart() {
+    let recorded = BTreeSet::from([Tgid(2)]);
+    let r = report_with(
+        5,
+        &TraceStats::default(),
+        &all(10),
+        &Header::synthetic(2),
+        Some(&recorded),
+    );
+    let cpu: Vec<u32> = r.top_cpu.iter().map(|t| t.tid).collect();
+    assert_eq!(cpu, vec![2], "only the recorded process's thread is ranked");
+    assert_eq!(r.others_partial.len(), 1);
+    assert_eq!(
+        (r.others_partial[0].tid, r.others_partial[0].recorded),
+        (1, false)
+    );
+    let mut out = Vec::new();
+    render(&r, Format::Text, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("threads of processes not recorded"), "{text}");
+}
+
+/// A salvaged trace says so above its losses, in text and JSON.
+#[test]
+fn a_salvaged_trace_is_marked() {
+    let mut h = Header::synthetic(2);
+    h.salvaged = Some(SalvageMark {
+        covered_ns: 700_000_000,
+        original_ns: Some(3_000_000_000),
+        span_ns: 700_000_000,
+        stats_lost: true,
+        damaged_bytes: 443,
+    });
+    let r = report_with(5, &TraceStats::default(), &all(10), &h, None);
+    let mut out = Vec::new();
+    render(&r, Format::Text, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("NOTE:       salvaged: covers 0.70 of 3.00 s, statistics lost"),
+        "{text}"
+    );
+    let mut out = Vec::new();
+    render(&r, Format::Json, &mut out).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["salvaged"]["covered_ns"], 700_000_000);
+    assert!(v["notes"][0].as_str().unwrap().starts_with("salvaged:"));
 }

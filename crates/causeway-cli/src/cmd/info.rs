@@ -36,6 +36,7 @@ pub fn trace_facts<'a, R: std::io::Read + std::io::Seek>(
             .sampled_threads()
             .map(|t| (t.0, trace.facts().samples(t).len() as u64))
             .collect(),
+        recorded: trace.facts().recorded(),
     }
 }
 

@@ -100,6 +100,15 @@ fn kept_line(old: &std::path::Path) -> String {
     format!("causeway: kept the previous trace as {}", old.display())
 }
 
+/// The line telling where the trace is written until the recording ends.
+fn writing_line(temp: &std::path::Path) -> String {
+    format!(
+        "causeway: writing {} until the recording ends (if it is killed, `causeway check {}` salvages it)",
+        temp.display(),
+        temp.display()
+    )
+}
+
 /// Record `cmd` (launched and followed) into `out` with the default settings; used by
 /// `causeway demo` and `causeway bottleneck -- CMD`.
 pub fn record_command(cmd: &[String], out: &std::path::Path) -> Result<Summary> {
@@ -272,6 +281,8 @@ pub fn run(a: &RecordArgs) -> Result<u8> {
         Notice::KeptPrevious(old) => {
             eprintln!("{}{}", if tty { "\r" } else { "" }, kept_line(&old));
         }
+        // Said even with --json: where the data is if the recorder gets killed.
+        Notice::Writing(temp) => eprintln!("{}", writing_line(&temp)),
         _ => {}
     };
     let s: Summary = causeway_record::record(req, &mut notify).context("recording")?;

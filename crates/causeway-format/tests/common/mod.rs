@@ -52,6 +52,16 @@ pub fn golden_header() -> Header {
         scope: causeway_format::Scope::System,
         target_pids: Vec::new(),
         target_comm: None,
+        file_id: 0x5eed_0000_c0de_0042,
+        salvaged: None,
+    }
+}
+
+/// The header of the golden traces of 1.0 and 1.1, before files had an id.
+pub fn golden_header_v1_1() -> Header {
+    Header {
+        file_id: 0,
+        ..golden_header()
     }
 }
 

@@ -1,9 +1,9 @@
 //! Computing the `info` report from the trace reader's counts and the model.
 
 use super::report::{InfoReport, ThreadRow};
-use causeway_format::{EventKindTag, Header, Timestamp, TraceStats};
+use causeway_format::{EventKindTag, Header, Tgid, Timestamp, TraceStats};
 use causeway_model::{Model, Thread};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// What reading the trace established, apart from the model.
 #[derive(Clone, Debug)]
@@ -32,6 +32,9 @@ pub struct TraceFacts<'a> {
     pub stats: &'a TraceStats,
     /// On-CPU samples by thread id.
     pub samples_by_thread: BTreeMap<u32, u64>,
+    /// The processes a per-process recording followed (`None`: every process counts),
+    /// as the model's facts say.
+    pub recorded: Option<&'a BTreeSet<Tgid>>,
 }
 
 /// Which threads the rankings cover, and how many rows each shows.
@@ -89,8 +92,15 @@ impl InfoReport {
                 blocked_ns: t.totals.blocked().0,
                 runnable_ns: t.totals.runnable.0,
                 samples: facts.samples_by_thread.get(&t.tid.0).copied().unwrap_or(0),
+                recorded: facts
+                    .recorded
+                    .is_none_or(|r| t.tgid.is_some_and(|g| r.contains(&g))),
             })
             .collect();
+        // Threads of processes not recorded are seen only in part: ranking them with
+        // the recorded ones by time built from partial data misleads, so apart.
+        let (rows, others): (Vec<ThreadRow>, Vec<ThreadRow>) =
+            rows.into_iter().partition(|r| r.recorded);
         let (start, end) = facts.time_range.unwrap_or_default();
         let header = facts.header;
         InfoReport {
@@ -125,6 +135,9 @@ impl InfoReport {
             model_stats: model.stats().clone(),
             top_cpu: top(&rows, sel.top, |r| r.cpu_ns),
             top_blocked: top(&rows, sel.top, |r| r.blocked_ns),
+            others_partial: top(&others, sel.top, |r| r.cpu_ns),
+            salvaged: header.salvaged,
+            notes: crate::trace_notes(header),
         }
     }
 }

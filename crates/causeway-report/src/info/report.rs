@@ -21,6 +21,10 @@ pub struct ThreadRow {
     pub runnable_ns: u64,
     /// On-CPU samples of the thread.
     pub samples: u64,
+    /// False for a thread of a process a per-process recording did not follow: it is
+    /// seen only where it switches with or wakes a recorded thread, so its times are
+    /// partial (ranked apart, in `others_partial`).
+    pub recorded: bool,
 }
 
 /// Everything `info` reports; serialized as is for `--json`.
@@ -77,4 +81,12 @@ pub struct InfoReport {
     pub top_cpu: Vec<ThreadRow>,
     /// Threads with the most blocked time.
     pub top_blocked: Vec<ThreadRow>,
+    /// Threads of processes not recorded, by CPU time seen (partial: see
+    /// [`ThreadRow::recorded`]); empty for a system-wide trace.
+    pub others_partial: Vec<ThreadRow>,
+    /// Set when the trace was salvaged from a damaged or interrupted file.
+    pub salvaged: Option<causeway_format::SalvageMark>,
+    /// Lines qualifying the whole report (`salvaged: covers ...`), as every report
+    /// prints them ([`crate::trace_notes`]).
+    pub notes: Vec<String>,
 }

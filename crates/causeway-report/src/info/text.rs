@@ -65,6 +65,9 @@ pub(crate) fn render(r: &InfoReport) -> String {
         "events:     {}   threads: {}   processes: {}",
         r.events, r.threads, r.processes
     );
+    for note in &r.notes {
+        let _ = writeln!(out, "NOTE:       {note}");
+    }
     if r.lost_events > 0 {
         let per: Vec<String> = r
             .lost_events_by_cpu
@@ -147,5 +150,13 @@ pub(crate) fn render(r: &InfoReport) -> String {
         &r.top_blocked,
         r.duration_ns,
     );
+    if !r.others_partial.is_empty() {
+        table(
+            &mut out,
+            "threads of processes not recorded (seen only with recorded threads: partial times)",
+            &r.others_partial,
+            r.duration_ns,
+        );
+    }
     out
 }
