@@ -348,7 +348,9 @@ fn assign_calls(
             }
             v.block = if v.yields >= opts.yield_min {
                 BlockType::Yielding
-            } else if v.runnable > v.running {
+            } else if v.runnable > v.running && v.running < opts.long {
+                // A long computation that also waited for CPUs (a busy machine) is
+                // still a long computation.
                 BlockType::Runnable
             } else {
                 BlockType::Running
