@@ -82,13 +82,14 @@ pub fn run(args: &DiagnoseArgs) -> Result<u8> {
         .map_or(causeway_format::Timestamp(0), |s| s.start);
     let opts = args.options(origin);
     let graph = causeway_diagnose::build(&l.trace, &l.extras.syscalls, &opts);
-    let problem =
-        causeway_diagnose::problem_vertex(&l.trace, &graph, &opts.problem).map_err(|e| match e {
+    let problem = causeway_diagnose::problem_vertex(&l.trace, &graph, &opts.problem).map_err(
+        |e| match e {
             DiagnoseError::NoStall => {
                 anyhow::Error::new(BadInput(format!("{}: {e}", args.trace.display())))
             }
             other => anyhow::Error::new(other),
-        })?;
+        },
+    )?;
     let mut o = oracle(args, &l.trace, &graph)?;
     let d = causeway_diagnose::diagnose(&graph, problem, &opts, o.as_mut());
     drop(o);

@@ -2,8 +2,8 @@
 
 use super::names::{Namer, VertexDoc};
 use causeway_diagnose::{
-    Case, Choice, DecidedBy, Diagnosis, EdgeKind, EventGraph, GraphCounts, QuestionKind,
-    SliceEnd, Strength, WokenBy,
+    Case, Choice, DecidedBy, Diagnosis, EdgeKind, EventGraph, GraphCounts, QuestionKind, SliceEnd,
+    Strength, WokenBy,
 };
 use causeway_model::Trace;
 use serde::Serialize;

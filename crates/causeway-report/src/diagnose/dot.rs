@@ -36,10 +36,16 @@ pub fn write(d: &DiagnosisDoc, out: &mut dyn Write) -> io::Result<()> {
         }
         if let Some(s) = &f.slice {
             for w in s.steps.windows(2) {
-                let (Some(to), Some(from)) = (w.first(), w.get(1)) else { continue };
+                let (Some(to), Some(from)) = (w.first(), w.get(1)) else {
+                    continue;
+                };
                 nodes.insert(to.vertex.id, &to.vertex);
                 nodes.insert(from.vertex.id, &from.vertex);
-                let style = if from.strength == Some("weak") { "dashed" } else { "solid" };
+                let style = if from.strength == Some("weak") {
+                    "dashed"
+                } else {
+                    "solid"
+                };
                 edges.push(format!(
                     "  v{} -> v{} [label=\"{} ({})\", style={style}];",
                     from.vertex.id,
@@ -53,17 +59,27 @@ pub fn write(d: &DiagnosisDoc, out: &mut dyn Write) -> io::Result<()> {
     for c in &d.circles {
         for w in c.vertices.windows(2) {
             if let (Some(a), Some(b)) = (w.first(), w.get(1)) {
-                edges.push(format!("  v{} -> v{} [label=\"waits for\", color=orange];", a.id, b.id));
+                edges.push(format!(
+                    "  v{} -> v{} [label=\"waits for\", color=orange];",
+                    a.id, b.id
+                ));
             }
         }
         if let (Some(a), Some(b)) = (c.vertices.last(), c.vertices.first()) {
-            edges.push(format!("  v{} -> v{} [label=\"waits for\", color=orange];", a.id, b.id));
+            edges.push(format!(
+                "  v{} -> v{} [label=\"waits for\", color=orange];",
+                a.id, b.id
+            ));
         }
     }
     writeln!(out, "digraph diagnosis {{")?;
     writeln!(out, "  rankdir=RL;\n  node [shape=box, fontsize=10];")?;
     for (id, v) in &nodes {
-        let extra = if *id == d.problem.id { ", style=bold, color=red" } else { "" };
+        let extra = if *id == d.problem.id {
+            ", style=bold, color=red"
+        } else {
+            ""
+        };
         writeln!(out, "  v{id} [label=\"{}\"{extra}];", label(v))?;
     }
     for e in edges {

@@ -78,7 +78,9 @@ pub fn question_text(q: &Question, trace: &Trace, graph: &EventGraph) -> String 
     };
     s.push_str(&format!("{ask} vertex {}: {at}\n", q.at.0));
     for (i, c) in q.candidates.iter().enumerate() {
-        let Some(v) = n.vertex(c.vertex) else { continue };
+        let Some(v) = n.vertex(c.vertex) else {
+            continue;
+        };
         let edge = c
             .edge
             .and_then(|e| graph.edge(e))

@@ -78,7 +78,13 @@ impl<'a> Namer<'a> {
 
     fn top(&mut self, id: Option<StackId>) -> Vec<String> {
         let Some(id) = id else { return Vec::new() };
-        self.frames.stack(id).iter().rev().take(FRAMES).cloned().collect()
+        self.frames
+            .stack(id)
+            .iter()
+            .rev()
+            .take(FRAMES)
+            .cloned()
+            .collect()
     }
 
     /// The vertex in words.

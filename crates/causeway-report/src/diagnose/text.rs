@@ -16,7 +16,12 @@ fn details(out: &mut dyn Write, v: &VertexDoc, pad: &str) -> io::Result<()> {
         writeln!(out, "{pad}stack: {}", v.frames.join(" < "))?;
     }
     if !v.hot.is_empty() {
-        writeln!(out, "{pad}hot ({} samples): {}", v.samples, v.hot.join(" < "))?;
+        writeln!(
+            out,
+            "{pad}hot ({} samples): {}",
+            v.samples,
+            v.hot.join(" < ")
+        )?;
     }
     Ok(())
 }

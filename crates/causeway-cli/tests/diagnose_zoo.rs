@@ -1,0 +1,262 @@
+//! `causeway diagnose` (Argus, issue 14) on real recordings of the workload zoo: each
+//! workload is recorded for about a second with system calls (real eBPF), and the
+//! diagnosis must name the known culprit: the circular wait broken by a timeout in
+//! `circular-timeout` (with the heuristic and with a replayed answers file), and the
+//! long computation sliced back to the sender's datagram in `long-cpu`.
+//!
+//! Needs root and the built zoo; skipped without root unless `CAUSEWAY_REQUIRE_ROOT=1`
+//! (then it fails, as in CI).
+
+mod common;
+
+use common::{can_record, causeway, record, workload};
+use serde_json::Value;
+use std::path::Path;
+
+/// Record `bin --seconds S ARGS` with system calls; returns the trace path.
+fn record_zoo(dir: &Path, bin: &str, seconds: &str, args: &[&str]) -> String {
+    let out = dir.join(format!("{bin}.cwt"));
+    let exe = workload(bin);
+    let mut a = vec!["--events", "default,syscall", "--", exe.to_str().unwrap()];
+    a.extend_from_slice(&["--seconds", seconds]);
+    a.extend_from_slice(args);
+    record(&out, &a);
+    out.to_str().unwrap().to_string()
+}
+
+/// `causeway diagnose FLAGS TRACE`: stdout, and the exit code.
+fn diagnose_raw(trace: &str, flags: &[&str]) -> (String, i32) {
+    let o = causeway()
+        .arg("diagnose")
+        .args(flags)
+        .arg(trace)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run causeway diagnose");
+    assert!(
+        o.status.code().is_some_and(|c| c <= 1),
+        "causeway diagnose {flags:?} failed ({:?}): {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (
+        String::from_utf8(o.stdout).unwrap(),
+        o.status.code().unwrap_or(-1),
+    )
+}
+
+/// `causeway diagnose --json FLAGS TRACE`, parsed.
+fn diagnose(trace: &str, flags: &[&str]) -> Value {
+    let mut f = vec!["--json"];
+    f.extend_from_slice(flags);
+    let (out, _) = diagnose_raw(trace, &f);
+    serde_json::from_str(&out).expect("diagnose JSON")
+}
+
+/// `--at` value (ns from the trace start) in the middle of the longest complete
+/// `poll` wait of the thread named `comm`.
+fn longest_poll_at(trace: &str, comm: &str) -> String {
+    let (m, _, _) = common::model(Path::new(trace));
+    let origin = m.span().unwrap().start;
+    let t = m.threads().find(|t| t.comm == comm).expect("thread");
+    let s = t
+        .segments
+        .iter()
+        .filter(|s| s.start_known && s.end_known)
+        .filter(|s| {
+            matches!(
+                s.state,
+                causeway_model::SegmentState::Blocked {
+                    syscall: Some(7), // poll
+                    ..
+                }
+            )
+        })
+        .max_by_key(|s| s.duration())
+        .expect("a wait");
+    let mid = s.start.0 + s.duration().0 / 2;
+    format!("{}ns", mid - origin.0)
+}
+
+fn threads_of(circle: &Value) -> Vec<String> {
+    let mut t: Vec<String> = circle["vertices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["thread"].as_str().unwrap().to_string())
+        .collect();
+    t.sort();
+    t.dedup();
+    t
+}
+
+/// The circle between client and server, broken by the client's poll timing out.
+fn assert_circle(d: &Value) {
+    let circles = d["circles"].as_array().unwrap();
+    let c = circles
+        .iter()
+        .find(|c| threads_of(c) == ["ct-client", "ct-server"])
+        .unwrap_or_else(|| panic!("no ct-client/ct-server circle: {d:#}"));
+    assert_eq!(c["broken_by"], "a timeout", "{c:#}");
+    let at = c["broken_at"].as_u64().unwrap();
+    let v = c["vertices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["id"].as_u64() == Some(at))
+        .expect("the breaking vertex is in the circle");
+    assert_eq!(v["thread"], "ct-client");
+    assert_eq!(v["wait_call"], "poll");
+    assert!(v["woken_by"].as_str().unwrap().contains("timer"));
+    // The server's side of the circle is the read of the go token.
+    let server = c["vertices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["thread"] == "ct-server")
+        .unwrap();
+    let frames: Vec<&str> = server["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert!(frames.contains(&"wait_for_go_token"), "{frames:?}");
+}
+
+#[test]
+fn circular_timeout_reports_the_circle_and_the_timeout_that_breaks_it() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = record_zoo(dir.path(), "circular-timeout", "1", &[]);
+
+    // --auto from the client's longest wait (on a busy machine its longest stall may
+    // be a wait for a CPU instead, so the wait is picked by time).
+    let at = longest_poll_at(&trace, "ct-client");
+    let at = at.as_str();
+    let d = diagnose(&trace, &["--auto", "--thread", "ct-client", "--at", at]);
+    assert_eq!(d["problem"]["thread"], "ct-client");
+    assert_eq!(d["problem"]["wait_call"], "poll");
+    assert_eq!(d["findings"][0]["case"], "LongWait");
+    assert_circle(&d);
+    let decisions = d["decisions"].as_array().unwrap();
+    assert!(!decisions.is_empty());
+    assert!(decisions.iter().all(|x| x["by"] == "heuristic"));
+    assert_eq!(d["queries"].as_u64().unwrap() as usize, decisions.len());
+
+    // The default problem is the longest stall of the recorded processes.
+    let d = diagnose(&trace, &["--auto"]);
+    let t = d["problem"]["thread"].as_str().unwrap();
+    assert!(t == "ct-client" || t == "ct-server", "{t}");
+
+    // Replayed answers: `1` goes on into the culprit as the heuristic would...
+    let answers = dir.path().join("answers");
+    std::fs::write(&answers, "# go on into the server\n1\n").unwrap();
+    let a = answers.to_str().unwrap();
+    let d = diagnose(
+        &trace,
+        &["--answers", a, "--thread", "ct-client", "--at", at],
+    );
+    assert_circle(&d);
+    assert_eq!(d["decisions"][0]["by"], "answers file");
+    assert_eq!(d["decisions"][0]["answer"], "1");
+
+    // ...and `stop` ends the diagnosis at the client: no culprit, no circle.
+    std::fs::write(&answers, "stop\n").unwrap();
+    let d = diagnose(
+        &trace,
+        &["--answers", a, "--thread", "ct-client", "--at", at],
+    );
+    assert_eq!(d["findings"].as_array().unwrap().len(), 1);
+    assert!(d["circles"].as_array().unwrap().is_empty());
+    assert_eq!(d["decisions"][0]["answer"], "stop");
+
+    // Text and DOT say the same.
+    let (text, code) = diagnose_raw(&trace, &["--auto", "--thread", "ct-client", "--at", at]);
+    assert_eq!(code, 0);
+    assert!(text.contains("circular wait: ct-client"), "{text}");
+    assert!(text.contains("broken by a timeout"), "{text}");
+    let flags = ["--auto", "--dot", "--thread", "ct-client", "--at", at];
+    let (dot, _) = diagnose_raw(&trace, &flags);
+    assert!(dot.starts_with("digraph diagnosis {"), "{dot}");
+    assert!(dot.contains("waits for"), "{dot}");
+}
+
+#[test]
+fn long_cpu_slices_the_long_run_back_to_the_senders_datagram() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = record_zoo(dir.path(), "long-cpu", "1", &[]);
+    let d = diagnose(&trace, &["--auto", "--thread", "event-loop"]);
+    let f = &d["findings"][0];
+    assert_eq!(f["vertex"]["thread"], "event-loop");
+    let case = f["case"].as_str().unwrap();
+    assert!(
+        case == "LongRunning" || case == "LongRunnable",
+        "{case}: {f:#}"
+    );
+    // The samples name the computation.
+    let hot: Vec<&str> = f["vertex"]["hot"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
+    assert!(hot.contains(&"long_computation"), "{hot:?}");
+    // The slice goes back through the loop's receive to the sender that sent the
+    // datagram, over a strong wake-up edge.
+    let steps = f["slice"]["steps"].as_array().unwrap();
+    let sender = steps
+        .iter()
+        .find(|s| s["vertex"]["thread"] == "sender")
+        .unwrap_or_else(|| panic!("no sender on the slice: {f:#}"));
+    assert_eq!(sender["edge"], "wake-up");
+    assert_eq!(sender["strength"], "strong");
+    let calls: Vec<&str> = sender["vertex"]["syscalls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
+    assert!(calls.iter().any(|c| c.starts_with("sendto")), "{calls:?}");
+    let recv = steps
+        .iter()
+        .find(|s| s["vertex"]["thread"] == "event-loop" && s["vertex"]["kind"] == "wait")
+        .expect("the loop's receive is on the slice");
+    assert!(
+        recv["vertex"]["wait_call"]
+            .as_str()
+            .unwrap()
+            .starts_with("recv"),
+        "{recv:#}"
+    );
+}
+
+#[test]
+fn diagnose_rejects_an_unknown_thread_and_a_bad_answers_file() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = record_zoo(dir.path(), "circular-timeout", "0.3", &[]);
+    let o = causeway()
+        .args(["diagnose", "--auto", "--thread", "no-such-thread", &trace])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no thread `no-such-thread`"));
+    let answers = dir.path().join("answers");
+    std::fs::write(&answers, "maybe\n").unwrap();
+    let o = causeway()
+        .args(["diagnose", "--answers", answers.to_str().unwrap(), &trace])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("answers line 1"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
