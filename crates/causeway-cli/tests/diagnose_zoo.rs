@@ -78,6 +78,27 @@ fn longest_poll_at(trace: &str, comm: &str) -> String {
     format!("{}ns", mid - origin.0)
 }
 
+/// `--at` value in the middle of the longest stretch of the thread `comm` between
+/// two waits (running or queued for a CPU).
+fn longest_run_at(trace: &str, comm: &str) -> String {
+    let (m, _, _) = common::model(Path::new(trace));
+    let origin = m.span().unwrap().start;
+    let t = m.threads().find(|t| t.comm == comm).expect("thread");
+    let mut best = (0u64, 0u64);
+    let mut start = None;
+    for s in &t.segments {
+        if s.state.is_running() || s.state.is_runnable() {
+            let a = *start.get_or_insert(s.start.0);
+            if s.end.0 - a > best.1 - best.0 {
+                best = (a, s.end.0);
+            }
+        } else {
+            start = None;
+        }
+    }
+    format!("{}ns", (best.0 + best.1) / 2 - origin.0)
+}
+
 fn threads_of(circle: &Value) -> Vec<String> {
     let mut t: Vec<String> = circle["vertices"]
         .as_array()
@@ -191,7 +212,9 @@ fn long_cpu_slices_the_long_run_back_to_the_senders_datagram() {
     }
     let dir = tempfile::tempdir().unwrap();
     let trace = record_zoo(dir.path(), "long-cpu", "1", &[]);
-    let d = diagnose(&trace, &["--auto", "--thread", "event-loop"]);
+    // The loop's longest run (its longest stall may be a wait on a busy machine).
+    let at = longest_run_at(&trace, "event-loop");
+    let d = diagnose(&trace, &["--auto", "--thread", "event-loop", "--at", &at]);
     let f = &d["findings"][0];
     assert_eq!(f["vertex"]["thread"], "event-loop");
     let case = f["case"].as_str().unwrap();
@@ -259,4 +282,93 @@ fn diagnose_rejects_an_unknown_thread_and_a_bad_answers_file() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("answers line 1"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
+}
+
+/// The findings' `(thread, case)`, in order.
+fn chain(d: &Value) -> Vec<(String, String)> {
+    d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["vertex"]["thread"].as_str().unwrap().to_string(),
+                f["case"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn stopped_peer_names_the_stopped_server_and_the_stopper() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = record_zoo(dir.path(), "stopped-peer", "1.5", &["--stop-ms", "500"]);
+    let d = diagnose(&trace, &["--auto", "--thread", "client-0"]);
+    let c = chain(&d);
+    assert_eq!(c[0], ("client-0".into(), "LongWait".into()), "{c:?}");
+    assert!(d["findings"][0]["vertex"]["duration_ms"].as_f64().unwrap() > 400.0);
+    assert_eq!(c[1], ("server-0".into(), "Stopped".into()), "{c:?}");
+    let stopped = &d["findings"][1];
+    assert!(
+        stopped["vertex"]["woken_by"]
+            .as_str()
+            .unwrap()
+            .contains("sp-stopper")
+    );
+    let steps = stopped["slice"]["steps"].as_array().unwrap();
+    assert_eq!(steps[1]["vertex"]["thread"], "sp-stopper");
+    assert_eq!(steps[1]["edge"], "wake-up");
+    assert_eq!(steps[1]["strength"], "strong");
+    // The slice reaches the stopper's run before its sleep: where it stopped the server.
+    let last = steps.last().unwrap();
+    assert_eq!(last["vertex"]["thread"], "sp-stopper");
+    assert_eq!(
+        d["findings"][1]["slice"]["end"],
+        "the thread's own timer (the work began there)"
+    );
+}
+
+#[test]
+fn lock_chain_reports_the_whole_chain_to_the_sleep() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = record_zoo(dir.path(), "lock-chain", "1", &[]);
+    let d = diagnose(&trace, &["--auto", "--thread", "requester"]);
+    let c = chain(&d);
+    let threads: Vec<&str> = c.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(threads, ["requester", "holder", "lk-backend"], "{d:#}");
+    assert_eq!(c[0].1, "LongWait");
+    assert_eq!(c[1].1, "LongWait");
+    assert_eq!(d["findings"][0]["vertex"]["wait_call"], "futex");
+    assert_eq!(d["findings"][1]["vertex"]["wait_call"], "read");
+    assert!(d["circles"].as_array().unwrap().is_empty());
+    if c[2].1 == "LongRunnable" {
+        // On a busy machine the backend may have waited for a CPU longer than it
+        // slept: then that is the culprit, and the report says so.
+        return;
+    }
+    assert_eq!(c[2].1, "LongWait");
+    let sleep = &d["findings"][2];
+    assert!(
+        sleep["vertex"]["wait_call"]
+            .as_str()
+            .unwrap()
+            .contains("nanosleep")
+    );
+    assert_eq!(
+        sleep["note"],
+        "slept until its own timer: the end of the chain"
+    );
+    let frames: Vec<&str> = sleep["vertex"]["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert!(frames.contains(&"slow_lookup"), "{frames:?}");
 }

@@ -27,7 +27,7 @@ use crate::signature::Signature;
 use std::collections::BTreeSet;
 
 /// Peer threads looked at, at most, for a wait with no similar normal wait.
-const PEER_WINDOW: usize = 16;
+const PEER_WINDOW: usize = 64;
 
 /// Algorithm 1's case of a vertex.
 pub fn case_of(g: &EventGraph, v: VertexId, opts: &Options) -> Case {
@@ -110,6 +110,7 @@ impl Run<'_> {
             similar: None,
             slice: None,
             compared: Vec::new(),
+            slept: false,
         });
         let waitlike = match case {
             Case::LongRunning | Case::LongRunnable => false,
@@ -125,7 +126,17 @@ impl Run<'_> {
                 }
                 true
             }
-            Case::LongWait | Case::Stopped => true,
+            // A stopped thread waits for whoever continues it: slice back along the
+            // wake-up that continued it (the sender of SIGCONT).
+            Case::Stopped => false,
+            // A thread that chose to sleep is the end of the chain.
+            Case::LongWait if self.g.vertex(v).is_some_and(is_sleep) => {
+                if let Some(f) = self.out.findings.get_mut(idx) {
+                    f.slept = true;
+                }
+                return;
+            }
+            Case::LongWait => true,
             // A vertex picked by time may be short: treat it by what it is.
             Case::Normal => kind == Some(VertexKind::Wait),
         };
@@ -202,7 +213,9 @@ impl Run<'_> {
             if !members.contains(&vt) {
                 members.push(vt);
             }
-            self.add_circle(members);
+            if closes_circle(g, &members) {
+                self.add_circle(members);
+            }
             return;
         }
         if self.out.findings.iter().any(|f| f.vertex == vt) {
@@ -394,7 +407,10 @@ pub fn find_similar(g: &EventGraph, v: VertexId, opts: &Options) -> Option<Verte
     })
 }
 
-/// Threads `v`'s thread exchanged wake-ups with just before `v`, most recent first.
+/// Threads `v`'s thread exchanged wake-ups (or data flags) with just before `v`:
+/// first those that woke it, most recent first (those it waits for when it waits),
+/// then those it only woke (a circle may go through them: a thread it woke may wait
+/// for it in turn).
 pub fn peers(g: &EventGraph, v: VertexId) -> Vec<u32> {
     let Some(x) = g.vertex(v) else {
         return Vec::new();
@@ -402,30 +418,85 @@ pub fn peers(g: &EventGraph, v: VertexId) -> Vec<u32> {
     let list = g.thread_vertices(x.thread);
     let pos = list.partition_point(|&y| y <= v);
     let lo = pos.saturating_sub(PEER_WINDOW);
-    let mut seen: Vec<(u64, u32)> = Vec::new();
+    let linked = |kind: EdgeKind| kind == EdgeKind::Wakeup || kind == EdgeKind::DataFlag;
+    let mut woke_it: Vec<(u64, u32)> = Vec::new();
+    let mut woken: Vec<(u64, u32)> = Vec::new();
     for &y in list.get(lo..pos).unwrap_or(&[]) {
-        let links = g
+        let ins = g
             .incoming(y)
-            .filter(|(_, e)| e.kind == EdgeKind::Wakeup || e.kind == EdgeKind::DataFlag)
-            .map(|(_, e)| (e.ts, e.from))
-            .chain(
-                g.outgoing(y)
-                    .filter(|(_, e)| e.kind == EdgeKind::Wakeup || e.kind == EdgeKind::DataFlag)
-                    .map(|(_, e)| (e.ts, e.to)),
-            );
-        for (ts, other) in links {
-            let Some(t) = g.vertex(other).map(|o| o.thread) else {
-                continue;
-            };
-            if t == x.thread {
-                continue;
-            }
-            match seen.iter_mut().find(|(_, u)| *u == t) {
-                Some(s) => s.0 = s.0.max(ts.0),
-                None => seen.push((ts.0, t)),
+            .filter(|(_, e)| linked(e.kind))
+            .map(|(_, e)| (e.ts, e.from));
+        let outs = g
+            .outgoing(y)
+            .filter(|(_, e)| linked(e.kind))
+            .map(|(_, e)| (e.ts, e.to));
+        for (list, links) in [
+            (&mut woke_it, ins.collect::<Vec<_>>()),
+            (&mut woken, outs.collect()),
+        ] {
+            for (ts, other) in links {
+                let Some(t) = g.vertex(other).map(|o| o.thread) else {
+                    continue;
+                };
+                if t == x.thread {
+                    continue;
+                }
+                match list.iter_mut().find(|(_, u)| *u == t) {
+                    Some(s) => s.0 = s.0.max(ts.0),
+                    None => list.push((ts.0, t)),
+                }
             }
         }
     }
-    seen.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    seen.into_iter().map(|(_, t)| t).collect()
+    for l in [&mut woke_it, &mut woken] {
+        l.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    }
+    let mut out: Vec<u32> = woke_it.into_iter().map(|(_, t)| t).collect();
+    for (_, t) in woken {
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// x86-64 `nanosleep` and `clock_nanosleep`.
+const SLEEPS: [u32; 2] = [35, 230];
+
+/// True for a wait in a sleep call that its own timer ended.
+fn is_sleep(v: &crate::graph::Vertex) -> bool {
+    v.woken_by == Some(WokenBy::Timer) && v.wait_call.is_some_and(|c| SLEEPS.contains(&c))
+}
+
+/// True if the waits `members` form a circle: each ended by a wake-up from another
+/// member's thread, or by a timer or interrupt (what breaks the circle), and at least
+/// one by a member.
+fn closes_circle(g: &EventGraph, members: &[VertexId]) -> bool {
+    let threads: BTreeSet<u32> = members
+        .iter()
+        .filter_map(|&m| g.vertex(m).map(|y| y.thread))
+        .collect();
+    let mut linked = 0usize;
+    for &m in members {
+        let Some(y) = g.vertex(m) else { return false };
+        if y.kind != VertexKind::Wait {
+            return false;
+        }
+        match y.woken_by {
+            Some(WokenBy::Thread { .. }) => {
+                let by_member = g.incoming(m).any(|(_, e)| {
+                    e.kind == EdgeKind::Wakeup
+                        && g.vertex(e.from)
+                            .is_some_and(|w| threads.contains(&w.thread))
+                });
+                if !by_member {
+                    return false;
+                }
+                linked += 1;
+            }
+            Some(WokenBy::Timer | WokenBy::Interrupt { .. }) => {}
+            _ => return false,
+        }
+    }
+    linked > 0
 }

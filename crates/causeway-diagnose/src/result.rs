@@ -104,6 +104,9 @@ pub struct Finding {
     pub slice: Option<Slice>,
     /// For a wait: the threads compared and their vertices at the time.
     pub compared: Vec<Compared>,
+    /// True for a wait in a sleep its own timer ended: the thread chose to wait, the
+    /// end of the chain.
+    pub slept: bool,
 }
 
 /// A circle of waits: each waits for the next, the last for the first.

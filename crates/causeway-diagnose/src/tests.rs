@@ -267,38 +267,99 @@ fn long_wait_compares_the_normal_path_and_recurses_into_the_culprit_of_the_culpr
 fn a_circular_wait_is_reported_with_the_timeout_that_breaks_it() {
     // Client (0) sends a request that wakes the server (1), then polls with a timeout;
     // the server waits for a token the client sends only after its poll times out.
+    let mut reply = wait(0, 0, 50, by(1));
+    reply.wait_call = Some(0); // read, not poll
     let g = graph(
         vec![
-            exec(0, 0, 100),                       // 0: writes the request
-            wait(0, 100, 20 * MS, WokenBy::Timer), // 1: poll times out
-            exec(0, 20 * MS, 20 * MS + 50),        // 2: sends the token
-            wait(1, 0, 90, by(0)),                 // 3: earlier token read, normal
-            exec(1, 90, 99),                       // 4
-            wait(1, 99, 100, by(0)),               // 5: request read
-            exec(1, 100, 150),                     // 6: serves
-            wait(1, 150, 20 * MS + 40, by(0)),     // 7: token read, long
+            // thread 0 (client)
+            reply,                                 // 0: the previous reply
+            exec(0, 50, 100),                      // 1: writes the request
+            wait(0, 100, 20 * MS, WokenBy::Timer), // 2: poll times out
+            exec(0, 20 * MS, 20 * MS + 50),        // 3: sends the token
+            // thread 1 (server)
+            exec(1, 0, 60),                    // 4: wrote the previous reply
+            wait(1, 60, 90, by(0)),            // 5: an earlier read
+            exec(1, 90, 95),                   // 6
+            wait(1, 95, 100, by(0)),           // 7: request read, quick
+            exec(1, 100, 150),                 // 8: serves
+            wait(1, 150, 20 * MS + 40, by(0)), // 9: token read, long
         ],
         vec![
-            strong(0, 1, EdgeKind::Timer, 20 * MS),
-            strong(1, 2, EdgeKind::Resume, 20 * MS),
-            strong(0, 3, EdgeKind::Wakeup, 90),
-            strong(3, 4, EdgeKind::Resume, 90),
-            strong(0, 5, EdgeKind::Wakeup, 100),
-            strong(5, 6, EdgeKind::Resume, 100),
-            strong(2, 7, EdgeKind::Wakeup, 20 * MS + 40),
+            strong(4, 0, EdgeKind::Wakeup, 50),
+            strong(0, 1, EdgeKind::Resume, 50),
+            strong(1, 2, EdgeKind::Timer, 20 * MS),
+            strong(2, 3, EdgeKind::Resume, 20 * MS),
+            strong(1, 5, EdgeKind::Wakeup, 90),
+            strong(5, 6, EdgeKind::Resume, 90),
+            strong(1, 7, EdgeKind::Wakeup, 100),
+            strong(7, 8, EdgeKind::Resume, 100),
+            strong(3, 9, EdgeKind::Wakeup, 20 * MS + 40),
         ],
     );
-    let d = diagnose(&g, VertexId(1), &Options::default(), &mut AutoOracle);
+    let d = diagnose(&g, VertexId(2), &Options::default(), &mut AutoOracle);
     // No earlier poll of the client got its wake-up: the peers are compared (weak).
     assert_eq!(d.findings[0].case, Case::LongWait);
     assert_eq!(d.findings[0].similar, None);
     assert_eq!(d.findings[0].compared[0].thread, 1);
     assert!(!d.findings[0].compared[0].from_normal_path);
-    assert_eq!(d.findings[1].vertex, VertexId(7));
+    assert_eq!(d.findings[1].vertex, VertexId(9));
+    assert_eq!(d.findings[1].similar, Some(VertexId(7)));
     assert_eq!(d.circles.len(), 1);
     let c = &d.circles[0];
-    assert_eq!(c.vertices, vec![VertexId(1), VertexId(7)]);
-    assert_eq!(c.broken_by, Some((VertexId(1), WokenBy::Timer)));
+    assert_eq!(c.vertices, vec![VertexId(2), VertexId(9)]);
+    assert_eq!(c.broken_by, Some((VertexId(2), WokenBy::Timer)));
+}
+
+#[test]
+fn a_chain_of_waits_is_not_a_circle_and_ends_at_a_sleep() {
+    // A request waits for a lock held by a holder that waits for a reply from a
+    // backend that sleeps. The holder also woke the request earlier (lock hand-off);
+    // the request waits for the holder, not the other way round: no circle.
+    let mut sleep = wait(2, 100, 50 * MS, WokenBy::Timer);
+    sleep.wait_call = Some(230); // clock_nanosleep
+    let g = graph(
+        vec![
+            // thread 0 (request)
+            wait(0, 0, 40, by(1)),             // 0: earlier hand-off
+            exec(0, 40, 150),                  // 1
+            wait(0, 150, 50 * MS + 20, by(1)), // 2: the stall (futex)
+            // thread 1 (holder)
+            exec(1, 0, 50),                      // 3: hands the lock over at 40
+            wait(1, 50, 90, by(2)),              // 4: an earlier reply
+            exec(1, 90, 100),                    // 5: sends the query
+            wait(1, 100, 50 * MS + 10, by(2)),   // 6: waits for the reply
+            exec(1, 50 * MS + 10, 50 * MS + 30), // 7: unlocks
+            // thread 2 (backend)
+            exec(2, 0, 90),                 // 8: replied at 90
+            sleep,                          // 9: the sleep
+            exec(2, 50 * MS, 50 * MS + 15), // 10: replies
+        ],
+        vec![
+            strong(3, 0, EdgeKind::Wakeup, 40),
+            strong(0, 1, EdgeKind::Resume, 40),
+            strong(7, 2, EdgeKind::Wakeup, 50 * MS + 20),
+            strong(8, 4, EdgeKind::Wakeup, 90),
+            strong(4, 5, EdgeKind::Resume, 90),
+            strong(10, 6, EdgeKind::Wakeup, 50 * MS + 10),
+            strong(6, 7, EdgeKind::Resume, 50 * MS + 10),
+            strong(5, 9, EdgeKind::Timer, 50 * MS),
+            strong(9, 10, EdgeKind::Resume, 50 * MS),
+        ],
+    );
+    let d = diagnose(&g, VertexId(2), &Options::default(), &mut AutoOracle);
+    let chain: Vec<(u32, Case)> = d.findings.iter().map(|f| (f.vertex.0, f.case)).collect();
+    assert_eq!(
+        chain,
+        vec![
+            (2, Case::LongWait),
+            (6, Case::LongWait),
+            (9, Case::LongWait)
+        ]
+    );
+    assert!(d.circles.is_empty(), "{:?}", d.circles);
+    // The sleep is the end: nothing compared from there.
+    assert!(d.findings[2].slept);
+    assert!(d.findings[2].compared.is_empty());
 }
 
 fn call(nr: u32, ret: i64, repeats: u32, user: u32) -> Call {

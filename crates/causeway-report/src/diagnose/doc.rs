@@ -60,6 +60,8 @@ pub struct FindingDoc {
     pub slice: Option<SliceDoc>,
     /// Threads compared.
     pub compared: Vec<ComparedDoc>,
+    /// What ends the chain here, or how to read it, if anything.
+    pub note: Option<&'static str>,
 }
 
 /// A circular wait.
@@ -201,6 +203,16 @@ pub fn build(d: &Diagnosis, trace: &Trace, g: &EventGraph) -> Option<DiagnosisDo
             similar: f.similar.and_then(|s| n.vertex(s)),
             slice,
             compared,
+            note: if f.slept {
+                Some("slept until its own timer: the end of the chain")
+            } else if f.case == Case::Stopped {
+                Some(
+                    "stopped (a stop signal or a tracer): the slice follows the wake-up \
+                     that continued it; the stop signal's sender is not recorded",
+                )
+            } else {
+                None
+            },
         });
     }
     let circles = d

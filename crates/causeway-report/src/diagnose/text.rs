@@ -57,6 +57,9 @@ fn finding(out: &mut dyn Write, i: usize, f: &FindingDoc) -> io::Result<()> {
     )?;
     let inner = format!("{pad}     ");
     details(out, &f.vertex, &inner)?;
+    if let Some(n) = f.note {
+        writeln!(out, "{inner}{n}")?;
+    }
     match (&f.similar, &f.slice) {
         (Some(s), Some(sl)) => {
             writeln!(out, "{inner}similar earlier vertex {}: {}", s.id, line(s))?;
