@@ -53,9 +53,9 @@ fn diagnose(trace: &str, flags: &[&str]) -> Value {
     serde_json::from_str(&out).expect("diagnose JSON")
 }
 
-/// `--at` value (ns from the trace start) in the middle of the longest complete
-/// `poll` wait of the thread named `comm`.
-fn longest_poll_at(trace: &str, comm: &str) -> String {
+/// `--at` value (ns from the trace start) in the middle of the longest complete wait
+/// of the thread named `comm` in one of the system calls `nrs`.
+fn longest_wait_at(trace: &str, comm: &str, nrs: &[u32]) -> String {
     let (m, _, _) = common::model(Path::new(trace));
     let origin = m.span().unwrap().start;
     let t = m.threads().find(|t| t.comm == comm).expect("thread");
@@ -63,17 +63,14 @@ fn longest_poll_at(trace: &str, comm: &str) -> String {
         .segments
         .iter()
         .filter(|s| s.start_known && s.end_known)
-        .filter(|s| {
-            matches!(
-                s.state,
-                causeway_model::SegmentState::Blocked {
-                    syscall: Some(7), // poll
-                    ..
-                }
-            )
+        .filter(|s| match s.state {
+            causeway_model::SegmentState::Blocked {
+                syscall: Some(nr), ..
+            } => nrs.contains(&nr),
+            _ => false,
         })
         .max_by_key(|s| s.duration())
-        .expect("a wait");
+        .unwrap_or_else(|| panic!("{comm} has no complete wait in {nrs:?} in {trace}"));
     let mid = s.start.0 + s.duration().0 / 2;
     format!("{}ns", mid - origin.0)
 }
@@ -155,7 +152,7 @@ fn circular_timeout_reports_the_circle_and_the_timeout_that_breaks_it() {
 
     // --auto from the client's longest wait (on a busy machine its longest stall may
     // be a wait for a CPU instead, so the wait is picked by time).
-    let at = longest_poll_at(&trace, "ct-client");
+    let at = longest_wait_at(&trace, "ct-client", &[7, 271]); // poll, ppoll
     let at = at.as_str();
     let d = diagnose(&trace, &["--auto", "--thread", "ct-client", "--at", at]);
     assert_eq!(d["problem"]["thread"], "ct-client");
@@ -185,7 +182,8 @@ fn circular_timeout_reports_the_circle_and_the_timeout_that_breaks_it() {
     assert_eq!(d["decisions"][0]["answer"], "1");
 
     // ...and `stop` ends the diagnosis at the client: no culprit, no circle.
-    std::fs::write(&answers, "stop\n").unwrap();
+    // (one `stop` per culprit: answers that run out fall back to the heuristic)
+    std::fs::write(&answers, "stop\n".repeat(8)).unwrap();
     let d = diagnose(
         &trace,
         &["--answers", a, "--thread", "ct-client", "--at", at],
@@ -338,28 +336,36 @@ fn lock_chain_reports_the_whole_chain_to_the_sleep() {
     }
     let dir = tempfile::tempdir().unwrap();
     let trace = record_zoo(dir.path(), "lock-chain", "1", &[]);
-    let d = diagnose(&trace, &["--auto", "--thread", "requester"]);
-    let c = chain(&d);
-    let threads: Vec<&str> = c.iter().map(|(t, _)| t.as_str()).collect();
-    assert_eq!(threads, ["requester", "holder", "lk-backend"], "{d:#}");
-    assert_eq!(c[0].1, "LongWait");
-    assert_eq!(c[1].1, "LongWait");
-    assert_eq!(d["findings"][0]["vertex"]["wait_call"], "futex");
-    assert_eq!(d["findings"][1]["vertex"]["wait_call"], "read");
-    assert!(d["circles"].as_array().unwrap().is_empty());
-    if c[2].1 == "LongRunnable" {
-        // On a busy machine the backend may have waited for a CPU longer than it
-        // slept: then that is the culprit, and the report says so.
-        return;
-    }
-    assert_eq!(c[2].1, "LongWait");
-    let sleep = &d["findings"][2];
-    assert!(
-        sleep["vertex"]["wait_call"]
-            .as_str()
-            .unwrap()
-            .contains("nanosleep")
-    );
+    // The requester's longest wait on the mutex (its longest stall may be a wait for a
+    // CPU on a busy machine).
+    let at = longest_wait_at(&trace, "requester", &[202]); // futex
+    let d = diagnose(&trace, &["--auto", "--thread", "requester", "--at", &at]);
+    let findings = d["findings"].as_array().unwrap();
+    let first = &findings[0];
+    assert_eq!(first["vertex"]["thread"], "requester");
+    assert_eq!(first["case"], "LongWait");
+    assert_eq!(first["vertex"]["wait_call"], "futex");
+    assert!(d["circles"].as_array().unwrap().is_empty(), "{d:#}");
+    // Each link: a finding of `thread` that is the culprit of `of`.
+    let culprit = |of: &Value, thread: &str| -> Vec<Value> {
+        findings
+            .iter()
+            .filter(|f| f["culprit_of"] == of["vertex"]["id"] && f["vertex"]["thread"] == thread)
+            .cloned()
+            .collect()
+    };
+    let holder = culprit(first, "holder");
+    let reading = holder
+        .iter()
+        .find(|f| f["case"] == "LongWait" && f["vertex"]["wait_call"] == "read")
+        .unwrap_or_else(|| panic!("the holder's wait for the reply is not a culprit: {d:#}"));
+    let backend = culprit(reading, "lk-backend");
+    let sleep = backend
+        .iter()
+        .find(|f| f["case"] == "LongWait")
+        .unwrap_or_else(|| panic!("the backend's sleep is not the holder's culprit: {d:#}"));
+    let call = sleep["vertex"]["wait_call"].as_str().unwrap();
+    assert!(call.contains("nanosleep"), "{call}");
     assert_eq!(
         sleep["note"],
         "slept until its own timer: the end of the chain"

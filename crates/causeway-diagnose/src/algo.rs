@@ -29,6 +29,10 @@ use std::collections::BTreeSet;
 /// Peer threads looked at, at most, for a wait with no similar normal wait.
 const PEER_WINDOW: usize = 64;
 
+/// A vertex of another thread shorter than this share (percent) of a wait is not
+/// compared with it.
+const MIN_PART_PERCENT: u32 = 10;
+
 /// Algorithm 1's case of a vertex.
 pub fn case_of(g: &EventGraph, v: VertexId, opts: &Options) -> Case {
     let Some(x) = g.vertex(v) else {
@@ -179,26 +183,50 @@ impl Run<'_> {
             if self.halted {
                 return;
             }
-            let Some((vt, overlap)) = g.overlapping_most(t, x.span) else {
-                continue;
-            };
+            let culprits = self.compare(v, t, normal, idx);
+            for vt in culprits {
+                self.culprit(v, vt, t, depth);
+            }
+        }
+    }
+
+    /// Line 16-17 for one thread: its vertices during the wait. It is stalled too when
+    /// its stalls (each covering at least a tenth of the wait) together cover
+    /// `overlap_percent` of it; then each of those stalls is a culprit, in time order (a
+    /// thread may first wait and then starve for a CPU, and both delayed the wait).
+    fn compare(&mut self, v: VertexId, t: u32, normal: bool, idx: usize) -> Vec<VertexId> {
+        let g = self.g;
+        let Some(x) = g.vertex(v) else {
+            return Vec::new();
+        };
+        let dur = x.duration().0.max(1);
+        let pct = |o: u64| u32::try_from(o.saturating_mul(100) / dur).unwrap_or(u32::MAX);
+        let mut stalls = Vec::new();
+        let mut covered = 0u64;
+        for (vt, overlap) in g.overlapping(t, x.span) {
             let case = case_of(g, vt, self.opts);
-            let dur = x.duration().0.max(1);
-            let pct = u32::try_from(overlap.0.saturating_mul(100) / dur).unwrap_or(u32::MAX);
+            let p = pct(overlap.0);
+            if p < MIN_PART_PERCENT {
+                continue;
+            }
             if let Some(f) = self.out.findings.get_mut(idx) {
                 f.compared.push(Compared {
                     thread: t,
                     vertex: vt,
                     case,
-                    overlap_percent: pct,
+                    overlap_percent: p,
                     from_normal_path: normal,
                 });
             }
-            if !case.is_stall() || pct < self.opts.overlap_percent {
-                continue;
+            if case.is_stall() {
+                stalls.push(vt);
+                covered += overlap.0;
             }
-            self.culprit(v, vt, t, depth);
         }
+        if pct(covered) < self.opts.overlap_percent {
+            return Vec::new();
+        }
+        stalls
     }
 
     /// A stalled thread found while comparing: a circle, or recurse into it.

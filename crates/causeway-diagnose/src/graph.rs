@@ -329,12 +329,13 @@ impl EventGraph {
         (ts <= lv.span.end).then_some(last)
     }
 
-    /// The vertex of a thread that overlaps `span` the longest, with the overlap.
-    pub fn overlapping_most(&self, thread: u32, span: TimeSpan) -> Option<(VertexId, DurationNs)> {
+    /// The vertices of a thread that overlap `span`, in time order, each with the
+    /// length of the overlap.
+    pub fn overlapping(&self, thread: u32, span: TimeSpan) -> Vec<(VertexId, DurationNs)> {
         let list = self.thread_vertices(thread);
         let lo =
             list.partition_point(|&v| self.vertex(v).is_some_and(|x| x.span.end <= span.start));
-        let mut best: Option<(VertexId, DurationNs)> = None;
+        let mut out = Vec::new();
         for &v in list.get(lo..).unwrap_or(&[]) {
             let Some(x) = self.vertex(v) else { continue };
             if x.span.start >= span.end {
@@ -342,12 +343,9 @@ impl EventGraph {
             }
             let a = x.span.start.max(span.start);
             let b = x.span.end.min(span.end);
-            let o = b.saturating_since(a);
-            if best.is_none_or(|(_, d)| o > d) {
-                best = Some((v, o));
-            }
+            out.push((v, b.saturating_since(a)));
         }
-        best
+        out
     }
 
     /// Vertex, edge and strong/weak counts.
