@@ -543,3 +543,44 @@ fn timer_wakeups_link_to_the_waiter_and_device_interrupts_are_filtered() {
     let inc: Vec<_> = g.incoming(w).map(|(_, e)| (e.kind, e.strength)).collect();
     assert_eq!(inc, vec![(EdgeKind::SameThread, Strength::Weak)]);
 }
+
+#[test]
+fn a_thread_that_waited_then_starved_has_both_stalls_reported() {
+    // A waits 40 ms on B; B first waits 20 ms (on C's sleep), then waits 20 ms for a
+    // CPU. Neither half alone covers half of A's wait; together they do.
+    let mut sleep = wait(2, 0, 20 * MS, WokenBy::Timer);
+    sleep.wait_call = Some(35); // nanosleep
+    let mut starved = exec(1, 20 * MS, 40 * MS);
+    starved.block = BlockType::Runnable;
+    let g = graph(
+        vec![
+            wait(0, 0, 10, by(1)),            // 0: normal
+            exec(0, 10, 20),                  // 1
+            wait(0, 20, 40 * MS + 10, by(1)), // 2: the stall
+            exec(1, 0, 10),                   // 3: woke A early
+            wait(1, 10, 20 * MS, by(2)),      // 4: waits on C
+            starved,                          // 5: then starves
+            exec(2, 20 * MS, 20 * MS + 5),    // 6: wakes B
+            sleep,                            // 7
+        ],
+        vec![
+            strong(3, 0, EdgeKind::Wakeup, 10),
+            strong(0, 1, EdgeKind::Resume, 10),
+            strong(5, 2, EdgeKind::Wakeup, 40 * MS + 10),
+            strong(6, 4, EdgeKind::Wakeup, 20 * MS),
+            strong(4, 5, EdgeKind::Resume, 20 * MS),
+        ],
+    );
+    let d = diagnose(&g, VertexId(2), &Options::default(), &mut AutoOracle);
+    let found: Vec<(u32, Case, Option<u32>)> = d
+        .findings
+        .iter()
+        .map(|f| (f.vertex.0, f.case, f.culprit_of.map(|v| v.0)))
+        .collect();
+    assert_eq!(found[0], (2, Case::LongWait, None));
+    assert!(found.contains(&(4, Case::LongWait, Some(2))), "{found:?}");
+    assert!(
+        found.contains(&(5, Case::LongRunnable, Some(2))),
+        "{found:?}"
+    );
+}
