@@ -125,11 +125,12 @@ pub fn write(d: &DiagnosisDoc, out: &mut dyn Write) -> io::Result<()> {
     if let Some(v) = &d.needs_data_flag {
         writeln!(
             out,
-            "\nvertex {} is a sched_yield loop and the trace has no data flag it waits for: \
-             find the flag, record it (`causeway watch -p {} --symbol NAME`, or flag \
-             markers) and diagnose again",
+            "\nvertex {} is a sched_yield loop of {} ({}) and the trace has no data flag it \
+             waits for: find the flag, record its writes and reads as flag markers, and \
+             diagnose again",
             v.id,
-            v.pid.unwrap_or(v.tid)
+            v.thread,
+            v.tid
         )?;
     }
     writeln!(out, "\ndecisions ({} queries):", d.queries)?;
