@@ -15,9 +15,15 @@ use std::path::Path;
 
 /// Record `bin --seconds S ARGS` with system calls; returns the trace path.
 fn record_zoo(dir: &Path, bin: &str, seconds: &str, args: &[&str]) -> String {
+    record_zoo_with(dir, bin, seconds, "default", args)
+}
+
+/// The same, recording the system calls `syscalls` (`causeway record --syscalls`).
+fn record_zoo_with(dir: &Path, bin: &str, seconds: &str, syscalls: &str, args: &[&str]) -> String {
     let out = dir.join(format!("{bin}.cwt"));
     let exe = workload(bin);
-    let mut a = vec!["--events", "default,syscall", "--", exe.to_str().unwrap()];
+    let mut a = vec!["--events", "default,syscall", "--syscalls", syscalls, "--"];
+    a.push(exe.to_str().unwrap());
     a.extend_from_slice(&["--seconds", seconds]);
     a.extend_from_slice(args);
     record(&out, &a);
@@ -377,4 +383,31 @@ fn lock_chain_reports_the_whole_chain_to_the_sleep() {
         .map(|f| f.as_str().unwrap())
         .collect();
     assert!(frames.contains(&"slow_lookup"), "{frames:?}");
+}
+
+#[test]
+fn spin_flag_reports_repeated_yield_and_asks_for_a_data_flag() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = record_zoo_with(dir.path(), "spin-flag", "1", "default,sched_yield", &[]);
+    // The waiter's longest run between two waits: its yield loop.
+    let at = longest_run_at(&trace, "waiter");
+    let d = diagnose(&trace, &["--auto", "--thread", "waiter", "--at", &at]);
+    let f = &d["findings"][0];
+    assert_eq!(f["vertex"]["thread"], "waiter");
+    assert_eq!(f["case"], "RepeatedYield", "{d:#}");
+    assert!(
+        f["vertex"]["syscalls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c.as_str().unwrap().starts_with("sched_yield x"))
+    );
+    // No flag is traced: the diagnosis stops and asks for one.
+    assert_eq!(d["needs_data_flag"]["id"], f["vertex"]["id"]);
+    assert_eq!(d["findings"].as_array().unwrap().len(), 1);
+    let (text, _) = diagnose_raw(&trace, &["--auto", "--thread", "waiter", "--at", &at]);
+    assert!(text.contains("has no data flag it waits for"), "{text}");
 }

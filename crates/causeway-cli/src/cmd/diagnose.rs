@@ -17,6 +17,7 @@ use causeway_diagnose::{
 use causeway_model::Trace;
 use causeway_report::{DiagnosisView, question_text};
 use std::io::{BufRead, IsTerminal, Write};
+use std::time::Instant;
 
 /// Asks at the terminal: the question on standard error, the answer from standard
 /// input (a number, `s` to stop, empty for the suggestion).
@@ -74,14 +75,18 @@ fn oracle<'a>(
 
 /// Run the command; returns the exit code (1 if no stall was found).
 pub fn run(args: &DiagnoseArgs) -> Result<u8> {
+    let t0 = Instant::now();
     let l = loaded::load(&args.trace)?;
+    let t_read = t0.elapsed();
     let origin = l
         .trace
         .model()
         .span()
         .map_or(causeway_format::Timestamp(0), |s| s.start);
     let opts = args.options(origin);
+    let t1 = Instant::now();
     let graph = causeway_diagnose::build(&l.trace, &l.extras.syscalls, &opts);
+    let t_build = t1.elapsed();
     let problem = causeway_diagnose::problem_vertex(&l.trace, &graph, &opts.problem).map_err(
         |e| match e {
             DiagnoseError::NoStall => {
@@ -91,8 +96,24 @@ pub fn run(args: &DiagnoseArgs) -> Result<u8> {
         },
     )?;
     let mut o = oracle(args, &l.trace, &graph)?;
+    let t2 = Instant::now();
     let d = causeway_diagnose::diagnose(&graph, problem, &opts, o.as_mut());
+    let t_diag = t2.elapsed();
     drop(o);
+    if args.timing {
+        let c = graph.counts();
+        eprintln!(
+            "causeway: graph of {} vertices, {} edges ({} strong, {} weak); read {:.3} s, \
+             graph built in {:.3} s, diagnosed in {:.3} s",
+            c.vertices,
+            c.edges,
+            c.strong,
+            c.weak,
+            t_read.as_secs_f64(),
+            t_build.as_secs_f64(),
+            t_diag.as_secs_f64()
+        );
+    }
     let view = DiagnosisView::new(&d, &l.trace, &graph)
         .context("the diagnosis names a vertex the graph does not have")?;
     output::emit(&view, output::format(args.json, args.dot))

@@ -56,6 +56,10 @@ pub struct DiagnoseArgs {
     /// Longest slice, in vertices.
     #[arg(long, default_value_t = 64)]
     pub max_slice: usize,
+    /// Print the graph's size and how long reading, building the graph and diagnosing
+    /// took, on standard error.
+    #[arg(long)]
+    pub timing: bool,
 }
 
 impl DiagnoseArgs {
