@@ -11,13 +11,17 @@ use causeway_format::StackId;
 /// clock_nanosleep, pselect6, ppoll, epoll_pwait, epoll_pwait2.
 const WAITS: [u32; 13] = [0, 7, 23, 24, 35, 61, 202, 232, 230, 270, 271, 281, 441];
 
+/// One call in a signature: number, key arguments, return value (none for a wait)
+/// and call site.
+type CallKey = (u32, [u64; 3], Option<i64>, Option<StackId>);
+
 /// A vertex's signature; equal signatures mean similar vertices.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Signature {
     kind: VertexKind,
     wait_call: Option<u32>,
     wait_stack: Option<StackId>,
-    calls: Vec<(u32, [u64; 3], Option<i64>, Option<StackId>)>,
+    calls: Vec<CallKey>,
 }
 
 impl Signature {

@@ -128,9 +128,7 @@ pub fn write(d: &DiagnosisDoc, out: &mut dyn Write) -> io::Result<()> {
             "\nvertex {} is a sched_yield loop of {} ({}) and the trace has no data flag it \
              waits for: find the flag, record its writes and reads as flag markers, and \
              diagnose again",
-            v.id,
-            v.thread,
-            v.tid
+            v.id, v.thread, v.tid
         )?;
     }
     writeln!(out, "\ndecisions ({} queries):", d.queries)?;
