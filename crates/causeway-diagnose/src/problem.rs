@@ -1,11 +1,30 @@
 //! The problem vertex (Argus's spinning vertex): a thread at a time, or the longest
 //! stall (blocked, stopped, runnable or busy) of a thread or of the recorded
-//! processes.
+//! processes; by default, when the trace was dumped by a trigger that names a thread
+//! and a time (libcauseway's stall watchdog, signal or call), what that thread was
+//! doing then.
 
 use crate::error::DiagnoseError;
 use crate::graph::{EventGraph, VertexId};
 use crate::options::{Problem, ThreadSelector};
+use causeway_format::{Tid, Timestamp};
 use causeway_model::Trace;
+
+/// Statistics counters an in-process dump writes: the thread and time of its trigger.
+const TRIGGER_TID: &str = "inproc.trigger_tid";
+/// See [`TRIGGER_TID`].
+const TRIGGER_TS: &str = "inproc.trigger_ts_ns";
+
+/// The vertex of the thread a trigger named, at the trigger's time, if the trace says.
+fn triggered(trace: &Trace, g: &EventGraph) -> Option<VertexId> {
+    let c = &trace.stats().counters;
+    let tid = Tid(u32::try_from(*c.get(TRIGGER_TID)?)
+        .ok()
+        .filter(|&t| t > 0)?);
+    let ts = Timestamp(*c.get(TRIGGER_TS)?);
+    let t = trace.model().thread_index_at(tid, ts)?;
+    g.vertex_at(t, ts)
+}
 
 /// Model thread indices the selector names (every incarnation of a tid; every thread
 /// with that name).
@@ -58,7 +77,9 @@ pub fn problem_vertex(
     problem: &Problem,
 ) -> Result<VertexId, DiagnoseError> {
     match problem {
-        Problem::Longest => longest(trace, g, None).ok_or(DiagnoseError::NoStall),
+        Problem::Longest => triggered(trace, g)
+            .or_else(|| longest(trace, g, None))
+            .ok_or(DiagnoseError::NoStall),
         Problem::Thread(sel) => {
             let ts = selected(trace, sel);
             if ts.is_empty() {

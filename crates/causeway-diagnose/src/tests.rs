@@ -584,3 +584,65 @@ fn a_thread_that_waited_then_starved_has_both_stalls_reported() {
         "{found:?}"
     );
 }
+
+/// Thread 1 waits 10..1000 (woken by 3), runs to 1200 and waits again; thread 2 waits
+/// 10..5000 (woken by an interrupt) and runs to 5100.
+fn two_waits() -> Trace {
+    let irq = Waker::Irq {
+        irq: 11,
+        name: causeway_format::StringId(0),
+    };
+    let mut s = Synth::new();
+    s.switch(0, 0, 0, TaskState::RUNNABLE, 1)
+        .switch(0, 1, 0, TaskState::RUNNABLE, 2)
+        .switch(10, 0, 1, TaskState::INTERRUPTIBLE, 0)
+        .switch(10, 1, 2, TaskState::INTERRUPTIBLE, 3)
+        .wake_by(1000, 1, 3, 1)
+        .switch(1001, 0, 0, TaskState::RUNNABLE, 1)
+        .switch(1100, 1, 3, TaskState::INTERRUPTIBLE, 0)
+        .switch(1200, 0, 1, TaskState::INTERRUPTIBLE, 0)
+        .wakeup(5000, 1, 2, 1, irq)
+        .switch(5001, 1, 0, TaskState::RUNNABLE, 2)
+        .switch(5100, 1, 2, TaskState::INTERRUPTIBLE, 0);
+    trace(&s)
+}
+
+#[test]
+fn the_problem_vertex_is_the_longest_stall_the_named_thread_or_the_trigger() {
+    use crate::{DiagnoseError, Problem, ThreadSelector, problem_vertex};
+    let t = two_waits();
+    let g = build(&t, &[], &Options::default());
+    let tid_of = |v: VertexId| g.vertex(v).unwrap().tid;
+    let longest = problem_vertex(&t, &g, &Problem::Longest).unwrap();
+    assert_eq!(tid_of(longest), Tid(2));
+    assert_eq!(g.vertex(longest).unwrap().kind, VertexKind::Wait);
+    let one = problem_vertex(&t, &g, &Problem::Thread(ThreadSelector::Tid(Tid(1)))).unwrap();
+    assert_eq!(tid_of(one), Tid(1));
+    assert_eq!(g.vertex(one).unwrap().span.end, Timestamp(1000));
+    let at = Problem::ThreadAt(ThreadSelector::Tid(Tid(1)), Timestamp(1100));
+    let v = problem_vertex(&t, &g, &at).unwrap();
+    assert_eq!(g.vertex(v).unwrap().kind, VertexKind::Exec);
+    assert_eq!(
+        problem_vertex(
+            &t,
+            &g,
+            &Problem::Thread(ThreadSelector::Name("nobody".into()))
+        ),
+        Err(DiagnoseError::NoSuchThread("`nobody`".into()))
+    );
+
+    // A dump's trigger names thread 1 at 500 ns: its wait is the default problem.
+    let mut stats = t.stats().clone();
+    stats.counters.insert("inproc.trigger_tid".into(), 1);
+    stats.counters.insert("inproc.trigger_ts_ns".into(), 500);
+    let t = Trace::from_parts(
+        t.header().clone(),
+        t.tables().clone(),
+        stats,
+        t.model().clone(),
+        t.facts().clone(),
+    );
+    let v = problem_vertex(&t, &g, &Problem::Longest).unwrap();
+    assert_eq!(tid_of(v), Tid(1));
+    assert_eq!(g.vertex(v).unwrap().span.end, Timestamp(1000));
+}

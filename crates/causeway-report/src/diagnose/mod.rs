@@ -98,3 +98,87 @@ pub fn question_text(q: &Question, trace: &Trace, graph: &EventGraph) -> String 
     s.push_str("  s. stop here\n");
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::Format;
+    use crate::view::render;
+    use causeway_diagnose::{AutoOracle, Candidate, Options, build, diagnose};
+    use causeway_format::{Header, TaskState};
+    use causeway_model::synth::{Synth, named_tables};
+
+    /// `waiter` (1) waits 20 ms for `worker` (2), which runs all that time.
+    fn trace() -> Trace {
+        let mut s = Synth::new();
+        s.switch(0, 0, 0, TaskState::RUNNABLE, 1)
+            .switch(0, 1, 0, TaskState::RUNNABLE, 2)
+            .switch(10, 0, 1, TaskState::INTERRUPTIBLE, 0)
+            .wake_by(20_000_010, 1, 2, 1)
+            .switch(20_000_011, 0, 0, TaskState::RUNNABLE, 1)
+            .switch(20_000_100, 0, 1, TaskState::INTERRUPTIBLE, 0)
+            .switch(20_000_200, 1, 2, TaskState::INTERRUPTIBLE, 0);
+        let tables = named_tables(&[(1, 1, "waiter"), (2, 1, "worker")]);
+        Trace::from_events(tables, Header::synthetic(2), &s.events())
+    }
+
+    fn rendered(v: &DiagnosisView, f: Format) -> String {
+        let mut out = Vec::new();
+        render(v, f, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn text_json_and_dot_say_the_same_diagnosis() {
+        let t = trace();
+        let g = build(&t, &[], &Options::default());
+        let w = *g
+            .thread_vertices(0)
+            .iter()
+            .find(|&&v| g.vertex(v).unwrap().kind == causeway_diagnose::VertexKind::Wait)
+            .unwrap();
+        let d = diagnose(&g, w, &Options::default(), &mut AutoOracle);
+        let view = DiagnosisView::new(&d, &t, &g).unwrap();
+        assert!(view.found());
+        let json: serde_json::Value = serde_json::from_str(&rendered(&view, Format::Json)).unwrap();
+        assert_eq!(json["problem"]["thread"], "waiter");
+        assert_eq!(json["findings"][0]["case"], "LongWait");
+        let text = rendered(&view, Format::Text);
+        assert!(text.starts_with("why is it stuck: waiter (1)"), "{text}");
+        assert!(text.contains("LongWait (problem"), "{text}");
+        assert!(
+            text.contains(&format!("{} queries", json["queries"])),
+            "{text}"
+        );
+        let dot = rendered(&view, Format::Dot);
+        assert!(dot.starts_with("digraph diagnosis {"), "{dot}");
+        assert!(
+            dot.contains(&format!("v{} [", json["problem"]["id"])),
+            "{dot}"
+        );
+    }
+
+    #[test]
+    fn a_question_lists_numbered_candidates_and_stop() {
+        let t = trace();
+        let g = build(&t, &[], &Options::default());
+        let vs = g.thread_vertices(1);
+        let q = Question {
+            kind: QuestionKind::MultipleIncoming,
+            at: g.thread_vertices(0)[0],
+            candidates: vs
+                .iter()
+                .map(|&v| Candidate {
+                    vertex: v,
+                    edge: None,
+                })
+                .collect::<Vec<_>>(),
+            suggested: 0,
+        };
+        let s = question_text(&q, &t, &g);
+        assert!(s.starts_with("several edges lead to vertex"), "{s}");
+        assert!(s.contains("  1. worker (2)"), "{s}");
+        assert!(s.contains("(suggested)"), "{s}");
+        assert!(s.ends_with("  s. stop here\n"), "{s}");
+    }
+}
