@@ -30,7 +30,8 @@ pub struct Options {
     pub problem: Problem,
     /// A wait or a run at least this long is "long" (LongWait, LongRunning).
     pub long: DurationNs,
-    /// An exec vertex with at least this many `sched_yield` calls is RepeatedYield.
+    /// An exec vertex with at least this many `sched_yield` calls is RepeatedYield (a
+    /// yield to a busy CPU may cost a whole time slice: a spinner yields few times).
     pub yield_min: u32,
     /// Cut exec vertices where their peers change (§4.2.1).
     pub split_peers: bool,
@@ -48,7 +49,7 @@ impl Default for Options {
         Options {
             problem: Problem::Longest,
             long: DurationNs(5_000_000),
-            yield_min: 8,
+            yield_min: 3,
             split_peers: true,
             max_slice: 64,
             max_depth: 8,

@@ -47,8 +47,10 @@ pub struct DiagnoseArgs {
     /// A wait or a run at least this long is a stall (LongWait, LongRunning).
     #[arg(long, default_value = "5ms", value_parser = parse_duration_ns)]
     pub long: DurationNs,
-    /// `sched_yield` calls in one run that make it a yield loop (RepeatedYield).
-    #[arg(long, default_value_t = 8)]
+    /// `sched_yield` calls in one run that make it a yield loop (RepeatedYield). Few:
+    /// each yield to a busy CPU can cost a whole time slice, and programs that do not
+    /// spin hardly ever yield.
+    #[arg(long, default_value_t = 3)]
     pub yields: u32,
     /// Do not split runs where the threads they wake change (Argus §4.2.1).
     #[arg(long)]
