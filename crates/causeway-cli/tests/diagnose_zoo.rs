@@ -12,6 +12,12 @@ mod common;
 use common::{can_record, causeway, record, workload};
 use serde_json::Value;
 use std::path::Path;
+use std::sync::Mutex;
+
+/// One recording at a time: each runs a workload flat out on the 2 CPUs of the test
+/// machine, and several at once turn its waits into waits for a CPU, which changes the
+/// very stalls under study.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// Record `bin --seconds S ARGS` with system calls; returns the trace path.
 fn record_zoo(dir: &Path, bin: &str, seconds: &str, args: &[&str]) -> String {
@@ -22,10 +28,13 @@ fn record_zoo(dir: &Path, bin: &str, seconds: &str, args: &[&str]) -> String {
 fn record_zoo_with(dir: &Path, bin: &str, seconds: &str, syscalls: &str, args: &[&str]) -> String {
     let out = dir.join(format!("{bin}.cwt"));
     let exe = workload(bin);
-    let mut a = vec!["--events", "default,syscall", "--syscalls", syscalls, "--"];
+    // Enough on-CPU samples to name a 50 ms computation's function.
+    let mut a = vec!["--sample", "499", "--events", "default,syscall"];
+    a.extend_from_slice(&["--syscalls", syscalls, "--"]);
     a.push(exe.to_str().unwrap());
     a.extend_from_slice(&["--seconds", seconds]);
     a.extend_from_slice(args);
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     record(&out, &a);
     out.to_str().unwrap().to_string()
 }
@@ -310,7 +319,10 @@ fn stopped_peer_names_the_stopped_server_and_the_stopper() {
     }
     let dir = tempfile::tempdir().unwrap();
     let trace = record_zoo(dir.path(), "stopped-peer", "1.5", &["--stop-ms", "500"]);
-    let d = diagnose(&trace, &["--auto", "--thread", "client-0"]);
+    // The client's longest read of a reply (its longest stall may be a wait for a CPU
+    // on a busy machine).
+    let at = longest_wait_at(&trace, "client-0", &[0]); // read
+    let d = diagnose(&trace, &["--auto", "--thread", "client-0", "--at", &at]);
     let c = chain(&d);
     assert_eq!(c[0], ("client-0".into(), "LongWait".into()), "{c:?}");
     assert!(d["findings"][0]["vertex"]["duration_ms"].as_f64().unwrap() > 400.0);

@@ -113,7 +113,9 @@ impl<'a> Namer<'a> {
             })
             .collect();
         let frames = self.top(v.stack.and_then(|s| s.user));
-        let hot_stack = v.samples.first().and_then(|(s, _)| *s);
+        // The most sampled stack with user frames (kernel-only samples name no
+        // function of the program).
+        let hot_stack = v.samples.iter().find_map(|(s, _)| *s);
         Some(VertexDoc {
             id: id.0,
             tid: v.tid.0,
