@@ -26,24 +26,25 @@ REPS=${REPS:-3}
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs; causeway $CW_ID"
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# workload | extra workload flags | thread to diagnose | syscalls to record
+# workload | extra workload flags | thread to diagnose | syscalls to record | --stall
 cases=(
-    "circular-timeout||ct-client|default"
-    "long-cpu||event-loop|default"
-    "stopped-peer|--stop-ms 500|client-0|default"
-    "lock-chain||requester|default"
-    "spin-flag||waiter|default,sched_yield"
+    "circular-timeout||ct-client|default|wait"
+    "long-cpu||event-loop|default|run"
+    "stopped-peer|--stop-ms 500|client-0|default|wait"
+    "lock-chain||requester|default|wait"
+    "spin-flag||waiter|default,sched_yield|run"
 )
 echo
-echo "| workload | problem (--thread) | case | queries | slice steps | culprit found by --auto |"
+echo "| workload | problem (--thread, --stall) | case | queries | slice steps | culprit found by --auto |"
 echo "|---|---|---|---:|---:|---|"
 for c in "${cases[@]}"; do
-    IFS='|' read -r w extra thread syscalls <<<"$c"
+    IFS='|' read -r w extra thread syscalls stall <<<"$c"
     # shellcheck disable=SC2086
-    "$CW" record --events default,syscall --syscalls "$syscalls" -o "$TMP/$w.cwt" -- "workloads/bin/$w" \
+    "$CW" record --sample 499 --events default,syscall --syscalls "$syscalls" -o "$TMP/$w.cwt" -- "workloads/bin/$w" \
         --seconds "$WL_SECONDS" $extra >/dev/null 2>&1
-    "$CW" diagnose --auto --json --thread "$thread" "$TMP/$w.cwt" >"$TMP/$w.json" || true
-    python3 bench/diagnose_check.py "$w" "$thread" "$TMP/$w.json"
+    "$CW" diagnose --auto --json --thread "$thread" --stall "$stall" "$TMP/$w.cwt" \
+        >"$TMP/$w.json" || true
+    python3 bench/diagnose_check.py "$w" "$thread --stall $stall" "$TMP/$w.json"
 done
 
 echo

@@ -179,10 +179,12 @@ fn circular_timeout_reports_the_circle_and_the_timeout_that_breaks_it() {
     assert!(decisions.iter().all(|x| x["by"] == "heuristic"));
     assert_eq!(d["queries"].as_u64().unwrap() as usize, decisions.len());
 
-    // The default problem is the longest stall of the recorded processes.
-    let d = diagnose(&trace, &["--auto"]);
+    // The default problem is the longest stall of the recorded processes; --stall
+    // wait looks only at waits.
+    let d = diagnose(&trace, &["--auto", "--stall", "wait"]);
     let t = d["problem"]["thread"].as_str().unwrap();
     assert!(t == "ct-client" || t == "ct-server", "{t}");
+    assert_eq!(d["problem"]["kind"], "wait");
 
     // Replayed answers: `1` goes on into the culprit as the heuristic would...
     let answers = dir.path().join("answers");

@@ -33,7 +33,7 @@ pub use graph::{
     BlockType, Call, Edge, EdgeId, EdgeKind, EventGraph, GraphCounts, Strength, Vertex, VertexId,
     VertexKind, WokenBy,
 };
-pub use options::{Options, Problem, ThreadSelector};
+pub use options::{Options, Problem, StallKind, ThreadSelector};
 pub use oracle::{
     Answer, AnswerParseError, AutoOracle, Candidate, Choice, DecidedBy, Oracle, Question,
     QuestionKind, ReplayOracle, parse_answers,
@@ -55,7 +55,7 @@ pub fn run(
     oracle: &mut dyn Oracle,
 ) -> Result<(EventGraph, Diagnosis), DiagnoseError> {
     let g = build(trace, syscalls, opts);
-    let p = problem_vertex(trace, &g, &opts.problem)?;
+    let p = problem_vertex(trace, &g, &opts.problem, opts.stall)?;
     let d = diagnose(&g, p, opts, oracle);
     Ok((g, d))
 }

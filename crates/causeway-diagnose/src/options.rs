@@ -23,11 +23,25 @@ pub enum ThreadSelector {
     Name(String),
 }
 
+/// Which vertices may be the default problem (the longest stall).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StallKind {
+    /// Any: blocked, stopped, runnable or busy.
+    #[default]
+    Any,
+    /// Waits only (blocked or stopped).
+    Wait,
+    /// Runs only (busy, yielding or queued for a CPU).
+    Run,
+}
+
 /// Options of [`crate::diagnose`] and [`crate::build`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
     /// The problem vertex.
     pub problem: Problem,
+    /// Which vertices the longest-stall choice considers.
+    pub stall: StallKind,
     /// A wait or a run at least this long is "long" (LongWait, LongRunning).
     pub long: DurationNs,
     /// An exec vertex with at least this many `sched_yield` calls is RepeatedYield (a
@@ -48,6 +62,7 @@ impl Default for Options {
     fn default() -> Options {
         Options {
             problem: Problem::Longest,
+            stall: StallKind::Any,
             long: DurationNs(5_000_000),
             yield_min: 3,
             split_peers: true,

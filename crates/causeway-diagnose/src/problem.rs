@@ -5,8 +5,9 @@
 //! doing then.
 
 use crate::error::DiagnoseError;
+use crate::graph::VertexKind;
 use crate::graph::{EventGraph, VertexId};
-use crate::options::{Problem, ThreadSelector};
+use crate::options::{Problem, StallKind, ThreadSelector};
 use causeway_format::{Tid, Timestamp};
 use causeway_model::Trace;
 
@@ -57,8 +58,21 @@ fn eligible(trace: &Trace, g: &EventGraph, v: VertexId) -> bool {
         .is_none_or(|e| x.span.start >= e)
 }
 
-/// The longest eligible vertex among `threads` (all threads if `None`).
-fn longest(trace: &Trace, g: &EventGraph, threads: Option<&[u32]>) -> Option<VertexId> {
+/// The longest eligible vertex of the kind asked among `threads` (all if `None`).
+fn longest(
+    trace: &Trace,
+    g: &EventGraph,
+    threads: Option<&[u32]>,
+    stall: StallKind,
+) -> Option<VertexId> {
+    let kind_ok = |v: VertexId| {
+        let k = g.vertex(v).map(|x| x.kind);
+        match stall {
+            StallKind::Any => true,
+            StallKind::Wait => k == Some(VertexKind::Wait),
+            StallKind::Run => k == Some(VertexKind::Exec),
+        }
+    };
     let ids: Box<dyn Iterator<Item = VertexId>> = match threads {
         Some(ts) => Box::new(
             ts.iter()
@@ -66,26 +80,27 @@ fn longest(trace: &Trace, g: &EventGraph, threads: Option<&[u32]>) -> Option<Ver
         ),
         None => Box::new((0..g.vertices().len() as u32).map(VertexId)),
     };
-    ids.filter(|&v| eligible(trace, g, v))
+    ids.filter(|&v| kind_ok(v) && eligible(trace, g, v))
         .max_by_key(|&v| (g.vertex(v).map(|x| x.duration()), std::cmp::Reverse(v)))
 }
 
-/// The problem vertex the options ask for.
+/// The problem vertex the options ask for; `stall` limits the longest-stall choice.
 pub fn problem_vertex(
     trace: &Trace,
     g: &EventGraph,
     problem: &Problem,
+    stall: StallKind,
 ) -> Result<VertexId, DiagnoseError> {
     match problem {
         Problem::Longest => triggered(trace, g)
-            .or_else(|| longest(trace, g, None))
+            .or_else(|| longest(trace, g, None, stall))
             .ok_or(DiagnoseError::NoStall),
         Problem::Thread(sel) => {
             let ts = selected(trace, sel);
             if ts.is_empty() {
                 return Err(DiagnoseError::NoSuchThread(sel.to_string()));
             }
-            longest(trace, g, Some(&ts)).ok_or(DiagnoseError::NoStall)
+            longest(trace, g, Some(&ts), stall).ok_or(DiagnoseError::NoStall)
         }
         Problem::ThreadAt(sel, at) => {
             let ts = selected(trace, sel);

@@ -609,24 +609,31 @@ fn two_waits() -> Trace {
 
 #[test]
 fn the_problem_vertex_is_the_longest_stall_the_named_thread_or_the_trigger() {
-    use crate::{DiagnoseError, Problem, ThreadSelector, problem_vertex};
+    use crate::{DiagnoseError, Problem, StallKind, ThreadSelector, problem_vertex};
     let t = two_waits();
     let g = build(&t, &[], &Options::default());
     let tid_of = |v: VertexId| g.vertex(v).unwrap().tid;
-    let longest = problem_vertex(&t, &g, &Problem::Longest).unwrap();
+    let longest = problem_vertex(&t, &g, &Problem::Longest, StallKind::Any).unwrap();
     assert_eq!(tid_of(longest), Tid(2));
     assert_eq!(g.vertex(longest).unwrap().kind, VertexKind::Wait);
-    let one = problem_vertex(&t, &g, &Problem::Thread(ThreadSelector::Tid(Tid(1)))).unwrap();
+    let one = problem_vertex(
+        &t,
+        &g,
+        &Problem::Thread(ThreadSelector::Tid(Tid(1))),
+        StallKind::Any,
+    )
+    .unwrap();
     assert_eq!(tid_of(one), Tid(1));
     assert_eq!(g.vertex(one).unwrap().span.end, Timestamp(1000));
     let at = Problem::ThreadAt(ThreadSelector::Tid(Tid(1)), Timestamp(1100));
-    let v = problem_vertex(&t, &g, &at).unwrap();
+    let v = problem_vertex(&t, &g, &at, StallKind::Any).unwrap();
     assert_eq!(g.vertex(v).unwrap().kind, VertexKind::Exec);
     assert_eq!(
         problem_vertex(
             &t,
             &g,
-            &Problem::Thread(ThreadSelector::Name("nobody".into()))
+            &Problem::Thread(ThreadSelector::Name("nobody".into())),
+            StallKind::Any
         ),
         Err(DiagnoseError::NoSuchThread("`nobody`".into()))
     );
@@ -642,7 +649,14 @@ fn the_problem_vertex_is_the_longest_stall_the_named_thread_or_the_trigger() {
         t.model().clone(),
         t.facts().clone(),
     );
-    let v = problem_vertex(&t, &g, &Problem::Longest).unwrap();
+    let v = problem_vertex(&t, &g, &Problem::Longest, StallKind::Any).unwrap();
     assert_eq!(tid_of(v), Tid(1));
+    let run = problem_vertex(
+        &t,
+        &g,
+        &Problem::Thread(ThreadSelector::Tid(Tid(2))),
+        StallKind::Run,
+    );
+    assert_eq!(g.vertex(run.unwrap()).unwrap().kind, VertexKind::Exec);
     assert_eq!(g.vertex(v).unwrap().span.end, Timestamp(1000));
 }

@@ -87,14 +87,13 @@ pub fn run(args: &DiagnoseArgs) -> Result<u8> {
     let t1 = Instant::now();
     let graph = causeway_diagnose::build(&l.trace, &l.extras.syscalls, &opts);
     let t_build = t1.elapsed();
-    let problem = causeway_diagnose::problem_vertex(&l.trace, &graph, &opts.problem).map_err(
-        |e| match e {
+    let problem = causeway_diagnose::problem_vertex(&l.trace, &graph, &opts.problem, opts.stall)
+        .map_err(|e| match e {
             DiagnoseError::NoStall => {
                 anyhow::Error::new(BadInput(format!("{}: {e}", args.trace.display())))
             }
             other => anyhow::Error::new(other),
-        },
-    )?;
+        })?;
     let mut o = oracle(args, &l.trace, &graph)?;
     let t2 = Instant::now();
     let d = causeway_diagnose::diagnose(&graph, problem, &opts, o.as_mut());

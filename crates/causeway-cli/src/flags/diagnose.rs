@@ -1,9 +1,10 @@
 //! Flags of `causeway diagnose` and their resolution into the analysis's options.
 
-use causeway_diagnose::{Options, Problem, ThreadSelector};
+use causeway_diagnose::{Options, Problem, StallKind, ThreadSelector};
 use causeway_format::units::parse_duration_ns;
 use causeway_format::{DurationNs, Tid, Timestamp};
 use clap::Args;
+use clap::ValueEnum;
 use std::path::PathBuf;
 
 /// `causeway diagnose`.
@@ -32,6 +33,11 @@ pub struct DiagnoseArgs {
     /// The moment of the stall, from the start of the trace (`1.25s`); needs --thread.
     #[arg(long, value_name = "TIME", requires = "thread", value_parser = parse_duration_ns)]
     pub at: Option<DurationNs>,
+    /// Which stalls the longest-stall choice considers: waits (blocked or stopped),
+    /// runs (busy, yielding or waiting for a CPU), or any. On a busy machine a thread's
+    /// longest stall may be a wait for a CPU; `wait` looks past it.
+    #[arg(long, value_enum, default_value_t = Stall::Any)]
+    pub stall: Stall,
     /// Answer every question with Argus's heuristic (Table 4), without asking.
     #[arg(long, conflicts_with = "answers")]
     pub auto: bool,
@@ -78,6 +84,11 @@ impl DiagnoseArgs {
         };
         Options {
             problem,
+            stall: match self.stall {
+                Stall::Any => StallKind::Any,
+                Stall::Wait => StallKind::Wait,
+                Stall::Run => StallKind::Run,
+            },
             long: self.long,
             yield_min: self.yields.max(1),
             split_peers: !self.no_split,
@@ -85,4 +96,15 @@ impl DiagnoseArgs {
             ..Options::default()
         }
     }
+}
+
+/// `--stall`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Stall {
+    /// Blocked, stopped, runnable or busy.
+    Any,
+    /// Blocked or stopped.
+    Wait,
+    /// Busy, yielding or waiting for a CPU.
+    Run,
 }
