@@ -38,6 +38,9 @@ fn check(opts: &Options) -> Result<(), BottleneckError> {
             "must be a fraction of the recording between 0 and 1",
         );
     }
+    if !(0.0..=1.0).contains(&opts.leak_fraction) {
+        return bad("leak-fraction", "must be between 0 and 1");
+    }
     if !(0.0..=1.0).contains(&opts.similarity) {
         return bad("similarity", "must be between 0 and 1");
     }
@@ -93,17 +96,22 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Findings, BottleneckErro
         &dev_reports,
     );
     let raw_edges = edges::raw(edge_map, &numbered.pseudo_vid, &idle);
-    let groups = vertices::groups(&numbered.raw, &ents, threads, opts.merge, opts.similarity);
+    let groups = vertices::groups(
+        &numbered.raw,
+        &ents,
+        (model, input.tables),
+        opts.merge,
+        opts.similarity,
+    );
     let mut vertices = vertices::build(&groups, &numbered.raw, &ents, threads, input.tables);
     profile::attach(&mut vertices, input.facts, input.tables);
     let edges = edges::merged(raw_edges, &groups, input.tables, opts);
-    let terms = knots::find(
-        &vertices,
-        &edges,
+    let limits = knots::Limits {
         min_edge_ns,
         threshold_ns,
-        DurationNs(duration),
-    );
+        leak_fraction: opts.leak_fraction,
+    };
+    let terms = knots::find(&vertices, &edges, &limits, DurationNs(duration));
     let longest_off_cpu = knots::longest_off_cpu(&vertices);
     let devices = dev_reports
         .into_iter()
@@ -113,6 +121,7 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Findings, BottleneckErro
         })
         .collect();
     Ok(Findings {
+        started_unix_s: started_unix_s(trace.header(), span.start.0),
         duration: DurationNs(duration),
         threshold: DurationNs(threshold_ns),
         merged: opts.merge,
@@ -122,6 +131,7 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Findings, BottleneckErro
         knots: terms.knots,
         background_knots: terms.background,
         sinks: terms.sinks,
+        background_sinks: terms.background_sinks,
         devices,
         longest_off_cpu,
         quality: quality(model, &wstats, &cstats, min_edge_ns),
@@ -131,6 +141,16 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Findings, BottleneckErro
             .filter_map(|r| Some((r.dev, input.facts.disk_name(r.dev)?.to_string())))
             .collect(),
     })
+}
+
+/// The recording's first timestamp in seconds since the Unix epoch, if its clock has a
+/// real-time offset.
+fn started_unix_s(header: &causeway_format::Header, first_ns: u64) -> Option<i64> {
+    if header.clock == causeway_format::ClockSource::Synthetic {
+        return None;
+    }
+    let ns = i128::from(first_ns) + i128::from(header.clock_to_realtime_ns);
+    i64::try_from(ns.div_euclid(1_000_000_000)).ok()
 }
 
 /// The only disk and the only NIC, when there is exactly one of each.

@@ -5,7 +5,9 @@
 #[non_exhaustive]
 pub enum BottleneckError {
     /// The trace holds no scheduler activity to analyze.
-    #[error("the trace has no thread timelines (no scheduler events): nothing to analyze")]
+    #[error(
+        "no threads of the recorded processes in the trace (no scheduler events of them): nothing to analyze"
+    )]
     Empty,
     /// An option is out of range.
     #[error("invalid option {name}: {reason}")]

@@ -51,6 +51,10 @@ pub enum VertexKind {
     ShortTermThreads,
     /// Similar threads merged into one vertex.
     SimilarThreads,
+    /// Similar single-threaded processes merged into one vertex: children of one
+    /// parent running the same executable under the same name (pre-forked servers,
+    /// worker pools of processes).
+    SimilarProcesses,
     /// A block device pseudo thread.
     Disk {
         /// The device, or `None` when the trace does not say which disk.
@@ -88,7 +92,10 @@ impl VertexKind {
     pub fn is_thread(&self) -> bool {
         matches!(
             self,
-            VertexKind::Thread | VertexKind::ShortTermThreads | VertexKind::SimilarThreads
+            VertexKind::Thread
+                | VertexKind::ShortTermThreads
+                | VertexKind::SimilarThreads
+                | VertexKind::SimilarProcesses
         )
     }
 }
@@ -185,6 +192,9 @@ pub struct Knot {
     pub needs_cpu: DurationNs,
     /// Edges removed by refinement to get here (low impact), in removal order.
     pub removed_edges: Vec<EdgeId>,
+    /// Light edges that left its component and were trimmed before knots were
+    /// identified (small leaks, see `Options::leak_fraction`), heaviest first.
+    pub leaks: Vec<EdgeId>,
 }
 
 /// A vertex with no outgoing edge that others wait for.
@@ -257,6 +267,9 @@ pub struct Quality {
 /// Everything the bottleneck analysis finds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Findings {
+    /// When the recording began, in seconds since the Unix epoch (`None` for a
+    /// synthetic trace, whose clock has no real time).
+    pub started_unix_s: Option<i64>,
     /// Recording length (at least 1 ns).
     pub duration: DurationNs,
     /// Refinement threshold.
@@ -278,6 +291,9 @@ pub struct Findings {
     pub background_knots: Vec<Knot>,
     /// Sinks: vertices others wait for that wait for nobody, most waited for first.
     pub sinks: Vec<Sink>,
+    /// Timer sinks that only background threads wait on (no worker: in no knot, waited
+    /// for by nobody, mostly idle): reported apart, never the top finding.
+    pub background_sinks: Vec<Sink>,
     /// Disks and NICs.
     pub devices: Vec<Device>,
     /// Up to five thread vertices by plain off-CPU time, what an off-CPU ranking would
@@ -332,8 +348,12 @@ pub struct Device {
     pub requests: u64,
     /// Bytes transferred.
     pub bytes: u64,
-    /// Estimated utilization, 0..=1.
+    /// Estimated utilization, 0..=1, from all the device's traffic.
     pub utilization: f64,
+    /// The share of the recording during which one of the analyzed processes' requests
+    /// was in flight, 0..=1: what the idle edges use in a per-process recording (for a
+    /// system-wide recording, and for NICs, equal to `utilization`).
+    pub recorded_utilization: f64,
     /// Estimated idle time.
     pub idle: DurationNs,
     /// Capacity used for the estimate.

@@ -5,8 +5,11 @@
 //! Rankings compare weights summed in floating-point seconds, edge by edge (or vertex
 //! by vertex), as the analysis always has, so the order of near-ties does not change.
 
-use crate::findings::{Edge, EdgeId, Knot, OffCpu, Sink, Vertex, VertexId, cpu_fraction};
+use crate::findings::{
+    Edge, EdgeId, Knot, OffCpu, Sink, Vertex, VertexId, VertexKind, cpu_fraction,
+};
 use crate::graph::{Arc, Terminal, terminals};
+use crate::leaks;
 use crate::refine::{Refined, Shape, refine};
 use crate::upstream;
 use causeway_format::DurationNs;
@@ -20,22 +23,38 @@ pub(crate) struct Terminals {
     pub(crate) background: Vec<Knot>,
     /// Sinks, most waited for first.
     pub(crate) sinks: Vec<Sink>,
+    /// Timer sinks only background threads wait on, most waited for first.
+    pub(crate) background_sinks: Vec<Sink>,
 }
 
 fn secs(d: DurationNs) -> f64 {
     d.0 as f64 / 1e9
 }
 
+/// Where knots and sinks are looked for: the noise floor, the refinement threshold and
+/// the leak fraction (`Options`), in nanoseconds and as a share.
+pub(crate) struct Limits {
+    pub(crate) min_edge_ns: u64,
+    pub(crate) threshold_ns: u64,
+    pub(crate) leak_fraction: f64,
+}
+
 /// Find knots and sinks among edges of at least `min_edge_ns`: a few milliseconds of
-/// waiting on something outside a cycle must not hide the cycle.
+/// waiting on something outside a cycle must not hide the cycle. Small leaks out of a
+/// component are trimmed first (`leaks`).
 pub(crate) fn find(
     vertices: &[Vertex],
     edges: &[Edge],
-    min_edge_ns: u64,
-    threshold_ns: u64,
+    limits: &Limits,
     duration: DurationNs,
 ) -> Terminals {
-    let arcs: Vec<Arc> = edges
+    let Limits {
+        min_edge_ns,
+        threshold_ns,
+        leak_fraction,
+    } = *limits;
+    let weight = |id: usize| edges.get(id).map_or(0, |e| e.weight.0);
+    let floor: Vec<Arc> = edges
         .iter()
         .filter(|e| e.weight.0 >= min_edge_ns.max(1))
         .map(|e| Arc {
@@ -44,8 +63,11 @@ pub(crate) fn find(
             to: e.to.0 as u32,
         })
         .collect();
+    let all_vs: BTreeSet<u32> = floor.iter().flat_map(|a| [a.from, a.to]).collect();
+    let all_vs: Vec<u32> = all_vs.into_iter().collect();
+    let (arcs, trimmed) = leaks::trim(&all_vs, &floor, &weight, threshold_ns, leak_fraction);
+    let trimmed: Vec<usize> = trimmed.into_iter().flat_map(|l| l.edges).collect();
     let (alive, background, final_terms) = set_background_apart(&arcs, vertices, duration);
-    let weight = |id: usize| edges.get(id).map_or(0, |e| e.weight.0);
     // The graph left after background knots are removed: sinks' chains stay in it.
     let live_vs: Vec<u32> = alive.iter().copied().collect();
     let live = live_arcs(&arcs, &alive);
@@ -61,11 +83,66 @@ pub(crate) fn find(
         }
     }
     sinks.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.vertex.cmp(&b.1.vertex)));
-    Terminals {
-        knots: to_knots(refined, vertices, edges),
-        background: to_knots(background, vertices, edges),
-        sinks: sinks.into_iter().map(|(_, s)| s).collect(),
+    let in_knot: BTreeSet<u32> = refined.iter().flat_map(|r| r.vertices.clone()).collect();
+    let (mut background_sinks, mut sinks): (Vec<Sink>, Vec<Sink>) = sinks
+        .into_iter()
+        .map(|(_, s)| s)
+        .partition(|s| background_sink(s, vertices, &live, &in_knot, duration));
+    // With no knot and no other sink there is no worker to prefer: the sleeps are the
+    // program's own deliberate delays (a loop that sleeps), and they are the answer.
+    if refined.is_empty() && sinks.is_empty() {
+        sinks = std::mem::take(&mut background_sinks);
     }
+    Terminals {
+        knots: to_knots(refined, vertices, edges, &trimmed),
+        background: to_knots(background, vertices, edges, &trimmed),
+        sinks,
+        background_sinks,
+    }
+}
+
+/// A thread vertex running at least this share of the recording is busy: its own work
+/// carries throughput, so its sleeps are not background.
+const BUSY_FRACTION: f64 = 0.2;
+
+/// A worker: a thread vertex whose progress carries the recorded work. It is in a knot,
+/// or another vertex waits for it (a client, a device idling for its requests, a thread
+/// it wakes), or it is busy on CPU. Anything else that waits only for timers is a
+/// background sleeper: a flusher, a checkpointer, a housekeeping loop.
+fn is_worker(
+    v: u32,
+    vertices: &[Vertex],
+    live: &[Arc],
+    in_knot: &BTreeSet<u32>,
+    duration: DurationNs,
+) -> bool {
+    let vx = &vertices[v as usize];
+    in_knot.contains(&v)
+        || live.iter().any(|a| a.to == v && a.from != v)
+        || secs(vx.running) >= BUSY_FRACTION * secs(duration)
+}
+
+/// wPerf's background rule (§3.3) applied to sinks: a timer sink is background when no
+/// worker waits on it. A timer is never a thread's own execution limit, so a sleep only
+/// matters when it holds up work.
+fn background_sink(
+    s: &Sink,
+    vertices: &[Vertex],
+    live: &[Arc],
+    in_knot: &BTreeSet<u32>,
+    duration: DurationNs,
+) -> bool {
+    if !matches!(vertices[s.vertex.0].kind, VertexKind::Timer) {
+        return false;
+    }
+    let sink = s.vertex.0 as u32;
+    let mut waiters = live
+        .iter()
+        .filter(|a| a.to == sink && a.from != sink)
+        .map(|a| a.from);
+    waiters.all(|w| {
+        vertices[w as usize].kind.is_thread() && !is_worker(w, vertices, live, in_knot, duration)
+    })
 }
 
 fn live_arcs(arcs: &[Arc], alive: &BTreeSet<u32>) -> Vec<Arc> {
@@ -163,8 +240,14 @@ fn is_background(kv: &[u32], vertices: &[Vertex], duration: DurationNs) -> bool 
         && ids.iter().all(|&v| vertices[v.0].kind.is_thread())
 }
 
-/// Knots from refined components, heaviest first.
-fn to_knots(refined: Vec<Refined>, vertices: &[Vertex], edges: &[Edge]) -> Vec<Knot> {
+/// Knots from refined components, heaviest first, each with the trimmed leaks that
+/// left its vertices.
+fn to_knots(
+    refined: Vec<Refined>,
+    vertices: &[Vertex],
+    edges: &[Edge],
+    trimmed: &[usize],
+) -> Vec<Knot> {
     let mut knots: Vec<(f64, Knot)> = refined
         .into_iter()
         .map(|r| {
@@ -176,10 +259,15 @@ fn to_knots(refined: Vec<Refined>, vertices: &[Vertex], edges: &[Edge]) -> Vec<K
                 weight: DurationNs(es.iter().map(|&e| edges[e.0].weight.0).sum()),
                 has_io: vs.iter().any(|&v| vertices[v.0].kind.is_io()),
                 needs_cpu: DurationNs(vs.iter().map(|&v| vertices[v.0].runnable.0).sum()),
-                vertices: vs,
                 edges: es,
                 shape: r.shape,
+                leaks: trimmed
+                    .iter()
+                    .filter(|&&e| vs.contains(&edges[e].from))
+                    .map(|&e| EdgeId(e))
+                    .collect(),
                 removed_edges: r.removed.into_iter().map(EdgeId).collect(),
+                vertices: vs,
             };
             (key, knot)
         })

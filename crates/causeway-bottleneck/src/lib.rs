@@ -55,6 +55,7 @@ mod findings;
 mod graph;
 mod input;
 mod knots;
+mod leaks;
 mod merge;
 mod options;
 mod profile;

@@ -12,6 +12,12 @@ pub struct Options {
     /// of waiting on something outside it (a launcher, a rare wake-up the other way)
     /// would otherwise hide it. Default 0.01.
     pub min_edge_fraction: f64,
+    /// Edges leaving a strongly connected component are trimmed before knots are
+    /// identified when each is no heavier than the refinement threshold and together
+    /// they weigh at most this fraction of the weight inside the component (small
+    /// leaks: a worker's rare timer sleep must not turn a loop into a non-knot).
+    /// Default 0.05.
+    pub leak_fraction: f64,
     /// Merge similar threads and short-term threads into virtual threads. Default on.
     pub merge: bool,
     /// Two same-named threads merge when their wait-stack distributions overlap at
@@ -40,6 +46,7 @@ impl Default for Options {
         Options {
             threshold_fraction: 0.2,
             min_edge_fraction: 0.01,
+            leak_fraction: 0.05,
             merge: true,
             similarity: 0.5,
             short_term_fraction: 0.5,

@@ -52,6 +52,43 @@ impl PackedStack {
     }
 }
 
+/// Stacks keyed by what their user frames say rather than by id: user stacks of
+/// different processes running the same code get different ids (frames are addresses
+/// in one process), and comparing processes needs them equal.
+#[derive(Default)]
+pub(crate) struct Canonical {
+    by_id: HashMap<StackId, u32>,
+    by_text: HashMap<Vec<String>, u32>,
+}
+
+impl Canonical {
+    /// The stack with its user part replaced by the first stack id seen with the same
+    /// frame texts.
+    pub(crate) fn of(&mut self, tables: &Tables, s: PackedStack) -> PackedStack {
+        let Some(user) = s.user() else {
+            return s;
+        };
+        let id = match self.by_id.get(&user) {
+            Some(&c) => c,
+            None => {
+                let texts = tables.stack(user).map_or_else(Vec::new, |st| {
+                    st.frames
+                        .iter()
+                        .flat_map(|&f| tables.frame_texts(f))
+                        .collect()
+                });
+                let c = *self.by_text.entry(texts).or_insert(s.user);
+                self.by_id.insert(user, c);
+                c
+            }
+        };
+        PackedStack {
+            user: id,
+            kernel: s.kernel,
+        }
+    }
+}
+
 /// Nanoseconds per stack on one edge.
 pub(crate) type StackWeights = HashMap<PackedStack, u64>;
 

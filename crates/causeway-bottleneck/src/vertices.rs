@@ -9,7 +9,7 @@ use crate::merge;
 use crate::stacks::{self, StackWeights};
 use crate::waker::{Pseudo, WakerKey};
 use causeway_format::{DurationNs, Tables};
-use causeway_model::Thread;
+use causeway_model::{Model, Thread};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A vertex before merging: an entity or a pseudo thread.
@@ -57,10 +57,11 @@ pub(crate) fn number<'a>(
 pub(crate) fn groups(
     raw: &[Raw],
     ents: &[Entity],
-    threads: &[Thread],
+    (model, tables): (&Model, &Tables),
     merge: bool,
     similarity: f64,
 ) -> Vec<u32> {
+    let threads = model.threads().as_slice();
     if !merge {
         return (0..raw.len() as u32).collect();
     }
@@ -68,28 +69,54 @@ pub(crate) fn groups(
         .iter()
         .map(|r| match r {
             Raw::Entity(e) => match &ents[*e as usize].kind {
-                EntityKind::Thread(i) => {
-                    let t = &threads[*i];
-                    Some((t.tgid.map_or(0, |g| g.0), strip_digits(&t.comm)))
-                }
+                EntityKind::Thread(i) => Some(merge_key(&threads[*i], model)),
                 EntityKind::ShortTerm(_) => None,
             },
             Raw::Pseudo(_) => None,
         })
         .collect();
+    // User stacks are interned per process (their frames are addresses in one address
+    // space), so processes' waits are compared by the text of their user frames.
+    let mut canon = stacks::Canonical::default();
     let dists: Vec<StackWeights> = raw
         .iter()
-        .map(|r| {
+        .zip(&keys)
+        .map(|(r, key)| {
             let mut d = StackWeights::new();
+            let by_text = key.as_ref().is_some_and(|k| k.1.starts_with('\0'));
             if let Raw::Entity(e) = r {
                 for w in &ents[*e as usize].waits {
-                    stacks::add(&mut d, w.wait_stack, w.len());
+                    let s = if by_text {
+                        canon.of(tables, w.wait_stack)
+                    } else {
+                        w.wait_stack
+                    };
+                    stacks::add(&mut d, s, w.len());
                 }
             }
             d
         })
         .collect();
     merge::group(&keys, &dists, similarity)
+}
+
+/// What a thread must share with others to merge with them: its process and its name
+/// without digits; or, for the only thread of a process, its parent, executable and
+/// name without digits, so that pre-forked worker processes merge as threads of a pool
+/// do (a NUL byte, never in a name, keeps the two kinds of key apart).
+fn merge_key(t: &Thread, model: &Model) -> (u32, String) {
+    let tgid = t.tgid.map_or(0, |g| g.0);
+    let single = t
+        .tgid
+        .and_then(|g| model.process(g))
+        .filter(|p| t.tid.0 == tgid && p.threads.len() == 1);
+    if let Some(p) = single
+        && let Some(parent) = p.parent
+    {
+        let key = format!("\0process\0{}\0{}", p.exe(), strip_digits(&t.comm));
+        return (parent.0, key);
+    }
+    (tgid, strip_digits(&t.comm))
 }
 
 /// The final vertices, from the group of each raw vertex.
@@ -153,7 +180,12 @@ fn make_vertex(
         }
     }
     if ms.len() > 1 {
-        kind = VertexKind::SimilarThreads;
+        let first = trefs.first().and_then(|t| t.tgid);
+        kind = if trefs.iter().all(|t| t.tgid == first) {
+            VertexKind::SimilarThreads
+        } else {
+            VertexKind::SimilarProcesses
+        };
     }
     Vertex {
         id,

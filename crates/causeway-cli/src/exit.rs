@@ -38,6 +38,22 @@ pub fn code_for(err: &anyhow::Error) -> u8 {
     NOTHING_OR_USER_ERROR
 }
 
+/// The error and its causes on one line, `outer: inner: ...`, without saying a cause
+/// twice: an error whose message already ends with its cause's message (a library
+/// error that both prints and exposes its source) keeps only the longer one, so a full
+/// disk is reported once, not three times.
+pub fn describe(err: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in err.chain() {
+        let msg = cause.to_string();
+        if parts.last().is_some_and(|last| last.ends_with(&msg)) {
+            continue;
+        }
+        parts.push(msg);
+    }
+    parts.join(": ")
+}
+
 /// True if the error is a closed pipe (`causeway dump | head`), which is not a failure.
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|c| {
@@ -47,4 +63,26 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
                 |e| matches!(e, FormatError::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe),
             )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("writing the trace: {0}")]
+    struct Outer(#[source] std::io::Error);
+
+    #[test]
+    fn a_cause_is_said_once() {
+        let io = std::io::Error::from_raw_os_error(libc::ENOSPC);
+        let text = io.to_string();
+        let e = anyhow::Error::new(Outer(io)).context("recording");
+        let d = describe(&e);
+        assert_eq!(d, format!("recording: writing the trace: {text}"));
+        assert_eq!(d.matches(&text).count(), 1, "{d}");
+        // Causes that add something are all kept.
+        let e = anyhow::anyhow!("inner").context("middle").context("outer");
+        assert_eq!(describe(&e), "outer: middle: inner");
+    }
 }

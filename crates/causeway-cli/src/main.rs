@@ -59,7 +59,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) if exit::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("causeway: error: {e:#}");
+            eprintln!("causeway: error: {}", exit::describe(&e));
             ExitCode::from(exit::code_for(&e))
         }
     }

@@ -234,3 +234,38 @@ fn dump_filters_by_kind_tid_and_time() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("sched_switch"));
 }
+
+#[test]
+fn reports_say_first_that_events_were_lost_and_how_much_time_that_covers() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lossy.cwt");
+    // wPerf's blocking write, 2,000 rounds of 1 µs, and one CPU that lost 500 events
+    // in the middle.
+    let mut s = causeway_model::synth::blocking_write(0, 2000);
+    s.lost(1_000_000, 1, 500);
+    std::fs::write(&path, s.to_trace_bytes(2).unwrap()).unwrap();
+    let p = path.to_str().unwrap();
+    for args in [vec!["bottleneck", p], vec!["latency", p]] {
+        let o = causeway(&args);
+        let text = stdout(&o);
+        let first = text.lines().next().unwrap_or("");
+        assert!(
+            first.starts_with("warning: 500 events were lost while recording (1 CPU)"),
+            "{args:?}: {text}"
+        );
+        assert!(first.contains("of the 2.0 ms analysed"), "{first}");
+    }
+    let o = causeway(&["bottleneck", "--json", p]);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["caveats"]["lost"]["events"], 500, "{}", j["caveats"]);
+    assert!(j["caveats"]["lost"]["covered_ns"].as_u64().unwrap() > 0);
+    // A complete trace has no caveat.
+    let path2 = dir.path().join("whole.cwt");
+    let s = causeway_model::synth::blocking_write(0, 2000);
+    std::fs::write(&path2, s.to_trace_bytes(2).unwrap()).unwrap();
+    let o = causeway(&["bottleneck", path2.to_str().unwrap()]);
+    assert!(!stdout(&o).contains("warning:"), "{}", stdout(&o));
+    let o = causeway(&["bottleneck", "--json", path2.to_str().unwrap()]);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(j.get("caveats").is_none());
+}

@@ -140,15 +140,57 @@ fn errors_are_clear() {
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.cwt");
-    // No such process.
+    // No such process (a PID in range that is free: one past the last one used by a
+    // process we start and reap).
+    let free = {
+        let mut c = Command::new("true").spawn().unwrap();
+        let p = c.id();
+        c.wait().unwrap();
+        p.to_string()
+    };
     let o = causeway()
         .args(["record", "-o"])
         .arg(&out)
-        .args(["-p", "999999999"])
+        .args(["-p", &free])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("no process with PID 999999999"));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(&format!("no process with PID {free}")),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // Values that would record nothing, or no process at all, each with its reason.
+    for (args, msg) in [
+        (&["-p", "0"][..], "idle task"),
+        (&["-p", "4294967295"], "pid_max"),
+        (&["-a", "--duration", "0"], "above zero"),
+        (&["-a", "--flight", "0"], "too small"),
+        (&["-a", "--flight", "1"], "too small"),
+        (&["-a", "--events", ","], "no event group"),
+        (
+            &[
+                "-a",
+                "--events",
+                "-sched,-proc,-irq,-softirq,-block,-net",
+                "--sample",
+                "0",
+            ],
+            "nothing to record",
+        ),
+        (&["--", "/etc/passwd"], "not executable"),
+    ] {
+        let o = causeway()
+            .args(["record", "-o"])
+            .arg(&out)
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(msg), "{args:?}: {err}");
+        assert!(!out.exists(), "{args:?} wrote a trace");
+    }
     // No target, two targets, a bad option value.
     for args in [
         vec!["record"],
@@ -191,4 +233,153 @@ fn errors_are_clear() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(String::from_utf8_lossy(&o.stderr).contains("CAP_BPF"));
+}
+
+/// The processes whose command line is exactly `cmdline` (arguments joined by spaces).
+fn processes_running(cmdline: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| {
+                String::from_utf8_lossy(&c)
+                    .trim_end_matches('\0')
+                    .replace('\0', " ")
+                    == cmdline
+            })
+        })
+        .filter(|p| {
+            // Zombies are gone for the user: they only wait for their parent to reap.
+            std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| {
+                !s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn the_command_is_ended_when_the_recording_ends_first() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("k.cwt");
+    // A shell with a background child: ending only the shell would leave both sleeps.
+    // Each case gets its own sleep length so parallel tests never see each other's.
+    let script = |secs: &str| format!("sleep {secs} & sleep {secs}; wait");
+    let sleeps = |secs: &str| processes_running(&format!("sleep {secs}"));
+
+    // --duration: the command and its children get SIGTERM.
+    let json = dir.path().join("summary.json");
+    let o = causeway()
+        .args(["record", "--duration", "1", "-o"])
+        .arg(&out)
+        .arg(format!("--json={}", json.display()))
+        .args(["--", "sh", "-c", &script("41.25")])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("ended with SIGTERM"), "{err}");
+    assert!(
+        sleeps("41.25").is_empty(),
+        "left running: {:?}",
+        sleeps("41.25")
+    );
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(j["command_stopped"], "SIGTERM");
+    assert_eq!(
+        j["target_processes"].as_u64().map(|n| n >= 1),
+        Some(true),
+        "{j}"
+    );
+
+    // SIGTERM and SIGINT to the recorder end the recording and then the command.
+    for (sig, secs) in [(libc::SIGTERM, "41.5"), (libc::SIGINT, "41.75")] {
+        let rec = causeway()
+            .args(["record", "-o"])
+            .arg(&out)
+            .args(["--", "sh", "-c", &script(secs)])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while sleeps(secs).len() < 2 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(sleeps(secs).len(), 2, "the command did not start");
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(rec.id() as i32, sig) };
+        let o = rec.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(sleeps(secs).is_empty(), "signal {sig}: left running");
+    }
+
+    // --no-kill leaves it running (not captured: the sleeps would hold the pipes open).
+    let st = causeway()
+        .args(["record", "--duration", "0.5", "--no-kill", "-o"])
+        .arg(&out)
+        .args(["--", "sh", "-c", &script("42.25")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let left = sleeps("42.25");
+    for &p in &left {
+        // SAFETY: ending what the test started.
+        unsafe { libc::kill(p as i32, libc::SIGKILL) };
+    }
+    assert_eq!(left.len(), 2, "--no-kill ended the command");
+}
+
+#[test]
+fn an_empty_recording_warns_and_analyses_say_so_with_exit_1() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("empty.cwt");
+    let o = causeway()
+        .args([
+            "record",
+            "--comm",
+            "nosuch-xyz",
+            "--duration",
+            "1",
+            "--json",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    // With --json too: the warning is on stderr, the summary alone on stdout.
+    assert!(
+        err.contains("warning: no process named `nosuch-xyz` ran"),
+        "{err}"
+    );
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("only JSON on stdout");
+    assert_eq!(j["target_processes"], 0);
+    for analysis in [&["bottleneck"][..], &["latency"]] {
+        let o = causeway().args(analysis).arg(&out).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{analysis:?}: {err}");
+        assert!(
+            !err.contains("corrupt") && !err.contains("causeway check"),
+            "{err}"
+        );
+    }
+    let o = causeway().arg("bottleneck").arg(&out).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no threads of the recorded processes"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }

@@ -67,6 +67,6 @@ pub use irq::{BlockRequest, InterruptInterval, InterruptSource};
 pub use model::Model;
 pub use process::{ProcessImage, ProcessNode};
 pub use segment::{Segment, SegmentId, SegmentState, StackRef, TimeSpan, UnknownCause, WakeInfo};
-pub use stats::{LossWindow, ModelStats};
+pub use stats::{LossCoverage, LossWindow, ModelStats};
 pub use thread::{Annotation, Thread, ThreadIdentity};
 pub use totals::{CpuData, ThreadTotals};

@@ -129,6 +129,14 @@ impl Model {
         &self.losses
     }
 
+    /// How much of the whole trace lost events cover (nothing lost for an empty one).
+    pub fn loss_coverage(&self) -> crate::LossCoverage {
+        match self.span {
+            Some(s) => crate::LossCoverage::of(&self.losses, s.start, s.end),
+            None => crate::LossCoverage::default(),
+        }
+    }
+
     /// What the builder counted.
     pub fn stats(&self) -> &ModelStats {
         &self.stats

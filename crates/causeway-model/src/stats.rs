@@ -22,6 +22,60 @@ pub struct LossWindow {
     pub count: u64,
 }
 
+/// How much of a stretch of time lost events cover: what a report says at its top so
+/// that a verdict built on partial data is read as such.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LossCoverage {
+    /// Events lost in the stretch.
+    pub events: u64,
+    /// CPUs that lost some.
+    pub cpus: u32,
+    /// Wall time, ns, during which at least one CPU's events are missing (the union of
+    /// the loss windows, clipped to the stretch).
+    pub covered_ns: u64,
+    /// Length of the stretch, ns.
+    pub window_ns: u64,
+}
+
+impl LossCoverage {
+    /// The loss windows (in time order, as [`crate::Model::losses`] gives them) that
+    /// touch `[from, to)`.
+    pub fn of(losses: &[LossWindow], from: Timestamp, to: Timestamp) -> LossCoverage {
+        let mut c = LossCoverage {
+            window_ns: to.0.saturating_sub(from.0),
+            ..LossCoverage::default()
+        };
+        let mut cpus = std::collections::BTreeSet::new();
+        let mut spans: Vec<(u64, u64)> = Vec::new();
+        for w in losses {
+            // A `lost` record at `to` of a window ending at `from` still counts: its
+            // events fell in between.
+            if w.to.0 < from.0 || w.from.0 > to.0 {
+                continue;
+            }
+            c.events = c.events.saturating_add(w.count);
+            cpus.insert(w.cpu.0);
+            spans.push((w.from.0.max(from.0), w.to.0.min(to.0)));
+        }
+        c.cpus = cpus.len() as u32;
+        spans.sort_unstable();
+        let mut end = 0u64;
+        for (a, b) in spans {
+            let a = a.max(end);
+            if b > a {
+                c.covered_ns += b - a;
+                end = b;
+            }
+        }
+        c
+    }
+
+    /// Were events lost?
+    pub fn any(&self) -> bool {
+        self.events > 0
+    }
+}
+
 /// What the builder saw and what did not fit.
 ///
 /// Counters whose names end in a mismatch or `unmatched` are anomalies, summed by
@@ -105,5 +159,35 @@ impl ModelStats {
             + self.unmatched_softirq_exits
             + self.unmatched_block_completions
             + self.block_reissued
+    }
+}
+
+#[cfg(test)]
+mod loss_tests {
+    use super::*;
+
+    fn w(cpu: u32, from: u64, to: u64, count: u64) -> LossWindow {
+        LossWindow {
+            cpu: Cpu(cpu),
+            from: Timestamp(from),
+            to: Timestamp(to),
+            count,
+        }
+    }
+
+    #[test]
+    fn coverage_is_the_union_of_the_windows_clipped_to_the_stretch() {
+        // Two CPUs lose overlapping stretches; a third window lies outside.
+        let losses = [w(0, 100, 300, 10), w(1, 200, 400, 5), w(0, 2000, 2100, 7)];
+        let c = LossCoverage::of(&losses, Timestamp(0), Timestamp(1000));
+        assert_eq!(c.events, 15);
+        assert_eq!(c.cpus, 2);
+        assert_eq!(c.covered_ns, 300);
+        assert_eq!(c.window_ns, 1000);
+        // Clipped at the stretch's start.
+        let c = LossCoverage::of(&losses, Timestamp(250), Timestamp(1000));
+        assert_eq!(c.covered_ns, 150);
+        assert!(LossCoverage::of(&[], Timestamp(0), Timestamp(10)).events == 0);
+        assert!(!LossCoverage::of(&losses, Timestamp(500), Timestamp(1000)).any());
     }
 }

@@ -60,12 +60,19 @@ impl EventSet {
         ..EventSet::ALL
     };
 
+    /// Is every group off?
+    pub fn is_empty(&self) -> bool {
+        self.bits() == 0
+    }
+
     /// Names accepted by [`EventSet::parse`].
     pub const NAMES: &'static [&'static str] =
         &["sched", "proc", "irq", "softirq", "block", "net", "syscall"];
 
     /// Parse `sched,block,...`, `all`, `default` (all but syscall), or `all,-net` (a
-    /// leading `-` removes a group).
+    /// leading `-` removes a group; a list that starts with a removal starts from
+    /// `default`). An empty list is an error; a list that removes every group is not
+    /// (the caller decides whether samples alone are worth recording).
     pub fn parse(s: &str) -> Result<EventSet, ConfigError> {
         let mut set = EventSet {
             sched: false,
@@ -76,7 +83,20 @@ impl EventSet {
             net: false,
             syscall: false,
         };
-        for item in s.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let items: Vec<&str> = s
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
+        if items.is_empty() {
+            return Err(ConfigError::NoEventGroup(s.to_string()));
+        }
+        // `-net` alone means "the default without net": an empty base would make
+        // every removal-only list record nothing.
+        if items[0].starts_with('-') {
+            set = EventSet::DEFAULT;
+        }
+        for item in items {
             let (on, name) = match item.strip_prefix('-') {
                 Some(n) => (false, n),
                 None => (true, item),
@@ -345,6 +365,23 @@ mod tests {
                 .to_string()
                 .contains("bogus")
         );
+        for empty in ["", ",", " , ,"] {
+            assert_eq!(
+                EventSet::parse(empty),
+                Err(ConfigError::NoEventGroup(empty.to_string()))
+            );
+        }
+        // A list that starts by removing a group removes it from the default.
+        let s = EventSet::parse("-net").unwrap();
+        assert_eq!(
+            s,
+            EventSet {
+                net: false,
+                ..EventSet::DEFAULT
+            }
+        );
+        let none = EventSet::parse("-sched,-proc,-irq,-softirq,-block,-net").unwrap();
+        assert!(none.is_empty());
     }
 
     #[test]

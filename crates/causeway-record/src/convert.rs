@@ -173,6 +173,16 @@ impl Converter {
         self.all_targets || self.targets.contains(&tgid)
     }
 
+    /// How many processes were recorded: the targets, or every process seen in a
+    /// system-wide recording.
+    pub fn recorded_processes(&self) -> usize {
+        if self.all_targets {
+            self.latest_row.len()
+        } else {
+            self.targets.len()
+        }
+    }
+
     /// A thread's process and current name, if known.
     pub fn thread(&self, tid: u32) -> Option<(u32, &str)> {
         self.thread_now

@@ -46,6 +46,9 @@ pub enum ConfigError {
         /// The group names, comma-separated.
         known: String,
     },
+    /// `--events` names no group at all (`--events ,`).
+    #[error("no event group in `{0}` (e.g. `default`, `sched,block`, `all,-net`)")]
+    NoEventGroup(String),
     /// `--syscalls` names a syscall the recorder does not know.
     #[error("unknown syscall `{0}` (use a name from `man 2 syscalls` or a number)")]
     Syscall(String),

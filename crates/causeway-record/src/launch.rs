@@ -4,9 +4,11 @@
 //! to the Trace Map, attaches, then releases it. `std::process::Command` cannot do
 //! this: its spawn returns only after the exec.
 
-use crate::RecordError;
+use crate::{RecordError, procfs};
 use std::ffi::CString;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// A forked command waiting to be released.
 pub struct Launched {
@@ -14,17 +16,39 @@ pub struct Launched {
     pub pid: u32,
     release: libc::c_int,
     done: Option<i32>,
+    /// Leave it running when this handle goes (`--no-kill`).
+    keep: bool,
 }
 
-fn find_in_path(cmd: &str) -> Option<String> {
+/// Could exec run this file? A regular file with an execute bit (root may run any
+/// file with one; the kernel then still checks the format, which fails in the child
+/// as exit status 126/127).
+fn executable(p: &Path) -> bool {
+    p.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The program `cmd` names, as the shell finds it, or why it cannot be run: refused
+/// here, before anything is recorded, rather than as the command's exit status.
+fn find_in_path(cmd: &str) -> Result<String, &'static str> {
     if cmd.contains('/') {
-        return Path::new(cmd).is_file().then(|| cmd.to_string());
+        let p = Path::new(cmd);
+        return if !p.exists() {
+            Err("no such file")
+        } else if !p.is_file() {
+            Err("not a regular file")
+        } else if !executable(p) {
+            Err("not executable (no execute permission)")
+        } else {
+            Ok(cmd.to_string())
+        };
     }
     let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into());
     path.split(':')
         .map(|d| Path::new(d).join(cmd))
-        .find(|p| p.is_file())
+        .find(|p| executable(p))
         .map(|p| p.to_string_lossy().into_owned())
+        .ok_or("command not found")
 }
 
 impl Launched {
@@ -33,8 +57,8 @@ impl Launched {
         let Some(first) = argv.first() else {
             return Err(RecordError::Spawn(String::new(), "no command given".into()));
         };
-        let prog = find_in_path(first)
-            .ok_or_else(|| RecordError::Spawn(first.clone(), "command not found".into()))?;
+        let prog =
+            find_in_path(first).map_err(|why| RecordError::Spawn(first.clone(), why.into()))?;
         let cprog = CString::new(prog)
             .map_err(|_| RecordError::Spawn(first.clone(), "NUL in path".into()))?;
         let cargs: Vec<CString> = argv
@@ -79,6 +103,7 @@ impl Launched {
             pid: pid as u32,
             release: fds[1],
             done: None,
+            keep: false,
         })
     }
 
@@ -121,6 +146,91 @@ impl Launched {
     }
 }
 
+/// How the recorder ended a command that outlived its recording.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stopped {
+    /// SIGTERM sufficed.
+    Term,
+    /// Something was still running after the grace period: SIGKILL.
+    Kill,
+}
+
+/// Time a command has after SIGTERM before SIGKILL: long enough for a server to close
+/// its files, short enough that a stuck one does not hold the terminal.
+pub const KILL_GRACE: Duration = Duration::from_secs(3);
+
+impl Launched {
+    /// End the command and every process below it when the recording ended first (the
+    /// duration passed, Ctrl-C, SIGTERM), as `perf record` does with its workload:
+    /// SIGTERM to all of them, SIGKILL to whatever is left after `grace`, then reap the
+    /// command. All of them, not only the command, because a shell or a supervisor that
+    /// dies on SIGTERM leaves its children running. Returns `None` if the command had
+    /// already ended.
+    pub fn terminate(&mut self, grace: Duration) -> Option<Stopped> {
+        if self.poll_exit().is_some() {
+            return None;
+        }
+        let mut procs = procfs::descendants(self.pid);
+        procs.push(self.pid);
+        signal_all(&procs, libc::SIGTERM);
+        let deadline = Instant::now() + grace;
+        loop {
+            let child_done = self.poll_exit().is_some();
+            let left: Vec<u32> = procs
+                .iter()
+                .copied()
+                .filter(|&p| p != self.pid && procfs::alive(p))
+                .collect();
+            if child_done && left.is_empty() {
+                return Some(Stopped::Term);
+            }
+            if Instant::now() >= deadline {
+                if !child_done {
+                    signal_all(&[self.pid], libc::SIGKILL);
+                }
+                signal_all(&left, libc::SIGKILL);
+                let mut st = 0;
+                // SAFETY: reaping our own child (blocks only until SIGKILL lands).
+                if !child_done && unsafe { libc::waitpid(self.pid as i32, &mut st, 0) } > 0 {
+                    self.done = Some(st);
+                }
+                return Some(Stopped::Kill);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Launched {
+    /// Let the command run on after this handle is dropped.
+    pub fn keep_running(&mut self) {
+        self.keep = true;
+    }
+}
+
+/// A recording that fails half way (a full disk) must not leave the command it
+/// launched running unrecorded: dropping the handle ends it as the end of a recording
+/// would, unless [`Launched::keep_running`] was called.
+impl Drop for Launched {
+    fn drop(&mut self) {
+        if self.release >= 0 {
+            // Never let exec: it has not run a single instruction of the command.
+            if self.done.is_none() {
+                self.kill();
+            }
+        } else if !self.keep {
+            self.terminate(KILL_GRACE);
+        }
+    }
+}
+
+fn signal_all(pids: &[u32], sig: libc::c_int) {
+    for &p in pids {
+        // SAFETY: sending a signal; a process that is gone gives ESRCH, ignored.
+        unsafe { libc::kill(p as i32, sig) };
+    }
+}
+
 /// Exit code of a raw wait status, the shell's way (128 + signal).
 pub fn exit_code(status: i32) -> i32 {
     if libc::WIFEXITED(status) {
@@ -129,5 +239,67 @@ pub fn exit_code(status: i32) -> i32 {
         128 + libc::WTERMSIG(status)
     } else {
         1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_that_cannot_run_are_refused_before_the_fork() {
+        assert!(find_in_path("sh").is_ok());
+        assert_eq!(
+            find_in_path("/etc/passwd"),
+            Err("not executable (no execute permission)")
+        );
+        assert_eq!(find_in_path("/etc"), Err("not a regular file"));
+        assert_eq!(find_in_path("/no/such/prog"), Err("no such file"));
+        assert_eq!(
+            find_in_path("no-such-command-here"),
+            Err("command not found")
+        );
+    }
+
+    #[test]
+    fn terminate_ends_the_command_and_what_it_started() {
+        // A shell that starts a background child and waits: SIGTERM to the shell alone
+        // would leave the `sleep` running.
+        let argv: Vec<String> = ["sh", "-c", "sleep 30 & sleep 30; wait"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let mut l = Launched::fork(&argv).unwrap();
+        l.release();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut kids = Vec::new();
+        while kids.len() < 2 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+            kids = procfs::descendants(l.pid);
+        }
+        assert_eq!(kids.len(), 2, "the shell's two sleeps: {kids:?}");
+        assert_eq!(l.terminate(KILL_GRACE), Some(Stopped::Term));
+        assert!(l.poll_exit().is_some());
+        for k in kids {
+            assert!(!procfs::alive(k), "{k} still runs");
+        }
+        // Already ended: nothing to do.
+        assert_eq!(l.terminate(KILL_GRACE), None);
+    }
+
+    #[test]
+    fn a_command_that_ignores_sigterm_is_killed_after_the_grace() {
+        let argv: Vec<String> = ["sh", "-c", "trap '' TERM; while :; do sleep 0.05; done"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let mut l = Launched::fork(&argv).unwrap();
+        l.release();
+        std::thread::sleep(Duration::from_millis(200));
+        let t = Instant::now();
+        assert_eq!(l.terminate(Duration::from_millis(300)), Some(Stopped::Kill));
+        assert!(t.elapsed() >= Duration::from_millis(300));
+        let st = l.poll_exit().expect("reaped");
+        assert_eq!(exit_code(st), 128 + libc::SIGKILL);
     }
 }

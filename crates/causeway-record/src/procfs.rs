@@ -152,6 +152,33 @@ pub fn ppid(tgid: u32) -> Option<u32> {
     rest.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// Every process below `root` in the process tree (children, their children, ...),
+/// from one scan of /proc. Processes that left the tree (daemons that forked twice and
+/// were adopted elsewhere) are not found.
+pub fn descendants(root: u32) -> Vec<u32> {
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let parent_of: Vec<(u32, u32)> = rd
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|p| Some((p, ppid(p)?)))
+        .collect();
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            parent_of
+                .iter()
+                .filter(|&&(p, pp)| pp == parent && p != root)
+                .map(|&(p, _)| p),
+        );
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
 /// Threads of a process.
 pub fn threads(tgid: u32) -> Vec<u32> {
     let Ok(rd) = std::fs::read_dir(format!("/proc/{tgid}/task")) else {

@@ -2,7 +2,7 @@
 
 use crate::config::{RecordConfig, Target};
 use crate::convert::Converter;
-use crate::launch::Launched;
+use crate::launch::{KILL_GRACE, Launched, Stopped};
 use crate::probes::{Family, Probes};
 use crate::records::{Record, parse};
 use crate::sink::{Dump, FlightSink, StreamSink, clock_ns, header};
@@ -49,6 +49,9 @@ pub struct Request {
     pub command: Option<Vec<String>>,
     /// The command line stored in the trace header.
     pub command_line: Vec<String>,
+    /// Leave the launched command running when the recording ends before it (the
+    /// default ends it: see [`Launched::terminate`]).
+    pub keep_command: bool,
 }
 
 /// Things worth telling the user while recording.
@@ -92,6 +95,11 @@ pub struct Summary {
     pub family: Family,
     /// Wait status of the launched command.
     pub child_status: Option<i32>,
+    /// The recording ended first and the recorder ended the command this way.
+    pub stopped_command: Option<Stopped>,
+    /// Processes recorded (seen at the start or followed later); 0 means the trace
+    /// holds nothing of what was asked for (`--comm` of a program that never ran).
+    pub target_processes: usize,
     /// Wall time recorded.
     pub elapsed: Duration,
     /// Recorder counters (also in the trace's statistics): unwinding outcomes by
@@ -176,9 +184,19 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
             stopping = true;
         }
     }
-    // Stopped by duration or signal while the command still runs: leave it be, as perf
-    // does; the recording simply ends here.
-    s.finish(start.elapsed())
+    let elapsed = start.elapsed();
+    // Stopped by duration or signal while the command still runs: end it (unless asked
+    // not to) before writing the rest of the trace, so it does not run on unrecorded
+    // while the tables are symbolized.
+    let mut child = s.child.take();
+    let stopped = match child.as_mut() {
+        Some(c) if !req.keep_command => c.terminate(KILL_GRACE),
+        _ => None,
+    };
+    let mut summary = s.finish(elapsed)?;
+    summary.child_status = child.as_mut().and_then(|c| c.poll_exit());
+    summary.stopped_command = stopped;
+    Ok(summary)
 }
 
 /// Launch the command (if any), find the targets, attach the probes, create the output
@@ -187,7 +205,10 @@ fn start(req: &Request, notify: &mut dyn FnMut(Notice)) -> Result<Session, Recor
     let mut cfg = req.config.clone();
     let mut child = match &req.command {
         Some(argv) => {
-            let l = Launched::fork(argv)?;
+            let mut l = Launched::fork(argv)?;
+            if req.keep_command {
+                l.keep_running();
+            }
             cfg.target = Target::Pids(vec![l.pid]);
             Some(l)
         }
@@ -441,6 +462,8 @@ impl Session {
             stacks: self.conv.stacks.len(),
             family: self.family,
             child_status: self.child.as_mut().and_then(|c| c.poll_exit()),
+            stopped_command: None,
+            target_processes: self.conv.recorded_processes(),
             elapsed,
             counters: self.conv.counters.clone(),
         })

@@ -35,6 +35,7 @@
 
 mod bottleneck;
 mod calls;
+mod caveats;
 pub mod chrome;
 mod compare;
 mod diagnose;
@@ -51,6 +52,7 @@ pub mod wallclock;
 
 pub use bottleneck::{BottleneckView, GraphEdge, KnotEdge, WaitGraph};
 pub use calls::{CallsSections, CallsView};
+pub use caveats::Caveats;
 pub use compare::{CompareView, RunLabel};
 pub use diagnose::{DiagnosisDoc, DiagnosisView, VertexDoc, question_text};
 pub use error::ReportError;

@@ -9,6 +9,12 @@ use causeway_model::synth::Synth;
 /// wakes the next after 10 ns, so two run at any time.
 fn lock_ring(steps: u64) -> Synth {
     let mut s = Synth::new();
+    lock_ring_into(&mut s, steps);
+    s
+}
+
+/// [`lock_ring`] appended to `s`.
+fn lock_ring_into(s: &mut Synth, steps: u64) {
     s.switch(0, 0, 0, TaskState::RUNNABLE, 100);
     s.switch(20, 0, 100, TaskState::INTERRUPTIBLE, 0);
     for k in 1..=steps {
@@ -18,7 +24,6 @@ fn lock_ring(steps: u64) -> Synth {
             .switch(t + 1, w, 0, TaskState::RUNNABLE, 100 + w)
             .switch(t + 20, w, 100 + w, TaskState::INTERRUPTIBLE, 0);
     }
-    s
 }
 
 fn worker_tables() -> causeway_format::Tables {
@@ -131,4 +136,44 @@ fn output_does_not_depend_on_thread_count() {
     let one = once(1);
     assert_eq!(one, once(2));
     assert_eq!(one, once(3));
+}
+
+/// The lock ring again, each worker now a single-threaded process forked by one
+/// parent (a pre-forked server): the processes merge as threads of a pool do, into a
+/// self-loop knot. Forked by different parents they stay apart.
+#[test]
+fn similar_processes_of_one_parent_merge() {
+    let named = |parent_of: &dyn Fn(u32) -> u32| {
+        // The forks come first, so each worker's first incarnation is the forked one.
+        let mut s = Synth::new();
+        for w in 100..104 {
+            let p = parent_of(w);
+            s.fork(0, 0, (p, p), (w, w));
+        }
+        lock_ring_into(&mut s, 200);
+        let t = tables(&[
+            (90, 90, "pl-main"),
+            (91, 91, "other-main"),
+            (100, 100, "pl-worker"),
+            (101, 101, "pl-worker"),
+            (102, 102, "pl-worker"),
+            (103, 103, "pl-worker"),
+        ]);
+        run(&s, &t, 4, &Options::default())
+    };
+    let r = named(&|_| 90);
+    let id = v(&r, 100);
+    assert_eq!(r.vertices[id].kind, VertexKind::SimilarProcesses);
+    assert_eq!(
+        r.vertices[id].threads.len(),
+        4,
+        "{:?}",
+        r.vertices[id].threads
+    );
+    assert_eq!(r.knots[0].vertices, vec![id]);
+    // Two parents: two pairs, never one vertex of four.
+    let r = named(&|w| if w < 102 { 90 } else { 91 });
+    assert_ne!(v(&r, 100), v(&r, 102));
+    assert_eq!(v(&r, 100), v(&r, 101));
+    assert_eq!(r.vertices[v(&r, 102)].threads.len(), 2);
 }

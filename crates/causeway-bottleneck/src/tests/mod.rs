@@ -3,6 +3,7 @@
 mod cascade;
 mod devices;
 mod knots;
+mod leaks;
 mod markers;
 mod merging;
 mod pipeline;

@@ -6,13 +6,12 @@
 //! it first records CMD with causeway's recorder, as `causeway demo` does.
 
 use crate::cmd::record;
-use crate::exit::BadInput;
 use crate::flags::BottleneckArgs;
 use crate::output;
 use crate::trace::{ingest_trace, open_trace};
 use anyhow::{Context, Result, anyhow, bail};
 use causeway_bottleneck::{BottleneckError, Findings, analyze};
-use causeway_report::{BottleneckView, ReportError};
+use causeway_report::{BottleneckView, Caveats, ReportError};
 use std::path::PathBuf;
 
 /// The trace to analyze: the given file, or a fresh recording of the command.
@@ -31,8 +30,8 @@ fn trace_path(args: &BottleneckArgs) -> Result<PathBuf> {
     Ok(trace)
 }
 
-/// Read the trace and run the analysis.
-pub fn build(args: &BottleneckArgs) -> Result<Findings> {
+/// Read the trace and run the analysis; also what the trace lacks (lost events).
+pub fn build(args: &BottleneckArgs) -> Result<(Findings, Caveats)> {
     let mut opts = args.options();
     let path = trace_path(args)?;
     let mut rd = open_trace(&path)?;
@@ -40,15 +39,18 @@ pub fn build(args: &BottleneckArgs) -> Result<Findings> {
     opts.threshold_fraction = args
         .threshold
         .fraction_of(trace.model().span().map_or(0, |s| s.duration().0));
-    analyze(&trace, &opts).map_err(|e| match e {
-        BottleneckError::Empty => anyhow::Error::new(BadInput(format!("{}: {e}", path.display()))),
+    let findings = analyze(&trace, &opts).map_err(|e| match e {
+        // A trace of nothing (a `--comm` that never ran) is not damaged: it is an
+        // empty result, exit 1, as an analysis that finds nothing.
+        BottleneckError::Empty => anyhow!("{}: {e}", path.display()),
         other => anyhow::Error::new(other),
-    })
+    })?;
+    Ok((findings, Caveats::of(&trace)))
 }
 
 /// Run the command; returns the exit code (1 if no knot or sink was found).
 pub fn run(args: &BottleneckArgs) -> Result<u8> {
-    let findings = build(args)?;
+    let (findings, caveats) = build(args)?;
     let view = BottleneckView::new(&findings);
     if let Some(svg) = &args.svg {
         view.write_svg(svg).map_err(|e| match e {
@@ -58,5 +60,9 @@ pub fn run(args: &BottleneckArgs) -> Result<u8> {
             other => anyhow::Error::new(other),
         })?;
     }
-    output::emit(&view, output::format(args.json, args.dot))
+    output::emit_with(
+        &view,
+        output::format(args.json, args.dot),
+        &[("", &caveats)],
+    )
 }

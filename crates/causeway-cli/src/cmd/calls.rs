@@ -3,13 +3,12 @@
 //! Reads the trace once, runs `causeway_calls::analyze`, and has `causeway-report`
 //! render the chains, top functions, signature matches and trees.
 
-use crate::exit::BadInput;
 use crate::flags::CallsArgs;
 use crate::output;
 use crate::trace::{ingest_trace, open_trace};
 use anyhow::{Result, bail};
 use causeway_calls::analyze;
-use causeway_report::{CallsSections, CallsView};
+use causeway_report::{CallsSections, CallsView, Caveats};
 
 /// Run the command; returns the exit code (1 if the trace has no calls, or the
 /// signature was not found).
@@ -22,11 +21,11 @@ pub fn run(args: &CallsArgs) -> Result<u8> {
     let trace = ingest_trace(&mut rd, &args.trace)?;
     let result = analyze(&trace, &opts)?;
     if result.threads.is_empty() && opts.threads.is_empty() {
-        return Err(BadInput(format!(
+        // Not damage: the trace simply has no calls (exit 1, as other empty results).
+        return Err(anyhow::anyhow!(
             "{}: no calls (method markers) in this trace; record one with `causeway run --inproc -- CMD`",
             args.trace.display()
-        ))
-        .into());
+        ));
     }
     let all = !args.any_section();
     let sections = CallsSections {
@@ -36,5 +35,9 @@ pub fn run(args: &CallsArgs) -> Result<u8> {
         signature: args.signature.clone(),
     };
     let view = CallsView::new(&result, trace.tables(), &sections);
-    output::emit(&view, output::format(args.json, false))
+    output::emit_with(
+        &view,
+        output::format(args.json, false),
+        &[("", &Caveats::of(&trace))],
+    )
 }

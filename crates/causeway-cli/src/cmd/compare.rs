@@ -7,7 +7,7 @@ use crate::output;
 use anyhow::Result;
 use causeway_compare::{Run, compare};
 use causeway_report::wallclock::recorded_at;
-use causeway_report::{CompareView, RunLabel};
+use causeway_report::{Caveats, CompareView, RunLabel};
 use causeway_stacks::{FlameKind, Options, fold};
 use std::path::Path;
 
@@ -26,7 +26,14 @@ pub fn run(args: &CompareArgs) -> Result<u8> {
         write_file(p, |out| view.write_diff_svg(out))?;
         eprintln!("wrote {}", p.display());
     }
-    output::emit(&view, output::format(args.json, false))
+    output::emit_with(
+        &view,
+        output::format(args.json, false),
+        &[
+            ("normal", &Caveats::of(&normal.trace)),
+            ("slow", &Caveats::of(&slow.trace)),
+        ],
+    )
 }
 
 fn run_of(l: &Loaded) -> Run<'_> {

@@ -29,6 +29,10 @@ pub fn run(args: &FlamegraphArgs) -> Result<u8> {
     )
     .map_err(|e: StacksError| anyhow::Error::new(e))?;
     let view = FlameView::new(kind, folded, title(&loaded.trace, kind));
+    // On stderr: the folded text is read by other tools, line by line.
+    for l in &causeway_report::Caveats::of(&loaded.trace).lines {
+        eprintln!("causeway: warning: {l}");
+    }
     if let Some(svg) = &args.svg {
         if view.found() {
             write_file(svg, |out| view.write_svg(out, true))?;
@@ -43,6 +47,13 @@ pub fn run(args: &FlamegraphArgs) -> Result<u8> {
                 crate::exit::NOTHING_OR_USER_ERROR
             });
         }
+    }
+    if !view.found() && !args.json {
+        // An empty folded output alone would look like a crash of the pipe behind it.
+        eprintln!(
+            "causeway: no stacks of the recorded threads in {} for this flame graph",
+            args.trace.display()
+        );
     }
     output::emit(
         &view,

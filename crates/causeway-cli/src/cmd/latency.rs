@@ -15,7 +15,7 @@ use causeway_latency::{
     Histogram, Options, PeakOptions, Profiles, SyscallCollector, analyze, diff,
 };
 use causeway_model::Trace;
-use causeway_report::{DiffInput, LatencyDiffView, LatencyView, subject_label};
+use causeway_report::{Caveats, DiffInput, LatencyDiffView, LatencyView, subject_label};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -64,7 +64,11 @@ pub fn run(args: &LatencyArgs) -> Result<u8> {
     if let Some(html) = &args.html {
         latency_live::write_html(&view, html)?;
     }
-    output::emit(&view, output::format(args.json, false))
+    output::emit_with(
+        &view,
+        output::format(args.json, false),
+        &[("", &Caveats::of(&trace))],
+    )
 }
 
 /// Each profile of a trace by its label (labels, not ids, are comparable across

@@ -3,6 +3,7 @@
 use crate::exit;
 use crate::flags::RecordArgs;
 use anyhow::{Context, Result};
+use causeway_record::launch::Stopped;
 use causeway_record::sink::Dump;
 use causeway_record::{Notice, Output, RecordConfig, Request, Summary, Target};
 use serde::Serialize;
@@ -68,6 +69,10 @@ struct JsonSummary<'a> {
     tracepoints: &'static str,
     seconds: f64,
     command_exit_code: Option<i32>,
+    /// `SIGTERM` or `SIGKILL` when the recording ended first and ended the command.
+    command_stopped: Option<&'static str>,
+    /// Processes recorded; 0 when nothing of what was asked for ran.
+    target_processes: usize,
     /// Recorder counters: unwinding outcomes (`unwind_*`), stack copies and bytes.
     counters: &'a std::collections::BTreeMap<String, u64>,
 }
@@ -120,6 +125,7 @@ fn record_command_config(
         duration: None,
         command: Some(cmd.to_vec()),
         command_line: std::env::args().collect(),
+        keep_command: false,
     };
     let mut notify = |n: Notice| {
         if let Notice::KeptPrevious(old) = n {
@@ -139,11 +145,108 @@ fn record_command_config(
     Ok(s)
 }
 
+/// Warnings about a finished recording, said on stderr even with `--json`: nothing a
+/// user recorded may be lost or empty without a word.
+fn warnings(s: &Summary, target: &Target) -> Vec<String> {
+    let mut w = Vec::new();
+    let lost: u64 = s.lost_per_cpu.iter().sum();
+    if lost > 0 {
+        w.push(format!(
+            "{lost} records lost (ring buffers full); they are counted in the trace and reports say where. Try a larger --buffer-size or fewer --events."
+        ));
+    }
+    if s.target_processes == 0 {
+        let what = match target {
+            Target::Comm(c) => format!("no process named `{c}` ran during the recording"),
+            _ => "no process to record was seen".to_string(),
+        };
+        w.push(format!(
+            "{what}: the trace holds no thread of a recorded process, so analyses of it have nothing to say"
+        ));
+    }
+    w
+}
+
+/// What became of the launched command, for the text summary.
+fn command_line_end(s: &Summary) -> Option<String> {
+    let stopped = s.stopped_command.map(|how| match how {
+        Stopped::Term => "the recording ended first: the command was ended with SIGTERM",
+        Stopped::Kill => {
+            "the recording ended first: the command ignored SIGTERM and was ended with SIGKILL"
+        }
+    });
+    match (
+        stopped,
+        s.child_status.map(causeway_record::launch::exit_code),
+    ) {
+        (Some(l), _) => Some(l.to_string()),
+        (None, Some(c)) if c != 0 => Some(format!("the recorded command exited with status {c}")),
+        _ => None,
+    }
+}
+
+fn json_summary(s: &Summary) -> Result<String> {
+    let j = JsonSummary {
+        output: s.path.as_ref().map(|p| p.display().to_string()),
+        dumps: s.dumps.iter().map(dump_json).collect(),
+        events: s.events,
+        lost: s.lost_per_cpu.iter().sum(),
+        lost_per_cpu: &s.lost_per_cpu,
+        stacks: s.stacks,
+        tracepoints: match s.family {
+            causeway_record::Family::Btf => "btf",
+            causeway_record::Family::Raw => "raw",
+        },
+        seconds: s.elapsed.as_secs_f64(),
+        command_exit_code: s.child_status.map(causeway_record::launch::exit_code),
+        command_stopped: s.stopped_command.map(|h| match h {
+            Stopped::Term => "SIGTERM",
+            Stopped::Kill => "SIGKILL",
+        }),
+        target_processes: s.target_processes,
+        counters: &s.counters,
+    };
+    Ok(serde_json::to_string_pretty(&j)?)
+}
+
+fn print_text_summary(s: &Summary) {
+    let size = s
+        .path
+        .as_ref()
+        .and_then(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len());
+    eprintln!(
+        "causeway: recorded {} events and {} distinct stacks in {:.1} s",
+        s.events,
+        s.stacks,
+        s.elapsed.as_secs_f64()
+    );
+    if let (Some(p), Some(size)) = (&s.path, size) {
+        eprintln!(
+            "causeway: wrote {} ({:.1} MiB); next: causeway info {}",
+            p.display(),
+            size as f64 / (1 << 20) as f64,
+            p.display()
+        );
+    }
+    if s.path.is_none() && s.dumps.is_empty() {
+        eprintln!("causeway: the flight recorder was never triggered; nothing written");
+    }
+    if let Some(line) = unwind_line(&s.counters) {
+        eprintln!("causeway: {line}");
+    }
+    if let Some(line) = command_line_end(s) {
+        eprintln!("causeway: {line}");
+    }
+}
+
 /// Run `causeway record`.
 pub fn run(a: &RecordArgs) -> Result<u8> {
     let req = a.resolve(std::env::args().collect())?;
+    let target = req.config.target.clone();
     let tty = std::io::stderr().is_terminal();
-    let quiet_json = a.json;
+    // JSON on stdout replaces the text; JSON into a file comes with it.
+    let quiet_json = a.json.as_deref() == Some(std::path::Path::new("-"));
     let mut notify = |n: Notice| match n {
         Notice::Started { pids, .. } if !quiet_json => {
             if pids.is_empty() {
@@ -175,61 +278,17 @@ pub fn run(a: &RecordArgs) -> Result<u8> {
     if tty && !quiet_json {
         eprint!("\r");
     }
-    let lost: u64 = s.lost_per_cpu.iter().sum();
-    let code = s.child_status.map(causeway_record::launch::exit_code);
-    if a.json {
-        let j = JsonSummary {
-            output: s.path.as_ref().map(|p| p.display().to_string()),
-            dumps: s.dumps.iter().map(dump_json).collect(),
-            events: s.events,
-            lost,
-            lost_per_cpu: &s.lost_per_cpu,
-            stacks: s.stacks,
-            tracepoints: match s.family {
-                causeway_record::Family::Btf => "btf",
-                causeway_record::Family::Raw => "raw",
-            },
-            seconds: s.elapsed.as_secs_f64(),
-            command_exit_code: code,
-            counters: &s.counters,
-        };
-        println!("{}", serde_json::to_string_pretty(&j)?);
-    } else {
-        let size = s
-            .path
-            .as_ref()
-            .and_then(|p| std::fs::metadata(p).ok())
-            .map(|m| m.len());
-        eprintln!(
-            "causeway: recorded {} events and {} distinct stacks in {:.1} s",
-            s.events,
-            s.stacks,
-            s.elapsed.as_secs_f64()
-        );
-        if let (Some(p), Some(size)) = (&s.path, size) {
-            eprintln!(
-                "causeway: wrote {} ({:.1} MiB); next: causeway info {}",
-                p.display(),
-                size as f64 / (1 << 20) as f64,
-                p.display()
-            );
+    match &a.json {
+        Some(_) if quiet_json => println!("{}", json_summary(&s)?),
+        Some(p) => {
+            print_text_summary(&s);
+            std::fs::write(p, json_summary(&s)? + "\n")
+                .with_context(|| format!("writing the summary to {}", p.display()))?;
         }
-        if s.path.is_none() && s.dumps.is_empty() {
-            eprintln!("causeway: the flight recorder was never triggered; nothing written");
-        }
-        if let Some(line) = unwind_line(&s.counters) {
-            eprintln!("causeway: {line}");
-        }
-        if lost > 0 {
-            eprintln!(
-                "causeway: warning: {lost} records lost (ring buffers full); they are counted in the trace. Try a larger --buffer-size or fewer --events."
-            );
-        }
-        if let Some(c) = code
-            && c != 0
-        {
-            eprintln!("causeway: the recorded command exited with status {c}");
-        }
+        None => print_text_summary(&s),
+    }
+    for w in warnings(&s, &target) {
+        eprintln!("causeway: warning: {w}");
     }
     Ok(exit::OK)
 }

@@ -52,7 +52,7 @@ pub fn run(args: &ReportArgs) -> Result<u8> {
         recorded_at: recorded_at(trace.header(), trace.model().span().map(|s| s.start)),
         host: trace.header().host.hostname.clone(),
         summary: summary(&args.trace, trace)?,
-        lost_events: trace.facts().lost_by_cpu().values().sum(),
+        caveats: causeway_report::Caveats::of(trace),
         bottleneck: verdict.as_ref(),
         flames: flames.iter().map(|f| (heading(f), f)).collect(),
         timeline: &tl,

@@ -5,10 +5,10 @@
 //! builds the recorder's configuration; it starts nothing. `cmd::record` runs it.
 
 use super::choices::{KernelStacksArg, StackModeArg, StackPlace, UnwindArg};
-use super::values::{FlagError, PathList, path_list};
+use super::values::{FlagError, PathList, path_list, pid, positive_duration};
 use anyhow::{Result, bail};
 use causeway_format::DurationNs;
-use causeway_format::units::{parse_duration_ns, parse_size_bytes};
+use causeway_format::units::parse_size_bytes;
 use causeway_record::syscalls::{self, SyscallInfo};
 use causeway_record::trigger::Condition;
 use causeway_record::{
@@ -41,7 +41,7 @@ pub struct RecordArgs {
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
     /// Record these processes (comma-separated PIDs) and the processes they create.
-    #[arg(short, long, value_delimiter = ',')]
+    #[arg(short, long, value_delimiter = ',', value_parser = pid)]
     pub pid: Vec<u32>,
     /// Record every process with this name (as in `ps -o comm`), now or later.
     #[arg(long, value_parser = comm_name)]
@@ -55,13 +55,14 @@ pub struct RecordArgs {
     /// created. Devices and FIFOs (`-o /dev/null`) are written to as they are.
     #[arg(short, long, default_value = "causeway.cwt")]
     pub output: PathBuf,
-    /// Stop after this long: `10` (seconds), `10s`, `500ms`, `2min`.
-    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration_ns)]
+    /// Stop after this long: `10` (seconds), `10s`, `500ms`, `2min` (above zero).
+    #[arg(short, long, value_name = "DURATION", value_parser = positive_duration)]
     pub duration: Option<DurationNs>,
     /// Event groups: a comma list of sched, proc, irq, softirq, block, net, syscall;
     /// `default` is all but syscall (syscall events double the events of a
-    /// syscall-heavy program), `all` adds syscalls, `all,-net` removes a group.
-    #[arg(short, long, default_value = "default", value_name = "GROUPS", value_parser = EventSet::parse)]
+    /// syscall-heavy program), `all` adds syscalls, `all,-net` removes a group (a list
+    /// that starts with a removal, `-net`, removes it from `default`).
+    #[arg(short, long, default_value = "default", value_name = "GROUPS", allow_hyphen_values = true, value_parser = EventSet::parse)]
     pub events: EventSet,
     /// Syscalls to record with `--events all` or `...,syscall`: `default` (those that can block: futex, read/write family,
     /// poll/epoll/select, sleeps, accept/connect/send/recv, fsync, wait4, pipe,
@@ -110,18 +111,27 @@ pub struct RecordArgs {
     /// two) [default: 8M, less on machines with over 64 CPUs].
     #[arg(long, value_name = "SIZE", value_parser = buffer_size)]
     pub buffer_size: Option<u64>,
-    /// Flight recorder: keep only the most recent SIZE of events in memory (e.g. `64M`)
-    /// and write them out on SIGUSR1, `causeway trigger` or --trigger.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size_bytes)]
+    /// Flight recorder: keep only the most recent SIZE of events in memory (e.g. `64M`;
+    /// at least 1,000 events' worth) and write them out on SIGUSR1, `causeway trigger`
+    /// or --trigger.
+    #[arg(long, value_name = "SIZE", value_parser = flight_size)]
     pub flight: Option<u64>,
     /// Dump the flight recorder when a condition holds: `blocked>200ms` or
     /// `runnable>50ms` (the unit is required), optionally with `comm=NAME` (a thread
     /// name).
     #[arg(long, requires = "flight", value_name = "COND", value_parser = Condition::parse)]
     pub trigger: Option<Condition>,
-    /// Print the summary as JSON.
+    /// Print the summary as JSON on stdout, or into FILE with `--json=FILE` (the
+    /// recorded command shares stdout; the summary comes after it has ended). Warnings
+    /// still go to stderr.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    pub json: Option<PathBuf>,
+    /// Leave the command of `-- CMD` running when the recording ends before it
+    /// (--duration, Ctrl-C, SIGTERM). By default it gets SIGTERM, with every process
+    /// it started, and SIGKILL 3 s later if any is left, as `perf record` ends its
+    /// workload.
     #[arg(long)]
-    pub json: bool,
+    pub no_kill: bool,
     /// Use raw tracepoints even where BTF tracepoints work (tests the fallback).
     #[arg(long, hide = true)]
     pub raw_tracepoints: bool,
@@ -148,6 +158,31 @@ fn comm_name(s: &str) -> Result<String, FlagError> {
     Ok(s.to_string())
 }
 
+/// Fewest events a flight window keeps: a smaller window would not span one scheduler
+/// round of a busy machine, so a dump would show nothing before its trigger.
+const MIN_FLIGHT_EVENTS: u64 = 1000;
+
+/// Bytes one event takes in the flight window (its in-memory size).
+fn flight_event_bytes() -> u64 {
+    size_of::<causeway_format::Event>() as u64
+}
+
+/// A flight window size that holds at least [`MIN_FLIGHT_EVENTS`] events. Smaller
+/// sizes were once raised silently; a size the user gave is now kept or refused.
+fn flight_size(s: &str) -> Result<u64, FlagError> {
+    let n = parse_size_bytes(s)?;
+    let min_bytes = MIN_FLIGHT_EVENTS * flight_event_bytes();
+    if n < min_bytes {
+        return Err(FlagError::FlightTooSmall {
+            input: s.to_string(),
+            min_events: MIN_FLIGHT_EVENTS,
+            min_bytes,
+            min_kib: min_bytes.div_ceil(1024),
+        });
+    }
+    Ok(n)
+}
+
 /// A ring buffer size per CPU: 4 KiB to 1 GiB.
 fn buffer_size(s: &str) -> Result<u64, FlagError> {
     let n = parse_size_bytes(s)?;
@@ -167,6 +202,7 @@ impl RecordArgs {
             duration: self.duration.map(|d| Duration::from_nanos(d.0)),
             command: (!self.command.is_empty()).then(|| self.command.clone()),
             command_line,
+            keep_command: self.no_kill,
         })
     }
 
@@ -193,6 +229,13 @@ impl RecordArgs {
 
     fn config(&self) -> Result<RecordConfig> {
         let mut cfg = RecordConfig::new(self.target()?);
+        // Samples alone are a CPU profile worth keeping; no group and no samples would
+        // write a trace with nothing of the targets in it.
+        if self.events.is_empty() && self.sample == 0 {
+            bail!(
+                "nothing to record: --events removes every group and --sample is 0 (keep at least one group, e.g. `--events sched`, or samples)"
+            );
+        }
         cfg.events = self.events;
         cfg.syscalls = self.syscalls.0.clone();
         cfg.stack_mode = self.stack_mode.into();
@@ -218,10 +261,10 @@ impl RecordArgs {
     fn output(&self) -> Output {
         match self.flight {
             Some(bytes) => {
-                // The window is counted in events at their in-memory size.
-                let per_event = size_of::<causeway_format::Event>() as u64;
+                // The window is counted in events at their in-memory size (at least
+                // MIN_FLIGHT_EVENTS: flight_size refused smaller windows).
                 Output::Flight {
-                    capacity: (bytes / per_event).max(1000) as usize,
+                    capacity: (bytes / flight_event_bytes()) as usize,
                     base: self.output.clone(),
                     trigger: self.trigger.clone(),
                 }
@@ -248,7 +291,7 @@ pub struct TriggerArgs {
 #[derive(Debug, Args)]
 pub struct DemoArgs {
     /// How long to run the workload: a duration, `3` (seconds), `2.5s`, `500ms`.
-    #[arg(long, default_value = "3", value_name = "DURATION", value_parser = parse_duration_ns)]
+    #[arg(long, default_value = "3", value_name = "DURATION", value_parser = positive_duration)]
     pub seconds: DurationNs,
     /// Directory for the recording and the trace (`blocking-write.cwt`; an earlier one
     /// is kept as `blocking-write.cwt.old`).
@@ -361,6 +404,25 @@ mod tests {
     }
 
     #[test]
+    fn a_recording_of_nothing_is_refused() {
+        let a = parse(&[
+            "-a",
+            "--events",
+            "-sched,-proc,-irq,-softirq,-block,-net",
+            "--sample",
+            "0",
+        ])
+        .unwrap();
+        let Err(e) = a.resolve(Vec::new()) else {
+            panic!("a recording of nothing resolved");
+        };
+        assert!(e.to_string().contains("nothing to record"), "{e}");
+        // Samples alone are a profile.
+        let a = parse(&["-a", "--events", "-sched,-proc,-irq,-softirq,-block,-net"]).unwrap();
+        assert!(a.resolve(Vec::new()).unwrap().config.events.is_empty());
+    }
+
+    #[test]
     fn exactly_one_target() {
         for args in [&[][..], &["-a", "-p", "1"], &["--comm", "x", "--", "true"]] {
             let Err(e) = parse(args).unwrap().resolve(Vec::new()) else {
@@ -388,6 +450,13 @@ mod tests {
             (&["--buffer-size", "2G"], "between 4K and 1G"),
             (&["--flight", "64MB"], "invalid size"),
             (&["--duration", "soon"], "invalid duration"),
+            (&["--duration", "0"], "above zero"),
+            (&["--flight", "0"], "too small"),
+            (&["--flight", "1"], "at least 1000 events"),
+            (&["--events", ","], "no event group"),
+            (&["-p", "0"], "idle task"),
+            (&["-p", "4294967295"], "pid_max"),
+            (&["-p", "12,x"], "not a PID"),
             (&["--comm", "a-very-long-process-name"], "1 to 15 bytes"),
             (&["--stacks-on", "switch,stack"], "possible values"),
             (&["--unwind", "lbr"], "possible values"),

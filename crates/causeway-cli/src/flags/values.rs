@@ -4,7 +4,8 @@
 //! the recorder's trigger expressions also use; the flags call it directly. This module
 //! holds the few value types that are the CLI's own (positive numbers, directory lists)
 //! and [`FlagError`], the message clap prints after "invalid value 'X' for '--flag'".
-//! Nothing here reads a file or asks the system anything.
+//! Nothing here reads a file or asks the system anything, except [`pid`], which reads
+//! the kernel's largest PID so that a PID no process can have is refused by name.
 
 use std::convert::Infallible;
 use std::path::PathBuf;
@@ -33,6 +34,37 @@ pub enum FlagError {
     /// A count or rate that must be above zero.
     #[error("invalid number `{0}`: must be a positive number")]
     Positive(String),
+    /// A duration that must be above zero.
+    #[error("`{0}` is no time: give a duration above zero, e.g. 10s")]
+    ZeroDuration(String),
+    /// PID 0 is the idle task, not a process.
+    #[error("PID 0 is the kernel's idle task, not a process (give a PID from `ps`)")]
+    PidZero,
+    /// A PID above the system's `pid_max`.
+    #[error("no process can have PID {pid}: PIDs on this system go up to {max} (kernel.pid_max)")]
+    PidRange {
+        /// The PID given.
+        pid: u64,
+        /// The largest PID the kernel hands out.
+        max: u64,
+    },
+    /// A PID that is not a number.
+    #[error("`{0}` is not a PID (a positive number)")]
+    Pid(String),
+    /// A flight-recorder window too small to hold a useful dump.
+    #[error(
+        "flight window `{input}` is too small: it must hold at least {min_events} events ({min_bytes} bytes, about {min_kib}K)"
+    )]
+    FlightTooSmall {
+        /// The size given.
+        input: String,
+        /// The fewest events a window keeps.
+        min_events: u64,
+        /// Their size.
+        min_bytes: u64,
+        /// The same in KiB, rounded up.
+        min_kib: u64,
+    },
     /// A ring buffer size out of range.
     #[error("buffer size `{0}` must be between 4K and 1G per CPU")]
     BufferSize(String),
@@ -47,6 +79,45 @@ pub fn positive_f64(s: &str) -> Result<f64, FlagError> {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
         _ => Err(FlagError::Positive(s.to_string())),
     }
+}
+
+/// A duration above zero (`--duration`: a zero-length recording records nothing).
+pub fn positive_duration(s: &str) -> Result<causeway_format::DurationNs, FlagError> {
+    let d = causeway_format::units::parse_duration_ns(s)?;
+    if d.0 == 0 {
+        return Err(FlagError::ZeroDuration(s.to_string()));
+    }
+    Ok(d)
+}
+
+/// The largest PID this kernel hands out (`/proc/sys/kernel/pid_max`; the kernel's
+/// upper limit, 2^22, when it cannot be read).
+fn pid_max() -> u64 {
+    std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(1 << 22)
+}
+
+/// A PID that some process could have: 1 to `pid_max` (whether it exists is for the
+/// recorder to say, when it starts).
+pub fn pid(s: &str) -> Result<u32, FlagError> {
+    let n: u64 = s
+        .trim()
+        .parse()
+        .map_err(|_| FlagError::Pid(s.to_string()))?;
+    if n == 0 {
+        return Err(FlagError::PidZero);
+    }
+    let max = pid_max();
+    // pid_max is one past the largest PID.
+    if n >= max {
+        return Err(FlagError::PidRange {
+            pid: n,
+            max: max - 1,
+        });
+    }
+    Ok(n as u32)
 }
 
 /// Directories given as one comma-separated value; empty items are dropped, so an empty
@@ -77,6 +148,33 @@ mod tests {
         for s in ["0", "-1", "inf", "NaN", "", "many"] {
             assert_eq!(positive_f64(s), Err(FlagError::Positive(s.into())), "{s}");
         }
+    }
+
+    #[test]
+    fn pids_no_process_can_have_are_refused_by_name() {
+        assert_eq!(pid("1"), Ok(1));
+        assert_eq!(pid("0"), Err(FlagError::PidZero));
+        assert_eq!(pid("x1"), Err(FlagError::Pid("x1".into())));
+        let big = pid("4294967295").unwrap_err();
+        assert!(
+            matches!(big, FlagError::PidRange { pid: 4294967295, max } if max < 4294967295),
+            "{big:?}"
+        );
+        assert!(big.to_string().contains("pid_max"), "{big}");
+        // Past u32 too: still a range error, not a parse error.
+        assert!(matches!(
+            pid("99999999999"),
+            Err(FlagError::PidRange { .. })
+        ));
+    }
+
+    #[test]
+    fn durations_must_be_above_zero() {
+        assert_eq!(positive_duration("1.5").unwrap().0, 1_500_000_000);
+        for s in ["0", "0s", "0ms"] {
+            assert_eq!(positive_duration(s), Err(FlagError::ZeroDuration(s.into())));
+        }
+        assert!(matches!(positive_duration("soon"), Err(FlagError::Unit(_))));
     }
 
     #[test]

@@ -57,8 +57,14 @@ pub(crate) fn place(stacks: &[StackDoc]) -> String {
     }
 }
 
-fn pct(share: f64) -> String {
-    format!("{:.0}% of the recording", share * 100.0)
+/// An edge's weight as an SRE reads it: seconds of waiting, a nested wait counted once
+/// per thread it holds up (so the figure may exceed the recording's length; a share
+/// "of the recording" over 100% read as nonsense).
+fn weight_text(e: &EdgeDoc) -> String {
+    format!(
+        "{:.3}s of waiting, summed over the threads it holds up",
+        e.weight_s
+    )
 }
 
 /// The sentence for a knot whose fields other than `advice` are filled in.
@@ -90,7 +96,7 @@ pub(crate) fn knot(k: &KnotDoc, vertices: &[VertexDoc], edges: &[EdgeDoc]) -> St
     };
     let (src, dst) = (&vertices[e.from], &vertices[e.to]);
     let at = place(&e.wait_stacks);
-    let w = format!("{:.3}s, {}", e.weight_s, pct(e.share));
+    let w = weight_text(e);
     let main = if e.from == e.to {
         format!(
             "The threads of {} wait for each other ({w}){at}: look at the lock they contend on, or at uneven work where they meet (a barrier, a join).",
@@ -142,7 +148,7 @@ pub(crate) fn sink(s: &SinkDoc, vertices: &[VertexDoc], edges: &[EdgeDoc]) -> St
     };
     let src = &vertices[e.from].label;
     let at = place(&e.wait_stacks);
-    let w = format!("{:.3}s, {}", e.weight_s, pct(e.share));
+    let w = weight_text(e);
     let waited_for = s.chain.len() >= 3;
     let main = match &v.kind {
         KindDoc::Timer if waited_for => format!(
@@ -188,6 +194,20 @@ fn plain_sink(v: &VertexDoc, incoming_s: f64) -> String {
     }
 }
 
+/// The sentence for a timer sink only background threads wait on.
+pub(crate) fn background_sink(s: &SinkDoc, vertices: &[VertexDoc], edges: &[EdgeDoc]) -> String {
+    let waiters: Vec<String> = s
+        .edges
+        .iter()
+        .map(|&e| &edges[e])
+        .map(|e| format!("{}{}", vertices[e.from].label, place(&e.wait_stacks)))
+        .collect();
+    format!(
+        "{} sleep on timers and no worker waits for them (they are in no knot, nobody waits on them, they are mostly idle): background threads; optimizing them is optional.",
+        waiters.join(", ")
+    )
+}
+
 /// The sentence for a background knot.
 pub(crate) fn background_knot(k: &KnotDoc, vertices: &[VertexDoc]) -> String {
     let names: Vec<&str> = k
@@ -202,12 +222,18 @@ pub(crate) fn background_knot(k: &KnotDoc, vertices: &[VertexDoc]) -> String {
 }
 
 /// What to look at first: the first knot's advice, else the first sink's.
-pub(crate) fn summary(knots: &[KnotDoc], sinks: &[SinkDoc]) -> String {
+pub(crate) fn summary(knots: &[KnotDoc], sinks: &[SinkDoc], background: bool) -> String {
     knots
         .first()
         .map(|k| k.advice.clone())
         .or_else(|| sinks.first().map(|s| s.advice.clone()))
         .unwrap_or_else(|| {
-            "No knot or sink found: no thread waits on anything the trace can attribute.".into()
+            if background {
+                "No knot or sink among the workers: only background threads sleeping on timers were found (see Background)."
+                    .into()
+            } else {
+                "No knot or sink found: no thread waits on anything the trace can attribute."
+                    .into()
+            }
         })
 }

@@ -52,8 +52,18 @@ pub(crate) fn doc(f: &Findings) -> Doc {
             d
         })
         .collect();
-    let summary = advice::summary(&knots, &sinks);
+    let background_sinks: Vec<SinkDoc> = f
+        .background_sinks
+        .iter()
+        .map(|s| {
+            let mut d = sink(s, &edges);
+            d.advice = advice::background_sink(&d, &vertices, &edges);
+            d
+        })
+        .collect();
+    let summary = advice::summary(&knots, &sinks, !background_sinks.is_empty());
     Doc {
+        recorded_at: f.started_unix_s.map(crate::wallclock::format_utc),
         duration_s: secs(f.duration),
         threshold_s: secs(f.threshold),
         merged: f.merged,
@@ -73,6 +83,7 @@ pub(crate) fn doc(f: &Findings) -> Doc {
         knots,
         background_knots,
         sinks,
+        background_sinks,
         summary,
     }
 }
@@ -157,6 +168,7 @@ fn knot(k: &Knot, vertices: &[VertexDoc], edges: &[EdgeDoc]) -> KnotDoc {
         edges: es,
         shape: k.shape,
         removed_edges: k.removed_edges.iter().map(|e| e.0).collect(),
+        leaks: k.leaks.iter().map(|e| e.0).collect(),
         advice: String::new(),
     }
 }
@@ -214,6 +226,7 @@ fn device(d: &Device, disks: &DiskNames) -> DeviceDoc {
         requests: d.requests,
         bytes: d.bytes,
         utilization: d.utilization,
+        recorded_utilization: d.recorded_utilization,
         idle_s: secs(d.idle),
         capacity,
     }

@@ -22,6 +22,7 @@ pub(crate) enum KindDoc {
     Thread,
     ShortTermThreads,
     SimilarThreads,
+    SimilarProcesses,
     /// `major:minor`, or `?`.
     Disk {
         device: String,
@@ -48,7 +49,10 @@ impl KindDoc {
     pub(crate) fn is_thread(&self) -> bool {
         matches!(
             self,
-            KindDoc::Thread | KindDoc::ShortTermThreads | KindDoc::SimilarThreads
+            KindDoc::Thread
+                | KindDoc::ShortTermThreads
+                | KindDoc::SimilarThreads
+                | KindDoc::SimilarProcesses
         )
     }
 }
@@ -124,6 +128,8 @@ pub(crate) struct KnotDoc {
     pub(crate) has_io: bool,
     pub(crate) needs_cpu_s: f64,
     pub(crate) removed_edges: Vec<usize>,
+    /// Light edges out of its component trimmed before knots were identified.
+    pub(crate) leaks: Vec<usize>,
     /// One plain sentence saying what to look at.
     pub(crate) advice: String,
 }
@@ -153,6 +159,8 @@ pub(crate) struct DeviceDoc {
     pub(crate) requests: u64,
     pub(crate) bytes: u64,
     pub(crate) utilization: f64,
+    /// Utilization by the recorded processes' requests (what the idle edges use).
+    pub(crate) recorded_utilization: f64,
     pub(crate) idle_s: f64,
     /// Capacity used for the estimate and where it came from.
     pub(crate) capacity: String,
@@ -181,6 +189,9 @@ pub(crate) struct QualityDoc {
 /// Everything `causeway bottleneck` shows.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct Doc {
+    /// Wall-clock start, `YYYY-MM-DD HH:MM:SS UTC` (absent for synthetic traces).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) recorded_at: Option<String>,
     pub(crate) duration_s: f64,
     pub(crate) threshold_s: f64,
     pub(crate) merged: bool,
@@ -190,6 +201,8 @@ pub(crate) struct Doc {
     pub(crate) knots: Vec<KnotDoc>,
     pub(crate) background_knots: Vec<KnotDoc>,
     pub(crate) sinks: Vec<SinkDoc>,
+    /// Timer sinks only background threads wait on: never in the summary.
+    pub(crate) background_sinks: Vec<SinkDoc>,
     pub(crate) devices: Vec<DeviceDoc>,
     pub(crate) longest_off_cpu: Vec<OffCpuDoc>,
     /// One sentence: what to look at first.

@@ -10,6 +10,7 @@ pub(crate) fn kind_doc(k: &VertexKind, disks: &DiskNames) -> KindDoc {
         VertexKind::Thread => KindDoc::Thread,
         VertexKind::ShortTermThreads => KindDoc::ShortTermThreads,
         VertexKind::SimilarThreads => KindDoc::SimilarThreads,
+        VertexKind::SimilarProcesses => KindDoc::SimilarProcesses,
         VertexKind::Disk { device } => KindDoc::Disk {
             device: or_unknown(device.map(|d| disk_name(d, disks))),
         },
@@ -40,6 +41,14 @@ pub(crate) fn label(kind: &KindDoc, trefs: &[ThreadDoc]) -> String {
                 "threads"
             };
             format!("{}* ×{} {what}", base, trefs.len())
+        }
+        // Processes keep their whole name when it has no digits (`pl-worker ×4
+        // processes`): a pre-forked pool usually names every member the same.
+        KindDoc::SimilarProcesses => {
+            let first = trefs.first().map_or_else(|| "?".into(), name_or_tid);
+            let base = similar_name(&first);
+            let star = if base == first { "" } else { "*" };
+            format!("{base}{star} ×{} processes", trefs.len())
         }
         KindDoc::Disk { device } => format!("disk {device}"),
         KindDoc::Nic { interface } => format!("nic {interface}"),
@@ -81,5 +90,40 @@ mod disk_tests {
         let names = DiskNames::from([(vda, "vda".to_string())]);
         assert_eq!(disk_name(vda, &names), "vda (254:0)");
         assert_eq!(disk_name(DevId(8 << 20 | 16), &names), "8:16");
+    }
+}
+
+#[cfg(test)]
+mod label_tests {
+    use super::label;
+    use crate::bottleneck::doc::{KindDoc, ThreadDoc};
+
+    fn threads(names: &[&str]) -> Vec<ThreadDoc> {
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| ThreadDoc {
+                tid: 100 + i as u32,
+                pid: 100 + i as u32,
+                comm: n.to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn merged_processes_keep_a_name_without_digits_whole() {
+        let k = KindDoc::SimilarProcesses;
+        assert_eq!(
+            label(&k, &threads(&["pl-worker"; 4])),
+            "pl-worker ×4 processes"
+        );
+        assert_eq!(label(&k, &threads(&["w1", "w2"])), "w* ×2 processes");
+        assert_eq!(
+            label(
+                &KindDoc::SimilarThreads,
+                &threads(&["worker-1", "worker-2"])
+            ),
+            "worker-* ×2 threads"
+        );
     }
 }

@@ -122,21 +122,27 @@ fn knot(out: &mut String, r: &Doc, k: &KnotDoc, title: &str) {
             on_cpu(out, &r.vertices[v].label, p);
         }
     }
-    if !k.removed_edges.is_empty() {
-        let removed: Vec<String> = k
-            .removed_edges
-            .iter()
-            .map(|&e| {
-                let e = &r.edges[e];
-                format!(
-                    "{} -> {} ({:.3}s)",
-                    r.vertices[e.from].label, r.vertices[e.to].label, e.weight_s
-                )
-            })
-            .collect();
-        let _ = writeln!(out, "  removed as low impact: {}", removed.join(", "));
-    }
+    edge_list(out, r, &k.leaks, "small leaks out of it, trimmed");
+    edge_list(out, r, &k.removed_edges, "removed as low impact");
     let _ = writeln!(out, "  => {}\n", k.advice);
+}
+
+/// `  TITLE: a -> b (0.012s), ...` for a non-empty list of edges.
+fn edge_list(out: &mut String, r: &Doc, list: &[usize], title: &str) {
+    if list.is_empty() {
+        return;
+    }
+    let items: Vec<String> = list
+        .iter()
+        .map(|&e| {
+            let e = &r.edges[e];
+            format!(
+                "{} -> {} ({:.3}s)",
+                r.vertices[e.from].label, r.vertices[e.to].label, e.weight_s
+            )
+        })
+        .collect();
+    let _ = writeln!(out, "  {title}: {}", items.join(", "));
 }
 
 fn labels(r: &Doc, vs: &[usize], sep: &str) -> String {
@@ -167,13 +173,24 @@ fn sink(out: &mut String, r: &Doc, s: &SinkDoc) {
     let _ = writeln!(out, "  => {}", s.advice);
 }
 
+/// What the words of the report mean, for a reader who has not read wPerf.
+const LEGEND: &str = "\
+knot: threads (and devices) that wait only for each other; speeding up anything outside cannot help them.
+sink: something others wait for that waits for nobody: its own work (or a timer, or a busy device) is the limit.
+cascade: a wait's time also counts for whoever held up its waker, so edge seconds add up across the threads held up.
+
+";
+
 /// The report as text.
 pub(crate) fn render(r: &Doc) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "causeway bottleneck: {:.3}s recorded; refinement threshold {:.3}s ({:.0}%); {}",
+        "causeway bottleneck: {:.3}s recorded{}; refinement threshold {:.3}s ({:.0}%); {}",
         r.duration_s,
+        r.recorded_at
+            .as_ref()
+            .map_or_else(String::new, |t| format!(" from {t}")),
         r.threshold_s,
         if r.duration_s > 0.0 {
             r.threshold_s / r.duration_s * 100.0
@@ -216,6 +233,7 @@ pub(crate) fn render(r: &Doc) -> String {
         }
         None => out.push('\n'),
     }
+    out.push_str(LEGEND);
     let _ = writeln!(out, "What to look at: {}\n", r.summary);
     if r.knots.is_empty() {
         out.push_str("No knots.\n\n");
@@ -233,12 +251,33 @@ pub(crate) fn render(r: &Doc) -> String {
         }
         out.push('\n');
     }
-    if !r.devices.is_empty() {
+    if !r.background_sinks.is_empty() {
+        out.push_str("Background (timer sleepers no worker waits for):\n");
+        for s in &r.background_sinks {
+            sink(&mut out, r, s);
+        }
+        out.push('\n');
+    }
+    // A device with no traffic (an unused NIC) says nothing: it is left out of the text.
+    let busy: Vec<_> = r
+        .devices
+        .iter()
+        .filter(|d| d.bytes > 0 || d.requests > 0)
+        .collect();
+    if !busy.is_empty() {
         out.push_str("Devices:\n");
-        for d in &r.devices {
+        for d in busy {
+            let own = if (d.recorded_utilization - d.utilization).abs() >= 0.005 {
+                format!(
+                    " (the recorded processes' requests in flight {:.0}% of the time)",
+                    d.recorded_utilization * 100.0
+                )
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "  {:<10} {} requests, {:.1} MB, utilization {:.0}%, idle {:.3}s; capacity {}",
+                "  {:<10} {} requests, {:.1} MB, utilization {:.0}%{own}, idle {:.3}s; capacity {}",
                 r.vertices[d.vertex].label,
                 d.requests,
                 d.bytes as f64 / 1e6,

@@ -11,6 +11,7 @@ mod base64;
 mod overview;
 
 use crate::bottleneck::BottleneckView;
+use crate::caveats::Caveats;
 use crate::error::ReportError;
 use crate::flame::FlameView;
 use crate::timeline::Timeline;
@@ -32,8 +33,8 @@ pub struct HtmlReport<'a> {
     pub host: String,
     /// The trace summary (`causeway info`'s text form).
     pub summary: String,
-    /// Events lost while recording.
-    pub lost_events: u64,
+    /// What the trace lacks (lost events and the time they cover).
+    pub caveats: Caveats,
     /// The bottleneck verdict, if the analysis ran.
     pub bottleneck: Option<&'a BottleneckView>,
     /// Flame graphs, each with a heading.
@@ -114,13 +115,11 @@ impl HtmlReport<'_> {
             esc(&when),
             esc(&self.host)
         ));
-        if self.lost_events > 0 {
-            h.push_str(&format!(
-                "<p class=\"warn\">{} events were lost while recording: the intervals around them are shown as unknown.</p>\n",
-                self.lost_events
-            ));
-        } else {
+        if self.caveats.is_empty() {
             h.push_str("<p class=\"meta\">No events were lost.</p>\n");
+        }
+        for l in &self.caveats.lines {
+            h.push_str(&format!("<p class=\"warn\">{}.</p>\n", esc(l)));
         }
         h.push_str(&format!(
             "<h2>Summary</h2>\n<pre class=\"summary\">{}</pre>\n",

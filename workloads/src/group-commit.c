@@ -1,0 +1,389 @@
+/*
+ * group-commit - a server whose single sync thread commits one request per fdatasync.
+ *
+ * Problem: the server process ("gc-server") listens on 127.0.0.1 (ephemeral
+ * port) and runs one "net-i" thread per connection, a single "sync" thread
+ * and a "runtime" thread.  A net thread reads a 64-byte request, hands it to
+ * the sync thread (a mutex + condvar queue) and waits until it is durable
+ * before it answers.  The sync thread takes one request at a time, appends a
+ * 4 KiB record to a log (pwrite) and fdatasyncs it (sync_request), then
+ * wakes the requester.  Every 50 ms the runtime thread stops the world for a
+ * moment, like a managed runtime's safepoint: it takes a writer-preferring
+ * rwlock that every other thread holds (as a reader) around its in-memory
+ * work, runs ~1 ms (runtime_safepoint), releases it and sleeps on a timer.
+ * The client process ("gc-client", forked) runs --clients "client-i" threads
+ * (default 16), each with one connection, in a request -> response loop.
+ *
+ * Expected diagnosis: knot {sync, disk} with the fdatasync stack
+ * (sync_request -> fdatasync): the net threads wait for the sync thread, the
+ * clients for the net threads through the loopback device.  Not the runtime
+ * thread (everyone waits for it briefly, spread over the run) and not the
+ * timer it sleeps on.
+ *
+ * --fixed: group commit: the sync thread takes every pending request, appends
+ * them all and syncs once for the batch.
+ */
+#include "common.h"
+
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_CLIENTS 256
+#define REQ_SIZE 64
+#define REC_SIZE 4096
+#define LOG_SLOTS 4096 /* 16 MiB ring */
+
+#ifndef TMPFS_MAGIC
+#define TMPFS_MAGIC 0x01021994
+#endif
+#ifndef RAMFS_MAGIC
+#define RAMFS_MAGIC 0x858458f6
+#endif
+
+static int nclients = 16;
+static struct wl_args args;
+static int log_fd = -1, listen_fd = -1;
+static char log_path[4096];
+static struct sockaddr_in server_addr;
+
+/* One pending request: its net thread waits on `done` (its own semaphore, so a
+ * commit wakes exactly the requesters it covers, not every net thread). */
+struct request {
+	struct request *next;
+	unsigned char data[REQ_SIZE];
+	sem_t done;
+};
+
+static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t q_cv;
+static struct request *q_head, **q_tail = &q_head;
+static int stopping;
+static uint64_t seq, syncs;
+
+/* The safepoint: held for reading around in-memory work, for writing by the runtime. */
+static pthread_rwlock_t world;
+
+/* ---- helpers ----------------------------------------------------- */
+
+static int is_memory_fs(const char *dir)
+{
+	struct statfs sfs;
+	if (statfs(dir, &sfs) != 0)
+		return 0;
+	return sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC;
+}
+
+static const char *pick_dir(const char *requested)
+{
+	if (requested)
+		return requested;
+	static const char *const candidates[] = { ".", "/tmp", "/var/tmp" };
+	for (size_t i = 0; i < sizeof candidates / sizeof *candidates; i++)
+		if (access(candidates[i], W_OK) == 0 && !is_memory_fs(candidates[i]))
+			return candidates[i];
+	wl_die("group-commit: no writable disk-backed directory; use --dir");
+}
+
+static int io_full(int fd, void *buf, size_t len, int out)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = out ? send(fd, (char *)buf + done, len - done, MSG_NOSIGNAL)
+				: recv(fd, (char *)buf + done, len - done, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0 && done == 0 && !out)
+			return 0;
+		if (n <= 0)
+			return -1;
+		done += (size_t)n;
+	}
+	return 1;
+}
+
+static void set_nodelay(int fd)
+{
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+/* ---- sync thread ------------------------------------------------- */
+
+static __attribute__((noinline)) void append_request(const struct request *r)
+{
+	unsigned char rec[REC_SIZE];
+	memset(rec, r->data[0], sizeof rec);
+	off_t off = (off_t)(seq++ % LOG_SLOTS) * REC_SIZE;
+	if (pwrite(log_fd, rec, REC_SIZE, off) != REC_SIZE)
+		wl_die("group-commit: pwrite: %s", strerror(errno));
+}
+
+/* Kept out of line so the sync is an obvious frame in stacks. */
+static __attribute__((noinline)) void sync_request(void)
+{
+	if (fdatasync(log_fd) != 0)
+		wl_die("group-commit: fdatasync: %s", strerror(errno));
+	syncs++;
+}
+
+/* Takes one request (or, fixed, all pending ones); NULL when stopping. */
+static struct request *take_requests(void)
+{
+	pthread_mutex_lock(&q_lock);
+	while (!q_head && !stopping)
+		pthread_cond_wait(&q_cv, &q_lock);
+	struct request *batch = q_head;
+	if (batch) {
+		if (args.fixed) {
+			q_head = NULL;
+			q_tail = &q_head;
+		} else {
+			q_head = batch->next;
+			if (!q_head)
+				q_tail = &q_head;
+			batch->next = NULL;
+		}
+	}
+	pthread_mutex_unlock(&q_lock);
+	return batch;
+}
+
+static void *sync_main(void *arg)
+{
+	(void)arg;
+	wl_name_thread("sync");
+	struct request *batch;
+	while ((batch = take_requests())) {
+		pthread_rwlock_rdlock(&world);
+		for (struct request *r = batch; r; r = r->next)
+			append_request(r);
+		pthread_rwlock_unlock(&world);
+		sync_request(); /* in the kernel: at a safepoint */
+		for (struct request *r = batch, *next; r; r = next) {
+			next = r->next; /* r may be reused once posted */
+			sem_post(&r->done);
+		}
+	}
+	return NULL;
+}
+
+/* ---- net threads ------------------------------------------------- */
+
+static __attribute__((noinline)) void submit_and_wait(struct request *r)
+{
+	pthread_mutex_lock(&q_lock);
+	r->next = NULL;
+	*q_tail = r;
+	q_tail = &r->next;
+	pthread_cond_signal(&q_cv);
+	pthread_mutex_unlock(&q_lock);
+	while (sem_wait(&r->done) != 0 && errno == EINTR)
+		;
+}
+
+static void *net_main(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	struct request r;
+	sem_init(&r.done, 0, 0);
+	while (io_full(fd, r.data, sizeof r.data, 0) == 1) {
+		pthread_rwlock_rdlock(&world); /* parse the request */
+		wl_burn_ns(5 * WL_NS_PER_US);
+		pthread_rwlock_unlock(&world);
+		submit_and_wait(&r);
+		if (io_full(fd, r.data, sizeof r.data, 1) != 1)
+			break;
+	}
+	close(fd);
+	return NULL;
+}
+
+static void *net_spawn(int idx, int fd)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, net_main, (void *)(intptr_t)fd))
+		wl_die("group-commit: pthread_create failed");
+	char name[16];
+	snprintf(name, sizeof name, "net-%d", idx);
+	pthread_setname_np(t, name);
+	return (void *)t;
+}
+
+/* ---- runtime thread ---------------------------------------------- */
+
+static __attribute__((noinline)) void runtime_safepoint(void)
+{
+	pthread_rwlock_wrlock(&world);
+	wl_burn_ns(1000 * WL_NS_PER_US); /* walk the heap, patch code ... */
+	pthread_rwlock_unlock(&world);
+}
+
+static void *runtime_main(void *arg)
+{
+	(void)arg;
+	wl_name_thread("runtime");
+	while (!__atomic_load_n(&stopping, __ATOMIC_RELAXED)) {
+		wl_sleep_ns(50 * WL_NS_PER_MS);
+		runtime_safepoint();
+	}
+	return NULL;
+}
+
+/* ---- client process ---------------------------------------------- */
+
+struct client {
+	pthread_t tid;
+	int id;
+	uint64_t requests;
+} __attribute__((aligned(64)));
+
+static struct client clients[MAX_CLIENTS];
+
+static void *client_thread(void *p)
+{
+	struct client *c = p;
+	wl_name_thread_idx("client", c->id);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&server_addr, sizeof server_addr) != 0)
+		wl_die("group-commit: connect: %s", strerror(errno));
+	set_nodelay(fd);
+	char req[REQ_SIZE];
+	memset(req, 'a' + c->id % 26, sizeof req);
+	while (!wl_time_up(&args)) {
+		if (io_full(fd, req, sizeof req, 1) != 1 || io_full(fd, req, sizeof req, 0) != 1)
+			wl_die("group-commit: request failed");
+		c->requests++;
+	}
+	close(fd);
+	return NULL;
+}
+
+static void client_main(int out)
+{
+	wl_name_process("gc-client");
+	for (int i = 0; i < nclients; i++) {
+		clients[i].id = i;
+		if (pthread_create(&clients[i].tid, NULL, client_thread, &clients[i]))
+			wl_die("group-commit: pthread_create failed");
+	}
+	uint64_t total = 0;
+	for (int i = 0; i < nclients; i++) {
+		pthread_join(clients[i].tid, NULL);
+		total += clients[i].requests;
+	}
+	if (write(out, &total, sizeof total) != sizeof total)
+		wl_die("group-commit: result pipe: %s", strerror(errno));
+	_exit(0);
+}
+
+/* ---- server ------------------------------------------------------ */
+
+static void on_signal(int sig)
+{
+	if (log_path[0])
+		unlink(log_path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void setup(const char *dir)
+{
+	snprintf(log_path, sizeof log_path, "%s/causeway-group-commit.XXXXXX", dir);
+	log_fd = mkstemp(log_path);
+	if (log_fd < 0) {
+		int e = errno;
+		log_path[0] = 0;
+		wl_die("group-commit: cannot create a file in %s: %s", dir, strerror(e));
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	wl_cond_init(&q_cv);
+	pthread_rwlockattr_t ra;
+	pthread_rwlockattr_init(&ra);
+	/* A waiting safepoint holds new readers back, as a runtime's does. */
+	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&world, &ra);
+	pthread_rwlockattr_destroy(&ra);
+
+	listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (listen_fd < 0)
+		wl_die("group-commit: socket: %s", strerror(errno));
+	server_addr.sin_family = AF_INET;
+	server_addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t len = sizeof server_addr;
+	if (bind(listen_fd, (struct sockaddr *)&server_addr, sizeof server_addr) ||
+	    listen(listen_fd, MAX_CLIENTS) ||
+	    getsockname(listen_fd, (struct sockaddr *)&server_addr, &len))
+		wl_die("group-commit: listen: %s", strerror(errno));
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = NULL;
+	const struct wl_opt extra[] = {
+		{ "clients", WL_OPT_INT, &nclients, 1, MAX_CLIENTS,
+		  "client threads, one connection each (default 16)" },
+		{ "dir", WL_OPT_STR, &dir, 0, 0,
+		  "directory for the log file (default . or /tmp, not tmpfs)" },
+		{ 0 },
+	};
+	wl_init(argc, argv, "group-commit",
+		"A single sync thread appends and fdatasyncs one request at a time "
+		"for many network threads, with a runtime thread that stops the "
+		"world every 50 ms (--fixed: one sync per batch of pending requests).",
+		extra, &args);
+	wl_name_process("gc-server");
+	setup(pick_dir(dir));
+
+	int res[2];
+	if (pipe(res) != 0)
+		wl_die("group-commit: pipe: %s", strerror(errno));
+	pid_t client = fork();
+	if (client < 0)
+		wl_die("group-commit: fork: %s", strerror(errno));
+	if (client == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		close(res[0]);
+		client_main(res[1]);
+	}
+	close(res[1]);
+	pthread_t sync_t, runtime_t;
+	if (pthread_create(&sync_t, NULL, sync_main, NULL) ||
+	    pthread_create(&runtime_t, NULL, runtime_main, NULL))
+		wl_die("group-commit: pthread_create failed");
+	pthread_t nets[MAX_CLIENTS];
+	for (int i = 0; i < nclients; i++) {
+		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			wl_die("group-commit: accept: %s", strerror(errno));
+		set_nodelay(fd);
+		nets[i] = (pthread_t)net_spawn(i, fd);
+	}
+	uint64_t total = 0;
+	if (read(res[0], &total, sizeof total) != sizeof total)
+		wl_die("group-commit: the client died");
+	waitpid(client, NULL, 0);
+	for (int i = 0; i < nclients; i++)
+		pthread_join(nets[i], NULL);
+	pthread_mutex_lock(&q_lock);
+	__atomic_store_n(&stopping, 1, __ATOMIC_RELAXED);
+	pthread_cond_broadcast(&q_cv);
+	pthread_mutex_unlock(&q_lock);
+	pthread_join(sync_t, NULL);
+	pthread_join(runtime_t, NULL);
+	fprintf(stderr, "group-commit: %" PRIu64 " requests, %" PRIu64 " syncs\n", total,
+		syncs);
+	unlink(log_path);
+	wl_report(&args, total);
+	return 0;
+}
