@@ -216,7 +216,8 @@ fn circular_timeout_reports_the_circle_and_the_timeout_that_breaks_it() {
     assert!(text.contains("broken by a timeout"), "{text}");
     let flags = ["--auto", "--dot", "--thread", "ct-client", "--at", at];
     let (dot, _) = diagnose_raw(&trace, &flags);
-    assert!(dot.starts_with("digraph diagnosis {"), "{dot}");
+    // (after `// warning:` lines if events were lost)
+    assert!(dot.contains("digraph diagnosis {"), "{dot}");
     assert!(dot.contains("waits for"), "{dot}");
 }
 

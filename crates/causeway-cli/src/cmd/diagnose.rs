@@ -15,7 +15,7 @@ use causeway_diagnose::{
     parse_answers,
 };
 use causeway_model::Trace;
-use causeway_report::{DiagnosisView, question_text};
+use causeway_report::{Caveats, DiagnosisView, question_text};
 use std::io::{BufRead, IsTerminal, Write};
 use std::time::Instant;
 
@@ -115,5 +115,10 @@ pub fn run(args: &DiagnoseArgs) -> Result<u8> {
     }
     let view = DiagnosisView::new(&d, &l.trace, &graph)
         .context("the diagnosis names a vertex the graph does not have")?;
-    output::emit(&view, output::format(args.json, args.dot))
+    // Lost events are said before the diagnosis (a missing wake-up can hide a link).
+    output::emit_with(
+        &view,
+        output::format(args.json, args.dot),
+        &[("", &Caveats::of(&l.trace))],
+    )
 }
