@@ -4,7 +4,7 @@
 # appears in their normal dependency tree.
 set -euo pipefail
 status=0
-for crate in causeway-format causeway-model causeway-import causeway-bottleneck causeway-stacks causeway-compare causeway-latency causeway-calls causeway-report; do
+for crate in causeway-format causeway-model causeway-import causeway-bottleneck causeway-stacks causeway-compare causeway-latency causeway-calls causeway-diagnose causeway-report; do
     tree=$(cargo tree -p "$crate" -e normal --prefix none)
     if echo "$tree" | grep -Eq '^(libbpf|libbpf-rs|libbpf-sys|aya|causeway-record)\b'; then
         echo "check-deps: $crate depends on a kernel-facing crate:" >&2
@@ -12,5 +12,5 @@ for crate in causeway-format causeway-model causeway-import causeway-bottleneck 
         status=1
     fi
 done
-[ $status -eq 0 ] && echo "check-deps: format, model, import, bottleneck, stacks, compare, latency, calls and report crates are free of libbpf"
+[ $status -eq 0 ] && echo "check-deps: format, model, import, bottleneck, stacks, compare, latency, calls, diagnose and report crates are free of libbpf"
 exit $status

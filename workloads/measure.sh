@@ -20,7 +20,8 @@ secs=${1:-3}
 reps=${2:-3}
 max_foreign=${MAX_FOREIGN:-0.75}
 progs=${PROGS:-"blocking-write lock-contention load-imbalance circular-timeout
-       spin-flag long-cpu two-peaks blocking-net prefork-lock group-commit"}
+       spin-flag long-cpu two-peaks blocking-net prefork-lock group-commit
+       stopped-peer lock-chain"}
 hz=$(getconf CLK_TCK)
 
 make -s -C "$here"

@@ -52,6 +52,7 @@ fn main() -> ExitCode {
         flags::Command::Latency(a) => cmd::latency::run(a),
         flags::Command::Rootpath(a) => cmd::rootpath::run(a),
         flags::Command::Calls(a) => cmd::calls::run(a),
+        flags::Command::Diagnose(a) => cmd::diagnose::run(a),
         flags::Command::Run(a) => cmd::run::run(a),
     };
     match result {

@@ -6,6 +6,7 @@ pub mod calls;
 pub mod check;
 pub mod compare;
 pub mod demo;
+pub mod diagnose;
 pub mod dump;
 pub mod export;
 pub mod flamegraph;

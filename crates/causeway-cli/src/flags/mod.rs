@@ -17,6 +17,7 @@ pub mod bottleneck;
 pub mod calls;
 pub mod choices;
 pub mod compare;
+pub mod diagnose;
 pub mod export;
 pub mod flamegraph;
 pub mod latency;
@@ -30,6 +31,7 @@ pub mod values;
 pub use bottleneck::BottleneckArgs;
 pub use calls::{CallsArgs, RunArgs};
 pub use compare::CompareArgs;
+pub use diagnose::DiagnoseArgs;
 pub use export::ExportArgs;
 pub use flamegraph::FlamegraphArgs;
 pub use latency::LatencyArgs;
@@ -115,6 +117,11 @@ pub enum Command {
     /// Call trees of an in-process trace (Hubble): the longest call chains before the
     /// dump, functions by self time, call-chain signatures, per-thread trees.
     Calls(CallsArgs),
+    /// Why is it stuck (Argus): build the event graph of execution segments and waits
+    /// with strong and weak edges, start from a stalled thread (the longest stall by
+    /// default), and walk back to the culprit, the culprit's culprit and circular
+    /// waits, asking where the graph is ambiguous.
+    Diagnose(DiagnoseArgs),
     /// Run a program with in-process call tracing (`--inproc`: libcauseway preloaded),
     /// dumping a trace on a signal, a stalled event loop or exit.
     Run(RunArgs),

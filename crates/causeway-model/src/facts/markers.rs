@@ -60,6 +60,19 @@ impl Markers {
         self.reads.get(&addr).map_or(&[], Vec::as_slice)
     }
 
+    /// Addresses of every flag written or read, sorted.
+    pub(crate) fn flag_addresses(&self) -> Vec<u64> {
+        let mut a: Vec<u64> = self
+            .writes
+            .keys()
+            .chain(self.reads.keys())
+            .copied()
+            .collect();
+        a.sort_unstable();
+        a.dedup();
+        a
+    }
+
     pub(crate) fn records(&self) -> &[MarkerRecord] {
         &self.records
     }

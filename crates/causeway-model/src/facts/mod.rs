@@ -112,6 +112,11 @@ impl Facts {
         self.markers.flag_reads(addr)
     }
 
+    /// Addresses of the shared flags the trace saw written or read, sorted.
+    pub fn flag_addresses(&self) -> Vec<u64> {
+        self.markers.flag_addresses()
+    }
+
     /// Span and method markers (`span_begin`/`span_end`, `method_enter`/`method_exit`)
     /// of every thread, in time order. Busy-wait and false wake-up markers are on the
     /// threads themselves ([`crate::Thread::annotations`]).

@@ -1,0 +1,428 @@
+//! `causeway diagnose` (Argus, issue 14) on real recordings of the workload zoo: each
+//! workload is recorded for about a second with system calls (real eBPF), and the
+//! diagnosis must name the known culprit: the circular wait broken by a timeout in
+//! `circular-timeout` (with the heuristic and with a replayed answers file), and the
+//! long computation sliced back to the sender's datagram in `long-cpu`.
+//!
+//! Needs root and the built zoo; skipped without root unless `CAUSEWAY_REQUIRE_ROOT=1`
+//! (then it fails, as in CI).
+
+mod common;
+
+use common::{can_record, causeway, record, workload};
+use serde_json::Value;
+use std::path::Path;
+use std::sync::Mutex;
+
+/// One recording at a time: each runs a workload flat out on the 2 CPUs of the test
+/// machine, and several at once turn its waits into waits for a CPU, which changes the
+/// very stalls under study.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Record `bin --seconds S ARGS` with system calls; returns the trace path.
+fn record_zoo(dir: &Path, bin: &str, seconds: &str, args: &[&str]) -> String {
+    record_zoo_with(dir, bin, seconds, "default", args)
+}
+
+/// The same, recording the system calls `syscalls` (`causeway record --syscalls`).
+fn record_zoo_with(dir: &Path, bin: &str, seconds: &str, syscalls: &str, args: &[&str]) -> String {
+    let out = dir.join(format!("{bin}.cwt"));
+    let exe = workload(bin);
+    // Enough on-CPU samples to name a 50 ms computation's function.
+    let mut a = vec!["--sample", "499", "--events", "default,syscall"];
+    a.extend_from_slice(&["--syscalls", syscalls, "--"]);
+    a.push(exe.to_str().unwrap());
+    a.extend_from_slice(&["--seconds", seconds]);
+    a.extend_from_slice(args);
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    record(&out, &a);
+    out.to_str().unwrap().to_string()
+}
+
+/// `causeway diagnose FLAGS TRACE`: stdout, and the exit code.
+fn diagnose_raw(trace: &str, flags: &[&str]) -> (String, i32) {
+    let o = causeway()
+        .arg("diagnose")
+        .args(flags)
+        .arg(trace)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run causeway diagnose");
+    assert!(
+        o.status.code().is_some_and(|c| c <= 1),
+        "causeway diagnose {flags:?} failed ({:?}): {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (
+        String::from_utf8(o.stdout).unwrap(),
+        o.status.code().unwrap_or(-1),
+    )
+}
+
+/// `causeway diagnose --json FLAGS TRACE`, parsed.
+fn diagnose(trace: &str, flags: &[&str]) -> Value {
+    let mut f = vec!["--json"];
+    f.extend_from_slice(flags);
+    let (out, _) = diagnose_raw(trace, &f);
+    serde_json::from_str(&out).expect("diagnose JSON")
+}
+
+/// `--at` value (ns from the trace start) in the middle of the longest complete wait
+/// of the thread named `comm` in one of the system calls `nrs`.
+fn longest_wait_at(trace: &str, comm: &str, nrs: &[u32]) -> String {
+    let (m, _, _) = common::model(Path::new(trace));
+    let origin = m.span().unwrap().start;
+    let t = m.threads().find(|t| t.comm == comm).expect("thread");
+    let s = t
+        .segments
+        .iter()
+        .filter(|s| s.start_known && s.end_known)
+        .filter(|s| match s.state {
+            causeway_model::SegmentState::Blocked {
+                syscall: Some(nr), ..
+            } => nrs.contains(&nr),
+            _ => false,
+        })
+        .max_by_key(|s| s.duration())
+        .unwrap_or_else(|| panic!("{comm} has no complete wait in {nrs:?} in {trace}"));
+    let mid = s.start.0 + s.duration().0 / 2;
+    format!("{}ns", mid - origin.0)
+}
+
+/// `--at` value in the middle of the longest stretch of the thread `comm` between
+/// two waits (running or queued for a CPU).
+fn longest_run_at(trace: &str, comm: &str) -> String {
+    let (m, _, _) = common::model(Path::new(trace));
+    let origin = m.span().unwrap().start;
+    let t = m.threads().find(|t| t.comm == comm).expect("thread");
+    let mut best = (0u64, 0u64);
+    let mut start = None;
+    for s in &t.segments {
+        if s.state.is_running() || s.state.is_runnable() {
+            let a = *start.get_or_insert(s.start.0);
+            if s.end.0 - a > best.1 - best.0 {
+                best = (a, s.end.0);
+            }
+        } else {
+            start = None;
+        }
+    }
+    format!("{}ns", (best.0 + best.1) / 2 - origin.0)
+}
+
+fn threads_of(circle: &Value) -> Vec<String> {
+    let mut t: Vec<String> = circle["vertices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["thread"].as_str().unwrap().to_string())
+        .collect();
+    t.sort();
+    t.dedup();
+    t
+}
+
+/// The circle between client and server, broken by the client's poll timing out.
+fn assert_circle(d: &Value) {
+    let circles = d["circles"].as_array().unwrap();
+    let c = circles
+        .iter()
+        .find(|c| threads_of(c) == ["ct-client", "ct-server"])
+        .unwrap_or_else(|| panic!("no ct-client/ct-server circle: {d:#}"));
+    assert_eq!(c["broken_by"], "a timeout", "{c:#}");
+    let at = c["broken_at"].as_u64().unwrap();
+    let v = c["vertices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["id"].as_u64() == Some(at))
+        .expect("the breaking vertex is in the circle");
+    assert_eq!(v["thread"], "ct-client");
+    assert_eq!(v["wait_call"], "poll");
+    assert!(v["woken_by"].as_str().unwrap().contains("timer"));
+    // The server's side of the circle is the read of the go token.
+    let server = c["vertices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["thread"] == "ct-server")
+        .unwrap();
+    let frames: Vec<&str> = server["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert!(frames.contains(&"wait_for_go_token"), "{frames:?}");
+}
+
+#[test]
+fn circular_timeout_reports_the_circle_and_the_timeout_that_breaks_it() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = record_zoo(dir.path(), "circular-timeout", "1", &[]);
+
+    // --auto from the client's longest wait (on a busy machine its longest stall may
+    // be a wait for a CPU instead, so the wait is picked by time).
+    let at = longest_wait_at(&trace, "ct-client", &[7, 271]); // poll, ppoll
+    let at = at.as_str();
+    let d = diagnose(&trace, &["--auto", "--thread", "ct-client", "--at", at]);
+    assert_eq!(d["problem"]["thread"], "ct-client");
+    assert_eq!(d["problem"]["wait_call"], "poll");
+    assert_eq!(d["findings"][0]["case"], "LongWait");
+    assert_circle(&d);
+    let decisions = d["decisions"].as_array().unwrap();
+    assert!(!decisions.is_empty());
+    assert!(decisions.iter().all(|x| x["by"] == "heuristic"));
+    assert_eq!(d["queries"].as_u64().unwrap() as usize, decisions.len());
+
+    // The default problem is the longest stall of the recorded processes; --stall
+    // wait looks only at waits.
+    let d = diagnose(&trace, &["--auto", "--stall", "wait"]);
+    let t = d["problem"]["thread"].as_str().unwrap();
+    assert!(t == "ct-client" || t == "ct-server", "{t}");
+    assert_eq!(d["problem"]["kind"], "wait");
+
+    // Replayed answers: `1` goes on into the culprit as the heuristic would...
+    let answers = dir.path().join("answers");
+    std::fs::write(&answers, "# go on into the server\n1\n").unwrap();
+    let a = answers.to_str().unwrap();
+    let d = diagnose(
+        &trace,
+        &["--answers", a, "--thread", "ct-client", "--at", at],
+    );
+    assert_circle(&d);
+    assert_eq!(d["decisions"][0]["by"], "answers file");
+    assert_eq!(d["decisions"][0]["answer"], "1");
+
+    // ...and `stop` ends the diagnosis at the client: no culprit, no circle.
+    // (one `stop` per culprit: answers that run out fall back to the heuristic)
+    std::fs::write(&answers, "stop\n".repeat(8)).unwrap();
+    let d = diagnose(
+        &trace,
+        &["--answers", a, "--thread", "ct-client", "--at", at],
+    );
+    assert_eq!(d["findings"].as_array().unwrap().len(), 1);
+    assert!(d["circles"].as_array().unwrap().is_empty());
+    assert_eq!(d["decisions"][0]["answer"], "stop");
+
+    // Text and DOT say the same.
+    let (text, code) = diagnose_raw(&trace, &["--auto", "--thread", "ct-client", "--at", at]);
+    assert_eq!(code, 0);
+    assert!(text.contains("circular wait: ct-client"), "{text}");
+    assert!(text.contains("broken by a timeout"), "{text}");
+    let flags = ["--auto", "--dot", "--thread", "ct-client", "--at", at];
+    let (dot, _) = diagnose_raw(&trace, &flags);
+    // (after `// warning:` lines if events were lost)
+    assert!(dot.contains("digraph diagnosis {"), "{dot}");
+    assert!(dot.contains("waits for"), "{dot}");
+}
+
+#[test]
+fn long_cpu_slices_the_long_run_back_to_the_senders_datagram() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = record_zoo(dir.path(), "long-cpu", "1", &[]);
+    // The loop's longest run (its longest stall may be a wait on a busy machine).
+    let at = longest_run_at(&trace, "event-loop");
+    let d = diagnose(&trace, &["--auto", "--thread", "event-loop", "--at", &at]);
+    let f = &d["findings"][0];
+    assert_eq!(f["vertex"]["thread"], "event-loop");
+    let case = f["case"].as_str().unwrap();
+    assert!(
+        case == "LongRunning" || case == "LongRunnable",
+        "{case}: {f:#}"
+    );
+    // The samples name the computation.
+    let hot: Vec<&str> = f["vertex"]["hot"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
+    assert!(hot.contains(&"long_computation"), "{hot:?}");
+    // The slice goes back through the loop's receive to the sender that sent the
+    // datagram, over a strong wake-up edge.
+    let steps = f["slice"]["steps"].as_array().unwrap();
+    let sender = steps
+        .iter()
+        .find(|s| s["vertex"]["thread"] == "sender")
+        .unwrap_or_else(|| panic!("no sender on the slice: {f:#}"));
+    assert_eq!(sender["edge"], "wake-up");
+    assert_eq!(sender["strength"], "strong");
+    let calls: Vec<&str> = sender["vertex"]["syscalls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
+    assert!(calls.iter().any(|c| c.starts_with("sendto")), "{calls:?}");
+    let recv = steps
+        .iter()
+        .find(|s| s["vertex"]["thread"] == "event-loop" && s["vertex"]["kind"] == "wait")
+        .expect("the loop's receive is on the slice");
+    assert!(
+        recv["vertex"]["wait_call"]
+            .as_str()
+            .unwrap()
+            .starts_with("recv"),
+        "{recv:#}"
+    );
+}
+
+#[test]
+fn diagnose_rejects_an_unknown_thread_and_a_bad_answers_file() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = record_zoo(dir.path(), "circular-timeout", "0.3", &[]);
+    let o = causeway()
+        .args(["diagnose", "--auto", "--thread", "no-such-thread", &trace])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no thread `no-such-thread`"));
+    let answers = dir.path().join("answers");
+    std::fs::write(&answers, "maybe\n").unwrap();
+    let o = causeway()
+        .args(["diagnose", "--answers", answers.to_str().unwrap(), &trace])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("answers line 1"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// The findings' `(thread, case)`, in order.
+fn chain(d: &Value) -> Vec<(String, String)> {
+    d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["vertex"]["thread"].as_str().unwrap().to_string(),
+                f["case"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn stopped_peer_names_the_stopped_server_and_the_stopper() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = record_zoo(dir.path(), "stopped-peer", "1.5", &["--stop-ms", "500"]);
+    // The client's longest read of a reply (its longest stall may be a wait for a CPU
+    // on a busy machine).
+    let at = longest_wait_at(&trace, "client-0", &[0]); // read
+    let d = diagnose(&trace, &["--auto", "--thread", "client-0", "--at", &at]);
+    let c = chain(&d);
+    assert_eq!(c[0], ("client-0".into(), "LongWait".into()), "{c:?}");
+    assert!(d["findings"][0]["vertex"]["duration_ms"].as_f64().unwrap() > 400.0);
+    assert_eq!(c[1], ("server-0".into(), "Stopped".into()), "{c:?}");
+    let stopped = &d["findings"][1];
+    assert!(
+        stopped["vertex"]["woken_by"]
+            .as_str()
+            .unwrap()
+            .contains("sp-stopper")
+    );
+    let steps = stopped["slice"]["steps"].as_array().unwrap();
+    assert_eq!(steps[1]["vertex"]["thread"], "sp-stopper");
+    assert_eq!(steps[1]["edge"], "wake-up");
+    assert_eq!(steps[1]["strength"], "strong");
+    // The slice reaches the stopper's run before its sleep: where it stopped the server.
+    let last = steps.last().unwrap();
+    assert_eq!(last["vertex"]["thread"], "sp-stopper");
+    assert_eq!(
+        d["findings"][1]["slice"]["end"],
+        "the thread's own timer (the work began there)"
+    );
+}
+
+#[test]
+fn lock_chain_reports_the_whole_chain_to_the_sleep() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = record_zoo(dir.path(), "lock-chain", "1", &[]);
+    // The requester's longest wait on the mutex (its longest stall may be a wait for a
+    // CPU on a busy machine).
+    let at = longest_wait_at(&trace, "requester", &[202]); // futex
+    let d = diagnose(&trace, &["--auto", "--thread", "requester", "--at", &at]);
+    let findings = d["findings"].as_array().unwrap();
+    let first = &findings[0];
+    assert_eq!(first["vertex"]["thread"], "requester");
+    assert_eq!(first["case"], "LongWait");
+    assert_eq!(first["vertex"]["wait_call"], "futex");
+    assert!(d["circles"].as_array().unwrap().is_empty(), "{d:#}");
+    // Each link: a finding of `thread` that is the culprit of `of`.
+    let culprit = |of: &Value, thread: &str| -> Vec<Value> {
+        findings
+            .iter()
+            .filter(|f| f["culprit_of"] == of["vertex"]["id"] && f["vertex"]["thread"] == thread)
+            .cloned()
+            .collect()
+    };
+    let holder = culprit(first, "holder");
+    let reading = holder
+        .iter()
+        .find(|f| f["case"] == "LongWait" && f["vertex"]["wait_call"] == "read")
+        .unwrap_or_else(|| panic!("the holder's wait for the reply is not a culprit: {d:#}"));
+    let backend = culprit(reading, "lk-backend");
+    let sleep = backend
+        .iter()
+        .find(|f| f["case"] == "LongWait")
+        .unwrap_or_else(|| panic!("the backend's sleep is not the holder's culprit: {d:#}"));
+    let call = sleep["vertex"]["wait_call"].as_str().unwrap();
+    assert!(call.contains("nanosleep"), "{call}");
+    assert_eq!(
+        sleep["note"],
+        "slept until its own timer: the end of the chain"
+    );
+    let frames: Vec<&str> = sleep["vertex"]["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert!(frames.contains(&"slow_lookup"), "{frames:?}");
+}
+
+#[test]
+fn spin_flag_reports_repeated_yield_and_asks_for_a_data_flag() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = record_zoo_with(dir.path(), "spin-flag", "1", "default,sched_yield", &[]);
+    // The waiter's longest run between two waits: its yield loop.
+    let at = longest_run_at(&trace, "waiter");
+    let d = diagnose(&trace, &["--auto", "--thread", "waiter", "--at", &at]);
+    let f = &d["findings"][0];
+    assert_eq!(f["vertex"]["thread"], "waiter");
+    assert_eq!(f["case"], "RepeatedYield", "{d:#}");
+    assert!(
+        f["vertex"]["syscalls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c.as_str().unwrap().starts_with("sched_yield x"))
+    );
+    // No flag is traced: the diagnosis stops and asks for one.
+    assert_eq!(d["needs_data_flag"]["id"], f["vertex"]["id"]);
+    assert_eq!(d["findings"].as_array().unwrap().len(), 1);
+    let (text, _) = diagnose_raw(&trace, &["--auto", "--thread", "waiter", "--at", &at]);
+    assert!(text.contains("has no data flag it waits for"), "{text}");
+}

@@ -1,0 +1,127 @@
+//! The problem vertex (Argus's spinning vertex): a thread at a time, or the longest
+//! stall (blocked, stopped, runnable or busy) of a thread or of the recorded
+//! processes; by default, when the trace was dumped by a trigger that names a thread
+//! and a time (libcauseway's stall watchdog, signal or call), what that thread was
+//! doing then.
+
+use crate::error::DiagnoseError;
+use crate::graph::VertexKind;
+use crate::graph::{EventGraph, VertexId};
+use crate::options::{Problem, StallKind, ThreadSelector};
+use causeway_format::{Tid, Timestamp};
+use causeway_model::Trace;
+
+/// Statistics counters an in-process dump writes: the thread and time of its trigger.
+const TRIGGER_TID: &str = "inproc.trigger_tid";
+/// See [`TRIGGER_TID`].
+const TRIGGER_TS: &str = "inproc.trigger_ts_ns";
+
+/// The vertex of the thread a trigger named, at the trigger's time, if the trace says.
+fn triggered(trace: &Trace, g: &EventGraph) -> Option<VertexId> {
+    let c = &trace.stats().counters;
+    let tid = Tid(u32::try_from(*c.get(TRIGGER_TID)?)
+        .ok()
+        .filter(|&t| t > 0)?);
+    let ts = Timestamp(*c.get(TRIGGER_TS)?);
+    let t = trace.model().thread_index_at(tid, ts)?;
+    g.vertex_at(t, ts)
+}
+
+/// Model thread indices the selector names (every incarnation of a tid; every thread
+/// with that name).
+fn selected(trace: &Trace, sel: &ThreadSelector) -> Vec<u32> {
+    (0u32..)
+        .zip(trace.model().threads())
+        .filter(|(_, t)| match sel {
+            ThreadSelector::Tid(tid) => t.tid == *tid,
+            ThreadSelector::Name(n) => t.comm == *n || t.identity.iter().any(|i| i.comm == *n),
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// True if a vertex may be the default problem: both ends seen, in a recorded process,
+/// after that process's exec (before it, the launcher's code ran).
+fn eligible(trace: &Trace, g: &EventGraph, v: VertexId) -> bool {
+    let Some(x) = g.vertex(v) else { return false };
+    if !x.complete {
+        return false;
+    }
+    let facts = trace.facts();
+    if let (Some(rec), Some(tgid)) = (facts.recorded(), x.tgid)
+        && !rec.contains(&tgid)
+    {
+        return false;
+    }
+    x.tgid
+        .and_then(|p| facts.exec_time(p))
+        .is_none_or(|e| x.span.start >= e)
+}
+
+/// The longest eligible vertex of the kind asked among `threads` (all if `None`).
+fn longest(
+    trace: &Trace,
+    g: &EventGraph,
+    threads: Option<&[u32]>,
+    stall: StallKind,
+) -> Option<VertexId> {
+    let kind_ok = |v: VertexId| {
+        let k = g.vertex(v).map(|x| x.kind);
+        match stall {
+            StallKind::Any => true,
+            StallKind::Wait => k == Some(VertexKind::Wait),
+            StallKind::Run => k == Some(VertexKind::Exec),
+        }
+    };
+    let ids: Box<dyn Iterator<Item = VertexId>> = match threads {
+        Some(ts) => Box::new(
+            ts.iter()
+                .flat_map(|&t| g.thread_vertices(t).iter().copied()),
+        ),
+        None => Box::new((0..g.vertices().len() as u32).map(VertexId)),
+    };
+    ids.filter(|&v| kind_ok(v) && eligible(trace, g, v))
+        .max_by_key(|&v| (g.vertex(v).map(|x| x.duration()), std::cmp::Reverse(v)))
+}
+
+/// The problem vertex the options ask for; `stall` limits the longest-stall choice.
+pub fn problem_vertex(
+    trace: &Trace,
+    g: &EventGraph,
+    problem: &Problem,
+    stall: StallKind,
+) -> Result<VertexId, DiagnoseError> {
+    match problem {
+        Problem::Longest => triggered(trace, g)
+            .or_else(|| longest(trace, g, None, stall))
+            .ok_or(DiagnoseError::NoStall),
+        Problem::Thread(sel) => {
+            let ts = selected(trace, sel);
+            if ts.is_empty() {
+                return Err(DiagnoseError::NoSuchThread(sel.to_string()));
+            }
+            longest(trace, g, Some(&ts), stall).ok_or(DiagnoseError::NoStall)
+        }
+        Problem::ThreadAt(sel, at) => {
+            let ts = selected(trace, sel);
+            if ts.is_empty() {
+                return Err(DiagnoseError::NoSuchThread(sel.to_string()));
+            }
+            ts.iter()
+                .find_map(|&t| g.vertex_at(t, *at))
+                .ok_or(DiagnoseError::NothingAt {
+                    thread: sel.to_string(),
+                    at_ns: at.0,
+                })
+        }
+    }
+}
+
+impl std::fmt::Display for ThreadSelector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ThreadSelector::Tid(t) => write!(f, "tid {}", t.0),
+            ThreadSelector::Name(n) => write!(f, "`{n}`"),
+        }
+    }
+}

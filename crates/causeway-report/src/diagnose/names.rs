@@ -1,0 +1,203 @@
+//! A vertex in words: thread, process title, times, block type, system calls, stacks
+//! and samples. Shared by the report and the prompt that asks the user.
+
+use causeway_diagnose::{BlockType, EventGraph, VertexId, VertexKind, WokenBy};
+use causeway_format::syscalls::syscall_label;
+use causeway_format::{StackId, Timestamp};
+use causeway_model::Trace;
+use causeway_stacks::FrameNamer;
+use serde::Serialize;
+
+/// Frames shown per stack.
+const FRAMES: usize = 6;
+
+/// System calls shown per vertex.
+const CALLS: usize = 8;
+
+/// One vertex, named.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct VertexDoc {
+    /// Vertex id in the event graph.
+    pub id: u32,
+    /// Thread id.
+    pub tid: u32,
+    /// Thread name.
+    pub thread: String,
+    /// Process id, if known.
+    pub pid: Option<u32>,
+    /// Process title (command line), if the trace has it.
+    pub title: Option<String>,
+    /// Start, seconds from the start of the trace.
+    pub start_s: f64,
+    /// End, seconds from the start of the trace.
+    pub end_s: f64,
+    /// Length in milliseconds.
+    pub duration_ms: f64,
+    /// `exec` or `wait`.
+    pub kind: &'static str,
+    /// What it was doing.
+    pub block: &'static str,
+    /// For a wait: what ended it.
+    pub woken_by: Option<String>,
+    /// For a wait: the system call it blocked in.
+    pub wait_call: Option<String>,
+    /// System calls, repeats collapsed (`write x3`).
+    pub syscalls: Vec<String>,
+    /// Top frames where it blocked (innermost first).
+    pub frames: Vec<String>,
+    /// On-CPU samples in it.
+    pub samples: u32,
+    /// The most sampled user stack's top frames (innermost first): where it spent
+    /// its CPU time.
+    pub hot: Vec<String>,
+}
+
+/// Names vertices of one graph.
+pub struct Namer<'a> {
+    trace: &'a Trace,
+    graph: &'a EventGraph,
+    frames: FrameNamer<'a>,
+    origin: Timestamp,
+}
+
+impl<'a> Namer<'a> {
+    /// A namer for a trace's graph.
+    pub fn new(trace: &'a Trace, graph: &'a EventGraph) -> Namer<'a> {
+        Namer {
+            trace,
+            graph,
+            frames: FrameNamer::new(trace.tables()),
+            origin: trace.model().span().map_or(Timestamp(0), |s| s.start),
+        }
+    }
+
+    /// Seconds from the start of the trace.
+    pub fn secs(&self, ts: Timestamp) -> f64 {
+        ts.saturating_since(self.origin).0 as f64 / 1e9
+    }
+
+    fn top(&mut self, id: Option<StackId>) -> Vec<String> {
+        let Some(id) = id else { return Vec::new() };
+        self.frames
+            .stack(id)
+            .iter()
+            .rev()
+            .take(FRAMES)
+            .cloned()
+            .collect()
+    }
+
+    /// The vertex in words.
+    pub fn vertex(&mut self, id: VertexId) -> Option<VertexDoc> {
+        let g = self.graph;
+        let v = g.vertex(id)?;
+        let model = self.trace.model();
+        let t = model.thread_by_index(v.thread);
+        let title = v
+            .tgid
+            .and_then(|p| self.trace.facts().title(p))
+            .map(str::to_string);
+        let syscalls = v
+            .calls
+            .iter()
+            .take(CALLS)
+            .map(|c| {
+                let mut s = syscall_label(c.nr).into_owned();
+                if c.repeats > 1 {
+                    s.push_str(&format!(" x{}", c.repeats));
+                }
+                if let Some(r) = c.ret.filter(|r| *r < 0) {
+                    s.push_str(&format!(" = {r}"));
+                }
+                s
+            })
+            .collect();
+        let frames = self.top(v.stack.and_then(|s| s.user));
+        // The most sampled stack with user frames (kernel-only samples name no
+        // function of the program).
+        let hot_stack = v.samples.iter().find_map(|(s, _)| *s);
+        Some(VertexDoc {
+            id: id.0,
+            tid: v.tid.0,
+            thread: t.map_or_else(String::new, |t| t.comm.clone()),
+            pid: v.tgid.map(|p| p.0),
+            title,
+            start_s: self.secs(v.span.start),
+            end_s: self.secs(v.span.end),
+            duration_ms: v.duration().0 as f64 / 1e6,
+            kind: match v.kind {
+                VertexKind::Exec => "exec",
+                VertexKind::Wait => "wait",
+            },
+            block: block_word(v.block),
+            woken_by: v.woken_by.map(|w| woken_word(self.trace, w)),
+            wait_call: v.wait_call.map(|n| syscall_label(n).into_owned()),
+            syscalls,
+            frames,
+            samples: v.samples.iter().map(|(_, n)| n).sum(),
+            hot: self.top(hot_stack),
+        })
+    }
+}
+
+/// A block type in words.
+pub fn block_word(b: BlockType) -> &'static str {
+    match b {
+        BlockType::Running => "running",
+        BlockType::Runnable => "runnable (waiting for a CPU)",
+        BlockType::Yielding => "yielding (sched_yield loop)",
+        BlockType::Wait => "blocked",
+        BlockType::Stopped => "stopped",
+        BlockType::Unknown => "unknown",
+    }
+}
+
+fn woken_word(trace: &Trace, w: WokenBy) -> String {
+    match w {
+        WokenBy::Thread { tid } => {
+            let name = trace
+                .model()
+                .thread(tid)
+                .map_or_else(String::new, |t| t.comm.clone());
+            format!("woken by {name} ({})", tid.0)
+        }
+        WokenBy::Timer => "timer expired (timeout or sleep)".to_string(),
+        WokenBy::Interrupt { number, softirq } => {
+            if softirq {
+                format!("woken by softirq {number}")
+            } else {
+                format!("woken by interrupt {number}")
+            }
+        }
+        WokenBy::Unknown => "woken by an unknown context".to_string(),
+    }
+}
+
+/// One line naming a vertex: `ct-client (4242) [ct-client --seconds 1] 0.120-0.140 s
+/// (20.0 ms) blocked in poll`.
+pub fn line(d: &VertexDoc) -> String {
+    let title = d
+        .title
+        .as_deref()
+        .filter(|t| !t.is_empty())
+        .map(|t| format!(" [{}]", shorten(t, 48)))
+        .unwrap_or_default();
+    let what = match (&d.wait_call, d.kind) {
+        (Some(c), "wait") => format!("{} in {c}", d.block),
+        _ => d.block.to_string(),
+    };
+    format!(
+        "{} ({}){title} {:.6}-{:.6} s ({:.3} ms) {what}",
+        d.thread, d.tid, d.start_s, d.end_s, d.duration_ms
+    )
+}
+
+fn shorten(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n).collect();
+        t.push('…');
+        t
+    }
+}

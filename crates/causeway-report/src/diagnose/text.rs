@@ -1,0 +1,146 @@
+//! The text form of the diagnosis: the problem, the culprit chain with slices and
+//! comparisons, circular waits, and every decision.
+
+use super::doc::{DiagnosisDoc, FindingDoc, SliceDoc};
+use super::names::{VertexDoc, line};
+use std::io::{self, Write};
+
+fn details(out: &mut dyn Write, v: &VertexDoc, pad: &str) -> io::Result<()> {
+    if let Some(w) = &v.woken_by {
+        writeln!(out, "{pad}ended: {w}")?;
+    }
+    if !v.syscalls.is_empty() {
+        writeln!(out, "{pad}syscalls: {}", v.syscalls.join(", "))?;
+    }
+    if !v.frames.is_empty() {
+        writeln!(out, "{pad}stack: {}", v.frames.join(" < "))?;
+    }
+    if !v.hot.is_empty() {
+        writeln!(
+            out,
+            "{pad}hot ({} samples): {}",
+            v.samples,
+            v.hot.join(" < ")
+        )?;
+    }
+    Ok(())
+}
+
+fn slice(out: &mut dyn Write, s: &SliceDoc, pad: &str) -> io::Result<()> {
+    for st in s.steps.iter().skip(1) {
+        writeln!(
+            out,
+            "{pad}<- {}  [{}, {}, by {}]",
+            line(&st.vertex),
+            st.edge.unwrap_or("?"),
+            st.strength.unwrap_or("?"),
+            st.decided.unwrap_or("?")
+        )?;
+        details(out, &st.vertex, &format!("{pad}     "))?;
+    }
+    writeln!(out, "{pad}(slice ended: {})", s.end)
+}
+
+fn finding(out: &mut dyn Write, i: usize, f: &FindingDoc) -> io::Result<()> {
+    let pad = "   ".repeat(f.depth as usize);
+    let role = match f.culprit_of {
+        None => "problem".to_string(),
+        Some(v) => format!("culprit of vertex {v}"),
+    };
+    writeln!(
+        out,
+        "\n{pad}{}. {} ({role}, vertex {}): {}",
+        i + 1,
+        f.case,
+        f.vertex.id,
+        line(&f.vertex)
+    )?;
+    let inner = format!("{pad}     ");
+    details(out, &f.vertex, &inner)?;
+    if let Some(n) = f.note {
+        writeln!(out, "{inner}{n}")?;
+    }
+    match (&f.similar, &f.slice) {
+        (Some(s), Some(sl)) => {
+            writeln!(out, "{inner}similar earlier vertex {}: {}", s.id, line(s))?;
+            writeln!(out, "{inner}its normal wake-up path:")?;
+            slice(out, sl, &inner)?;
+        }
+        (None, Some(sl)) => {
+            writeln!(out, "{inner}slice back to its cause:")?;
+            slice(out, sl, &inner)?;
+        }
+        (_, None) if !f.compared.is_empty() => writeln!(
+            out,
+            "{inner}no similar earlier wait got its wake-up: compared the threads it \
+             exchanged wake-ups with just before (weak)"
+        )?,
+        _ => {}
+    }
+    for c in &f.compared {
+        writeln!(
+            out,
+            "{inner}meanwhile {} [{}, covers {}% of the wait{}]",
+            line(&c.vertex),
+            c.case,
+            c.overlap_percent,
+            if c.from_normal_path { "" } else { ", peer" }
+        )?;
+    }
+    Ok(())
+}
+
+/// Write the whole report.
+pub fn write(d: &DiagnosisDoc, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "why is it stuck: {}", line(&d.problem))?;
+    let g = &d.graph;
+    writeln!(
+        out,
+        "event graph: {} vertices, {} edges ({} strong, {} weak); {} peer-set splits; {} \
+         interrupt wake-ups left out",
+        g.vertices, g.edges, g.strong, g.weak, g.peer_splits, g.interrupt_wakeups
+    )?;
+    for (i, f) in d.findings.iter().enumerate() {
+        finding(out, i, f)?;
+    }
+    for c in &d.circles {
+        let names: Vec<String> = c
+            .vertices
+            .iter()
+            .map(|v| match &v.wait_call {
+                Some(w) => format!("{} ({}) in {w}", v.thread, v.tid),
+                None => format!("{} ({})", v.thread, v.tid),
+            })
+            .collect();
+        writeln!(
+            out,
+            "\ncircular wait: {} -> back to the first",
+            names.join(" -> ")
+        )?;
+        match (c.broken_at, c.broken_by) {
+            (Some(v), Some(by)) => writeln!(out, "   broken by {by} ending vertex {v}")?,
+            _ => writeln!(out, "   nothing in the trace broke it")?,
+        }
+    }
+    if let Some(v) = &d.needs_data_flag {
+        writeln!(
+            out,
+            "\nvertex {} is a sched_yield loop of {} ({}) and the trace has no data flag it \
+             waits for: find the flag, record its writes and reads as flag markers, and \
+             diagnose again",
+            v.id, v.thread, v.tid
+        )?;
+    }
+    writeln!(out, "\ndecisions ({} queries):", d.queries)?;
+    if d.decisions.is_empty() {
+        writeln!(out, "   none: every step followed the one strong edge")?;
+    }
+    for x in &d.decisions {
+        writeln!(
+            out,
+            "   at vertex {}: {} {:?}, suggested {}, answer {} (by {})",
+            x.at, x.question, x.candidates, x.suggested, x.answer, x.by
+        )?;
+    }
+    Ok(())
+}

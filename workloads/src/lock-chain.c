@@ -1,0 +1,167 @@
+/*
+ * lock-chain - a request waits on a lock whose holder waits on a slow reply.
+ *
+ * Problem: in process "lk-app", the "requester" thread takes a mutex for a
+ * short update each round.  The "holder" thread takes the same mutex and,
+ * while holding it, asks a backend process "lk-backend" (forked child) for
+ * data over a pipe and waits for the reply.  The backend (its one thread is "lk-backend")
+ * sleeps --sleep-ms (default 30 ms) before each reply, as a slow disk or
+ * remote service would.  So each request waits on the lock, the lock waits
+ * on the reply, and the reply waits on the sleep.
+ *
+ * Expected diagnosis: requester LongWait (futex on the mutex) <- holder
+ * LongWait (read of the reply, holding the lock) <- backend LongWait
+ * (clock_nanosleep, the sleep).  Not a circular wait.
+ *
+ * --fixed: the holder asks the backend before taking the lock and holds it
+ * only to store the answer.
+ */
+#include "common.h"
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int sleep_ms = 30;
+static struct wl_args args;
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t table_value;
+static int req_fd = -1, resp_fd = -1;
+
+static void put(int fd, uint64_t v)
+{
+	ssize_t n;
+	while ((n = write(fd, &v, sizeof v)) < 0 && errno == EINTR)
+		;
+	if (n != (ssize_t)sizeof v)
+		wl_die("lock-chain: write: %s", n < 0 ? strerror(errno) : "short");
+}
+
+static int get(int fd, uint64_t *v)
+{
+	ssize_t n;
+	while ((n = read(fd, v, sizeof *v)) < 0 && errno == EINTR)
+		;
+	if (n == 0)
+		return 0;
+	if (n != (ssize_t)sizeof *v)
+		wl_die("lock-chain: read: %s", n < 0 ? strerror(errno) : "short");
+	return 1;
+}
+
+/* ---- backend (child process) -------------------------------------- */
+
+static __attribute__((noinline)) void slow_lookup(void)
+{
+	wl_sleep_ns(sleep_ms * WL_NS_PER_MS);
+}
+
+static void backend_main(int in, int out)
+{
+	wl_name_process("lk-backend");
+	uint64_t q;
+	while (get(in, &q)) {
+		slow_lookup();
+		put(out, q + 1);
+	}
+}
+
+/* ---- holder and requester (parent) -------------------------------- */
+
+static __attribute__((noinline)) uint64_t fetch_from_backend(uint64_t q)
+{
+	uint64_t a;
+	put(req_fd, q);
+	if (!get(resp_fd, &a))
+		wl_die("lock-chain: backend exited early");
+	return a;
+}
+
+static void *holder_main(void *p)
+{
+	(void)p;
+	wl_name_thread("holder");
+	for (uint64_t q = 0; !wl_time_up(&args); q++) {
+		if (args.fixed) {
+			uint64_t a = fetch_from_backend(q);
+			pthread_mutex_lock(&table_lock);
+			table_value = a;
+			pthread_mutex_unlock(&table_lock);
+		} else {
+			pthread_mutex_lock(&table_lock);
+			table_value = fetch_from_backend(q); /* the bug */
+			pthread_mutex_unlock(&table_lock);
+		}
+		wl_sleep_ns(200 * WL_NS_PER_US);
+	}
+	return NULL;
+}
+
+static __attribute__((noinline)) void update_table(void)
+{
+	pthread_mutex_lock(&table_lock);
+	table_value++;
+	wl_burn_ns(5 * WL_NS_PER_US);
+	pthread_mutex_unlock(&table_lock);
+}
+
+static uint64_t requests;
+
+static void *requester_main(void *p)
+{
+	(void)p;
+	wl_name_thread("requester");
+	while (!wl_time_up(&args)) {
+		update_table();
+		requests++;
+		wl_sleep_ns(1 * WL_NS_PER_MS);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const struct wl_opt opts[] = {
+		{ "sleep-ms", WL_OPT_INT, &sleep_ms, 0, 10000,
+		  "backend sleep per reply, ms (default 30)" },
+		{ 0 },
+	};
+	wl_init(argc, argv, "lock-chain",
+		"requester waits on a mutex that holder keeps while it waits on "
+		"a backend process that sleeps.\n--fixed: holder asks the "
+		"backend before taking the mutex.",
+		opts, &args);
+	int req[2], resp[2];
+	if (pipe(req) || pipe(resp))
+		wl_die("lock-chain: pipe: %s", strerror(errno));
+	pid_t pid = fork();
+	if (pid < 0)
+		wl_die("lock-chain: fork: %s", strerror(errno));
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		if (getppid() == 1)
+			_exit(0);
+		close(req[1]);
+		close(resp[0]);
+		backend_main(req[0], resp[1]);
+		_exit(0);
+	}
+	close(req[0]);
+	close(resp[1]);
+	req_fd = req[1];
+	resp_fd = resp[0];
+	wl_name_process("lk-app");
+	pthread_t h, r;
+	WL_CHECK_PT(pthread_create(&h, NULL, holder_main, NULL));
+	WL_CHECK_PT(pthread_create(&r, NULL, requester_main, NULL));
+	pthread_join(h, NULL);
+	pthread_join(r, NULL);
+	close(req_fd);
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	close(resp_fd);
+	fprintf(stderr, "lock-chain: %s mode, %llu requests\n",
+		args.fixed ? "fixed" : "plain", (unsigned long long)requests);
+	wl_report(&args, requests);
+	return 0;
+}
