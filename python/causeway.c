@@ -5,7 +5,10 @@
  * 3.12 and newer: sys.monitoring. PY_START, PY_RESUME and PY_THROW are entries,
  * PY_RETURN, PY_YIELD and PY_UNWIND exits; the local events return DISABLE for code
  * outside the selected modules, so such code costs nothing after its first call.
- * 3.11: a C profile function (PyEval_SetProfile), on every thread.
+ * 3.11: a frame evaluation hook (PEP 523) by default, which wraps each Python frame's
+ * evaluation with an entry and an exit and keeps the interpreter out of its tracing
+ * mode; or, with CAUSEWAY_PY_HOOK=setprofile, a C profile function (PyEval_SetProfile)
+ * on every thread, which makes every call build a frame object (about twice the cost).
  *
  * Function ids are addresses of `struct cw_site` records (the CW_SPAN mechanism of
  * causeway.h): one per code object, holding "qualname (file:line)". The dump reads
@@ -21,6 +24,13 @@
 #include <sys/mman.h>
 
 #include "causeway.h"
+
+#if PY_VERSION_HEX < 0x030C0000
+/* 3.11's frame evaluation hook (PEP 523) sees the interpreter's own frame struct. */
+#define Py_BUILD_CORE 1
+#include <internal/pycore_frame.h>
+#undef Py_BUILD_CORE
+#endif
 
 #if PY_VERSION_HEX < 0x030B0000
 #error "the causeway module needs Python 3.11 or newer"
@@ -136,8 +146,8 @@ static PyObject *globals_of(PyObject *code, PyFrameObject *frame)
 }
 
 /* The site of a code object (made at its first call) or SKIP. Never fails: errors
- * leave the code untraced. */
-static void *lookup(PyObject *code, PyFrameObject *frame)
+ * leave the code untraced. `globals` (borrowed) or `frame` tell the code's module. */
+static void *lookup_in(PyObject *code, PyObject *globals, PyFrameObject *frame)
 {
     void *v = NULL;
     if (code_get_extra(code, extra_index, &v) < 0) {
@@ -147,7 +157,10 @@ static void *lookup(PyObject *code, PyFrameObject *frame)
     if (v != NULL)
         return v;
     v = SKIP;
-    PyObject *globals = prefixes ? globals_of(code, frame) : NULL;
+    if (globals != NULL)
+        Py_INCREF(globals);
+    else if (prefixes != NULL)
+        globals = globals_of(code, frame);
     if (module_selected(globals)) {
         PyObject *b = code_name((PyCodeObject *)code);
         if (b != NULL) {
@@ -163,6 +176,11 @@ static void *lookup(PyObject *code, PyFrameObject *frame)
     if (PyErr_Occurred())
         PyErr_Clear();
     return v;
+}
+
+static void *lookup(PyObject *code, PyFrameObject *frame)
+{
+    return lookup_in(code, NULL, frame);
 }
 
 /* ---- 3.12+: sys.monitoring callbacks -------------------------------------------------- */
@@ -367,8 +385,46 @@ static int set_all_threads(Py_tracefunc f)
     return 0;
 }
 
+/* PEP 523: with a hook installed, 3.11 no longer inlines Python-to-Python calls, so
+ * every frame (and every generator resumption) passes here. */
+static PyObject *eval_hook(PyThreadState *ts, struct _PyInterpreterFrame *f, int throwflag)
+{
+    void *v = lookup_in((PyObject *)f->f_code, f->f_globals, NULL);
+    if (v == SKIP)
+        return _PyEval_EvalFrameDefault(ts, f, throwflag);
+    cw_enter((uintptr_t)v);
+    PyObject *r = _PyEval_EvalFrameDefault(ts, f, throwflag);
+    cw_exit();
+    return r;
+}
+
+static int use_setprofile = -1;
+static _PyFrameEvalFunction prev_eval;
+
+static const char *mode_name(void)
+{
+    if (use_setprofile < 0) {
+        const char *h = getenv("CAUSEWAY_PY_HOOK");
+        use_setprofile = h != NULL && strcmp(h, "setprofile") == 0;
+    }
+    return use_setprofile ? "setprofile" : "eval-frame";
+}
+
 static int start_python_tracing(void)
 {
+    mode_name();
+    if (!use_setprofile) {
+        PyInterpreterState *is = PyInterpreterState_Get();
+        prev_eval = _PyInterpreterState_GetEvalFrameFunc(is);
+        if (prev_eval != _PyEval_EvalFrameDefault && prev_eval != eval_hook) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "another frame evaluation hook (PEP 523) is installed; "
+                            "set CAUSEWAY_PY_HOOK=setprofile");
+            return -1;
+        }
+        _PyInterpreterState_SetEvalFrameFunc(is, eval_hook);
+        return 0;
+    }
     PyObject *hook = PyCFunction_New(&thread_hook_def, NULL);
     if (hook == NULL)
         return -1;
@@ -379,6 +435,10 @@ static int start_python_tracing(void)
 
 static int stop_python_tracing(void)
 {
+    if (!use_setprofile) {
+        _PyInterpreterState_SetEvalFrameFunc(PyInterpreterState_Get(), _PyEval_EvalFrameDefault);
+        return 0;
+    }
     if (set_threading_profile(Py_None) < 0)
         return -1;
     return set_all_threads(NULL);
@@ -602,7 +662,11 @@ PyMODINIT_FUNC PyInit_causeway(void)
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
-    const char *mode = CW_MONITORING ? "sys.monitoring" : "setprofile";
+#if CW_MONITORING
+    const char *mode = "sys.monitoring";
+#else
+    const char *mode = mode_name();
+#endif
     if (PyModule_AddStringConstant(m, "mode", mode) < 0) {
         Py_DECREF(m);
         return NULL;

@@ -1,6 +1,7 @@
 //! The `causeway` Python module end to end, on every interpreter path: Debian's
-//! python3 (3.11, the `setprofile` path, always tested) and pyenv's 3.12 and 3.13
-//! (the `sys.monitoring` path; skipped with a message where pyenv lacks them).
+//! python3 (3.11: the frame evaluation hook and the `setprofile` path, always tested)
+//! and pyenv's 3.12 and 3.13 (the `sys.monitoring` path; skipped with a message where
+//! pyenv lacks them).
 //! - the stall watchdog: a Python event loop stalls once for 300 ms in
 //!   `handle_request > load_settings > parse_config`; the automatic dump holds that
 //!   chain and `causeway calls --chains` names it first;
@@ -53,6 +54,8 @@ struct Python {
     exe: PathBuf,
     version: String,
     module_dir: PathBuf,
+    /// CAUSEWAY_PY_HOOK for 3.11 (`eval` or `setprofile`).
+    hook: &'static str,
 }
 
 fn version_of(exe: &Path) -> Option<String> {
@@ -92,6 +95,7 @@ fn with_module(exe: PathBuf) -> Python {
         exe,
         version,
         module_dir,
+        hook: "eval",
     }
 }
 
@@ -186,6 +190,7 @@ fn watchdog_case(py: &Python) {
         .arg(&py.exe)
         .arg(prog("stall_loop.py"))
         .env("PYTHONPATH", &py.module_dir)
+        .env("CAUSEWAY_PY_HOOK", py.hook)
         .output()
         .expect("run causeway run");
     assert!(
@@ -243,6 +248,7 @@ fn names_run(py: &Python, arg: Option<&str>) -> (Value, Vec<String>) {
         .arg(prog("py_names.py"))
         .args(arg)
         .env("PYTHONPATH", &py.module_dir)
+        .env("CAUSEWAY_PY_HOOK", py.hook)
         .env("CAUSEWAY_OUTPUT", dir.path())
         .env("CAUSEWAY_TRIGGER", "signal=off,stall=off")
         .output()
@@ -309,7 +315,25 @@ fn python311_watchdog_dump_names_the_stalled_chain_first() {
 
 #[test]
 fn python311_names_round_trip_and_selection() {
-    names_case(&python311(), "setprofile");
+    names_case(&python311(), "eval-frame");
+}
+
+#[test]
+fn python311_setprofile_watchdog_dump_names_the_stalled_chain_first() {
+    let py = Python {
+        hook: "setprofile",
+        ..python311()
+    };
+    watchdog_case(&py);
+}
+
+#[test]
+fn python311_setprofile_names_round_trip_and_selection() {
+    let py = Python {
+        hook: "setprofile",
+        ..python311()
+    };
+    names_case(&py, "setprofile");
 }
 
 #[test]
