@@ -31,5 +31,5 @@ for ver, work in keys:
         if mode.startswith("causeway") and "viztracer" in [m for (v, w, m) in rows if (v, w) == (ver, work)]:
             vz = [x - base[k] for k, x in rows[(ver, work, "viztracer")] if k in base]
             share = f"{statistics.median(d) / statistics.median(vz):.2f}x" if vz else ""
-        print(f"{ver:>6} {work:>4} {mode:<14} {min(ns):>11.1f} {statistics.median(ns):>8.1f} "
+        print(f"{ver:>6} {work:>4} {mode:<19} {min(ns):>11.1f} {statistics.median(ns):>8.1f} "
               f"{over[mode][0]:>12.1f} {over[mode][1]:>8.1f} {share:>12}")

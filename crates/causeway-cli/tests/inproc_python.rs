@@ -60,10 +60,7 @@ struct Python {
 
 fn version_of(exe: &Path) -> Option<String> {
     let o = Command::new(exe)
-        .args([
-            "-c",
-            "import sys; print('%d.%d' % sys.version_info[:2])",
-        ])
+        .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
         .output()
         .ok()?;
     o.status
@@ -120,8 +117,9 @@ fn pyenv(minor: &str) -> Option<PathBuf> {
         .filter_map(|e| e.ok())
         .filter(|e| {
             let n = e.file_name().to_string_lossy().into_owned();
-            n.strip_prefix(minor)
-                .is_some_and(|rest| rest.starts_with('.') && rest[1..].chars().all(|c| c.is_ascii_digit()))
+            n.strip_prefix(minor).is_some_and(|rest| {
+                rest.starts_with('.') && rest[1..].chars().all(|c| c.is_ascii_digit())
+            })
         })
         .map(|e| e.path().join("bin/python3"))
         .filter(|p| p.exists())
@@ -261,7 +259,7 @@ fn names_run(py: &Python, arg: Option<&str>) -> (Value, Vec<String>) {
     );
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let trace = PathBuf::from(report["trace"].as_str().unwrap());
-    assert_eq!(traces_in(dir.path()), [trace.clone()]);
+    assert_eq!(traces_in(dir.path()), std::slice::from_ref(&trace));
     let v = calls_json(&trace, &["--top", "1000"]);
     let functions = v["top"]
         .as_array()
@@ -289,7 +287,11 @@ fn names_case(py: &Python, mode: &str) {
             py.version
         );
     }
-    assert!(names.iter().any(|n| n.starts_with("nested.<locals>.inner_fn (")));
+    assert!(
+        names
+            .iter()
+            .any(|n| n.starts_with("nested.<locals>.inner_fn ("))
+    );
     assert!(names.iter().any(|n| n.starts_with("café_ünïcode_名前 (")));
     assert!(names.iter().any(|n| n.starts_with("Outer.Inner.method (")));
     // The 600-byte name is cut to 500 bytes, the same in the module and the dump.
@@ -302,7 +304,9 @@ fn names_case(py: &Python, mode: &str) {
         "{selected:#?}"
     );
     assert!(
-        selected.iter().any(|f| f.contains("json") && f.starts_with("dumps (")),
+        selected
+            .iter()
+            .any(|f| f.contains("json") && f.starts_with("dumps (")),
         "Python {}: {selected:#?}",
         py.version
     );
