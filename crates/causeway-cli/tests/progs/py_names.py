@@ -5,6 +5,7 @@ PYTHONPATH."""
 
 import json
 import sys
+import threading
 
 import causeway
 
@@ -39,14 +40,23 @@ LONG = globals()["very_long_name_" * 40]
 SHORT_LAMBDA = lambda: 7  # noqa: E731
 
 
+def in_thread():
+    return 8
+
+
 def main():
+    # A thread started after start(): traced too (on 3.11's setprofile path through
+    # threading.setprofile), and its buffer outlives it until the dump.
+    t = threading.Thread(target=in_thread)
+    t.start()
+    t.join()
     inner = nested()
     funcs = [Outer.Inner().method, Outer.static, nested, inner, café_ünïcode_名前, LONG, SHORT_LAMBDA]
     for f in funcs:
         f()
     list(gen())
     json.dumps({"warm": [1, 2]})
-    names = [causeway.name_of(f) for f in funcs + [gen, main]]
+    names = [causeway.name_of(f) for f in funcs + [gen, main, in_thread]]
     path = causeway.dump("names")
     print(json.dumps({"trace": path, "names": names, "mode": causeway.mode}))
 
