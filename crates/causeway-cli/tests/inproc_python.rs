@@ -199,10 +199,39 @@ fn watchdog_case(py: &Python) {
         String::from_utf8_lossy(&out.stderr)
     );
     let traces = traces_in(dir.path());
-    assert_eq!(traces.len(), 1, "one stall, one dump: {traces:?}");
-    let v = calls_json(&traces[0], &["--chains", "3"]);
-    assert_eq!(v["trigger"]["kind"], "stall");
-    let first = &v["chains"][0];
+    let dumps: Vec<Value> = traces
+        .iter()
+        .map(|t| calls_json(t, &["--chains", "3"]))
+        .collect();
+    // Every dump is the watchdog's. The tests run niced on a shared machine, where the
+    // scheduler can hold a turn of the loop past 200 ms: a real stall of the loop, so
+    // the watchdog may dump it too. The 300 ms stall is the dump that caught
+    // parse_config running; there must be exactly one such dump.
+    assert!(
+        (1..=3).contains(&dumps.len()),
+        "Python {}: {traces:?}",
+        py.version
+    );
+    for d in &dumps {
+        assert_eq!(d["trigger"]["kind"], "stall", "{d:#}");
+    }
+    let running_parse = |d: &&Value| {
+        d["chains"].as_array().unwrap().iter().any(|c| {
+            c["calls"].as_array().unwrap().last().is_some_and(|l| {
+                l["open"] == true && bare(l["function"].as_str().unwrap()) == "parse_config"
+            })
+        })
+    };
+    let held: Vec<&Value> = dumps.iter().filter(running_parse).collect();
+    assert_eq!(held.len(), 1, "Python {}: {dumps:#?}", py.version);
+    if dumps.len() > 1 {
+        eprintln!(
+            "Python {}: {} dumps; the others were turns the scheduler held past 200 ms",
+            py.version,
+            dumps.len()
+        );
+    }
+    let first = &held[0]["chains"][0];
     let calls = first["calls"].as_array().unwrap();
     let names: Vec<&str> = calls
         .iter()
@@ -232,8 +261,9 @@ fn watchdog_case(py: &Python) {
         py.version
     );
     // The signature finds the stalled instance by the bare names.
+    let at = dumps.iter().position(|d| std::ptr::eq(d, held[0])).unwrap();
     let m = calls_json(
-        &traces[0],
+        &traces[at],
         &["--match", "handle_request>load_settings>parse_config"],
     );
     let inst = &m["matches"]["instances"][0]["calls"];
