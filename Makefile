@@ -16,6 +16,7 @@ setup:
 build: setup workloads
 	$(CARGO) build --release --workspace
 	bash scripts/build-libcauseway.sh
+	bash scripts/build-python.sh
 
 # Both builds: bin/ with frame pointers, bin-nofp/ without (the unwinding tests).
 workloads:

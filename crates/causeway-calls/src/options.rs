@@ -67,11 +67,18 @@ impl Pattern {
         Ok(Pattern { steps })
     }
 
-    /// Whether step `i` accepts a function named `name`.
+    /// Whether step `i` accepts a function named `name`: the whole name, or the name
+    /// without a trailing ` (location)`, as Python functions are named
+    /// (`handle (app.py:12)` matches the step `handle`).
     pub fn step_matches(&self, i: usize, name: &str) -> bool {
         match self.steps.get(i) {
             Some(PatternStep::Any) => true,
-            Some(PatternStep::Name(n)) => n == name,
+            Some(PatternStep::Name(n)) => {
+                n == name
+                    || name
+                        .strip_prefix(n.as_str())
+                        .is_some_and(|rest| rest.starts_with(" (") && rest.ends_with(')'))
+            }
             None => false,
         }
     }
@@ -89,6 +96,10 @@ mod tests {
         assert!(p.step_matches(2, "read"));
         assert!(!p.step_matches(2, "write"));
         assert!(Pattern::parse("a>>b").is_err());
+        // Python functions carry their location; the bare qualified name matches them.
+        assert!(p.step_matches(2, "read (app.py:3)"));
+        assert!(!p.step_matches(2, "reader (app.py:3)"));
+        assert!(!p.step_matches(2, "read(x)"));
         assert!(Pattern::parse("").is_err());
     }
 }
