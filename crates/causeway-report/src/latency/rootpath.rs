@@ -191,3 +191,92 @@ impl View for RootPathView {
         write_json(self.name(), &doc, out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use causeway_latency::{Culprit, Histogram, Level, PeakOptions, Resolution, Tally, find_peaks};
+
+    fn culprit() -> Culprit {
+        Culprit {
+            id: 42,
+            name: "hog".into(),
+            ns: 90_000_000,
+        }
+    }
+
+    /// spin_op with a fast peak and a preempted one, ended in preemption by `hog`.
+    fn preempted() -> RootPath {
+        let mut hist = Histogram::new(Resolution::LOG2);
+        hist.add_bin(Resolution::LOG2.bin_of(300_000), 900);
+        hist.add_bin(Resolution::LOG2.bin_of(80_000_000), 100);
+        let peaks = find_peaks(&hist, &PeakOptions::default());
+        let mut t = Tally::new(0);
+        t.own = 11;
+        t.preempted = 49;
+        t.samples = 60;
+        t.preemptors.add(42, "hog", 90_000_000);
+        t.preemptors.add(7, "python", 10_000_000);
+        RootPath {
+            f0: "spin_op".into(),
+            f0_hist: hist,
+            peak: *peaks.last().unwrap(),
+            peaks,
+            levels: vec![Level {
+                function: "spin_op".into(),
+                samples: t.samples,
+                own_maxcount: t.own,
+                callees: Vec::new(),
+                unresolved_calls: 0,
+                preemption: Some(t.preemption()),
+                interrupts: Some(t.interrupt_time()),
+                decision: t.decide(0.9),
+            }],
+            path: vec!["spin_op".into()],
+            stop: Stop::Preempted,
+            culprit: Some(culprit()),
+        }
+    }
+
+    #[test]
+    fn a_path_ended_by_preemption_names_the_thread() {
+        let p = preempted();
+        assert_eq!(p.peaks.len(), 2);
+        let v = RootPathView::new(&p);
+        let text = v.text();
+        assert!(
+            text.contains("spin_op -> preempted by hog (tid 42)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("preempted 49 (most by hog, tid 42) (root cause)"),
+            "{text}"
+        );
+        assert!(v.found());
+        let mut out = Vec::new();
+        v.write_json(&mut out).unwrap();
+        let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(j["cause"], "preempted by hog (tid 42)", "{j}");
+        assert_eq!(j["culprit"]["id"], 42);
+        assert_eq!(j["stop"], "preempted");
+        assert_eq!(j["levels"][0]["decision"]["decision"], "preempted");
+        assert_eq!(j["levels"][0]["preemption"]["ranked"][1]["name"], "python");
+    }
+
+    #[test]
+    fn a_path_ended_by_an_interrupt_names_the_irq() {
+        let mut p = preempted();
+        p.stop = Stop::Irq;
+        p.culprit = Some(Culprit {
+            id: 11,
+            name: "virtio0-input.0".into(),
+            ns: 5_000_000,
+        });
+        let text = RootPathView::new(&p).text();
+        assert!(
+            text.contains("spin_op -> interrupt 11 (virtio0-input.0)"),
+            "{text}"
+        );
+        assert!(text.contains("spent most of the peak's time in interrupt 11"));
+    }
+}
