@@ -19,7 +19,7 @@
 
 use crate::cmd::latency_live::{Probed, target};
 use crate::cmd::rootpath_resume::{self as resume, Saved};
-use crate::flags::rootpath::RootpathArgs;
+use crate::flags::rootpath::{PeakChoice, RootpathArgs};
 use crate::output;
 use anyhow::{Result, bail};
 use causeway_latency::{
@@ -60,7 +60,10 @@ fn choose_peak(
     let peak = match saved {
         Some(sv) => resume::matching_peak(args, sv, &hist, &peaks)?,
         None => {
-            let n = args.peak.unwrap_or(1);
+            let n = match args.peak.unwrap_or(PeakChoice::Number(1)) {
+                PeakChoice::Number(n) => n,
+                PeakChoice::Last => peaks.len() as u32,
+            };
             let Some(p) = peaks.iter().find(|p| p.number == n).copied() else {
                 bail!(
                     "{} has {} peak(s) after {} calls; --peak {n} does not exist",
