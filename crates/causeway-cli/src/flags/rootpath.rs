@@ -14,8 +14,11 @@ latencies, as `causeway latency` numbers them), then descends one level at a tim
 the callees of the function under study (found by disassembling it with objdump)
 are timed with uprobes during F0's calls that fall in the peak; after
 --decision-ops such calls, the callees whose maxcount is within --maxcount-pct of
-the best are root causes and the first is studied next. It stops in a function
-that is its own cause, in one with no callee to probe, or at --max-depth.
+the best are root causes and the first is studied next. Time the thread spends
+preempted or in hard IRQ handlers inside the function competes as two more
+contributors; if one wins, the path ends in \"preempted by COMM (tid N)\" or
+\"interrupt N (NAME)\". It stops in a function that is its own cause, in one with no
+callee to probe, or at --max-depth.
 
 Example:
     causeway rootpath --func do_operation --peak 2 -- ./two-peaks --seconds 30")]
