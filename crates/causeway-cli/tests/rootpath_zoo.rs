@@ -189,13 +189,14 @@ fn a_stopped_run_resumed_reaches_the_same_path() {
     );
     let r: Value = serde_json::from_slice(&resumed.stdout).unwrap();
     // The same final path as the run without a stop (the test above), with the saved
-    // level kept and one new level measured.
+    // level kept and two new levels measured: slow_path's, and clock_nanosleep's (a
+    // leaf is measured for its preemption and interrupts).
     assert_eq!(
         path(&r),
         ["do_operation", "slow_path", "clock_nanosleep"],
         "{r}"
     );
-    assert_eq!(r["levels"].as_array().unwrap().len(), 2);
+    assert_eq!(r["levels"].as_array().unwrap().len(), 3);
     assert_eq!(r["levels"][0], v["levels"][0]);
     // The fixed variant has no slow peak: its profile is too far from the saved one.
     let changed = rootpath_with(

@@ -11,6 +11,7 @@
 //!   (the model's segments), user functions (method and span markers).
 //!
 //! - [`rootcause`]: DARC's decision of which callees make a peak ([`Tally`]).
+//! - [`preempt`]: preemption and interrupts as pseudo-callees (DARC §3.6).
 //!
 //! It is pure: no BPF, no printing, no command line. Live profiles (uprobes and
 //! in-kernel aggregation) are made elsewhere and handed over as log2 counts
@@ -22,6 +23,7 @@ pub mod emd;
 mod error;
 pub mod hist;
 pub mod peaks;
+pub mod preempt;
 pub mod profile;
 pub mod rootcause;
 mod select;
@@ -32,6 +34,7 @@ pub use emd::emd_octaves;
 pub use error::LatencyError;
 pub use hist::{Histogram, Resolution};
 pub use peaks::{Peak, PeakOptions, find_peaks, peak_of};
+pub use preempt::{Culprit, Culprits, Pseudo};
 pub use profile::{Kind, Options, Profile, Profiles, Slice, Subject, Unmeasured, analyze};
 pub use rootcause::{Candidate, Decision, Level, RootPath, Sample, Stop, Tally};
 pub use select::Selection;

@@ -45,8 +45,17 @@ pub struct RawSample {
     pub f0_ns: u64,
     /// Longest call of the function under study.
     pub function_ns: u64,
-    /// Longest call of each callee (0: not called).
+    /// Longest call of each callee (0: not called), less the time it was preempted or
+    /// interrupted.
     pub callees_ns: Vec<u64>,
+    /// Time preempted inside the function under study (DARC §3.6).
+    pub preempted_ns: u64,
+    /// Time in hard IRQ handlers on its CPU inside the function under study.
+    pub irq_ns: u64,
+    /// The thread that preempted it for longest: tid and command name.
+    pub preemptor: Option<(u32, String)>,
+    /// The IRQ that took longest: number and handler name.
+    pub irq: Option<(u32, String)>,
 }
 
 /// The probes of one step; dropping it detaches them all.
@@ -142,6 +151,21 @@ impl PathProbe {
         for (i, site) in step.callees.iter().enumerate() {
             links.extend(attach_one(&skel, site, KIND_CALLEE << 32 | i as u64, pid)?);
         }
+        // Preemption and IRQs matter only while measuring a level: the profile of F0
+        // alone does not pay for a program on every context switch.
+        if step.peak_ns.1 > 0 {
+            for (name, prog) in [
+                ("sched_switch", &skel.progs.on_switch),
+                ("irq_handler_entry", &skel.progs.on_irq_entry),
+                ("irq_handler_exit", &skel.progs.on_irq_exit),
+            ] {
+                links.push(prog.attach().map_err(|e| ProbeError::Attach {
+                    binary: "the kernel".into(),
+                    symbol: name.into(),
+                    reason: format!("{e}"),
+                })?);
+            }
+        }
         Ok(PathProbe {
             skel,
             _links: links,
@@ -214,7 +238,17 @@ impl PathProbe {
     }
 }
 
-/// Read one `struct rootpath_sample` (u64s in native order).
+/// `ROOTPATH_COMM` in `rootpath.h`.
+const COMM: usize = 16;
+
+/// A NUL-padded kernel name.
+fn name_at(bytes: &[u8], at: usize) -> Option<String> {
+    let b = bytes.get(at..at + COMM)?;
+    let end = b.iter().position(|&c| c == 0).unwrap_or(COMM);
+    Some(String::from_utf8_lossy(&b[..end]).into_owned())
+}
+
+/// Read one `struct rootpath_sample` (native byte order).
 fn decode(bytes: &[u8], callees: usize) -> Option<RawSample> {
     let word = |i: usize| -> Option<u64> {
         bytes
@@ -222,12 +256,27 @@ fn decode(bytes: &[u8], callees: usize) -> Option<RawSample> {
             .and_then(|b| b.try_into().ok())
             .map(u64::from_ne_bytes)
     };
+    // After the callee array: two u64 times, two u32 ids, two names.
+    let tail = 2 + MAX_CALLEES;
+    let half = |at: usize| -> Option<u32> {
+        bytes
+            .get(at..at + 4)
+            .and_then(|b| b.try_into().ok())
+            .map(u32::from_ne_bytes)
+    };
+    let (tid, irq) = (half((tail + 2) * 8)?, half((tail + 2) * 8 + 4)?);
+    let (preempted_ns, irq_ns) = (word(tail)?, word(tail + 1)?);
+    let names = (tail + 3) * 8;
     Some(RawSample {
         f0_ns: word(0)?,
         function_ns: word(1)?,
         callees_ns: (0..callees.min(MAX_CALLEES))
             .map(|i| word(2 + i))
             .collect::<Option<Vec<u64>>>()?,
+        preempted_ns,
+        irq_ns,
+        preemptor: (preempted_ns > 0).then_some((tid, name_at(bytes, names)?)),
+        irq: (irq_ns > 0).then_some((irq, name_at(bytes, names + COMM)?)),
     })
 }
 
@@ -242,10 +291,28 @@ mod tests {
             bytes.extend_from_slice(&w.to_ne_bytes());
         }
         bytes.resize((2 + MAX_CALLEES) * 8, 0);
+        for w in [9_000u64, 0] {
+            bytes.extend_from_slice(&w.to_ne_bytes());
+        }
+        bytes.extend_from_slice(&4242u32.to_ne_bytes());
+        bytes.extend_from_slice(&11u32.to_ne_bytes());
+        let mut comm = *b"hog\0\0\0\0\0\0\0\0\0\0\0\0\0";
+        bytes.extend_from_slice(&comm);
+        comm = *b"virtio0-input.0\0";
+        bytes.extend_from_slice(&comm);
         let s = decode(&bytes, 3).unwrap();
         assert_eq!(s.f0_ns, 500);
         assert_eq!(s.function_ns, 400);
         assert_eq!(s.callees_ns, vec![7, 0, 300]);
+        assert_eq!(s.preempted_ns, 9_000);
+        assert_eq!(s.preemptor, Some((4242, "hog".to_string())));
+        // No IRQ time: no IRQ named, whatever the bytes say.
+        assert_eq!((s.irq_ns, s.irq.clone()), (0, None));
+        let end = bytes.len();
+        bytes[(2 + MAX_CALLEES + 1) * 8] = 5;
+        let s = decode(&bytes, 3).unwrap();
+        assert_eq!(s.irq, Some((11, "virtio0-input.0".to_string())));
+        assert!(decode(&bytes[..end - 1], 3).is_none());
         assert!(decode(&bytes[..16], 3).is_none());
         // The BPF side's bound on callees is the same number.
         let header = include_str!("bpf/rootpath.h");

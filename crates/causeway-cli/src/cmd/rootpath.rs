@@ -12,16 +12,19 @@
 //! as a whole when descending (DARC patches them one by one). A uprobe hit costs
 //! microseconds where DARC's kprobes cost tens of cycles, so F0's latency is corrected
 //! by the calibrated cost of the probe hits inside each call; otherwise timing the
-//! callees would push F0's calls out of the very peak being studied.
+//! callees would push F0's calls out of the very peak being studied. Preemption and
+//! interrupts (DARC §3.6) are measured at every level, a leaf included (a function
+//! with no callee to probe may still spend the peak's time switched out); the path
+//! ends at them when they win.
 
 use crate::cmd::latency_live::{Probed, target};
 use crate::cmd::rootpath_resume::{self as resume, Saved};
-use crate::flags::rootpath::RootpathArgs;
+use crate::flags::rootpath::{PeakChoice, RootpathArgs};
 use crate::output;
 use anyhow::{Result, bail};
 use causeway_latency::{
-    Candidate, Decision, Histogram, Level, Peak, PeakOptions, RootPath, Sample, Stop, Tally,
-    find_peaks,
+    Candidate, Culprit, Decision, Histogram, Level, Peak, PeakOptions, RootPath, Sample, Stop,
+    Tally, find_peaks,
 };
 use causeway_probe::calibrate;
 use causeway_probe::callees::{Site, SymbolFinder, callees_of};
@@ -57,7 +60,10 @@ fn choose_peak(
     let peak = match saved {
         Some(sv) => resume::matching_peak(args, sv, &hist, &peaks)?,
         None => {
-            let n = args.peak.unwrap_or(1);
+            let n = match args.peak.unwrap_or(PeakChoice::Number(1)) {
+                PeakChoice::Number(n) => n,
+                PeakChoice::Last => peaks.len() as u32,
+            };
             let Some(p) = peaks.iter().find(|p| p.number == n).copied() else {
                 bail!(
                     "{} has {} peak(s) after {} calls; --peak {n} does not exist",
@@ -117,6 +123,10 @@ fn rank_batch(batch: &mut Vec<RawSample>, (q_lo, q_hi): (f64, f64), tally: &mut 
         tally.add(&Sample {
             function_ns: s.function_ns,
             callees_ns: s.callees_ns,
+            preempted_ns: s.preempted_ns,
+            irq_ns: s.irq_ns,
+            preemptor: s.preemptor,
+            irq: s.irq,
         });
     }
 }
@@ -172,9 +182,29 @@ fn level_of(f: &Site, callees: &[Site], unresolved: u32, t: &Tally, d: Decision)
             })
             .collect(),
         unresolved_calls: unresolved,
+        preemption: Some(t.preemption()),
+        interrupts: Some(t.interrupt_time()),
         decision: d,
     }
 }
+
+/// How a level's decision ends the descent, if it does; `None`: descend.
+fn stop_of(d: &Decision, leaf: bool, t: &Tally) -> Option<(Stop, Option<Culprit>)> {
+    match d {
+        // A leaf measured only for preemption and interrupts keeps its old ending.
+        Decision::Own if leaf => Some((Stop::Leaf, None)),
+        Decision::Own => Some((Stop::OwnCause, None)),
+        Decision::Undecided => Some((Stop::NoSamples, None)),
+        Decision::Preempted => Some((Stop::Preempted, t.preemptors.top())),
+        Decision::Interrupts => Some((Stop::Irq, t.irqs.top())),
+        Decision::Callees { causes } if causes.is_empty() => Some((Stop::NoSamples, None)),
+        Decision::Callees { .. } => None,
+    }
+}
+
+/// Where the descent ended: the levels, the path below F0, why, and the thread or
+/// IRQ to blame when it ended in preemption or an interrupt.
+type Descent = (Vec<Level>, Vec<Site>, Stop, Option<Culprit>);
 
 /// Descend from F0 until a stop; returns the levels, the path and why it stopped.
 fn descend(
@@ -184,7 +214,7 @@ fn descend(
     hit_cost_ns: u64,
     probed: &mut Probed,
     saved: Option<&Saved>,
-) -> Result<(Vec<Level>, Vec<Site>, Stop)> {
+) -> Result<Descent> {
     let finder = SymbolFinder::for_process(tgid)?;
     let (mut path, mut levels) = match saved {
         Some(sv) => (resume::path_sites(sv, f0, &finder)?, sv.levels.clone()),
@@ -193,14 +223,17 @@ fn descend(
     loop {
         let f = path.last().unwrap_or(f0).clone();
         let (callees, unresolved) = probeable_callees(&f, &finder)?;
-        if callees.is_empty() {
-            return Ok((levels, path, Stop::Leaf));
-        }
         if path.len() >= args.max_depth {
-            return Ok((levels, path, Stop::MaxDepth));
+            let stop = if callees.is_empty() {
+                Stop::Leaf
+            } else {
+                Stop::MaxDepth
+            };
+            return Ok((levels, path, stop, None));
         }
+        // A leaf is measured too: its time may be time it was preempted (DARC §3.6).
         eprintln!(
-            "causeway: level {}: timing {} callees of {}",
+            "causeway: level {}: timing {} callees of {}, its preemption and interrupts",
             path.len(),
             callees.len(),
             f.symbol
@@ -215,17 +248,17 @@ fn descend(
             hit_cost_ns,
         };
         let Some(tally) = measure(args, &step, quantiles, probed)? else {
-            return Ok((levels, path, Stop::Interrupted));
+            return Ok((levels, path, Stop::Interrupted, None));
         };
         let d = tally.decide(args.maxcount_pct);
         levels.push(level_of(&f, &callees, unresolved, &tally, d.clone()));
-        match d {
-            Decision::Own => return Ok((levels, path, Stop::OwnCause)),
-            Decision::Undecided => return Ok((levels, path, Stop::NoSamples)),
-            Decision::Callees { causes } => match causes.first() {
-                Some(&i) => path.push(callees[i].clone()),
-                None => return Ok((levels, path, Stop::NoSamples)),
-            },
+        if let Some((stop, culprit)) = stop_of(&d, callees.is_empty(), &tally) {
+            return Ok((levels, path, stop, culprit));
+        }
+        if let Decision::Callees { causes } = &d
+            && let Some(&i) = causes.first()
+        {
+            path.push(callees[i].clone());
         }
     }
 }
@@ -268,7 +301,7 @@ pub fn run(args: &RootpathArgs) -> Result<u8> {
     };
     let (hist, peaks, peak) = choose_peak(args, &profile, &mut probed, saved.as_ref())?;
     drop(profile);
-    let (levels, path, stop) = descend(
+    let (levels, path, stop, culprit) = descend(
         args,
         (&f0, tgid),
         peak_quantiles(&hist, &peak),
@@ -291,6 +324,7 @@ pub fn run(args: &RootpathArgs) -> Result<u8> {
             .chain(path.iter().map(|s| s.symbol.clone()))
             .collect(),
         stop,
+        culprit,
     };
     let view = RootPathView::new(&result);
     output::emit(&view, output::format(args.json, false))

@@ -14,8 +14,11 @@ latencies, as `causeway latency` numbers them), then descends one level at a tim
 the callees of the function under study (found by disassembling it with objdump)
 are timed with uprobes during F0's calls that fall in the peak; after
 --decision-ops such calls, the callees whose maxcount is within --maxcount-pct of
-the best are root causes and the first is studied next. It stops in a function
-that is its own cause, in one with no callee to probe, or at --max-depth.
+the best are root causes and the first is studied next. Time the thread spends
+preempted or in hard IRQ handlers inside the function competes as two more
+contributors; if one wins, the path ends in \"preempted by COMM (tid N)\" or
+\"interrupt N (NAME)\". It stops in a function that is its own cause, in one with no
+callee to probe, or at --max-depth.
 
 Example:
     causeway rootpath --func do_operation --peak 2 -- ./two-peaks --seconds 30")]
@@ -29,9 +32,10 @@ pub struct RootpathArgs {
     /// The file holding F0 [default: the process's executable].
     #[arg(long, value_name = "PATH")]
     pub binary: Option<PathBuf>,
-    /// The peak to explain (1 = shortest latencies).
-    #[arg(long, value_name = "N", required_unless_present = "resume")]
-    pub peak: Option<u32>,
+    /// The peak to explain: its number (1 = shortest latencies), or `last` for the
+    /// slowest one, whatever number the profile gives it.
+    #[arg(long, value_name = "N|last", required_unless_present = "resume")]
+    pub peak: Option<PeakChoice>,
     /// Continue a previous run from its `--json` output: F0 is profiled again and
     /// compared with the saved profile by the Earth Mover's Distance, then the descent
     /// resumes below the saved path, in the peak holding the saved peak's mode.
@@ -69,5 +73,31 @@ fn share(s: &str) -> Result<f64, FlagError> {
     match s.trim().parse::<f64>() {
         Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
         _ => Err(FlagError::Share(s.to_string())),
+    }
+}
+
+/// `--peak`: a peak by number, or the last (slowest) one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeakChoice {
+    /// Peak N, numbered from the shortest latencies (1-based).
+    Number(u32),
+    /// The slowest peak: how many peaks a profile resolves can vary from run to run,
+    /// while "the slowest" does not.
+    Last,
+}
+
+impl std::str::FromStr for PeakChoice {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<PeakChoice, String> {
+        if s == "last" {
+            return Ok(PeakChoice::Last);
+        }
+        match s.parse::<u32>() {
+            Ok(n) if n >= 1 => Ok(PeakChoice::Number(n)),
+            _ => Err(format!(
+                "`{s}` is not a peak: give its number (1 = shortest latencies) or `last`"
+            )),
+        }
     }
 }

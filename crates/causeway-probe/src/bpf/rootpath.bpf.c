@@ -10,6 +10,12 @@
  * the thread is in F0 and has entered the path's functions in order down to the
  * function under study, so calls of the same callee from elsewhere are ignored.
  * Recursion (§3.5): F0 and a callee are timed at their outermost call only.
+ *
+ * Preemption and interrupts (§3.6): while the thread is inside the function under
+ * study, scheduler switches (tp_btf/sched_switch) and hard IRQ handlers on its CPU
+ * (tp_btf/irq_handler_entry/exit) are timed as two pseudo-callees of that function;
+ * the time is taken out of the real callee it fell in, so the contributors do not
+ * overlap and compete on equal terms in the maxcount.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -46,6 +52,20 @@ struct tstate {
 	/* Probe hits (path functions and callees) inside this call of F0. */
 	__u64 hits;
 	__u64 callee_max[ROOTPATH_MAX_CALLEES];
+	/* §3.6 bookkeeping, reset at each call of F0. */
+	__u64 off_since; /* switched out while runnable at; 0: running */
+	__u64 irq_since; /* in a hard IRQ handler since; 0: not */
+	__u32 off_cpu;	 /* CPU of the pending switch-out */
+	__u32 irq_slot;
+	__u64 stolen; /* preempted + IRQ time inside the callee being timed */
+	__u64 preempt_ns;
+	__u64 irq_ns;
+	__u32 by_tid[ROOTPATH_CULPRITS];
+	__u64 by_ns[ROOTPATH_CULPRITS];
+	char by_comm[ROOTPATH_CULPRITS][ROOTPATH_COMM];
+	__u32 irq_no[ROOTPATH_CULPRITS];
+	__u64 irq_no_ns[ROOTPATH_CULPRITS];
+	char irq_name[ROOTPATH_CULPRITS][ROOTPATH_COMM];
 };
 
 struct {
@@ -125,6 +145,53 @@ static __always_inline void f0_entry(struct tstate *s, __u64 now, __u64 sp)
 	s->hits = 0;
 	for (int i = 0; i < ROOTPATH_MAX_CALLEES; i++)
 		s->callee_max[i] = 0;
+	s->off_since = 0;
+	s->irq_since = 0;
+	s->stolen = 0;
+	s->preempt_ns = 0;
+	s->irq_ns = 0;
+	for (int i = 0; i < ROOTPATH_CULPRITS; i++) {
+		s->by_tid[i] = 0;
+		s->by_ns[i] = 0;
+		s->irq_no[i] = 0;
+		s->irq_no_ns[i] = 0;
+	}
+}
+
+/* The slot with the most time, or ROOTPATH_CULPRITS if all are empty. */
+static __always_inline __u32 top_slot(__u64 *ns)
+{
+	__u32 best = ROOTPATH_CULPRITS;
+	__u64 most = 0;
+	for (__u32 i = 0; i < ROOTPATH_CULPRITS; i++) {
+		if (ns[i] > most) {
+			most = ns[i];
+			best = i;
+		}
+	}
+	return best;
+}
+
+static __always_inline void culprits_out(struct tstate *s, struct rootpath_sample *out)
+{
+	out->preempt_ns = s->preempt_ns;
+	out->irq_ns = s->irq_ns;
+	out->preemptor_tid = 0;
+	out->irq = 0;
+	__builtin_memset(out->preemptor_comm, 0, ROOTPATH_COMM);
+	__builtin_memset(out->irq_name, 0, ROOTPATH_COMM);
+	__u32 p = top_slot(s->by_ns);
+	if (p < ROOTPATH_CULPRITS) {
+		p &= ROOTPATH_CULPRITS - 1;
+		out->preemptor_tid = s->by_tid[p];
+		__builtin_memcpy(out->preemptor_comm, s->by_comm[p], ROOTPATH_COMM);
+	}
+	__u32 q = top_slot(s->irq_no_ns);
+	if (q < ROOTPATH_CULPRITS) {
+		q &= ROOTPATH_CULPRITS - 1;
+		out->irq = s->irq_no[q];
+		__builtin_memcpy(out->irq_name, s->irq_name[q], ROOTPATH_COMM);
+	}
 }
 
 static __always_inline void f0_return(struct tstate *s, __u64 now)
@@ -154,6 +221,7 @@ static __always_inline void f0_return(struct tstate *s, __u64 now)
 	out->function_ns = level == 0 ? lat : s->fn_max;
 	for (int i = 0; i < ROOTPATH_MAX_CALLEES; i++)
 		out->callee_ns[i] = s->callee_max[i];
+	culprits_out(s, out);
 	bpf_ringbuf_submit(out, 0);
 }
 
@@ -191,6 +259,7 @@ static __always_inline void callee_entry(struct tstate *s, __u32 i, __u64 now)
 	s->in_callee = i + 1;
 	s->callee_depth = 0;
 	s->callee_start = now;
+	s->stolen = 0;
 }
 
 static __always_inline void callee_return(struct tstate *s, __u32 i, __u64 now)
@@ -205,6 +274,11 @@ static __always_inline void callee_return(struct tstate *s, __u32 i, __u64 now)
 	if (i >= ROOTPATH_MAX_CALLEES)
 		return;
 	__u64 d = now - s->callee_start;
+	d = d > s->stolen ? d - s->stolen : 0;
+	/* The mask repeats the bound check on the register that indexes (the compiler
+	 * may index with a copy the check did not cover); the barrier keeps the mask. */
+	barrier_var(i);
+	i &= ROOTPATH_MAX_CALLEES - 1;
 	if (d > s->callee_max[i])
 		s->callee_max[i] = d;
 }
@@ -239,6 +313,187 @@ static __always_inline int handle(struct pt_regs *ctx, int ret)
 		else
 			callee_entry(s, index, now);
 	}
+	return 0;
+}
+
+/* Inside the function under study (F0 itself at level 0): where §3.6 counts. */
+static __always_inline int in_subtree(struct tstate *s)
+{
+	return s->f0_depth && s->path_level == level;
+}
+
+/* The state of a traced thread of the target process, if it is in the subtree. */
+static __always_inline struct tstate *traced(__u32 tgid, __u32 tid)
+{
+	if (targ_tgid && tgid != targ_tgid)
+		return 0;
+	struct tstate *s = state(tid, 0);
+	return s && in_subtree(s) ? s : 0;
+}
+
+/* Time the thread could not run its own code: out of whichever callee it fell in. */
+static __always_inline void steal(struct tstate *s, __u64 d)
+{
+	if (s->in_callee)
+		s->stolen += d;
+}
+
+/* Slot of `key` in a culprit table, taking a free one; ROOTPATH_CULPRITS if full. */
+static __always_inline __u32 slot_of(__u32 *keys, __u64 *ns, __u32 key)
+{
+	for (__u32 i = 0; i < ROOTPATH_CULPRITS; i++)
+		if (ns[i] && keys[i] == key)
+			return i;
+	for (__u32 i = 0; i < ROOTPATH_CULPRITS; i++)
+		if (!ns[i])
+			return i;
+	return ROOTPATH_CULPRITS;
+}
+
+/* Who ran on the CPU a preempted thread was switched out of, while it waited: the
+ * thread `next` at the switch-out is often only a woken kernel thread that runs for
+ * microseconds, after which the scheduler picks the real competitor; so the time is
+ * charged to every thread that ran there, for as long as it ran. */
+struct waiter {
+	__u32 tid; /* the preempted thread, 0: none */
+	__u32 cur_tid;
+	__u64 since;
+	char cur_comm[ROOTPATH_COMM];
+};
+
+#define ROOTPATH_CPUS 1024
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ROOTPATH_CPUS);
+	__type(key, __u32);
+	__type(value, struct waiter);
+} waiting SEC(".maps");
+
+/* Charge `d` ns of the preempted thread's wait to the thread `tid` named `comm`. */
+static __always_inline void charge(struct tstate *s, __u32 tid, const char *comm, __u64 d)
+{
+	__u32 k = slot_of(s->by_tid, s->by_ns, tid);
+	if (k >= ROOTPATH_CULPRITS)
+		return;
+	k &= ROOTPATH_CULPRITS - 1;
+	if (!s->by_ns[k]) {
+		s->by_tid[k] = tid;
+		bpf_probe_read_kernel_str(s->by_comm[k], ROOTPATH_COMM, comm);
+	}
+	/* +1: a slot with time 0 counts as free. */
+	s->by_ns[k] += d ? d : 1;
+}
+
+static __always_inline void switched_out(struct task_struct *prev, struct task_struct *next,
+					 __u64 now)
+{
+	struct tstate *s = traced(prev->tgid, prev->pid);
+	if (!s)
+		return;
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct waiter *w = bpf_map_lookup_elem(&waiting, &cpu);
+	if (!w)
+		return;
+	s->off_since = now;
+	s->off_cpu = cpu;
+	w->tid = prev->pid;
+	w->since = now;
+	w->cur_tid = next->pid;
+	bpf_probe_read_kernel_str(w->cur_comm, ROOTPATH_COMM, next->comm);
+}
+
+/* A switch on a CPU a preempted thread waits on: `prev` ran there since the last. */
+static __always_inline void ran_while_waiting(struct task_struct *prev, struct task_struct *next,
+					      __u64 now)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct waiter *w = bpf_map_lookup_elem(&waiting, &cpu);
+	if (!w || !w->tid || w->tid == prev->pid)
+		return;
+	struct tstate *s = state(w->tid, 0);
+	if (!s || !s->off_since) {
+		w->tid = 0;
+		return;
+	}
+	charge(s, prev->pid, prev->comm, now - w->since);
+	w->since = now;
+	w->cur_tid = next->pid;
+	bpf_probe_read_kernel_str(w->cur_comm, ROOTPATH_COMM, next->comm);
+}
+
+static __always_inline void switched_in(struct task_struct *next, __u64 now)
+{
+	if (targ_tgid && next->tgid != targ_tgid)
+		return;
+	struct tstate *s = state(next->pid, 0);
+	if (!s || !s->off_since)
+		return;
+	__u64 d = now - s->off_since;
+	s->off_since = 0;
+	s->preempt_ns += d;
+	steal(s, d);
+	/* Back on another CPU: the one running on the old CPU since the last switch
+	 * there gets the rest. */
+	__u32 cpu = s->off_cpu;
+	struct waiter *w = bpf_map_lookup_elem(&waiting, &cpu);
+	if (!w || w->tid != next->pid)
+		return;
+	if (cpu != bpf_get_smp_processor_id())
+		charge(s, w->cur_tid, w->cur_comm, now - w->since);
+	w->tid = 0;
+}
+
+/* Only involuntary switches are preemption: the thread stays runnable (a preempted
+ * thread may have set a sleeping state it had not acted on yet, hence `preempt`). */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+	ran_while_waiting(prev, next, now);
+	if (preempt || prev_state == 0)
+		switched_out(prev, next, now);
+	switched_in(next, now);
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(on_irq_entry, int irq, struct irqaction *action)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct tstate *s = traced(id >> 32, (__u32)id);
+	/* Hard IRQ handlers do not nest on Linux; a shared line runs several handlers in
+	 * a row, each timed on its own. */
+	if (!s || s->irq_since)
+		return 0;
+	__u32 k = slot_of(s->irq_no, s->irq_no_ns, (__u32)irq);
+	s->irq_since = bpf_ktime_get_ns();
+	s->irq_slot = k;
+	if (k < ROOTPATH_CULPRITS && !s->irq_no_ns[k & (ROOTPATH_CULPRITS - 1)]) {
+		k &= ROOTPATH_CULPRITS - 1;
+		s->irq_no[k] = (__u32)irq;
+		bpf_probe_read_kernel_str(s->irq_name[k], ROOTPATH_COMM, action->name);
+	}
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(on_irq_exit, int irq, struct irqaction *action, int ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	if (targ_tgid && (id >> 32) != targ_tgid)
+		return 0;
+	struct tstate *s = state((__u32)id, 0);
+	if (!s || !s->irq_since)
+		return 0;
+	__u64 d = bpf_ktime_get_ns() - s->irq_since;
+	s->irq_since = 0;
+	s->irq_ns += d;
+	steal(s, d);
+	__u32 k = s->irq_slot;
+	if (k < ROOTPATH_CULPRITS)
+		s->irq_no_ns[k & (ROOTPATH_CULPRITS - 1)] += d ? d : 1;
 	return 0;
 }
 

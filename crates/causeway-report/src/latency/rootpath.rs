@@ -6,7 +6,8 @@ use super::fmt_ns;
 use super::text;
 use crate::error::ReportError;
 use crate::view::{View, write_json};
-use causeway_latency::{Decision, RootPath, Stop};
+use causeway_latency::preempt::{interrupt, preempted_by};
+use causeway_latency::{Decision, Pseudo, RootPath, Stop};
 use std::fmt::Write as _;
 use std::io::Write;
 
@@ -32,7 +33,50 @@ fn stop_sentence(p: &RootPath) -> String {
             p.f0
         ),
         Stop::Interrupted => format!("interrupted while measuring {last}"),
+        Stop::Preempted => format!(
+            "{last} was {} for most of the peak's time: the thread could not run",
+            p.culprit
+                .as_ref()
+                .map_or("preempted".to_string(), preempted_by)
+        ),
+        Stop::Irq => format!(
+            "{last} spent most of the peak's time in {}",
+            p.culprit
+                .as_ref()
+                .map_or("hard interrupts".to_string(), interrupt)
+        ),
     }
+}
+
+/// The end of the path when it is no function: "preempted by hog (tid 42)".
+fn cause(p: &RootPath) -> Option<String> {
+    match p.stop {
+        Stop::Preempted => Some(
+            p.culprit
+                .as_ref()
+                .map_or("preempted".to_string(), preempted_by),
+        ),
+        Stop::Irq => Some(
+            p.culprit
+                .as_ref()
+                .map_or("interrupts".to_string(), interrupt),
+        ),
+        _ => None,
+    }
+}
+
+/// ", preempted 12 (hog, tid 42)" for a level's line; empty when never measured.
+fn pseudo_text(label: &str, p: Option<&Pseudo>, chosen: bool, preemption: bool) -> String {
+    let Some(p) = p else {
+        return String::new();
+    };
+    let mark = if chosen { " (root cause)" } else { "" };
+    let who = match &p.top {
+        Some(c) if preemption => format!(" (most by {}, tid {})", c.name, c.id),
+        Some(c) => format!(" (most IRQ {}, {})", c.id, c.name),
+        None => String::new(),
+    };
+    format!(", {label} {}{who}{mark}", p.maxcount)
 }
 
 impl RootPathView {
@@ -66,7 +110,12 @@ impl RootPathView {
             p.peak.number,
             fmt_ns(p.peak.from_ns),
             fmt_ns(p.peak.to_ns),
-            p.path.join(" -> ")
+            p.path
+                .iter()
+                .cloned()
+                .chain(cause(p))
+                .collect::<Vec<_>>()
+                .join(" -> ")
         );
         let _ = writeln!(s, "  {}", stop_sentence(p));
         for (depth, l) in p.levels.iter().enumerate() {
@@ -89,6 +138,18 @@ impl RootPathView {
                 };
                 let _ = write!(s, ", {} {}{mark}", c.function, c.maxcount);
             }
+            s.push_str(&pseudo_text(
+                "preempted",
+                l.preemption.as_ref(),
+                l.decision == Decision::Preempted,
+                true,
+            ));
+            s.push_str(&pseudo_text(
+                "interrupts",
+                l.interrupts.as_ref(),
+                l.decision == Decision::Interrupts,
+                false,
+            ));
             if l.unresolved_calls > 0 {
                 let _ = write!(s, "; {} call sites not probed", l.unresolved_calls);
             }
@@ -103,9 +164,11 @@ impl View for RootPathView {
         "rootpath"
     }
 
-    /// Found: the path went below F0 or ended in a cause.
+    /// Found: the path went below F0 or ended in a cause (its own time, preemption, an
+    /// interrupt).
     fn found(&self) -> bool {
-        self.path.path.len() > 1 || self.path.stop == Stop::OwnCause
+        self.path.path.len() > 1
+            || matches!(self.path.stop, Stop::OwnCause | Stop::Preempted | Stop::Irq)
     }
 
     fn write_text(&self, out: &mut dyn Write) -> Result<(), ReportError> {
@@ -121,8 +184,99 @@ impl View for RootPathView {
             "path": self.path.path,
             "stop": self.path.stop,
             "stop_sentence": stop_sentence(&self.path),
+            "cause": cause(&self.path),
+            "culprit": self.path.culprit,
             "levels": self.path.levels,
         });
         write_json(self.name(), &doc, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use causeway_latency::{Culprit, Histogram, Level, PeakOptions, Resolution, Tally, find_peaks};
+
+    fn culprit() -> Culprit {
+        Culprit {
+            id: 42,
+            name: "hog".into(),
+            ns: 90_000_000,
+        }
+    }
+
+    /// spin_op with a fast peak and a preempted one, ended in preemption by `hog`.
+    fn preempted() -> RootPath {
+        let mut hist = Histogram::new(Resolution::LOG2);
+        hist.add_bin(Resolution::LOG2.bin_of(300_000), 900);
+        hist.add_bin(Resolution::LOG2.bin_of(80_000_000), 100);
+        let peaks = find_peaks(&hist, &PeakOptions::default());
+        let mut t = Tally::new(0);
+        t.own = 11;
+        t.preempted = 49;
+        t.samples = 60;
+        t.preemptors.add(42, "hog", 90_000_000);
+        t.preemptors.add(7, "python", 10_000_000);
+        RootPath {
+            f0: "spin_op".into(),
+            f0_hist: hist,
+            peak: *peaks.last().unwrap(),
+            peaks,
+            levels: vec![Level {
+                function: "spin_op".into(),
+                samples: t.samples,
+                own_maxcount: t.own,
+                callees: Vec::new(),
+                unresolved_calls: 0,
+                preemption: Some(t.preemption()),
+                interrupts: Some(t.interrupt_time()),
+                decision: t.decide(0.9),
+            }],
+            path: vec!["spin_op".into()],
+            stop: Stop::Preempted,
+            culprit: Some(culprit()),
+        }
+    }
+
+    #[test]
+    fn a_path_ended_by_preemption_names_the_thread() {
+        let p = preempted();
+        assert_eq!(p.peaks.len(), 2);
+        let v = RootPathView::new(&p);
+        let text = v.text();
+        assert!(
+            text.contains("spin_op -> preempted by hog (tid 42)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("preempted 49 (most by hog, tid 42) (root cause)"),
+            "{text}"
+        );
+        assert!(v.found());
+        let mut out = Vec::new();
+        v.write_json(&mut out).unwrap();
+        let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(j["cause"], "preempted by hog (tid 42)", "{j}");
+        assert_eq!(j["culprit"]["id"], 42);
+        assert_eq!(j["stop"], "preempted");
+        assert_eq!(j["levels"][0]["decision"]["decision"], "preempted");
+        assert_eq!(j["levels"][0]["preemption"]["ranked"][1]["name"], "python");
+    }
+
+    #[test]
+    fn a_path_ended_by_an_interrupt_names_the_irq() {
+        let mut p = preempted();
+        p.stop = Stop::Irq;
+        p.culprit = Some(Culprit {
+            id: 11,
+            name: "virtio0-input.0".into(),
+            ns: 5_000_000,
+        });
+        let text = RootPathView::new(&p).text();
+        assert!(
+            text.contains("spin_op -> interrupt 11 (virtio0-input.0)"),
+            "{text}"
+        );
+        assert!(text.contains("spent most of the peak's time in interrupt 11"));
     }
 }
