@@ -21,6 +21,7 @@
  * overlap and throughput scales with the number of clients.
  */
 #include "common.h"
+#include "io.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -90,12 +91,6 @@ static int write_full(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-static void set_nodelay(int fd)
-{
-	int one = 1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
-
 static void epoll_arm(int op, int fd, uint64_t tag, uint32_t events)
 {
 	struct epoll_event ev = { .events = events, .data.u64 = tag | (uint32_t)fd };
@@ -121,7 +116,7 @@ static void accept_one(void)
 {
 	int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd >= 0) {
-		set_nodelay(fd);
+		wl_set_nodelay(fd);
 		epoll_arm(EPOLL_CTL_ADD, fd, TAG_CONN, EPOLLIN | EPOLLONESHOT);
 	} else if (errno != EAGAIN && errno != EINTR) {
 		wl_die("blocking-net: accept: %s", strerror(errno));
@@ -216,7 +211,7 @@ static void *client_main(void *arg)
 	if (fd < 0 || connect(fd, (struct sockaddr *)&server_addr,
 			      sizeof server_addr) != 0)
 		wl_die("blocking-net: client connect: %s", strerror(errno));
-	set_nodelay(fd);
+	wl_set_nodelay(fd);
 
 	char req[REQ_SIZE], resp[RESP_SIZE];
 	memset(req, 'a' + c->id % 26, sizeof req);

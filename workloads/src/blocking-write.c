@@ -24,6 +24,7 @@
  * is removed at exit.
  */
 #include "common.h"
+#include "io.h"
 
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -64,29 +65,6 @@ static uint64_t fsync_calls;
 static int64_t fsync_ns;
 
 /* ---- log file ---------------------------------------------------- */
-
-static int is_memory_fs(const char *dir)
-{
-	struct statfs sfs;
-	if (statfs(dir, &sfs) != 0)
-		return 0;
-	return sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC;
-}
-
-static const char *pick_dir(const char *requested)
-{
-	if (requested) {
-		if (is_memory_fs(requested))
-			fprintf(stderr, "blocking-write: warning: %s is tmpfs/ramfs, "
-					"fsync will not block\n", requested);
-		return requested;
-	}
-	static const char *const candidates[] = { ".", "/tmp", "/var/tmp" };
-	for (size_t i = 0; i < sizeof candidates / sizeof *candidates; i++)
-		if (access(candidates[i], W_OK) == 0 && !is_memory_fs(candidates[i]))
-			return candidates[i];
-	wl_die("blocking-write: no writable disk-backed directory; use --dir");
-}
 
 /* The file must not outlive an interrupted run. */
 static void on_signal(int sig)
@@ -249,7 +227,7 @@ int main(int argc, char **argv)
 		"drained batch.",
 		opts, &args);
 
-	open_log(pick_dir(dir));
+	open_log(wl_log_dir("blocking-write", dir));
 
 	pthread_t prod, cons;
 	WL_CHECK_PT(pthread_create(&cons, NULL, consumer_main, NULL));

@@ -24,6 +24,7 @@
  * them all and syncs once for the batch.
  */
 #include "common.h"
+#include "io.h"
 
 #include <arpa/inet.h>
 #include <inttypes.h>
@@ -41,12 +42,6 @@
 #define REC_SIZE 4096
 #define LOG_SLOTS 4096 /* 16 MiB ring */
 
-#ifndef TMPFS_MAGIC
-#define TMPFS_MAGIC 0x01021994
-#endif
-#ifndef RAMFS_MAGIC
-#define RAMFS_MAGIC 0x858458f6
-#endif
 
 static int nclients = 16;
 static struct wl_args args;
@@ -72,48 +67,6 @@ static uint64_t seq, syncs;
 static pthread_rwlock_t world;
 
 /* ---- helpers ----------------------------------------------------- */
-
-static int is_memory_fs(const char *dir)
-{
-	struct statfs sfs;
-	if (statfs(dir, &sfs) != 0)
-		return 0;
-	return sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC;
-}
-
-static const char *pick_dir(const char *requested)
-{
-	if (requested)
-		return requested;
-	static const char *const candidates[] = { ".", "/tmp", "/var/tmp" };
-	for (size_t i = 0; i < sizeof candidates / sizeof *candidates; i++)
-		if (access(candidates[i], W_OK) == 0 && !is_memory_fs(candidates[i]))
-			return candidates[i];
-	wl_die("group-commit: no writable disk-backed directory; use --dir");
-}
-
-static int io_full(int fd, void *buf, size_t len, int out)
-{
-	size_t done = 0;
-	while (done < len) {
-		ssize_t n = out ? send(fd, (char *)buf + done, len - done, MSG_NOSIGNAL)
-				: recv(fd, (char *)buf + done, len - done, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n == 0 && done == 0 && !out)
-			return 0;
-		if (n <= 0)
-			return -1;
-		done += (size_t)n;
-	}
-	return 1;
-}
-
-static void set_nodelay(int fd)
-{
-	int one = 1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
 
 /* ---- sync thread ------------------------------------------------- */
 
@@ -194,12 +147,12 @@ static void *net_main(void *arg)
 	int fd = (int)(intptr_t)arg;
 	struct request r;
 	sem_init(&r.done, 0, 0);
-	while (io_full(fd, r.data, sizeof r.data, 0) == 1) {
+	while (wl_io_full(fd, r.data, sizeof r.data, 0) == 1) {
 		pthread_rwlock_rdlock(&world); /* parse the request */
 		wl_burn_ns(5 * WL_NS_PER_US);
 		pthread_rwlock_unlock(&world);
 		submit_and_wait(&r);
-		if (io_full(fd, r.data, sizeof r.data, 1) != 1)
+		if (wl_io_full(fd, r.data, sizeof r.data, 1) != 1)
 			break;
 	}
 	close(fd);
@@ -254,11 +207,11 @@ static void *client_thread(void *p)
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&server_addr, sizeof server_addr) != 0)
 		wl_die("group-commit: connect: %s", strerror(errno));
-	set_nodelay(fd);
+	wl_set_nodelay(fd);
 	char req[REQ_SIZE];
 	memset(req, 'a' + c->id % 26, sizeof req);
 	while (!wl_time_up(&args)) {
-		if (io_full(fd, req, sizeof req, 1) != 1 || io_full(fd, req, sizeof req, 0) != 1)
+		if (wl_io_full(fd, req, sizeof req, 1) != 1 || wl_io_full(fd, req, sizeof req, 0) != 1)
 			wl_die("group-commit: request failed");
 		c->requests++;
 	}
@@ -341,7 +294,7 @@ int main(int argc, char **argv)
 		"world every 50 ms (--fixed: one sync per batch of pending requests).",
 		extra, &args);
 	wl_name_process("gc-server");
-	setup(pick_dir(dir));
+	setup(wl_log_dir("group-commit", dir));
 
 	int res[2];
 	if (pipe(res) != 0)
@@ -366,7 +319,7 @@ int main(int argc, char **argv)
 		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			wl_die("group-commit: accept: %s", strerror(errno));
-		set_nodelay(fd);
+		wl_set_nodelay(fd);
 		nets[i] = (pthread_t)net_spawn(i, fd);
 	}
 	uint64_t total = 0;

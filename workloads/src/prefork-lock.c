@@ -25,6 +25,7 @@
  * records that sync covered skip theirs.
  */
 #include "common.h"
+#include "io.h"
 
 #include <arpa/inet.h>
 #include <inttypes.h>
@@ -43,12 +44,6 @@
 #define REC_SIZE 4096
 #define LOG_SLOTS 4096 /* 16 MiB ring */
 
-#ifndef TMPFS_MAGIC
-#define TMPFS_MAGIC 0x01021994
-#endif
-#ifndef RAMFS_MAGIC
-#define RAMFS_MAGIC 0x858458f6
-#endif
 
 static int nworkers = 4;
 static struct wl_args args;
@@ -67,48 +62,6 @@ struct shared {
 static struct shared *sh;
 
 /* ---- helpers ----------------------------------------------------- */
-
-static int is_memory_fs(const char *dir)
-{
-	struct statfs sfs;
-	if (statfs(dir, &sfs) != 0)
-		return 0;
-	return sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC;
-}
-
-static const char *pick_dir(const char *requested)
-{
-	if (requested)
-		return requested;
-	static const char *const candidates[] = { ".", "/tmp", "/var/tmp" };
-	for (size_t i = 0; i < sizeof candidates / sizeof *candidates; i++)
-		if (access(candidates[i], W_OK) == 0 && !is_memory_fs(candidates[i]))
-			return candidates[i];
-	wl_die("prefork-lock: no writable disk-backed directory; use --dir");
-}
-
-static int io_full(int fd, void *buf, size_t len, int out)
-{
-	size_t done = 0;
-	while (done < len) {
-		ssize_t n = out ? send(fd, (char *)buf + done, len - done, MSG_NOSIGNAL)
-				: recv(fd, (char *)buf + done, len - done, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n == 0 && done == 0 && !out)
-			return 0;
-		if (n <= 0)
-			return -1;
-		done += (size_t)n;
-	}
-	return 1;
-}
-
-static void set_nodelay(int fd)
-{
-	int one = 1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
 
 /* ---- workers ----------------------------------------------------- */
 
@@ -161,15 +114,15 @@ static void worker_main(void)
 	int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0)
 		wl_die("prefork-lock: accept: %s", strerror(errno));
-	set_nodelay(fd);
+	wl_set_nodelay(fd);
 	unsigned char req[REQ_SIZE], rec[REC_SIZE];
-	while (io_full(fd, req, sizeof req, 0) == 1) {
+	while (wl_io_full(fd, req, sizeof req, 0) == 1) {
 		memset(rec, req[0], sizeof rec);
 		if (args.fixed)
 			handle_request_grouped(rec);
 		else
 			handle_request(rec);
-		if (io_full(fd, req, sizeof req, 1) != 1)
+		if (wl_io_full(fd, req, sizeof req, 1) != 1)
 			break;
 	}
 	close(fd);
@@ -209,7 +162,7 @@ static void *client_thread(void *p)
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&server_addr, sizeof server_addr) != 0)
 		wl_die("prefork-lock: connect: %s", strerror(errno));
-	set_nodelay(fd);
+	wl_set_nodelay(fd);
 	char req[REQ_SIZE];
 	memset(req, 'a' + c->id % 26, sizeof req);
 	/* PIPELINE requests in flight per connection, so a worker finds its next
@@ -217,11 +170,11 @@ static void *client_thread(void *p)
 	int outstanding = 0;
 	while (!wl_time_up(&args) || outstanding > 0) {
 		while (outstanding < PIPELINE && !wl_time_up(&args)) {
-			if (io_full(fd, req, sizeof req, 1) != 1)
+			if (wl_io_full(fd, req, sizeof req, 1) != 1)
 				wl_die("prefork-lock: request failed");
 			outstanding++;
 		}
-		if (io_full(fd, req, sizeof req, 0) != 1)
+		if (wl_io_full(fd, req, sizeof req, 0) != 1)
 			wl_die("prefork-lock: response failed");
 		outstanding--;
 		c->requests++;
@@ -326,7 +279,7 @@ int main(int argc, char **argv)
 		"outside the lock).",
 		extra, &args);
 	wl_name_process("pl-main");
-	setup(pick_dir(dir));
+	setup(wl_log_dir("prefork-lock", dir));
 
 	pid_t workers[MAX_WORKERS];
 	for (int i = 0; i < nworkers; i++)

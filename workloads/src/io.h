@@ -1,0 +1,67 @@
+/* Disk and socket helpers shared by the workloads that write a log or talk over
+ * loopback (blocking-write, blocking-net, prefork-lock, group-commit). */
+#ifndef CAUSEWAY_WORKLOAD_IO_H
+#define CAUSEWAY_WORKLOAD_IO_H
+
+#include "common.h"
+
+#include <linux/magic.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+/* tmpfs and ramfs: fsync returns at once there, so a log on them never waits. */
+static inline int wl_is_memory_fs(const char *dir)
+{
+	struct statfs sfs;
+	if (statfs(dir, &sfs) != 0)
+		return 0;
+	return sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC;
+}
+
+/* The directory for a workload's log: the one asked for (with a warning if it is
+ * memory-backed), else the first writable disk-backed one of ., /tmp, /var/tmp. */
+static inline const char *wl_log_dir(const char *prog, const char *requested)
+{
+	if (requested) {
+		if (wl_is_memory_fs(requested))
+			fprintf(stderr, "%s: warning: %s is tmpfs/ramfs, fsync will not block\n",
+				prog, requested);
+		return requested;
+	}
+	static const char *const candidates[] = { ".", "/tmp", "/var/tmp" };
+	for (size_t i = 0; i < sizeof candidates / sizeof *candidates; i++)
+		if (access(candidates[i], W_OK) == 0 && !wl_is_memory_fs(candidates[i]))
+			return candidates[i];
+	wl_die("%s: no writable disk-backed directory; use --dir", prog);
+}
+
+/* Send (out) or receive all `len` bytes: 1 when done, 0 on a clean end of stream
+ * before any byte, -1 on an error or a stream cut short. */
+static inline int wl_io_full(int fd, void *buf, size_t len, int out)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = out ? send(fd, (char *)buf + done, len - done, MSG_NOSIGNAL)
+				: recv(fd, (char *)buf + done, len - done, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0 && done == 0 && !out)
+			return 0;
+		if (n <= 0)
+			return -1;
+		done += (size_t)n;
+	}
+	return 1;
+}
+
+/* Small requests and replies go out at once, not after Nagle's delay. */
+static inline void wl_set_nodelay(int fd)
+{
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+#endif
