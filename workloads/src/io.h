@@ -1,5 +1,6 @@
 /* Disk and socket helpers shared by the workloads that write a log or talk over
- * loopback (blocking-write, blocking-net, prefork-lock, group-commit). */
+ * over pipes and loopback (blocking-write, blocking-net, prefork-lock, group-commit,
+ * lock-chain, stopped-peer). */
 #ifndef CAUSEWAY_WORKLOAD_IO_H
 #define CAUSEWAY_WORKLOAD_IO_H
 
@@ -62,6 +63,29 @@ static inline void wl_set_nodelay(int fd)
 {
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+/* Write one 64-bit word to a pipe or socket, or die naming `prog`. */
+static inline void wl_put_u64(const char *prog, int fd, uint64_t v)
+{
+	ssize_t n;
+	while ((n = write(fd, &v, sizeof v)) < 0 && errno == EINTR)
+		;
+	if (n != (ssize_t)sizeof v)
+		wl_die("%s: write: %s", prog, n < 0 ? strerror(errno) : "short");
+}
+
+/* Read one 64-bit word: 1, or 0 at end of file; dies on an error or a short read. */
+static inline int wl_get_u64(const char *prog, int fd, uint64_t *v)
+{
+	ssize_t n;
+	while ((n = read(fd, v, sizeof *v)) < 0 && errno == EINTR)
+		;
+	if (n == 0)
+		return 0;
+	if (n != (ssize_t)sizeof *v)
+		wl_die("%s: read: %s", prog, n < 0 ? strerror(errno) : "short");
+	return 1;
 }
 
 #endif

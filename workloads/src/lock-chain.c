@@ -17,6 +17,7 @@
  * only to store the answer.
  */
 #include "common.h"
+#include "io.h"
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,27 +27,6 @@ static struct wl_args args;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t table_value;
 static int req_fd = -1, resp_fd = -1;
-
-static void put(int fd, uint64_t v)
-{
-	ssize_t n;
-	while ((n = write(fd, &v, sizeof v)) < 0 && errno == EINTR)
-		;
-	if (n != (ssize_t)sizeof v)
-		wl_die("lock-chain: write: %s", n < 0 ? strerror(errno) : "short");
-}
-
-static int get(int fd, uint64_t *v)
-{
-	ssize_t n;
-	while ((n = read(fd, v, sizeof *v)) < 0 && errno == EINTR)
-		;
-	if (n == 0)
-		return 0;
-	if (n != (ssize_t)sizeof *v)
-		wl_die("lock-chain: read: %s", n < 0 ? strerror(errno) : "short");
-	return 1;
-}
 
 /* ---- backend (child process) -------------------------------------- */
 
@@ -59,9 +39,9 @@ static void backend_main(int in, int out)
 {
 	wl_name_process("lk-backend");
 	uint64_t q;
-	while (get(in, &q)) {
+	while (wl_get_u64("lock-chain", in, &q)) {
 		slow_lookup();
-		put(out, q + 1);
+		wl_put_u64("lock-chain", out, q + 1);
 	}
 }
 
@@ -70,8 +50,8 @@ static void backend_main(int in, int out)
 static __attribute__((noinline)) uint64_t fetch_from_backend(uint64_t q)
 {
 	uint64_t a;
-	put(req_fd, q);
-	if (!get(resp_fd, &a))
+	wl_put_u64("lock-chain", req_fd, q);
+	if (!wl_get_u64("lock-chain", resp_fd, &a))
 		wl_die("lock-chain: backend exited early");
 	return a;
 }

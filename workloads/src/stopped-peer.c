@@ -16,6 +16,7 @@
  * --fixed: the stopper never stops the server.
  */
 #include "common.h"
+#include "io.h"
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,28 +34,6 @@ struct client {
 	uint64_t done;
 };
 
-static void put(int fd, uint64_t v)
-{
-	ssize_t n;
-	while ((n = write(fd, &v, sizeof v)) < 0 && errno == EINTR)
-		;
-	if (n != (ssize_t)sizeof v)
-		wl_die("stopped-peer: write: %s", n < 0 ? strerror(errno) : "short");
-}
-
-/* Returns 0 at end of file. */
-static int get(int fd, uint64_t *v)
-{
-	ssize_t n;
-	while ((n = read(fd, v, sizeof *v)) < 0 && errno == EINTR)
-		;
-	if (n == 0)
-		return 0;
-	if (n != (ssize_t)sizeof *v)
-		wl_die("stopped-peer: read: %s", n < 0 ? strerror(errno) : "short");
-	return 1;
-}
-
 /* ---- server (child process) -------------------------------------- */
 
 struct serve_arg {
@@ -71,9 +50,9 @@ static void *serve(void *p)
 	struct serve_arg *a = p;
 	wl_name_thread_idx("server", a->idx);
 	uint64_t v;
-	while (get(a->req_fd, &v)) {
+	while (wl_get_u64("stopped-peer", a->req_fd, &v)) {
 		handle_request();
-		put(a->resp_fd, v);
+		wl_put_u64("stopped-peer", a->resp_fd, v);
 	}
 	return NULL;
 }
@@ -122,8 +101,8 @@ static void stopper_main(pid_t server)
 static __attribute__((noinline)) int ask_server(struct client *c, uint64_t seq)
 {
 	uint64_t reply;
-	put(c->req_fd, seq);
-	return get(c->resp_fd, &reply) && reply == seq;
+	wl_put_u64("stopped-peer", c->req_fd, seq);
+	return wl_get_u64("stopped-peer", c->resp_fd, &reply) && reply == seq;
 }
 
 static void *client_main(void *p)
