@@ -54,6 +54,7 @@ pub(crate) fn find(
         leak_fraction,
     } = *limits;
     let weight = |id: usize| edges.get(id).map_or(0, |e| e.weight.0);
+    let direct = |id: usize| edges.get(id).map_or(0, |e| e.direct.0);
     let floor: Vec<Arc> = edges
         .iter()
         .filter(|e| e.weight.0 >= min_edge_ns.max(1))
@@ -65,7 +66,14 @@ pub(crate) fn find(
         .collect();
     let all_vs: BTreeSet<u32> = floor.iter().flat_map(|a| [a.from, a.to]).collect();
     let all_vs: Vec<u32> = all_vs.into_iter().collect();
-    let (arcs, trimmed) = leaks::trim(&all_vs, &floor, &weight, threshold_ns, leak_fraction);
+    let (arcs, trimmed) = leaks::trim(
+        &all_vs,
+        &floor,
+        &weight,
+        &direct,
+        threshold_ns,
+        leak_fraction,
+    );
     let trimmed: Vec<usize> = trimmed.into_iter().flat_map(|l| l.edges).collect();
     let (alive, background, final_terms) = set_background_apart(&arcs, vertices, duration);
     // The graph left after background knots are removed: sinks' chains stay in it.

@@ -8,15 +8,20 @@
 //! edges until knots appear (§3.2.2, §4.3), but only inside a knot.
 //!
 //! Rule: in a component with edges inside it, the edges leaving it are removed (and
-//! listed) when every one of them is no heavier than the refinement threshold and all
-//! of them together weigh at most `leak_fraction` of the weight inside the component.
+//! listed) when the component's own threads waited on each of them directly for no
+//! longer than the refinement threshold and all of them together weigh (cascaded) at
+//! most `leak_fraction` of the weight inside the component. The threshold is compared
+//! with the direct waiting, not the cascaded weight: a cascaded weight counts a nested
+//! wait once per thread held up behind it, so a 30 ms wait of a sync thread for a
+//! runtime's safepoint, with 16 network threads queued behind the sync thread, weighs
+//! 0.46 s and would pass a 0.42 s threshold although the loop spent 30 ms outside.
 //! Reason: an edge's weight is the waiting (cascaded) of the component's threads that
 //! the outside vertex ended, so even if the outside vertex never made them wait, their
 //! waiting would shrink by at most the leaving weight; when that is a few percent of
 //! the waiting they do on each other, the component behaves as a closed loop, and its
 //! members are what limits it. Limits: the fraction compares cascaded sums, which count
-//! a nested wait once per thread held up, on both sides alike; a heavy exit (over the
-//! threshold) is never trimmed, however heavy the inside, so a component that really
+//! a nested wait once per thread held up, on both sides alike; an exit waited on
+//! directly for longer than the threshold is never trimmed, however heavy the inside, so a component that really
 //! waits on something outside still leads there; a component whose only exits are
 //! trimmed becomes a knot even if the work it waits on outside is, in total, large in
 //! seconds (it is listed, with its weight, beside the knot).
@@ -37,6 +42,7 @@ pub(crate) fn trim(
     vertices: &[u32],
     arcs: &[Arc],
     weight: &dyn Fn(usize) -> u64,
+    direct: &dyn Fn(usize) -> u64,
     threshold_ns: u64,
     leak_fraction: f64,
 ) -> (Vec<Arc>, Vec<Leak>) {
@@ -64,7 +70,7 @@ pub(crate) fn trim(
             continue;
         }
         let total: u128 = out.iter().map(|a| u128::from(weight(a.id))).sum();
-        let small = out.iter().all(|a| weight(a.id) <= threshold_ns)
+        let small = out.iter().all(|a| direct(a.id) <= threshold_ns)
             && (total as f64) <= leak_fraction * inside[c] as f64;
         if !small {
             continue;
