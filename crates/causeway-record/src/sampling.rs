@@ -14,8 +14,11 @@ pub use crate::config::{DEFAULT_SAMPLE_HZ, MAX_SAMPLE_HZ};
 
 /// The per-CPU sampling events and their program links; dropping it stops sampling.
 pub struct Sampler {
+    /// One link per CPU. libbpf's perf-event link owns its event's descriptor and
+    /// closes it on detach, so the descriptors are handed over, not kept here too
+    /// (keeping them closed each twice: a debug build aborted on it, a release build
+    /// could close whatever descriptor had taken the number meanwhile).
     _links: Vec<Link>,
-    _events: Vec<OwnedFd>,
 }
 
 /// Open a `cpu-clock` sampling event on `cpu` for every thread, firing every
@@ -56,20 +59,17 @@ impl Sampler {
     pub fn start(prog: &ProgramMut<'_>, hz: u32) -> Result<Sampler, RecordError> {
         let period = 1_000_000_000 / u64::from(hz.clamp(1, MAX_SAMPLE_HZ));
         let mut links = Vec::new();
-        let mut events = Vec::new();
         for cpu in online_cpus() {
             let fd = open_cpu_clock(cpu, period)?;
             let raw = std::os::fd::AsRawFd::as_raw_fd(&fd);
             let link = prog.attach_perf_event(raw).map_err(|e| {
                 RecordError::Attach(format!("cpu_sample on CPU {cpu}"), e.to_string())
             })?;
+            // The link owns the descriptor now (on failure `fd` is dropped and closed).
+            let _ = std::os::fd::IntoRawFd::into_raw_fd(fd);
             links.push(link);
-            events.push(fd);
         }
-        Ok(Sampler {
-            _links: links,
-            _events: events,
-        })
+        Ok(Sampler { _links: links })
     }
 }
 
