@@ -637,10 +637,16 @@ fn forked_processes_that_retitle_themselves_have_their_titles() {
     let pad = "x".repeat(64);
     record(&out, &["--", bin.to_str().unwrap(), &pad]);
     let (_, tables, _) = model(&out);
+    // The program's own row: its command line starts with the program. The recorder's
+    // row (the parent of the launched command, kept for the process tree) ends with
+    // the same arguments, and may come first.
     let parent = tables
         .processes
         .iter()
-        .find(|p| tables.string(p.cmdline).ends_with(&pad))
+        .find(|p| {
+            let c = tables.string(p.cmdline);
+            c.starts_with(bin.to_str().unwrap()) && c.ends_with(&pad)
+        })
         .expect("the parent's row with its own command line")
         .tgid;
     // Each child: a row of its own (it is not the parent), whose latest title is the
