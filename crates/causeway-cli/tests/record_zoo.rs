@@ -9,7 +9,7 @@ mod common;
 
 use causeway_format::{FrameSpace, SoftirqVec, Tables, Tgid, Waker};
 use causeway_model::{Model, SegmentState, Thread};
-use common::{can_record, model, record, workload};
+use common::{build_prog, can_record, model, record, workload};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -610,20 +610,6 @@ fn pipe_ends_share_an_object_identity() {
         written.iter().all(|&o| o != 0),
         "identities are never 0 for pipes"
     );
-}
-
-/// Compile a test program from tests/progs.
-fn build_prog(dir: &Path, name: &str) -> std::path::PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/progs/{name}.c"));
-    let bin = dir.join(name);
-    let st = std::process::Command::new("cc")
-        .args(["-O2", "-pthread", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .status()
-        .expect("run cc");
-    assert!(st.success(), "compiling {}", src.display());
-    bin
 }
 
 #[test]

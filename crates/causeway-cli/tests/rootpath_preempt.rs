@@ -9,22 +9,9 @@
 
 mod common;
 
-use common::{can_record, causeway};
+use common::{build_prog, can_record, causeway};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-fn build_prog(dir: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/progs/pinned-competitor.c");
-    let bin = dir.join("pinned-competitor");
-    let st = std::process::Command::new("cc")
-        .args(["-O2", "-pthread", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .status()
-        .expect("run cc");
-    assert!(st.success(), "compiling {}", src.display());
-    bin
-}
+use std::path::Path;
 
 /// `rootpath --json` on the slowest peak of `spin_op`.
 fn rootpath(bin: &Path) -> std::process::Output {
@@ -62,7 +49,7 @@ fn a_pinned_competitor_is_reported_as_the_preemptor() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let bin = build_prog(dir.path());
+    let bin = build_prog(dir.path(), "pinned-competitor");
     // The slow peak is the last one; how many peaks the run's own profile of F0
     // resolves varies on a busy machine (short waits behind other work make one more).
     let o = rootpath(&bin);

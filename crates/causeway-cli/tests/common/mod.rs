@@ -76,3 +76,17 @@ pub fn model(path: &Path) -> (Model, Tables, causeway_format::TraceStats) {
     let m = Model::from_reader(&mut r).expect("model");
     (m, tables, stats)
 }
+
+/// Compile the test program `tests/progs/NAME.c` into `dir`; returns the binary.
+pub fn build_prog(dir: &Path, name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/progs/{name}.c"));
+    let bin = dir.join(name);
+    let st = Command::new("cc")
+        .args(["-O2", "-pthread", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .status()
+        .expect("run cc");
+    assert!(st.success(), "compiling {}", src.display());
+    bin
+}
