@@ -209,6 +209,20 @@ impl Unwind {
 /// common timer rates (100, 250, 1000 Hz) so samples do not lock onto periodic work.
 pub const DEFAULT_SAMPLE_HZ: u32 = 49;
 
+/// Default budget of user frames per stack with DWARF unwinding: perf's default
+/// `kernel.perf_event_max_stack` (127), rounded. Deep interpreter stacks (CPython's
+/// import machinery nests 40-60 frames) must reach `main`; the frames cost only user-space
+/// unwinding, and only for stacks that are that deep.
+pub const DEFAULT_STACK_DEPTH: u32 = 128;
+
+/// Most frames the in-kernel frame-pointer walk (`--unwind fp`) keeps per stack: the
+/// size of the frame array of a ring record.
+pub const MAX_STACK_DEPTH_FP: u32 = crate::skel::types::abi_sizes::MAX_USER_FRAMES.0;
+
+/// Most frames a DWARF-unwound stack keeps (a 16 KiB window holds at most ~1,000
+/// frames of 16 bytes; beyond 512 a stack is a runaway recursion, not a call path).
+pub const MAX_STACK_DEPTH: u32 = 512;
+
 /// Highest accepted rate per CPU (perf's default upper limit).
 pub const MAX_SAMPLE_HZ: u32 = 100_000;
 
@@ -267,7 +281,9 @@ pub struct RecordConfig {
     pub syscalls: Vec<SyscallInfo>,
     /// User stack scope.
     pub stack_mode: StackMode,
-    /// Budget of user frames per stack (Uscope's S), 1..=32.
+    /// Budget of user frames per stack (Uscope's S): up to [`MAX_STACK_DEPTH`] with DWARF
+    /// unwinding, [`MAX_STACK_DEPTH_FP`] with the frame-pointer walk (larger values are
+    /// clamped there).
     pub stack_depth: u32,
     /// Which stacks also get kernel frames.
     pub kernel_stacks: KernelStacks,
@@ -300,7 +316,7 @@ pub struct RecordConfig {
 
 impl RecordConfig {
     /// Defaults for a target: all event groups but syscalls (the blocking ones when
-    /// enabled), whole user stacks (up to 32 frames, unwound with DWARF from an 8 KiB
+    /// enabled), whole user stacks (up to 128 frames, unwound with DWARF from an 8 KiB
     /// window) on blocking switch-outs and wakers, kernel stacks where they explain the
     /// wait, on-CPU samples at 49 Hz per CPU, 8 MiB of ring per CPU.
     pub fn new(target: Target) -> RecordConfig {
@@ -311,7 +327,7 @@ impl RecordConfig {
             // With DWARF unwinding the cost is the copied window, not the frames kept,
             // so whole stacks (up to the budget) are the default.
             stack_mode: StackMode::All,
-            stack_depth: 32,
+            stack_depth: DEFAULT_STACK_DEPTH,
             kernel_stacks: KernelStacks::Auto,
             unwind: Unwind::default(),
             stack_window: 8192,

@@ -102,7 +102,7 @@ fn configure(open: &mut OpenRecorderSkel<'static>, cfg: &RecordConfig, family: F
     }
     rodata.events = cfg.events.bits();
     rodata.stack_mode = cfg.stack_mode.code();
-    rodata.stack_depth = cfg.stack_depth.clamp(1, 32);
+    rodata.stack_depth = cfg.stack_depth.clamp(1, crate::config::MAX_STACK_DEPTH_FP);
     rodata.stack_on = [
         (cfg.stack_on_switch, stack_place::STACK_ON_SWITCH),
         (cfg.stack_on_waker, stack_place::STACK_ON_WAKER),

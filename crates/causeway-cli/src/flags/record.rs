@@ -9,10 +9,11 @@ use super::values::{FlagError, PathList, path_list, pid, positive_duration};
 use anyhow::{Result, bail};
 use causeway_format::DurationNs;
 use causeway_format::units::parse_size_bytes;
+use causeway_record::config::{MAX_STACK_DEPTH, MAX_STACK_DEPTH_FP};
 use causeway_record::syscalls::{self, SyscallInfo};
 use causeway_record::trigger::Condition;
 use causeway_record::{
-    ConfigError, EventSet, Output, RecordConfig, Request, Target, parse_stack_window,
+    ConfigError, EventSet, Output, RecordConfig, Request, Target, Unwind, parse_stack_window,
 };
 use clap::Args;
 use std::path::PathBuf;
@@ -72,9 +73,10 @@ pub struct RecordArgs {
     /// Which user frames to keep (Uscope's modes).
     #[arg(long, value_enum, value_name = "MODE", default_value_t = StackModeArg::All)]
     pub stack_mode: StackModeArg,
-    /// Budget of user frames per stack (1-32).
-    #[arg(long, default_value_t = 32, value_name = "S", value_parser = clap::value_parser!(u32).range(1..=32))]
-    pub stack_depth: u32,
+    /// Budget of user frames per stack: 1-512 with `--unwind dwarf` (default 128, perf's
+    /// default maximum), 1-32 with `--unwind fp` (default 32).
+    #[arg(long, value_name = "S", value_parser = clap::value_parser!(u32).range(1..=MAX_STACK_DEPTH as i64))]
+    pub stack_depth: Option<u32>,
     /// How user stacks are unwound.
     #[arg(long, value_enum, default_value_t = UnwindArg::Dwarf)]
     pub unwind: UnwindArg,
@@ -239,8 +241,15 @@ impl RecordArgs {
         cfg.events = self.events;
         cfg.syscalls = self.syscalls.0.clone();
         cfg.stack_mode = self.stack_mode.into();
-        cfg.stack_depth = self.stack_depth;
         cfg.unwind = self.unwind.into();
+        cfg.stack_depth = match (cfg.unwind, self.stack_depth) {
+            (Unwind::FramePointers, Some(d)) if d > MAX_STACK_DEPTH_FP => bail!(
+                "--stack-depth {d}: the frame-pointer walk runs in the kernel and keeps at most {MAX_STACK_DEPTH_FP} frames (use --unwind dwarf for deeper stacks)"
+            ),
+            (Unwind::FramePointers, None) => MAX_STACK_DEPTH_FP,
+            (_, Some(d)) => d,
+            (_, None) => cfg.stack_depth,
+        };
         cfg.stack_window = self.stack_window;
         cfg.debug_dirs = self.debug_dirs.clone().map(|d| d.0);
         cfg.kernel_stacks = self.kernel_stacks.into();
@@ -439,12 +448,30 @@ mod tests {
     }
 
     #[test]
+    fn stack_depth_defaults_follow_the_unwinder() {
+        let depth = |args: &[&str]| {
+            let mut all = args.to_vec();
+            all.extend(["--", "true"]);
+            parse(&all)
+                .unwrap()
+                .resolve(Vec::new())
+                .map(|r| r.config.stack_depth)
+        };
+        assert_eq!(depth(&[]).unwrap(), 128);
+        assert_eq!(depth(&["--stack-depth", "300"]).unwrap(), 300);
+        assert_eq!(depth(&["--unwind", "fp"]).unwrap(), 32);
+        assert_eq!(depth(&["--unwind", "fp", "--stack-depth", "8"]).unwrap(), 8);
+        let e = depth(&["--unwind", "fp", "--stack-depth", "40"]).unwrap_err();
+        assert!(e.to_string().contains("at most 32 frames"), "{e}");
+    }
+
+    #[test]
     fn bad_values_are_usage_errors_naming_the_flag() {
         let cases: &[(&[&str], &str)] = &[
             (&["--stack-mode", "deep"], "possible values"),
             (&["--events", "sched,disk"], "unknown event group `disk`"),
             (&["--syscalls", "nosuch"], "unknown syscall `nosuch`"),
-            (&["--stack-depth", "40"], "1..=32"),
+            (&["--stack-depth", "600"], "1..=512"),
             (&["--stack-window", "3000"], "power of two"),
             (&["--buffer-size", "1K"], "between 4K and 1G"),
             (&["--buffer-size", "2G"], "between 4K and 1G"),
