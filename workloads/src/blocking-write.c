@@ -58,7 +58,6 @@ static struct queue q = {
 
 static struct wl_args args;
 static int log_fd = -1;
-static char log_path[4096];
 
 static uint64_t persisted; /* written by the consumer only */
 static uint64_t fsync_calls;
@@ -66,27 +65,9 @@ static int64_t fsync_ns;
 
 /* ---- log file ---------------------------------------------------- */
 
-/* The file must not outlive an interrupted run. */
-static void on_signal(int sig)
-{
-	if (log_path[0])
-		unlink(log_path);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
 static void open_log(const char *dir)
 {
-	snprintf(log_path, sizeof log_path, "%s/causeway-blocking-write.XXXXXX", dir);
-	log_fd = mkstemp(log_path);
-	if (log_fd < 0) {
-		int e = errno;
-		log_path[0] = 0;
-		wl_die("blocking-write: cannot create a file in %s: %s", dir,
-		       strerror(e));
-	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	log_fd = wl_log_create("blocking-write", dir);
 }
 
 static __attribute__((noinline)) void write_record(const unsigned char *rec,
@@ -236,11 +217,11 @@ int main(int argc, char **argv)
 	pthread_join(cons, NULL);
 
 	close(log_fd);
-	unlink(log_path);
+	unlink(wl_log_path());
 
 	fprintf(stderr, "blocking-write: %s mode, file %s, %llu requests, "
 			"%llu fsyncs, avg fsync %.1f us, avg batch %.1f\n",
-		args.fixed ? "fixed" : "plain", log_path,
+		args.fixed ? "fixed" : "plain", wl_log_path(),
 		(unsigned long long)persisted, (unsigned long long)fsync_calls,
 		fsync_calls ? (double)fsync_ns / (double)fsync_calls / 1e3 : 0.0,
 		fsync_calls ? (double)persisted / (double)fsync_calls : 0.0);

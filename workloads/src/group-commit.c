@@ -46,7 +46,6 @@
 static int nclients = 16;
 static struct wl_args args;
 static int log_fd = -1, listen_fd = -1;
-static char log_path[4096];
 static struct sockaddr_in server_addr;
 
 /* One pending request: its net thread waits on `done` (its own semaphore, so a
@@ -239,25 +238,9 @@ static void client_main(int out)
 
 /* ---- server ------------------------------------------------------ */
 
-static void on_signal(int sig)
-{
-	if (log_path[0])
-		unlink(log_path);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
 static void setup(const char *dir)
 {
-	snprintf(log_path, sizeof log_path, "%s/causeway-group-commit.XXXXXX", dir);
-	log_fd = mkstemp(log_path);
-	if (log_fd < 0) {
-		int e = errno;
-		log_path[0] = 0;
-		wl_die("group-commit: cannot create a file in %s: %s", dir, strerror(e));
-	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	log_fd = wl_log_create("group-commit", dir);
 	wl_cond_init(&q_cv);
 	pthread_rwlockattr_t ra;
 	pthread_rwlockattr_init(&ra);
@@ -336,7 +319,7 @@ int main(int argc, char **argv)
 	pthread_join(runtime_t, NULL);
 	fprintf(stderr, "group-commit: %" PRIu64 " requests, %" PRIu64 " syncs\n", total,
 		syncs);
-	unlink(log_path);
+	unlink(wl_log_path());
 	wl_report(&args, total);
 	return 0;
 }

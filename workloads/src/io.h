@@ -7,6 +7,8 @@
 #include "common.h"
 
 #include <linux/magic.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -37,6 +39,39 @@ static inline const char *wl_log_dir(const char *prog, const char *requested)
 		if (access(candidates[i], W_OK) == 0 && !wl_is_memory_fs(candidates[i]))
 			return candidates[i];
 	wl_die("%s: no writable disk-backed directory; use --dir", prog);
+}
+
+/* The path of this run's temporary log (one per program). */
+static inline char *wl_log_path(void)
+{
+	static char path[4096];
+	return path;
+}
+
+/* The log must not outlive an interrupted run. */
+static inline void wl_log_on_signal(int sig)
+{
+	if (wl_log_path()[0])
+		unlink(wl_log_path());
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Create `dir/causeway-PROG.XXXXXX` for writing, removed again on SIGINT or SIGTERM;
+ * returns its descriptor (the path is wl_log_path()). */
+static inline int wl_log_create(const char *prog, const char *dir)
+{
+	char *path = wl_log_path();
+	snprintf(path, 4096, "%s/causeway-%s.XXXXXX", dir, prog);
+	int fd = mkstemp(path);
+	if (fd < 0) {
+		int e = errno;
+		path[0] = 0;
+		wl_die("%s: cannot create a file in %s: %s", prog, dir, strerror(e));
+	}
+	signal(SIGINT, wl_log_on_signal);
+	signal(SIGTERM, wl_log_on_signal);
+	return fd;
 }
 
 /* Send (out) or receive all `len` bytes: 1 when done, 0 on a clean end of stream

@@ -48,7 +48,6 @@
 static int nworkers = 4;
 static struct wl_args args;
 static int log_fd = -1, listen_fd = -1;
-static char log_path[4096];
 static struct sockaddr_in server_addr;
 
 /* Shared between all processes of the program. */
@@ -203,25 +202,9 @@ static void client_main(int out)
 
 /* ---- parent ------------------------------------------------------ */
 
-static void on_signal(int sig)
-{
-	if (log_path[0])
-		unlink(log_path);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
 static void setup(const char *dir)
 {
-	snprintf(log_path, sizeof log_path, "%s/causeway-prefork-lock.XXXXXX", dir);
-	log_fd = mkstemp(log_path);
-	if (log_fd < 0) {
-		int e = errno;
-		log_path[0] = 0;
-		wl_die("prefork-lock: cannot create a file in %s: %s", dir, strerror(e));
-	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	log_fd = wl_log_create("prefork-lock", dir);
 	sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
 		wl_die("prefork-lock: mmap: %s", strerror(errno));
@@ -309,7 +292,7 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "prefork-lock: %" PRIu64 " requests, %" PRIu64 " syncs\n", total,
 		sh->syncs);
-	unlink(log_path);
+	unlink(wl_log_path());
 	wl_report(&args, total);
 	return 0;
 }
