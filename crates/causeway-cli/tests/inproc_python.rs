@@ -418,7 +418,12 @@ fn unchanged_case(py: &Python) {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "Python {}: {stderr}", py.version);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "Python {}: {stderr}",
+        py.version
+    );
     let seen: Value = serde_json::from_slice(&out.stdout).expect("the script's report");
     assert_eq!(seen["argv"][0], script.to_str().unwrap());
     assert_eq!(seen["argv"][1], "3");

@@ -11,7 +11,8 @@
  * Exits: the entry trampoline saves the caller's return address on a per-thread shadow
  * stack and rewrites it to cw__patch_exit, which records the exit and jumps to the saved
  * address. The shadow stack remembers where each return address lives, so frames a
- * longjmp skipped are dropped (and their exits recorded) at the next exit below them.
+ * longjmp skipped are dropped (and their exits recorded) at the next traced entry or
+ * exit after it.
  *
  * Each site's five bytes must lie inside one aligned 8-byte word, so one atomic store
  * swaps the whole instruction and a thread never runs half of an old and half of a new
@@ -134,6 +135,7 @@ struct cw_shadow {
 };
 
 #define SHADOW_BYTES (64u << 10)
+#define STALE_SPAN ((uintptr_t)16 << 20)
 
 static __thread struct cw_shadow *shadow CW_TLS_IE;
 static pthread_key_t shadow_key;
@@ -167,6 +169,26 @@ void cw__patch_enter(uint64_t ret, uint64_t *slot)
     if (CW_UNLIKELY(s == NULL) && (s = shadow_new()) == NULL)
         return;
     uint32_t d = s->depth;
+    /* Entries whose slot lies below ours belong to frames a longjmp has left: a live
+     * caller's slot is above its callee's. Equal slots are a tail call (the caller's
+     * frame is live and its slot still holds cw__patch_exit) or a sibling called
+     * after a longjmp out of the frame that had the slot (the slot holds a fresh
+     * return address). Close dead frames now, so the calls after a longjmp are not
+     * nested in the frames it skipped. The span bound keeps a signal handler on an
+     * alternate stack, which may lie anywhere, from closing the frames of the stack
+     * it interrupted (unless it is within 16 MiB below). */
+    uint64_t exit_addr = (uint64_t)(uintptr_t)cw__patch_exit;
+    while (d > 0 && ((s->e[d - 1].slot == slot && *slot != exit_addr) ||
+                     (s->e[d - 1].slot < slot &&
+                      (uintptr_t)slot - (uintptr_t)s->e[d - 1].slot <= STALE_SPAN))) {
+        d--;
+        cw_exit();
+    }
+    if (d != s->depth) {
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        s->depth = d;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    }
     if (CW_UNLIKELY(d == s->cap))
         return; /* deeper than the shadow stack: neither entry nor exit is recorded */
     s->e[d].ret = *slot;
