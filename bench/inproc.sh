@@ -21,7 +21,7 @@ scale=1
 [ "$mode" = quick ] && scale=100
 # SCALE=N divides the calls of a full run by N (a shorter run on a busy machine).
 [ -n "${SCALE:-}" ] && scale=$SCALE
-rel=target/release
+rel=${CAUSEWAY_TARGET:-target/release}
 [ -f $rel/libcauseway.a ] || { echo "inproc.sh: run make build first" >&2; exit 1; }
 inc=crates/causeway-inproc/c
 cf="-O2 -fno-optimize-sibling-calls -I$inc"

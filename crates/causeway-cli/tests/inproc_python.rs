@@ -441,13 +441,35 @@ fn unchanged_case(py: &Python) {
         py.version
     );
     let top = calls_json(&traces[0], &["--top", "1000"]);
+    let calls_of = |name: &str| {
+        top["top"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["function"].as_str().unwrap().starts_with(name))
+            .map(|f| f["calls"].as_u64().unwrap())
+    };
+    assert_eq!(
+        calls_of("leaf ("),
+        Some(50),
+        "Python {}: {top:#}",
+        py.version
+    );
+    assert_eq!(
+        calls_of("main ("),
+        Some(1),
+        "Python {}: {top:#}",
+        py.version
+    );
     let functions: Vec<&str> = top["top"]
         .as_array()
         .unwrap()
         .iter()
         .map(|f| f["function"].as_str().unwrap())
         .collect();
-    for f in &functions {
+    // The launcher's own frames (also `__main__`) were running when tracing started:
+    // their exits are the only calls not of the script.
+    for f in functions.iter().filter(|f| **f != "[before trace]") {
         assert!(
             f.contains("py_unchanged.py:"),
             "Python {}: {f} traced, not of the selected script",
