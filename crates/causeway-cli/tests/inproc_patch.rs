@@ -83,15 +83,28 @@ fn calls_json(trace: &Path, args: &[&str]) -> Value {
         .arg(trace)
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "causeway calls {args:?} {}: {} {}",
+        trace.display(),
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
+/// Instances of a call-chain signature (`causeway calls` exits 1 when there are none).
 fn instances(trace: &Path, sig: &str) -> usize {
-    calls_json(trace, &["--match", sig])["matches"]["instances"]
-        .as_array()
-        .unwrap()
-        .len()
+    let o = causeway()
+        .args(["calls", "--json", "--match", sig])
+        .arg(trace)
+        .output()
+        .unwrap();
+    let n = serde_json::from_slice::<Value>(&o.stdout)
+        .map(|v| v["matches"]["instances"].as_array().map_or(0, |a| a.len()))
+        .unwrap_or_else(|e| panic!("{sig}: {e}: {}", String::from_utf8_lossy(&o.stderr)));
+    assert_eq!(o.status.code(), Some(if n > 0 { 0 } else { 1 }), "{sig}");
+    n
 }
 
 fn case(static_link: bool) {
