@@ -69,7 +69,7 @@ run() { # variant work calls -> "variant work calls ns_per_call"
         fi-cw-off) r=$(CAUSEWAY_START=off "$out/fi-cw" "$w" "$n") ;;
         fi-cw-on) r=$("$out/fi-cw" "$w" "$n") ;;
         fi-cw-coarse) r=$(CAUSEWAY_CLOCK=coarse "$out/fi-cw" "$w" "$n") ;;
-        fi-cw-preload) r=$(LD_PRELOAD=$PWD/$rel/libcauseway.so "$out/fi-preload" "$w" "$n") ;;
+        fi-cw-preload) r=$(LD_PRELOAD=$(realpath "$rel")/libcauseway.so "$out/fi-preload" "$w" "$n") ;;
         uftrace) r=$(cd "$out" && uftrace record -d "$out/uftrace.data" ./pg "$w" "$n" | tail -1) ;;
     esac
     echo "$v $r"
