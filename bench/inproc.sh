@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Hubble's trace point microbenchmark (§8.1 Listing 1) for libcauseway, with its peers
 # in the same run: the bare TSC read, a no-op -finstrument-functions hook, and uftrace.
+# libcauseway's variants: inline trace points (TSC, coarse clock, coarse-only build),
+# patched -fpatchable-function-entry sites, -finstrument-functions hooks.
 #
 #   bash bench/inproc.sh          full: 2*10^8 calls at work 0 per variant and run, fewer
 #                                 as work grows; 3 runs make ~10^9 calls per variant
@@ -17,7 +19,9 @@ runs=${RUNS:-3}
 out=${OUT:-$(mktemp -d /tmp/causeway-bench-inproc.XXXXXX)}
 scale=1
 [ "$mode" = quick ] && scale=100
-rel=target/release
+# SCALE=N divides the calls of a full run by N (a shorter run on a busy machine).
+[ -n "${SCALE:-}" ] && scale=$SCALE
+rel=${CAUSEWAY_TARGET:-target/release}
 [ -f $rel/libcauseway.a ] || { echo "inproc.sh: run make build first" >&2; exit 1; }
 inc=crates/causeway-inproc/c
 cf="-O2 -fno-optimize-sibling-calls -I$inc"
@@ -27,6 +31,11 @@ cc $cf -DMODE_BASE $src -o "$out/base"
 cc $cf -DMODE_TSC $src -o "$out/tsc"
 cc $cf -DMODE_CW $src -o "$out/cw" $libs
 cc $cf -no-pie -DMODE_CW $src -o "$out/cw-nopie" $libs
+# The cheapest clock mode: trace points built to read only the coarse clock.
+cc $cf -DMODE_CW -DCW_CLOCK_COARSE $src -o "$out/cw-cc" $libs
+cc $cf -no-pie -DMODE_CW -DCW_CLOCK_COARSE $src -o "$out/cw-cc-nopie" $libs
+# Patched function entries: no trace point in the source, five nops per function.
+cc $cf -fpatchable-function-entry=5 $src -o "$out/pfe" $libs
 cc $cf -finstrument-functions $src bench/inproc/noop_hooks.c -o "$out/fi-noop"
 cc $cf -finstrument-functions $src -o "$out/fi-cw" $libs
 cc $cf -finstrument-functions $src -o "$out/fi-preload" -Wl,--unresolved-symbols=ignore-all
@@ -51,11 +60,16 @@ run() { # variant work calls -> "variant work calls ns_per_call"
         cw-on) r=$("$out/cw" "$w" "$n") ;;
         cw-coarse) r=$(CAUSEWAY_CLOCK=coarse "$out/cw" "$w" "$n") ;;
         cw-on-1slot) r=$("$out/cw-nopie" "$w" "$n") ;;
+        cw-coarse-only) r=$("$out/cw-cc" "$w" "$n") ;;
+        cw-coarse-only-1slot) r=$("$out/cw-cc-nopie" "$w" "$n") ;;
+        pfe-off) r=$(CAUSEWAY_START=off "$out/pfe" "$w" "$n") ;;
+        pfe-on) r=$("$out/pfe" "$w" "$n") ;;
+        pfe-coarse) r=$(CAUSEWAY_CLOCK=coarse "$out/pfe" "$w" "$n") ;;
         fi-noop) r=$("$out/fi-noop" "$w" "$n") ;;
         fi-cw-off) r=$(CAUSEWAY_START=off "$out/fi-cw" "$w" "$n") ;;
         fi-cw-on) r=$("$out/fi-cw" "$w" "$n") ;;
         fi-cw-coarse) r=$(CAUSEWAY_CLOCK=coarse "$out/fi-cw" "$w" "$n") ;;
-        fi-cw-preload) r=$(LD_PRELOAD=$PWD/$rel/libcauseway.so "$out/fi-preload" "$w" "$n") ;;
+        fi-cw-preload) r=$(LD_PRELOAD=$(realpath "$rel")/libcauseway.so "$out/fi-preload" "$w" "$n") ;;
         uftrace) r=$(cd "$out" && uftrace record -d "$out/uftrace.data" ./pg "$w" "$n" | tail -1) ;;
     esac
     echo "$v $r"
@@ -63,7 +77,7 @@ run() { # variant work calls -> "variant work calls ns_per_call"
 
 echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p') nproc=$(nproc) mode=$mode runs=$runs"
 echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-variants="base tsc cw-off cw-on cw-coarse cw-on-1slot fi-noop fi-cw-off fi-cw-on fi-cw-coarse fi-cw-preload"
+variants="base tsc cw-off cw-on cw-coarse cw-on-1slot cw-coarse-only cw-coarse-only-1slot pfe-off pfe-on pfe-coarse fi-noop fi-cw-off fi-cw-on fi-cw-coarse fi-cw-preload"
 for w in 0 1 10 100 1000; do
     n=$(calls_for $w)
     for r in $(seq "$runs"); do
@@ -82,7 +96,8 @@ for line in open(sys.argv[1]):
     v, w, n, ns, _ = line.split()
     rows.setdefault((int(w), v), []).append(float(ns))
 works = sorted({w for w, _ in rows})
-order = ["base", "tsc", "cw-off", "cw-on", "cw-coarse", "cw-on-1slot", "fi-noop",
+order = ["base", "tsc", "cw-off", "cw-on", "cw-coarse", "cw-on-1slot", "cw-coarse-only",
+         "cw-coarse-only-1slot", "pfe-off", "pfe-on", "pfe-coarse", "fi-noop",
          "fi-cw-off", "fi-cw-on", "fi-cw-coarse", "fi-cw-preload", "uftrace"]
 print("| variant | " + " | ".join(f"work {w}: ns/call min (median)" for w in works) + " | ns per trace point at work 0 (min) |")
 print("|---|" + "---|" * (len(works) + 1))

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Build the `causeway` Python module (python/causeway.c, a C extension over libcauseway)
-# for every Python 3.11+ interpreter found, after scripts/build-libcauseway.sh:
-#   target/release/python/3.X/causeway.cpython-3X-....so
-# Use it with PYTHONPATH=target/release/python/3.X. The module links libcauseway.so
-# (runpath $ORIGIN/../..), so under `causeway run --inproc` (LD_PRELOAD) both are one
-# copy of the library.
+# Build the `causeway` Python package (python/causeway/*.py and its C half
+# python/native.c, an extension over libcauseway) for every Python 3.11+ interpreter
+# found, after scripts/build-libcauseway.sh:
+#   target/release/python/3.X/causeway/{__init__,__main__}.py, _native.cpython-3X-....so
+# Use it with PYTHONPATH=target/release/python/3.X (`python -m causeway script.py`).
+# The extension links libcauseway.so (runpath $ORIGIN/../../..), so under `causeway run
+# --inproc` (LD_PRELOAD) both are one copy of the library.
 # Interpreters: the arguments, else python3 on PATH, /usr/bin/python3 and pyenv's 3.11+
 # versions. One without its C headers (Debian: python3-dev) is skipped with a message.
 set -euo pipefail
@@ -37,13 +38,17 @@ print("%d.%d" % sys.version_info[:2], sysconfig.get_paths()["include"], sysconfi
         echo "build-python: skipping $py ($ver): no $inc/Python.h (install python3-dev)" >&2
         continue
     fi
-    dir="$out/python/$ver"
+    dir="$out/python/$ver/causeway"
     mkdir -p "$dir"
+    # The module of the first layout (one extension named causeway) would shadow nothing
+    # (a package wins) but confuses: remove it.
+    rm -f "$out/python/$ver/causeway$suffix"
     ${CC:-cc} -O2 -g -fPIC -shared -Wall -Wextra -Werror -fvisibility=hidden \
-        -I"$inc" -Icrates/causeway-inproc/c python/causeway.c \
-        -o "$dir/causeway$suffix.tmp$$" -L"$out" -lcauseway -Wl,-rpath,'$ORIGIN/../..'
-    mv "$dir/causeway$suffix.tmp$$" "$dir/causeway$suffix"
-    echo "build-python: $dir/causeway$suffix ($py)"
+        -I"$inc" -Icrates/causeway-inproc/c python/native.c \
+        -o "$dir/_native$suffix.tmp$$" -L"$out" -lcauseway -Wl,-rpath,'$ORIGIN/../../..'
+    mv "$dir/_native$suffix.tmp$$" "$dir/_native$suffix"
+    cp python/causeway/__init__.py python/causeway/__main__.py "$dir/"
+    echo "build-python: $dir ($py)"
     built=$((built + 1))
 done
 if [ "$built" -eq 0 ]; then

@@ -10,8 +10,11 @@
  *   MODE_TSC      the bare clock read: rdtsc at entry and at exit, into a sink
  *   MODE_CW       libcauseway's inline trace points (cw_enter / cw_exit of causeway.h);
  *                 on/off and clock mode come from CAUSEWAY_START / CAUSEWAY_CLOCK
+ *   MODE_CW + CW_CLOCK_COARSE   the same, built to read only the coarse clock
  *   (none)        built with -finstrument-functions or -pg: the hooks come from what
- *                 it is linked with (a no-op hook, libcauseway, uftrace)
+ *                 it is linked with (a no-op hook, libcauseway, uftrace); or built
+ *                 with -fpatchable-function-entry=5 and linked with libcauseway, which
+ *                 patches the entries at run time
  *
  * Usage: hubble WORK CALLS  - prints "work calls ns_per_call".
  */

@@ -5,8 +5,11 @@ fn main() {
     println!("cargo:rerun-if-changed=c/causeway.c");
     println!("cargo:rerun-if-changed=c/causeway.h");
     println!("cargo:rerun-if-changed=c/cw_dump.h");
+    println!("cargo:rerun-if-changed=c/patch.c");
+    println!("cargo:rerun-if-changed=c/cw_patch.h");
     cc::Build::new()
         .file("c/causeway.c")
+        .file("c/patch.c")
         .include("c")
         .opt_level(2)
         .flag("-fno-omit-frame-pointer")

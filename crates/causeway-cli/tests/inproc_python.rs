@@ -398,3 +398,106 @@ fn python313_names_round_trip_and_selection() {
         names_case(&py, "sys.monitoring");
     }
 }
+
+/// `python -m causeway` runs an unchanged script traced from its first line: the
+/// script sees its own arguments, `__name__`, path and exit status; the options reach
+/// the library (output directory, exit trigger) and the selection (`--modules
+/// __main__`: the script's functions and nothing of the standard library).
+fn unchanged_case(py: &Python) {
+    let dir = tempfile::tempdir().unwrap();
+    let script = prog("py_unchanged.py");
+    let out = Command::new(&py.exe)
+        .args(["-m", "causeway", "--trigger", "exit,signal=off,stall=off"])
+        .arg("--output")
+        .arg(dir.path())
+        .args(["--modules", "__main__", "--hook", py.hook])
+        .arg(&script)
+        .args(["3", "--flag"])
+        .env("PYTHONPATH", &py.module_dir)
+        .env_remove("CAUSEWAY_OUTPUT")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "Python {}: {stderr}",
+        py.version
+    );
+    let seen: Value = serde_json::from_slice(&out.stdout).expect("the script's report");
+    assert_eq!(seen["argv"][0], script.to_str().unwrap());
+    assert_eq!(seen["argv"][1], "3");
+    assert_eq!(seen["argv"][2], "--flag");
+    assert_eq!(seen["name"], "__main__");
+    assert_eq!(seen["path0"], seen["here"]);
+    assert_eq!(seen["total"], 2550);
+    let traces = traces_in(dir.path());
+    assert_eq!(traces.len(), 1, "Python {}: {stderr}", py.version);
+    let m = calls_json(&traces[0], &["--match", "main>mid>leaf"]);
+    assert_eq!(
+        m["matches"]["instances"].as_array().unwrap().len(),
+        50,
+        "Python {}: {m:#}",
+        py.version
+    );
+    let top = calls_json(&traces[0], &["--top", "1000"]);
+    let calls_of = |name: &str| {
+        top["top"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["function"].as_str().unwrap().starts_with(name))
+            .map(|f| f["calls"].as_u64().unwrap())
+    };
+    assert_eq!(
+        calls_of("leaf ("),
+        Some(50),
+        "Python {}: {top:#}",
+        py.version
+    );
+    assert_eq!(
+        calls_of("main ("),
+        Some(1),
+        "Python {}: {top:#}",
+        py.version
+    );
+    let functions: Vec<&str> = top["top"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["function"].as_str().unwrap())
+        .collect();
+    // The launcher's own frames (also `__main__`) were running when tracing started:
+    // their exits are the only calls not of the script.
+    for f in functions.iter().filter(|f| **f != "[before trace]") {
+        assert!(
+            f.contains("py_unchanged.py:"),
+            "Python {}: {f} traced, not of the selected script",
+            py.version
+        );
+    }
+}
+
+#[test]
+fn python311_runs_an_unchanged_script_traced() {
+    unchanged_case(&python311());
+    let py = Python {
+        hook: "setprofile",
+        ..python311()
+    };
+    unchanged_case(&py);
+}
+
+#[test]
+fn python312_runs_an_unchanged_script_traced() {
+    if let Some(py) = newer("3.12") {
+        unchanged_case(&py);
+    }
+}
+
+#[test]
+fn python313_runs_an_unchanged_script_traced() {
+    if let Some(py) = newer("3.13") {
+        unchanged_case(&py);
+    }
+}

@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include "causeway.h"
 #include "cw_dump.h"
+#include "cw_patch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +37,8 @@ __thread struct cw_thread cw_self CW_TLS_IE = {
     .end = cw__unseen,
 };
 int cw_clock_coarse;
+/* Defined (weak) by programs built with CW_CLOCK_COARSE; absent otherwise. */
+extern const int cw_coarse_wanted __attribute__((weak));
 volatile uint64_t cw_coarse_now;
 
 /* The library's record of a traced thread; lives until the process ends (or its
@@ -202,6 +205,8 @@ static NOINSTR void read_env(void)
     v = getenv("CAUSEWAY_MAX_DUMPS");
     g.max_dumps = v ? (unsigned)atoi(v) : 16;
     v = getenv("CAUSEWAY_CLOCK");
+    if (!v && &cw_coarse_wanted)
+        v = "coarse"; /* trace points built with CW_CLOCK_COARSE read only that clock */
     if (v && !strncmp(v, "coarse", 6)) {
         cw_clock_coarse = 1;
         g.coarse_ns = v[6] == ':' ? parse_duration_ns(v + 7, 100000) : 100000;
@@ -738,6 +743,8 @@ int cw_init(void)
     read_env();
     ref_pair(&g.cal_tsc, &g.cal_mono_ns, NULL);
     cw_coarse_now = __rdtsc();
+    /* Before the control thread exists: the sites' first rewrite needs one thread. */
+    cw__patch_init(!g.stopped_all);
     if (pthread_key_create(&g.key, thread_gone) != 0)
         return -EAGAIN;
     int rc = start_control();
@@ -788,6 +795,8 @@ int cw_stop(void)
     }
     request_stop_all(self);
     pthread_mutex_unlock(&g.lock);
+    /* Patched entries back to nops: off costs them alone. */
+    cw__patch_set(0);
     return 0;
 }
 
@@ -808,6 +817,7 @@ int cw_start(void)
             CW_STORE(t->stop, (uintptr_t)0); /* never stopped: cancel; a late answer is restarted by the control tick */
     }
     pthread_mutex_unlock(&g.lock);
+    cw__patch_set(1);
     return 0;
 }
 

@@ -94,11 +94,22 @@ void cw__ack_stop(struct cw_thread *t, uint64_t *p) CW_COLD;
 #define CW_LOAD(x) (*(volatile __typeof__(x) *)&(x))
 #define CW_STORE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
 
+/* Define CW_CLOCK_COARSE before including this header to build trace points that read
+ * only the coarse clock (no mode test, no rdtsc): the cheapest clock mode. Such a
+ * program defines cw_coarse_wanted, which a linked libcauseway sees at start-up and
+ * turns the coarse clock on; under LD_PRELOAD set CAUSEWAY_CLOCK=coarse as well. */
+#ifdef CW_CLOCK_COARSE
+__attribute__((weak)) const int cw_coarse_wanted = 1;
+#endif
 CW_HOT uint64_t cw__clock(void)
 {
+#ifdef CW_CLOCK_COARSE
+    return cw_coarse_now;
+#else
     if (CW_UNLIKELY(cw_clock_coarse))
         return cw_coarse_now;
     return __rdtsc();
+#endif
 }
 
 CW_HOT uint64_t *cw__next(struct cw_thread *t, uint64_t *p)
@@ -222,6 +233,10 @@ uint64_t cw_dump_count(void);
 int cw_config(const char *key, const char *value);
 /* Initialize now (normally done by a constructor from the environment). */
 int cw_init(void);
+/* Number of -fpatchable-function-entry sites the library patches (switched to calls
+ * by cw_start, to nops by cw_stop); *skipped (if not NULL): sites it had to leave
+ * alone (not 8-byte aligned, or not five nops). See docs/libcauseway.md. */
+uint64_t cw_patch_sites(uint64_t *skipped);
 
 #ifdef __cplusplus
 }

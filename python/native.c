@@ -1,6 +1,7 @@
 /*
- * causeway - Python module over libcauseway: traces Python calls into the same
- * per-thread ring buffers as the native trace points, with the same triggers.
+ * causeway._native - the C half of the `causeway` Python package (python/causeway/),
+ * over libcauseway: traces Python calls into the same per-thread ring buffers as the
+ * native trace points, with the same triggers.
  *
  * 3.12 and newer: sys.monitoring. PY_START, PY_RESUME and PY_THROW are entries,
  * PY_RETURN, PY_YIELD and PY_UNWIND exits; the local events return DISABLE for code
@@ -646,13 +647,13 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "causeway",
+    PyModuleDef_HEAD_INIT, "causeway._native",
     "Always-on Python call tracing into libcauseway's per-thread buffers; dumps are "
     "causeway traces (see docs/libcauseway.md).",
     -1, methods, NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit_causeway(void)
+PyMODINIT_FUNC PyInit__native(void)
 {
     if (extra_index < 0) {
         extra_index = request_extra_index(NULL);
