@@ -58,9 +58,11 @@ mod knots;
 mod leaks;
 mod merge;
 mod options;
+mod pauses;
 mod profile;
 mod refine;
 mod stacks;
+mod titles;
 mod upstream;
 mod vertices;
 mod waits;
@@ -73,7 +75,7 @@ pub use analyze::analyze;
 pub use error::BottleneckError;
 pub use findings::{
     Capacity, CapacitySource, CpuProfile, Device, DeviceKind, Edge, EdgeId, EdgeKind, Findings,
-    Knot, OffCpu, Quality, SampledStack, Sink, ThreadRef, Vertex, VertexId, VertexKind,
+    Knot, OffCpu, Pause, Quality, SampledStack, Sink, ThreadRef, Vertex, VertexId, VertexKind,
     similar_name,
 };
 pub use options::Options;
