@@ -44,20 +44,24 @@ pub(crate) struct Stopper {
     pub(crate) waiter_threads: usize,
 }
 
-/// The brief stoppers among `vertices` (module doc), by vertex.
+/// The brief stoppers among `vertices` (module doc), by vertex. One pass over the
+/// edges: a system-wide graph has thousands of vertices.
 pub(crate) fn find(vertices: &[Vertex], edges: &[Edge]) -> Vec<Stopper> {
+    let mut into: Vec<Vec<&Edge>> = vec![Vec::new(); vertices.len()];
+    for e in edges {
+        if e.kind == EdgeKind::Wait && e.from != e.to && e.to.0 < vertices.len() {
+            into[e.to.0].push(e);
+        }
+    }
     vertices
         .iter()
-        .filter(|v| v.kind.is_thread())
-        .filter_map(|v| stopper(v.id.0 as u32, vertices, edges))
+        .zip(&into)
+        .filter(|(v, into)| v.kind.is_thread() && !into.is_empty())
+        .filter_map(|(v, into)| stopper(v.id.0 as u32, vertices, into))
         .collect()
 }
 
-fn stopper(v: u32, vertices: &[Vertex], edges: &[Edge]) -> Option<Stopper> {
-    let into: Vec<&Edge> = edges
-        .iter()
-        .filter(|e| e.to.0 as u32 == v && e.from.0 as u32 != v && e.kind == EdgeKind::Wait)
-        .collect();
+fn stopper(v: u32, vertices: &[Vertex], into: &[&Edge]) -> Option<Stopper> {
     let waiters: BTreeSet<usize> = into.iter().map(|e| e.from.0).collect();
     let waiter_threads: usize = waiters.iter().map(|&w| vertices[w].threads.len()).sum();
     let waits: u64 = into.iter().map(|e| e.direct_waits).sum();

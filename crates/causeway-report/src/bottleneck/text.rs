@@ -174,6 +174,20 @@ fn sink(out: &mut String, r: &Doc, s: &SinkDoc) {
     let _ = writeln!(out, "  => {}", s.advice);
 }
 
+/// The brief stops section, if there are any.
+fn pauses(out: &mut String, r: &Doc) {
+    if r.pauses.is_empty() {
+        return;
+    }
+    out.push_str(
+        "Brief stops (threads many wait for, briefly and for a small share of their waiting, like a runtime's safepoint; set aside, never the answer):\n",
+    );
+    for p in &r.pauses {
+        pause(out, r, p);
+    }
+    out.push('\n');
+}
+
 /// A brief stopper: who waits on it, how often, how long.
 fn pause(out: &mut String, r: &Doc, p: &PauseDoc) {
     let mean_ms = if p.waits > 0 {
@@ -279,15 +293,7 @@ pub(crate) fn render(r: &Doc) -> String {
         }
         out.push('\n');
     }
-    if !r.pauses.is_empty() {
-        out.push_str(
-            "Brief stops (threads many wait for, briefly and for a small share of their waiting, like a runtime's safepoint; set aside, never the answer):\n",
-        );
-        for p in &r.pauses {
-            pause(&mut out, r, p);
-        }
-        out.push('\n');
-    }
+    pauses(&mut out, r);
     // A device with no traffic (an unused NIC) says nothing: it is left out of the text.
     let busy: Vec<_> = r
         .devices
