@@ -106,13 +106,12 @@ pub(crate) fn find(
     // but never a brief stopper's sleeps (`pauses`), which hold up nothing for long.
     if refined.is_empty() && sinks.is_empty() {
         let stopper_vs: BTreeSet<u32> = stoppers.iter().map(|s| s.vertex).collect();
-        let (stopped, own): (Vec<Sink>, Vec<Sink>) =
-            std::mem::take(&mut background_sinks)
-                .into_iter()
-                .partition(|s| {
-                    live.iter()
-                        .any(|a| a.to == s.vertex.0 as u32 && stopper_vs.contains(&a.from))
-                });
+        let (stopped, own): (Vec<Sink>, Vec<Sink>) = std::mem::take(&mut background_sinks)
+            .into_iter()
+            .partition(|s| {
+                live.iter()
+                    .any(|a| a.to == s.vertex.0 as u32 && stopper_vs.contains(&a.from))
+            });
         sinks = own;
         background_sinks = stopped;
     }

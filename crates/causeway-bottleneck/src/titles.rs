@@ -66,10 +66,16 @@ mod tests {
 
     #[test]
     fn a_plain_command_line_or_the_thread_name_is_not() {
-        assert_eq!(shown("/usr/bin/prog --port 80", "/usr/bin/prog", "prog"), None);
+        assert_eq!(
+            shown("/usr/bin/prog --port 80", "/usr/bin/prog", "prog"),
+            None
+        );
         assert_eq!(shown("./prog -v", "/home/u/prog", "worker"), None);
         // An interpreter: the executable is python3.11, argv[0] the name it was run by.
-        assert_eq!(shown("python3 app.py", "/usr/bin/python3.11", "python3"), None);
+        assert_eq!(
+            shown("python3 app.py", "/usr/bin/python3.11", "python3"),
+            None
+        );
         // The thread name is the executable's name cut to 15 bytes.
         assert_eq!(
             shown("/opt/a-very-long-program-name x", "", "a-very-long-pro"),

@@ -85,7 +85,10 @@ fn retitled_processes_are_labelled_by_title_and_the_cpu_bound_sink_names_its_fun
     assert_eq!(cl, format!("tp: cruncher ({pid})"));
     if let Some(parent) = vs.iter().find(|v| comms(v) == ["titled-pool"]) {
         assert!(
-            parent["label"].as_str().unwrap().starts_with("titled-pool ("),
+            parent["label"]
+                .as_str()
+                .unwrap()
+                .starts_with("titled-pool ("),
             "{parent}"
         );
     }
@@ -97,10 +100,14 @@ fn retitled_processes_are_labelled_by_title_and_the_cpu_bound_sink_names_its_fun
         .as_array()
         .and_then(|k| k.first())
         .is_some_and(|k| k["vertices"].as_array().unwrap().contains(&id.into()));
-    let top_sink = r["knots"].as_array().unwrap().is_empty()
-        && r["sinks"][0]["vertex"].as_u64() == Some(id);
+    let top_sink =
+        r["knots"].as_array().unwrap().is_empty() && r["sinks"][0]["vertex"].as_u64() == Some(id);
     assert!(top_knot || top_sink, "summary: {}", r["summary"]);
-    assert!(r["summary"].as_str().unwrap().contains(cl), "{}", r["summary"]);
+    assert!(
+        r["summary"].as_str().unwrap().contains(cl),
+        "{}",
+        r["summary"]
+    );
 
     // Its on-CPU samples name crunch() as where the CPU goes.
     let prof = &cruncher["on_cpu"];

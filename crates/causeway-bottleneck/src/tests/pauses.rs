@@ -93,7 +93,13 @@ fn group_commit(stop: u64, stops: u64) -> (Vec<Vertex>, Vec<Edge>) {
         // Cascaded: 16 net threads queued behind sync while it waits.
         (SYNC, RUNTIME, 16 * stop, stops, stop),
         (NET, RUNTIME, stop, stops, stop),
-        (RUNTIME, TIMER, 2 * S - stops * MS, stops, 2 * S - stops * MS),
+        (
+            RUNTIME,
+            TIMER,
+            2 * S - stops * MS,
+            stops,
+            2 * S - stops * MS,
+        ),
     ]);
     (vs, es)
 }

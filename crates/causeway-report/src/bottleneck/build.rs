@@ -8,13 +8,12 @@
 use super::advice;
 use super::doc::{
     CpuProfileDoc, DeviceDoc, Doc, EdgeDoc, KnotDoc, OffCpuDoc, PauseDoc, QualityDoc,
-    SampledStackDoc,
-    SinkDoc, StackDoc, ThreadDoc, VertexDoc,
+    SampledStackDoc, SinkDoc, StackDoc, ThreadDoc, VertexDoc,
 };
 use super::labels::{DiskNames, disk_name, kind_doc, label};
 use causeway_bottleneck::{
-    CapacitySource, CpuProfile, Device, DeviceKind, Edge, EdgeStack, Findings, Knot, OffCpu,
-    Pause, Quality, Sink, ThreadRef, Vertex,
+    CapacitySource, CpuProfile, Device, DeviceKind, Edge, EdgeStack, Findings, Knot, OffCpu, Pause,
+    Quality, Sink, ThreadRef, Vertex,
 };
 use causeway_format::DurationNs;
 
