@@ -10,9 +10,11 @@
 //!    as edges to the threads that issued I/O (`devices`);
 //! 3. cascaded re-distribution of waiting time onto edges, in parallel (`cascade`);
 //! 4. similar threads merged into one vertex (`merge`, `vertices`), edges summed
-//!    between the merged vertices (`edges`);
-//! 5. knots and sinks of the wait-for graph (`graph`, `knots`), background knots set
-//!    apart, and knot refinement (`refine`);
+//!    between the merged vertices (`edges`); the process titles programs set kept for
+//!    labels (`titles`);
+//! 5. knots and sinks of the wait-for graph (`graph`, `knots`), after waits on brief
+//!    stoppers are set aside (`pauses`) and small leaks trimmed (`leaks`); background
+//!    knots set apart, and knot refinement (`refine`);
 //! 6. for each sink, the heaviest chain of waits into it and the cycles upstream of it
 //!    (`upstream`);
 //! 7. [`Findings`]: typed data (ids, integer nanoseconds, symbolized stacks), no prose
