@@ -103,7 +103,13 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Findings, BottleneckErro
         opts.merge,
         opts.similarity,
     );
-    let mut vertices = vertices::build(&groups, &numbered.raw, &ents, threads, input.tables);
+    let mut vertices = vertices::build(
+        &groups,
+        &numbered.raw,
+        &ents,
+        (model, input.facts),
+        input.tables,
+    );
     profile::attach(&mut vertices, input.facts, input.tables);
     let edges = edges::merged(raw_edges, &groups, input.tables, opts);
     let limits = knots::Limits {
@@ -132,6 +138,7 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Findings, BottleneckErro
         background_knots: terms.background,
         sinks: terms.sinks,
         background_sinks: terms.background_sinks,
+        pauses: terms.pauses,
         devices,
         longest_off_cpu,
         quality: quality(model, &wstats, &cstats, min_edge_ns),

@@ -40,6 +40,10 @@ pub struct ThreadRef {
     pub tgid: Option<Tgid>,
     /// Thread name (latest).
     pub comm: String,
+    /// Its process's title (command line), when the thread is the process's only
+    /// thread and the program set the title itself (`server: log flusher`); `None`
+    /// for a plain command line, which only repeats the executable's name.
+    pub title: Option<String>,
 }
 
 /// What a vertex stands for.
@@ -195,6 +199,22 @@ pub struct Knot {
     /// Light edges that left its component and were trimmed before knots were
     /// identified (small leaks, see `Options::leak_fraction`), heaviest first.
     pub leaks: Vec<EdgeId>,
+    /// Edges from its vertices to a brief stopper ([`Pause`]), set aside before knots
+    /// were identified, sorted by id.
+    pub paused: Vec<EdgeId>,
+}
+
+/// A brief stopper: a thread vertex that many threads wait for, briefly each time and
+/// for a small share of their waiting (a runtime's safepoint or stop-the-world thread).
+/// The edges into it are set aside before knots and sinks are found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pause {
+    /// The stopper.
+    pub vertex: VertexId,
+    /// Wait edges into it from other vertices, sorted by id.
+    pub edges: Vec<EdgeId>,
+    /// Threads of the vertices that wait on it.
+    pub waiter_threads: usize,
 }
 
 /// A vertex with no outgoing edge that others wait for.
@@ -294,6 +314,8 @@ pub struct Findings {
     /// Timer sinks that only background threads wait on (no worker: in no knot, waited
     /// for by nobody, mostly idle): reported apart, never the top finding.
     pub background_sinks: Vec<Sink>,
+    /// Brief stoppers, whose incoming edges were set aside (never the top finding).
+    pub pauses: Vec<Pause>,
     /// Disks and NICs.
     pub devices: Vec<Device>,
     /// Up to five thread vertices by plain off-CPU time, what an off-CPU ranking would

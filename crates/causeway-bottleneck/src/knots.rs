@@ -6,10 +6,11 @@
 //! by vertex), as the analysis always has, so the order of near-ties does not change.
 
 use crate::findings::{
-    Edge, EdgeId, Knot, OffCpu, Sink, Vertex, VertexId, VertexKind, cpu_fraction,
+    Edge, EdgeId, Knot, OffCpu, Pause, Sink, Vertex, VertexId, VertexKind, cpu_fraction,
 };
 use crate::graph::{Arc, Terminal, terminals};
 use crate::leaks;
+use crate::pauses;
 use crate::refine::{Refined, Shape, refine};
 use crate::upstream;
 use causeway_format::DurationNs;
@@ -25,6 +26,8 @@ pub(crate) struct Terminals {
     pub(crate) sinks: Vec<Sink>,
     /// Timer sinks only background threads wait on, most waited for first.
     pub(crate) background_sinks: Vec<Sink>,
+    /// Brief stoppers, whose incoming edges were set aside.
+    pub(crate) pauses: Vec<Pause>,
 }
 
 fn secs(d: DurationNs) -> f64 {
@@ -55,9 +58,11 @@ pub(crate) fn find(
     } = *limits;
     let weight = |id: usize| edges.get(id).map_or(0, |e| e.weight.0);
     let direct = |id: usize| edges.get(id).map_or(0, |e| e.direct.0);
+    let stoppers = pauses::find(vertices, edges);
+    let paused: BTreeSet<usize> = stoppers.iter().flat_map(|s| s.edges.clone()).collect();
     let floor: Vec<Arc> = edges
         .iter()
-        .filter(|e| e.weight.0 >= min_edge_ns.max(1))
+        .filter(|e| e.weight.0 >= min_edge_ns.max(1) && !paused.contains(&e.id.0))
         .map(|e| Arc {
             id: e.id.0,
             from: e.from.0 as u32,
@@ -97,15 +102,36 @@ pub(crate) fn find(
         .map(|(_, s)| s)
         .partition(|s| background_sink(s, vertices, &live, &in_knot, duration));
     // With no knot and no other sink there is no worker to prefer: the sleeps are the
-    // program's own deliberate delays (a loop that sleeps), and they are the answer.
+    // program's own deliberate delays (a loop that sleeps), and they are the answer;
+    // but never a brief stopper's sleeps (`pauses`), which hold up nothing for long.
     if refined.is_empty() && sinks.is_empty() {
-        sinks = std::mem::take(&mut background_sinks);
+        let stopper_vs: BTreeSet<u32> = stoppers.iter().map(|s| s.vertex).collect();
+        let (stopped, own): (Vec<Sink>, Vec<Sink>) = std::mem::take(&mut background_sinks)
+            .into_iter()
+            .partition(|s| {
+                live.iter()
+                    .any(|a| a.to == s.vertex.0 as u32 && stopper_vs.contains(&a.from))
+            });
+        sinks = own;
+        background_sinks = stopped;
     }
+    let cut = Cut {
+        trimmed: &trimmed,
+        paused: &paused,
+    };
     Terminals {
-        knots: to_knots(refined, vertices, edges, &trimmed),
-        background: to_knots(background, vertices, edges, &trimmed),
+        knots: to_knots(refined, vertices, edges, &cut),
+        background: to_knots(background, vertices, edges, &cut),
         sinks,
         background_sinks,
+        pauses: stoppers
+            .into_iter()
+            .map(|s| Pause {
+                vertex: VertexId(s.vertex as usize),
+                edges: s.edges.into_iter().map(EdgeId).collect(),
+                waiter_threads: s.waiter_threads,
+            })
+            .collect(),
     }
 }
 
@@ -248,14 +274,16 @@ fn is_background(kv: &[u32], vertices: &[Vertex], duration: DurationNs) -> bool 
         && ids.iter().all(|&v| vertices[v.0].kind.is_thread())
 }
 
-/// Knots from refined components, heaviest first, each with the trimmed leaks that
-/// left its vertices.
-fn to_knots(
-    refined: Vec<Refined>,
-    vertices: &[Vertex],
-    edges: &[Edge],
-    trimmed: &[usize],
-) -> Vec<Knot> {
+/// Edges taken out before knots were identified: small leaks and waits on brief
+/// stoppers.
+struct Cut<'a> {
+    trimmed: &'a [usize],
+    paused: &'a BTreeSet<usize>,
+}
+
+/// Knots from refined components, heaviest first, each with the trimmed leaks and the
+/// set-aside waits on brief stoppers that left its vertices.
+fn to_knots(refined: Vec<Refined>, vertices: &[Vertex], edges: &[Edge], cut: &Cut) -> Vec<Knot> {
     let mut knots: Vec<(f64, Knot)> = refined
         .into_iter()
         .map(|r| {
@@ -269,7 +297,14 @@ fn to_knots(
                 needs_cpu: DurationNs(vs.iter().map(|&v| vertices[v.0].runnable.0).sum()),
                 edges: es,
                 shape: r.shape,
-                leaks: trimmed
+                leaks: cut
+                    .trimmed
+                    .iter()
+                    .filter(|&&e| vs.contains(&edges[e].from))
+                    .map(|&e| EdgeId(e))
+                    .collect(),
+                paused: cut
+                    .paused
                     .iter()
                     .filter(|&&e| vs.contains(&edges[e].from))
                     .map(|&e| EdgeId(e))

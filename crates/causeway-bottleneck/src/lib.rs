@@ -10,9 +10,11 @@
 //!    as edges to the threads that issued I/O (`devices`);
 //! 3. cascaded re-distribution of waiting time onto edges, in parallel (`cascade`);
 //! 4. similar threads merged into one vertex (`merge`, `vertices`), edges summed
-//!    between the merged vertices (`edges`);
-//! 5. knots and sinks of the wait-for graph (`graph`, `knots`), background knots set
-//!    apart, and knot refinement (`refine`);
+//!    between the merged vertices (`edges`); the process titles programs set kept for
+//!    labels (`titles`);
+//! 5. knots and sinks of the wait-for graph (`graph`, `knots`), after waits on brief
+//!    stoppers are set aside (`pauses`) and small leaks trimmed (`leaks`); background
+//!    knots set apart, and knot refinement (`refine`);
 //! 6. for each sink, the heaviest chain of waits into it and the cycles upstream of it
 //!    (`upstream`);
 //! 7. [`Findings`]: typed data (ids, integer nanoseconds, symbolized stacks), no prose
@@ -58,9 +60,11 @@ mod knots;
 mod leaks;
 mod merge;
 mod options;
+mod pauses;
 mod profile;
 mod refine;
 mod stacks;
+mod titles;
 mod upstream;
 mod vertices;
 mod waits;
@@ -73,7 +77,7 @@ pub use analyze::analyze;
 pub use error::BottleneckError;
 pub use findings::{
     Capacity, CapacitySource, CpuProfile, Device, DeviceKind, Edge, EdgeId, EdgeKind, Findings,
-    Knot, OffCpu, Quality, SampledStack, Sink, ThreadRef, Vertex, VertexId, VertexKind,
+    Knot, OffCpu, Pause, Quality, SampledStack, Sink, ThreadRef, Vertex, VertexId, VertexKind,
     similar_name,
 };
 pub use options::Options;

@@ -7,9 +7,10 @@ use crate::findings::Device;
 use crate::findings::{ThreadRef, Vertex, VertexId, VertexKind};
 use crate::merge;
 use crate::stacks::{self, StackWeights};
+use crate::titles;
 use crate::waker::{Pseudo, WakerKey};
 use causeway_format::{DurationNs, Tables};
-use causeway_model::{Model, Thread};
+use causeway_model::{Facts, Model, Thread};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A vertex before merging: an entity or a pseudo thread.
@@ -124,9 +125,14 @@ pub(crate) fn build(
     groups: &[u32],
     raw: &[Raw],
     ents: &[Entity],
-    threads: &[Thread],
+    (model, facts): (&Model, &Facts),
     tables: &Tables,
 ) -> Vec<Vertex> {
+    let threads = model.threads().as_slice();
+    let titles: Vec<Option<String>> = threads
+        .iter()
+        .map(|t| titles::of_thread(t, model, facts))
+        .collect();
     let n_final = groups.iter().copied().max().map_or(0, |m| m as usize + 1);
     let mut members: Vec<Vec<u32>> = vec![Vec::new(); n_final];
     for (old, &g) in groups.iter().enumerate() {
@@ -135,7 +141,7 @@ pub(crate) fn build(
     members
         .iter()
         .enumerate()
-        .map(|(id, ms)| make_vertex(VertexId(id), ms, raw, ents, threads, tables))
+        .map(|(id, ms)| make_vertex(VertexId(id), ms, raw, ents, (threads, &titles), tables))
         .collect()
 }
 
@@ -151,7 +157,7 @@ fn make_vertex(
     ms: &[u32],
     raw: &[Raw],
     ents: &[Entity],
-    threads: &[Thread],
+    (threads, titles): (&[Thread], &[Option<String>]),
     tables: &Tables,
 ) -> Vertex {
     let mut trefs = Vec::new();
@@ -173,6 +179,7 @@ fn make_vertex(
                         tid: t.tid,
                         tgid: t.tgid,
                         comm: t.comm.clone(),
+                        title: titles[i].clone(),
                     });
                 }
             }

@@ -6,6 +6,7 @@ mod knots;
 mod leaks;
 mod markers;
 mod merging;
+mod pauses;
 mod pipeline;
 
 use crate::{Findings, Options, VertexId, analyze};

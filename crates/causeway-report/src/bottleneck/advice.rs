@@ -203,7 +203,7 @@ pub(crate) fn background_sink(s: &SinkDoc, vertices: &[VertexDoc], edges: &[Edge
         .map(|e| format!("{}{}", vertices[e.from].label, place(&e.wait_stacks)))
         .collect();
     format!(
-        "{} sleep on timers and no worker waits for them (they are in no knot, nobody waits on them, they are mostly idle): background threads; optimizing them is optional.",
+        "{} sleep on timers and no worker waits for them (they are in no knot, nobody waits on them or only for brief stops, they are mostly idle): background threads; optimizing them is optional.",
         waiters.join(", ")
     )
 }

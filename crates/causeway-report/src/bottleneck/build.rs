@@ -7,12 +7,12 @@
 
 use super::advice;
 use super::doc::{
-    CpuProfileDoc, DeviceDoc, Doc, EdgeDoc, KnotDoc, OffCpuDoc, QualityDoc, SampledStackDoc,
-    SinkDoc, StackDoc, ThreadDoc, VertexDoc,
+    CpuProfileDoc, DeviceDoc, Doc, EdgeDoc, KnotDoc, OffCpuDoc, PauseDoc, QualityDoc,
+    SampledStackDoc, SinkDoc, StackDoc, ThreadDoc, VertexDoc,
 };
 use super::labels::{DiskNames, disk_name, kind_doc, label};
 use causeway_bottleneck::{
-    CapacitySource, CpuProfile, Device, DeviceKind, Edge, EdgeStack, Findings, Knot, OffCpu,
+    CapacitySource, CpuProfile, Device, DeviceKind, Edge, EdgeStack, Findings, Knot, OffCpu, Pause,
     Quality, Sink, ThreadRef, Vertex,
 };
 use causeway_format::DurationNs;
@@ -28,7 +28,12 @@ pub(crate) fn doc(f: &Findings) -> Doc {
         .iter()
         .map(|v| vertex(v, f.duration, &f.disk_names))
         .collect();
-    let edges: Vec<EdgeDoc> = f.edges.iter().map(|e| edge(e, f.duration)).collect();
+    let all_waits: u64 = f.edges.iter().map(|e| e.weight.0).sum();
+    let edges: Vec<EdgeDoc> = f
+        .edges
+        .iter()
+        .map(|e| edge(e, f.duration, all_waits))
+        .collect();
     let mut knots: Vec<KnotDoc> = f.knots.iter().map(|k| knot(k, &vertices, &edges)).collect();
     for (i, k) in knots.iter_mut().enumerate() {
         k.rank = i + 1;
@@ -62,6 +67,11 @@ pub(crate) fn doc(f: &Findings) -> Doc {
         })
         .collect();
     let summary = advice::summary(&knots, &sinks, !background_sinks.is_empty());
+    let pauses = f
+        .pauses
+        .iter()
+        .map(|p| pause(p, &f.edges, &vertices))
+        .collect();
     Doc {
         recorded_at: f.started_unix_s.map(crate::wallclock::format_utc),
         duration_s: secs(f.duration),
@@ -84,7 +94,29 @@ pub(crate) fn doc(f: &Findings) -> Doc {
         background_knots,
         sinks,
         background_sinks,
+        pauses,
         summary,
+    }
+}
+
+fn pause(p: &Pause, edges: &[Edge], vertices: &[VertexDoc]) -> PauseDoc {
+    let into: Vec<&Edge> = p.edges.iter().map(|e| &edges[e.0]).collect();
+    let direct: u64 = into.iter().map(|e| e.direct.0).sum();
+    let mut waiters: Vec<usize> = into.iter().map(|e| e.from.0).collect();
+    waiters.sort_unstable();
+    waiters.dedup();
+    let waiting: f64 = waiters.iter().map(|&w| vertices[w].waiting_s).sum();
+    PauseDoc {
+        vertex: p.vertex.0,
+        edges: p.edges.iter().map(|e| e.0).collect(),
+        waiter_threads: p.waiter_threads,
+        waits: into.iter().map(|e| e.direct_waits).sum(),
+        direct_s: secs(DurationNs(direct)),
+        share_of_waiting: if waiting > 0.0 {
+            secs(DurationNs(direct)) / waiting
+        } else {
+            0.0
+        },
     }
 }
 
@@ -93,6 +125,7 @@ fn thread(t: &ThreadRef) -> ThreadDoc {
         tid: t.tid.0,
         pid: t.tgid.map_or(0, |g| g.0),
         comm: t.comm.clone(),
+        title: t.title.clone(),
     }
 }
 
@@ -139,7 +172,7 @@ fn stack(s: &EdgeStack) -> StackDoc {
     }
 }
 
-fn edge(e: &Edge, duration: DurationNs) -> EdgeDoc {
+fn edge(e: &Edge, duration: DurationNs, all_waits: u64) -> EdgeDoc {
     EdgeDoc {
         id: e.id.0,
         from: e.from.0,
@@ -147,6 +180,7 @@ fn edge(e: &Edge, duration: DurationNs) -> EdgeDoc {
         kind: e.kind,
         weight_s: secs(e.weight),
         share: e.weight.0 as f64 / duration.0 as f64,
+        share_of_waits: e.weight.0 as f64 / all_waits.max(1) as f64,
         direct_waits: e.direct_waits,
         direct_s: secs(e.direct),
         wait_stacks: e.wait_stacks.iter().map(stack).collect(),
@@ -169,6 +203,7 @@ fn knot(k: &Knot, vertices: &[VertexDoc], edges: &[EdgeDoc]) -> KnotDoc {
         shape: k.shape,
         removed_edges: k.removed_edges.iter().map(|e| e.0).collect(),
         leaks: k.leaks.iter().map(|e| e.0).collect(),
+        paused: k.paused.iter().map(|e| e.0).collect(),
         advice: String::new(),
     }
 }

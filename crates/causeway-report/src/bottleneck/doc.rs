@@ -13,6 +13,9 @@ pub(crate) struct ThreadDoc {
     /// 0 if unknown.
     pub(crate) pid: u32,
     pub(crate) comm: String,
+    /// The process title, when the program set one (see `causeway_bottleneck::ThreadRef`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) title: Option<String>,
 }
 
 /// What a vertex stands for, with device and interrupt names spelled out.
@@ -109,6 +112,9 @@ pub(crate) struct EdgeDoc {
     pub(crate) weight_s: f64,
     /// Weight over the recording's duration.
     pub(crate) share: f64,
+    /// Weight over the summed weight of all edges: its share of all waiting, which adds
+    /// up to 1 over the edges (the text report's % column).
+    pub(crate) share_of_waits: f64,
     pub(crate) direct_waits: u64,
     pub(crate) direct_s: f64,
     pub(crate) wait_stacks: Vec<StackDoc>,
@@ -130,6 +136,8 @@ pub(crate) struct KnotDoc {
     pub(crate) removed_edges: Vec<usize>,
     /// Light edges out of its component trimmed before knots were identified.
     pub(crate) leaks: Vec<usize>,
+    /// Its waits on brief stoppers, set aside before knots were identified.
+    pub(crate) paused: Vec<usize>,
     /// One plain sentence saying what to look at.
     pub(crate) advice: String,
 }
@@ -142,6 +150,20 @@ pub(crate) struct SinkDoc {
     pub(crate) chain: Vec<usize>,
     pub(crate) upstream_cycles: Vec<Vec<usize>>,
     pub(crate) advice: String,
+}
+
+/// A brief stopper (`causeway_bottleneck::Pause`) and the waits on it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct PauseDoc {
+    pub(crate) vertex: usize,
+    /// Wait edges into it, set aside.
+    pub(crate) edges: Vec<usize>,
+    pub(crate) waiter_threads: usize,
+    /// Direct waits on it and their total length.
+    pub(crate) waits: u64,
+    pub(crate) direct_s: f64,
+    /// The direct waiting on it over all the waiting of the vertices that wait on it.
+    pub(crate) share_of_waiting: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -203,6 +225,8 @@ pub(crate) struct Doc {
     pub(crate) sinks: Vec<SinkDoc>,
     /// Timer sinks only background threads wait on: never in the summary.
     pub(crate) background_sinks: Vec<SinkDoc>,
+    /// Brief stoppers: never in the summary.
+    pub(crate) pauses: Vec<PauseDoc>,
     pub(crate) devices: Vec<DeviceDoc>,
     pub(crate) longest_off_cpu: Vec<OffCpuDoc>,
     /// One sentence: what to look at first.

@@ -1,4 +1,6 @@
-//! Short human names of vertices: `consumer (1234)`, `worker-* ×4 threads`, `disk 8:0`.
+//! Short human names of vertices: `consumer (1234)`, `worker-* ×4 threads`, `disk 8:0`,
+//! and by process title where the program set one: `server: log flusher (6811)`,
+//! `server: worker * ×16 processes`.
 
 use super::doc::{KindDoc, ThreadDoc};
 use causeway_bottleneck::{VertexKind, similar_name};
@@ -29,9 +31,13 @@ pub(crate) fn kind_doc(k: &VertexKind, disks: &DiskNames) -> KindDoc {
 /// The label of a vertex of kind `kind` with threads `trefs`.
 pub(crate) fn label(kind: &KindDoc, trefs: &[ThreadDoc]) -> String {
     match kind {
-        KindDoc::Thread => trefs
-            .first()
-            .map_or_else(|| "?".into(), |t| format!("{} ({})", name_or_tid(t), t.tid)),
+        KindDoc::Thread => trefs.first().map_or_else(
+            || "?".into(),
+            |t| {
+                let name = t.title.clone().unwrap_or_else(|| name_or_tid(t));
+                format!("{name} ({})", t.tid)
+            },
+        ),
         KindDoc::ShortTermThreads | KindDoc::SimilarThreads => {
             let first = trefs.first().map_or_else(|| "?".into(), name_or_tid);
             let base = similar_name(&first);
@@ -45,6 +51,9 @@ pub(crate) fn label(kind: &KindDoc, trefs: &[ThreadDoc]) -> String {
         // Processes keep their whole name when it has no digits (`pl-worker ×4
         // processes`): a pre-forked pool usually names every member the same.
         KindDoc::SimilarProcesses => {
+            if let Some(pattern) = title_pattern(trefs) {
+                return format!("{pattern} ×{} processes", trefs.len());
+            }
             let first = trefs.first().map_or_else(|| "?".into(), name_or_tid);
             let base = similar_name(&first);
             let star = if base == first { "" } else { "*" };
@@ -56,6 +65,37 @@ pub(crate) fn label(kind: &KindDoc, trefs: &[ThreadDoc]) -> String {
         KindDoc::Interrupt { name } => format!("irq {name}"),
         KindDoc::OtherProcesses => "other processes".into(),
     }
+}
+
+/// The titles of merged processes as one pattern: the words they all begin with and
+/// the words they all end with, the words that differ in between replaced by one `*`
+/// (`server: user db 127.0.0.1(4242) idle` and `… (4243) UPDATE` give `server: user db
+/// *`). `None` when a member has no title or the titles share no word at either end:
+/// then the thread name says more.
+fn title_pattern(trefs: &[ThreadDoc]) -> Option<String> {
+    let titles: Vec<Vec<&str>> = trefs
+        .iter()
+        .map(|t| t.title.as_deref().map(|s| s.split_whitespace().collect()))
+        .collect::<Option<_>>()?;
+    let first = titles.first()?;
+    let shortest = titles.iter().map(Vec::len).min().unwrap_or(0);
+    let prefix = (0..shortest)
+        .take_while(|&i| titles.iter().all(|t| t[i] == first[i]))
+        .count();
+    if prefix == shortest && titles.iter().all(|t| t.len() == shortest) {
+        return Some(first.join(" "));
+    }
+    let from_end = |t: &Vec<&str>, i: usize| t[t.len() - 1 - i] == first[first.len() - 1 - i];
+    let suffix = (0..shortest - prefix)
+        .take_while(|&i| titles.iter().all(|t| from_end(t, i)))
+        .count();
+    if prefix + suffix == 0 {
+        return None;
+    }
+    let mut words: Vec<&str> = first[..prefix].to_vec();
+    words.push("*");
+    words.extend_from_slice(&first[first.len() - suffix..]);
+    Some(words.join(" "))
 }
 
 fn name_or_tid(t: &ThreadDoc) -> String {
@@ -106,8 +146,45 @@ mod label_tests {
                 tid: 100 + i as u32,
                 pid: 100 + i as u32,
                 comm: n.to_string(),
+                title: None,
             })
             .collect()
+    }
+
+    fn titled(titles: &[Option<&str>]) -> Vec<ThreadDoc> {
+        let mut ts = threads(&vec!["server"; titles.len()]);
+        for (t, title) in ts.iter_mut().zip(titles) {
+            t.title = title.map(str::to_string);
+        }
+        ts
+    }
+
+    #[test]
+    fn titles_name_processes_where_the_program_set_them() {
+        let one = titled(&[Some("server: log flusher")]);
+        assert_eq!(label(&KindDoc::Thread, &one), "server: log flusher (100)");
+        assert_eq!(label(&KindDoc::Thread, &titled(&[None])), "server (100)");
+        let k = KindDoc::SimilarProcesses;
+        assert_eq!(
+            label(&k, &titled(&[Some("server: worker"); 16])),
+            "server: worker ×16 processes"
+        );
+        // The words that differ become one `*`; common words at both ends stay.
+        let pool = titled(&[
+            Some("server: user db 127.0.0.1(4242) idle"),
+            Some("server: user db 127.0.0.1(4243) UPDATE"),
+            Some("server: user db [local] idle"),
+        ]);
+        assert_eq!(label(&k, &pool), "server: user db * ×3 processes");
+        let ends = titled(&[Some("pool 1 worker"), Some("pool 22 worker")]);
+        assert_eq!(label(&k, &ends), "pool * worker ×2 processes");
+        let longer = titled(&[Some("w: a"), Some("w: a b")]);
+        assert_eq!(label(&k, &longer), "w: a * ×2 processes");
+        // No word in common, or a member without a title: the thread name.
+        let apart = titled(&[Some("alpha one"), Some("beta two")]);
+        assert_eq!(label(&k, &apart), "server ×2 processes");
+        let some = titled(&[Some("server: worker"), None]);
+        assert_eq!(label(&k, &some), "server ×2 processes");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! stacks, the advice sentence, then background knots, sinks, devices and the plain
 //! off-CPU ranking for comparison.
 
-use super::doc::{CpuProfileDoc, Doc, EdgeDoc, KnotDoc, SinkDoc, StackDoc};
+use super::doc::{CpuProfileDoc, Doc, EdgeDoc, KnotDoc, PauseDoc, SinkDoc, StackDoc};
 use causeway_bottleneck::EdgeKind;
 use std::fmt::Write;
 
@@ -74,7 +74,7 @@ fn edge(out: &mut String, r: &Doc, e: &EdgeDoc) {
         out,
         "  {name:<44} {:>9.3}s {:>5.1}%",
         e.weight_s,
-        e.share * 100.0
+        e.share_of_waits * 100.0
     );
     match e.kind {
         EdgeKind::Wait => {
@@ -123,6 +123,7 @@ fn knot(out: &mut String, r: &Doc, k: &KnotDoc, title: &str) {
         }
     }
     edge_list(out, r, &k.leaks, "small leaks out of it, trimmed");
+    edge_list(out, r, &k.paused, "waits on brief stops, set aside");
     edge_list(out, r, &k.removed_edges, "removed as low impact");
     let _ = writeln!(out, "  => {}\n", k.advice);
 }
@@ -173,11 +174,45 @@ fn sink(out: &mut String, r: &Doc, s: &SinkDoc) {
     let _ = writeln!(out, "  => {}", s.advice);
 }
 
+/// The brief stops section, if there are any.
+fn pauses(out: &mut String, r: &Doc) {
+    if r.pauses.is_empty() {
+        return;
+    }
+    out.push_str(
+        "Brief stops (threads many wait for, briefly and for a small share of their waiting, like a runtime's safepoint; set aside, never the answer):\n",
+    );
+    for p in &r.pauses {
+        pause(out, r, p);
+    }
+    out.push('\n');
+}
+
+/// A brief stopper: who waits on it, how often, how long.
+fn pause(out: &mut String, r: &Doc, p: &PauseDoc) {
+    let mean_ms = if p.waits > 0 {
+        p.direct_s * 1e3 / p.waits as f64
+    } else {
+        0.0
+    };
+    let _ = writeln!(
+        out,
+        "  {}: {} waits by {} threads, {:.3}s in all ({:.2} ms each on average), {:.1}% of their waiting",
+        r.vertices[p.vertex].label,
+        p.waits,
+        p.waiter_threads,
+        p.direct_s,
+        mean_ms,
+        p.share_of_waiting * 100.0
+    );
+}
+
 /// What the words of the report mean, for a reader who has not read wPerf.
 const LEGEND: &str = "\
 knot: threads (and devices) that wait only for each other; speeding up anything outside cannot help them.
 sink: something others wait for that waits for nobody: its own work (or a timer, or a busy device) is the limit.
 cascade: a wait's time also counts for whoever held up its waker, so edge seconds add up across the threads held up.
+%: an edge's share of all waiting in the graph (the seconds beside it are summed over the threads it holds up).
 
 ";
 
@@ -258,6 +293,7 @@ pub(crate) fn render(r: &Doc) -> String {
         }
         out.push('\n');
     }
+    pauses(&mut out, r);
     // A device with no traffic (an unused NIC) says nothing: it is left out of the text.
     let busy: Vec<_> = r
         .devices

@@ -1,0 +1,83 @@
+//! Brief stops: a thread that many threads wait for, each time briefly, for a small
+//! part of their waiting. A managed runtime's safepoint thread (a JVM's VM Thread, a
+//! stop-the-world GC, Go's sysmon preempting goroutines) stops every other thread for a
+//! moment and then sleeps on a timer; the `group-commit` zoo workload has one.
+//!
+//! Such a thread is waited on, so by the worker rule it carries work, and the timer it
+//! sleeps on became the answer when no knot was found ("runtime waits for timers while
+//! others wait for it"), or its edges kept the loop that does the work from being a
+//! knot. But the waits on it are not what limits the program: take it away and its
+//! waiters' waiting shrinks by a few percent at most, while their waits on each other
+//! and on devices stay.
+//!
+//! Rule, by the shape of the waits on a thread vertex, not by its name: it is a brief
+//! stopper when at least `MIN_WAITER_THREADS` threads of other vertices wait on it
+//! directly, its direct waits last `MAX_MEAN_WAIT` or less on average, and they are at
+//! most `MAX_SHARE` of all the waiting its waiters do. The edges into it are set aside
+//! before knots and sinks are found (listed on the knots they leave, and the stopper in
+//! the report's "brief stops"), so it is neither a knot member nor a worker through
+//! them, and a timer only it sleeps on is background. Limits: a runtime thread whose
+//! stops are long (a GC pause of tens of milliseconds) or a large share of its waiters'
+//! waiting is not a brief stopper, so it stays in the graph and is the knot or sink when
+//! the program spends its time waiting for it; a server thread that answers many
+//! clients quickly is no brief stopper either, as the clients' waiting is mostly on it.
+
+use crate::findings::{Edge, EdgeKind, Vertex};
+use std::collections::BTreeSet;
+
+/// Fewest threads (summed over the waiting vertices) that make "many waiters".
+pub(crate) const MIN_WAITER_THREADS: usize = 3;
+/// Longest mean direct wait of a brief stop, in nanoseconds: a safepoint is well under a
+/// millisecond to a few milliseconds; 10 ms is a scheduler's time slice or more.
+pub(crate) const MAX_MEAN_WAIT: u64 = 10_000_000;
+/// Largest share of the waiters' waiting that the waits on a brief stopper may be.
+pub(crate) const MAX_SHARE: f64 = 0.05;
+
+/// A brief stopper and the waits on it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Stopper {
+    /// Its vertex.
+    pub(crate) vertex: u32,
+    /// Wait edges into it from other vertices, by id, sorted.
+    pub(crate) edges: Vec<usize>,
+    /// Threads of the vertices that wait on it.
+    pub(crate) waiter_threads: usize,
+}
+
+/// The brief stoppers among `vertices` (module doc), by vertex. One pass over the
+/// edges: a system-wide graph has thousands of vertices.
+pub(crate) fn find(vertices: &[Vertex], edges: &[Edge]) -> Vec<Stopper> {
+    let mut into: Vec<Vec<&Edge>> = vec![Vec::new(); vertices.len()];
+    for e in edges {
+        if e.kind == EdgeKind::Wait && e.from != e.to && e.to.0 < vertices.len() {
+            into[e.to.0].push(e);
+        }
+    }
+    vertices
+        .iter()
+        .zip(&into)
+        .filter(|(v, into)| v.kind.is_thread() && !into.is_empty())
+        .filter_map(|(v, into)| stopper(v.id.0 as u32, vertices, into))
+        .collect()
+}
+
+fn stopper(v: u32, vertices: &[Vertex], into: &[&Edge]) -> Option<Stopper> {
+    let waiters: BTreeSet<usize> = into.iter().map(|e| e.from.0).collect();
+    let waiter_threads: usize = waiters.iter().map(|&w| vertices[w].threads.len()).sum();
+    let waits: u64 = into.iter().map(|e| e.direct_waits).sum();
+    let direct: u64 = into.iter().map(|e| e.direct.0).sum();
+    let waiting: u64 = waiters.iter().map(|&w| vertices[w].waiting.0).sum();
+    let brief = waiter_threads >= MIN_WAITER_THREADS
+        && waits > 0
+        && direct / waits <= MAX_MEAN_WAIT
+        && (direct as f64) <= MAX_SHARE * waiting as f64;
+    brief.then(|| {
+        let mut ids: Vec<usize> = into.iter().map(|e| e.id.0).collect();
+        ids.sort_unstable();
+        Stopper {
+            vertex: v,
+            edges: ids,
+            waiter_threads,
+        }
+    })
+}
