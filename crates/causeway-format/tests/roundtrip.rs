@@ -8,6 +8,7 @@ use causeway_format::block::BlockKind;
 use causeway_format::codec::{ChunkEncoder, push_raw_sized};
 use causeway_format::writer::BlockSink;
 use causeway_format::{
+    DataFlagAccess,
     BlockOp, BlockOpKind, Cpu, DevId, Event, EventKind, FormatError, Frame, FrameId, FrameSpace,
     Header, InlinedFrame, Mapping, Marker, ProcessInfo, SoftirqVec, Stack, StackId, StackKind,
     StringId, Tables, TaskState, Tgid, ThreadInfo, Tid, TimeRange, Timestamp, TraceReader,
@@ -40,6 +41,15 @@ fn marker() -> impl Strategy<Value = Marker> {
         Just(Marker::FalseWakeup),
         any::<u64>().prop_map(|addr| Marker::FlagRead { addr }),
         any::<u64>().prop_map(|addr| Marker::FlagWrite { addr }),
+        (any::<u64>(), any::<bool>(), any::<u64>()).prop_map(|(addr, w, ip)| Marker::DataFlag {
+            addr,
+            access: if w {
+                DataFlagAccess::Write
+            } else {
+                DataFlagAccess::Read
+            },
+            ip,
+        }),
         string_id().prop_map(|method| Marker::MethodEnter { method }),
         string_id().prop_map(|method| Marker::MethodExit { method }),
         (string_id(), any::<u64>()).prop_map(|(name, id)| Marker::SpanBegin { name, id }),
