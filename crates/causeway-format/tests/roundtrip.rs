@@ -637,3 +637,29 @@ fn newer_minor_version_is_read_and_other_major_is_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn watchpoint_hits_round_trip_with_their_access_and_ip() {
+    let hit = |ts, tid, access, ip| Event {
+        ts: Timestamp(ts),
+        cpu: Cpu(1),
+        kind: EventKind::Marker {
+            tid: Tid(tid),
+            marker: Marker::DataFlag {
+                addr: 0x5555_0000_4010,
+                access,
+                ip,
+            },
+        },
+    };
+    let events = vec![
+        hit(10, 7, DataFlagAccess::Write, 0x5555_0000_12bf),
+        hit(20, 8, DataFlagAccess::Read, 0x5555_0000_0e04),
+    ];
+    let bytes =
+        causeway_format::write_to_vec(&Header::synthetic(2), &events, WriterOptions::default())
+            .unwrap();
+    let mut rd = TraceReader::from_bytes(&bytes).unwrap();
+    let back: Vec<Event> = rd.events().map(|e| e.unwrap()).collect();
+    assert_eq!(back, events);
+}

@@ -538,16 +538,6 @@ pub fn build_golden() -> Built {
         Marker::FlagWrite {
             addr: 0x5555_0000_1000,
         },
-        Marker::DataFlag {
-            addr: 0x5555_0000_2000,
-            access: causeway_format::DataFlagAccess::Write,
-            ip: 0x5555_0000_0123,
-        },
-        Marker::DataFlag {
-            addr: 0x5555_0000_2000,
-            access: causeway_format::DataFlagAccess::Read,
-            ip: 0x5555_0000_0456,
-        },
         Marker::MethodEnter { method },
         Marker::SpanBegin { name: span, id: 1 },
         Marker::SpanEnd { name: span, id: 1 },
