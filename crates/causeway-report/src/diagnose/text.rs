@@ -68,6 +68,11 @@ fn finding(out: &mut dyn Write, i: usize, f: &FindingDoc) -> io::Result<()> {
             w.tid,
             line(w)
         )?;
+        writeln!(
+            out,
+            "{inner}compared the writer's thread (strong: the data flag), then the threads \
+             the loop exchanged wake-ups with (weak)"
+        )?;
     }
     match (&f.similar, &f.slice) {
         (Some(s), Some(sl)) => {
@@ -79,7 +84,7 @@ fn finding(out: &mut dyn Write, i: usize, f: &FindingDoc) -> io::Result<()> {
             writeln!(out, "{inner}slice back to its cause:")?;
             slice(out, sl, &inner)?;
         }
-        (_, None) if !f.compared.is_empty() => writeln!(
+        (_, None) if !f.compared.is_empty() && f.flag_writer.is_none() => writeln!(
             out,
             "{inner}no similar earlier wait got its wake-up: compared the threads it \
              exchanged wake-ups with just before (weak)"
