@@ -24,11 +24,11 @@ echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); load average: $(cut -d' ' -f1-3 /p
 cc -O2 -o "$TMP/watch_trap" bench/watch_trap.c
 echo
 echo "== trap cost (bench/watch_trap), $REPS runs"
-for _ in $(seq "$REPS"); do "$TMP/watch_trap" 20000; done
+for _ in $(seq "$REPS"); do "$TMP/watch_trap" 20000 || echo "(killed: status $?)"; done
 
 echo
-echo "| recorder | run | rounds/s | accesses trapped | repeated reads not kept | data-flag events |"
-echo "|---|---:|---:|---:|---:|---:|"
+echo "| recorder | run | rounds/s | command exit | accesses trapped | repeated reads not kept | data-flag events |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
 for rec in record watch; do
     for i in $(seq "$REPS"); do
         args=(record)
@@ -41,9 +41,12 @@ import json, re, sys
 rec, i, js, out = sys.argv[1:5]
 s = json.load(open(js))
 c = s["counters"]
-tput = re.search(r"throughput: ([0-9.]+)", open(out).read()).group(1)
+m = re.search(r"throughput: ([0-9.]+)", open(out).read())
+tput = m.group(1) if m else "-"
+code = s["command_exit_code"]
+code = "SIGTRAP" if code == 133 else code
 hits, rep = c.get("watch_hits", 0), c.get("watch_reads_repeated", 0)
-print(f"| {rec} | {i} | {tput} | {hits} | {rep} | {hits - rep} |")
+print(f"| {rec} | {i} | {tput} | {code} | {hits} | {rep} | {hits - rep} |")
 PY
     done
 done

@@ -436,29 +436,41 @@ fn spin_flag_reports_repeated_yield_and_asks_for_a_data_flag() {
     // (the summary goes to a file: the workload shares stdout)
     let json = dir.path().join("watch.json");
     let exe = workload("spin-flag");
-    let o = {
-        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-        causeway()
-            .args(["watch", "--sample", "499", "--symbol", "done", "-o"])
-            .arg(&watched)
-            .arg(format!("--json={}", json.display()))
-            .arg("--")
-            .arg(&exe)
-            .args(["--seconds", "1"])
-            .output()
-            .expect("run causeway watch")
-    };
-    assert!(
-        o.status.success(),
-        "causeway watch failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let summary: Value =
-        serde_json::from_slice(&std::fs::read(&json).unwrap()).expect("watch --json summary");
+    let mut summary = Value::Null;
+    // On some VMs the watched program is now and then killed by SIGTRAP (a debug trap
+    // no watchpoint claimed; docs/causeway-watch.md): record again, up to three times.
+    for _ in 0..3 {
+        let o = {
+            let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+            causeway()
+                .args(["watch", "--sample", "499", "--symbol", "done", "-o"])
+                .arg(&watched)
+                .arg(format!("--json={}", json.display()))
+                .arg("--")
+                .arg(&exe)
+                .args(["--seconds", "1"])
+                .output()
+                .expect("run causeway watch")
+        };
+        assert!(
+            o.status.success(),
+            "causeway watch failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        summary =
+            serde_json::from_slice(&std::fs::read(&json).unwrap()).expect("watch --json summary");
+        if summary["command_exit_code"] != 128 + 5 {
+            break;
+        }
+    }
+    assert_eq!(summary["command_exit_code"], 0, "{summary:#}");
     assert_eq!(summary["watched"]["len"], 8, "{summary:#}");
     let counters = &summary["counters"];
     // The main thread, the waiter and two helpers.
-    assert!(counters["watch_threads"].as_u64().unwrap() >= 4, "{summary:#}");
+    assert!(
+        counters["watch_threads"].as_u64().unwrap() >= 4,
+        "{summary:#}"
+    );
     assert!(counters["watch_hits"].as_u64().unwrap() > 0, "{summary:#}");
     let watched = watched.to_str().unwrap();
     let at = longest_run_at(watched, "waiter");
@@ -466,7 +478,9 @@ fn spin_flag_reports_repeated_yield_and_asks_for_a_data_flag() {
     let f = &d["findings"][0];
     assert_eq!(f["case"], "RepeatedYield", "{d:#}");
     assert!(d["needs_data_flag"].is_null(), "{d:#}");
-    let writer = f["flag_writer"]["thread"].as_str().unwrap_or_else(|| panic!("{d:#}"));
+    let writer = f["flag_writer"]["thread"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{d:#}"));
     assert!(writer.starts_with("helper-"), "{writer}");
     // The writer's thread is compared first, on the strength of the flag...
     assert_eq!(f["compared"][0]["vertex"]["thread"], writer, "{f:#}");

@@ -93,16 +93,15 @@ fn watch_attaches_to_a_running_process_and_records_its_flag() {
         .unwrap();
     let _ = prog.kill();
     let _ = prog.wait();
-    assert!(
-        o.status.success(),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("watched 8 bytes at 0x"), "{err}");
     let s: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let addr = s["watched"]["addr"].as_u64().unwrap();
-    assert!(s["counters"]["watch_threads"].as_u64().unwrap() >= 4, "{s:#}");
+    assert!(
+        s["counters"]["watch_threads"].as_u64().unwrap() >= 4,
+        "{s:#}"
+    );
     // The trace holds writes by the helpers and reads by the waiter, at the flag's
     // address, and never a read and a write for the same access.
     let mut r = TraceReader::open(&out).unwrap();
@@ -136,6 +135,9 @@ fn watch_attaches_to_a_running_process_and_records_its_flag() {
         }
     }
     assert!(!writers.is_empty() && !readers.is_empty());
-    assert!(writers.iter().all(|w| w.starts_with("helper-")), "{writers:?}");
+    assert!(
+        writers.iter().all(|w| w.starts_with("helper-")),
+        "{writers:?}"
+    );
     assert!(readers.iter().any(|r| r == "waiter"), "{readers:?}");
 }

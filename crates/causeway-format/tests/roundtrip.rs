@@ -8,11 +8,10 @@ use causeway_format::block::BlockKind;
 use causeway_format::codec::{ChunkEncoder, push_raw_sized};
 use causeway_format::writer::BlockSink;
 use causeway_format::{
-    DataFlagAccess,
-    BlockOp, BlockOpKind, Cpu, DevId, Event, EventKind, FormatError, Frame, FrameId, FrameSpace,
-    Header, InlinedFrame, Mapping, Marker, ProcessInfo, SoftirqVec, Stack, StackId, StackKind,
-    StringId, Tables, TaskState, Tgid, ThreadInfo, Tid, TimeRange, Timestamp, TraceReader,
-    TraceWriter, Waker, WriterOptions,
+    BlockOp, BlockOpKind, Cpu, DataFlagAccess, DevId, Event, EventKind, FormatError, Frame,
+    FrameId, FrameSpace, Header, InlinedFrame, Mapping, Marker, ProcessInfo, SoftirqVec, Stack,
+    StackId, StackKind, StringId, Tables, TaskState, Tgid, ThreadInfo, Tid, TimeRange, Timestamp,
+    TraceReader, TraceWriter, Waker, WriterOptions,
 };
 use proptest::prelude::*;
 use std::collections::{BTreeMap, HashMap};

@@ -338,6 +338,16 @@ pub fn run_request(a: &RecordArgs, req: Request) -> Result<u8> {
             "causeway: warning: the watched variable was never found mapped (the command did not exec its program in time): the trace has no data-flag events"
         );
     }
+    // A debug trap no breakpoint claimed kills the program with SIGTRAP: seen in VMs
+    // (see docs/causeway-watch.md), so say what killed it.
+    let sigtrap = s
+        .child_status
+        .is_some_and(|st| libc::WIFSIGNALED(st) && libc::WTERMSIG(st) == libc::SIGTRAP);
+    if watching && sigtrap {
+        eprintln!(
+            "causeway: warning: the watched command was killed by SIGTRAP: the kernel took a debug trap that no watchpoint claimed (seen in some VMs); the trace ends there"
+        );
+    }
     Ok(exit::OK)
 }
 

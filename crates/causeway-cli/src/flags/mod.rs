@@ -39,8 +39,8 @@ pub use latency::LatencyArgs;
 pub use meta::{CompletionsArgs, ManArgs};
 pub use record::{DemoArgs, RecordArgs, TriggerArgs};
 pub use report::ReportArgs;
-pub use watch::WatchArgs;
 pub use trace::{CheckArgs, DumpArgs, ImportArgs, InfoArgs};
+pub use watch::WatchArgs;
 
 use clap::{Parser, Subcommand};
 

@@ -11,10 +11,10 @@ use causeway_format::DurationNs;
 use causeway_format::units::parse_size_bytes;
 use causeway_record::syscalls::{self, SyscallInfo};
 use causeway_record::trigger::Condition;
+use causeway_record::watch::{WatchSpec, WatchTarget};
 use causeway_record::{
     ConfigError, EventSet, Output, RecordConfig, Request, Target, parse_stack_window,
 };
-use causeway_record::watch::{WatchSpec, WatchTarget};
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;

@@ -45,7 +45,9 @@ impl Markers {
             Marker::FlagWrite { addr } => self.writes.entry(addr).or_default().push(access),
             Marker::FlagRead { addr } => self.reads.entry(addr).or_default().push(access),
             // A watchpoint's hit is the same fact as the in-process recorder's marker.
-            Marker::DataFlag { addr, access: a, .. } => {
+            Marker::DataFlag {
+                addr, access: a, ..
+            } => {
                 let list = if a.is_write() {
                     &mut self.writes
                 } else {

@@ -57,9 +57,7 @@ pub enum WatchError {
     )]
     NoSymbol(String),
     /// The symbol is not 1, 2, 4 or 8 bytes long.
-    #[error(
-        "symbol `{0}` is {1} bytes long; a watchpoint covers 1, 2, 4 or 8 bytes: give --len"
-    )]
+    #[error("symbol `{0}` is {1} bytes long; a watchpoint covers 1, 2, 4 or 8 bytes: give --len")]
     SymbolSize(String, u64),
     /// A bad length or alignment.
     #[error("cannot watch {len} bytes at {addr:#x}: {why}")]
@@ -132,14 +130,8 @@ fn check_shape(addr: u64, len: u8) -> Result<(), WatchError> {
 
 /// Where the variable is in the file, if found by name.
 enum Place {
-    File {
-        exe: PathBuf,
-        var: FileVariable,
-    },
-    Loaded {
-        addr: u64,
-        len: u8,
-    },
+    File { exe: PathBuf, var: FileVariable },
+    Loaded { addr: u64, len: u8 },
 }
 
 /// A running watch of one process.
@@ -230,9 +222,12 @@ impl Watch {
         self.attach_new(addr, len)?;
         let mut hits = Vec::new();
         let mut lost = 0;
+        let mut throttled = 0;
         for t in self.threads.values_mut() {
             lost += t.drain(&mut hits);
+            throttled += std::mem::take(&mut t.throttled);
         }
+        self.bump("watch_throttled", throttled);
         self.bump("watch_hits_lost", lost);
         // Threads that are gone have nothing more to give.
         let live: BTreeSet<u32> = procfs::threads(self.pid).into_iter().collect();
@@ -347,7 +342,10 @@ mod tests {
             check_shape(0x1004, 8),
             Err(WatchError::Shape { .. })
         ));
-        assert!(matches!(check_shape(0x1000, 3), Err(WatchError::Shape { .. })));
+        assert!(matches!(
+            check_shape(0x1000, 3),
+            Err(WatchError::Shape { .. })
+        ));
     }
 
     #[test]
@@ -358,7 +356,10 @@ mod tests {
             functions: vec!["helper_main".into(), "spin_until_done".into()],
         };
         let s = e.to_string();
-        assert!(s.contains("unavailable here (no free debug register)"), "{s}");
+        assert!(
+            s.contains("unavailable here (no free debug register)"),
+            "{s}"
+        );
         assert!(s.contains("refers to `done`"), "{s}");
         assert!(s.ends_with("helper_main, spin_until_done"), "{s}");
     }

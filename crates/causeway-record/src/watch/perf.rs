@@ -59,6 +59,9 @@ pub struct ThreadWatch {
     ring: Ring,
     /// Sample id of the write event.
     write_id: u64,
+    /// Times the kernel throttled the events (too many hits per tick): hits are
+    /// missed until it lets them go on.
+    pub throttled: u64,
     _write: OwnedFd,
     _rw: OwnedFd,
 }
@@ -146,6 +149,7 @@ impl ThreadWatch {
         Ok(ThreadWatch {
             ring,
             write_id,
+            throttled: 0,
             _write: write,
             _rw: rw,
         })
@@ -196,6 +200,8 @@ impl ThreadWatch {
                 ));
             } else if kind == libbpf_sys::PERF_RECORD_LOST {
                 lost += u64_at(8);
+            } else if kind == libbpf_sys::PERF_RECORD_THROTTLE {
+                self.throttled += 1;
             }
             tail += size;
         }
@@ -223,7 +229,8 @@ const SAME_TRAP_NS: u64 = 100_000;
 /// Hits from raw samples: a write sample stands for its access; a read-or-write
 /// sample next to a write sample of the same access is dropped, others are reads.
 fn pair_writes(raw: &[(bool, Hit)], out: &mut Vec<Hit>) {
-    let same = |a: &Hit, b: &Hit| a.tid == b.tid && a.ip == b.ip && a.ts.abs_diff(b.ts) < SAME_TRAP_NS;
+    let same =
+        |a: &Hit, b: &Hit| a.tid == b.tid && a.ip == b.ip && a.ts.abs_diff(b.ts) < SAME_TRAP_NS;
     for (i, (is_write, h)) in raw.iter().enumerate() {
         if *is_write {
             out.push(*h);
@@ -269,7 +276,10 @@ mod tests {
         let mut out = Vec::new();
         pair_writes(&raw, &mut out);
         let got: Vec<(u64, bool)> = out.iter().map(|h| (h.ts, h.write)).collect();
-        assert_eq!(got, vec![(100, false), (201, true), (300, false), (400, true)]);
+        assert_eq!(
+            got,
+            vec![(100, false), (201, true), (300, false), (400, true)]
+        );
     }
 
     #[test]

@@ -107,11 +107,20 @@ fn finding(out: &mut dyn Write, i: usize, f: &FindingDoc) -> io::Result<()> {
 /// Where a yield loop runs, for the data-flag request: its innermost frames, else the
 /// functions its on-CPU samples fell in.
 fn loop_place(v: &VertexDoc) -> String {
-    let names = if v.frames.is_empty() { &v.hot } else { &v.frames };
+    let names = if v.frames.is_empty() {
+        &v.hot
+    } else {
+        &v.frames
+    };
     if names.is_empty() {
         return "its thread's code".to_string();
     }
-    names.iter().take(3).cloned().collect::<Vec<_>>().join(" < ")
+    names
+        .iter()
+        .take(3)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(" < ")
 }
 
 /// Write the whole report.
