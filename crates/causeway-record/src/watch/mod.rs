@@ -118,7 +118,7 @@ fn check_shape(addr: u64, len: u8) -> Result<(), WatchError> {
             why: "the length must be 1, 2, 4 or 8",
         });
     }
-    if addr % u64::from(len) != 0 {
+    if !addr.is_multiple_of(u64::from(len)) {
         return Err(WatchError::Shape {
             addr,
             len,
