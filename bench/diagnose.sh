@@ -13,7 +13,11 @@
 #   CAUSEWAY=path/to/causeway REPS=5 bench/diagnose.sh
 #
 # Knobs: WL_SECONDS [1.5] run time of each workload in part 1; BUSY_SECONDS [10];
-# REPS [3] timed repetitions in part 2 (min and median reported).
+# REPS [3] timed repetitions in part 2 (min and median reported); ONLY [all] a
+# regular expression of the part-1 rows to run; SKIP_BUSY [0] 1 skips part 2.
+#
+# The `spin-flag+watch` row records with `causeway watch --symbol done` (the data flag
+# by hardware watchpoints) instead of `causeway record`.
 
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -33,20 +37,27 @@ cases=(
     "stopped-peer|--stop-ms 500|client-0|default|wait"
     "lock-chain||requester|default|wait"
     "spin-flag||waiter|default,sched_yield|run"
+    "spin-flag+watch||waiter|default,sched_yield|run"
 )
+ONLY=${ONLY:-.}
+SKIP_BUSY=${SKIP_BUSY:-0}
 echo
 echo "| workload | problem (--thread, --stall) | case | queries | slice steps | culprit found by --auto |"
 echo "|---|---|---|---:|---:|---|"
 for c in "${cases[@]}"; do
     IFS='|' read -r w extra thread syscalls stall <<<"$c"
+    [[ $w =~ $ONLY ]] || continue
+    rec=(record)
+    [[ $w == *+watch ]] && rec=(watch --symbol done)
     # shellcheck disable=SC2086
-    "$CW" record --sample 499 --events default,syscall --syscalls "$syscalls" -o "$TMP/$w.cwt" -- "workloads/bin/$w" \
+    "$CW" "${rec[@]}" --sample 499 --events default,syscall --syscalls "$syscalls" -o "$TMP/$w.cwt" -- "workloads/bin/${w%+watch}" \
         --seconds "$WL_SECONDS" $extra >/dev/null 2>&1
     "$CW" diagnose --auto --json --thread "$thread" --stall "$stall" "$TMP/$w.cwt" \
         >"$TMP/$w.json" || true
     python3 bench/diagnose_check.py "$w" "$thread --stall $stall" "$TMP/$w.json"
 done
 
+[ "$SKIP_BUSY" = 1 ] && exit 0
 echo
 echo "== busy trace: ${BUSY_SECONDS}s system-wide while the zoo and a compile run" >&2
 (CARGO_TARGET_DIR=$TMP/target nice cargo build --release -q -p causeway-format \

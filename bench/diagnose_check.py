@@ -35,6 +35,14 @@ def found(w, d):
     if w == "spin-flag":
         # No data flag is traced: the right answer is to ask for one.
         return d.get("needs_data_flag") is not None
+    if w == "spin-flag+watch":
+        # The flag traced by watchpoints: the late writer (a helper) is named and is
+        # the loop's culprit.
+        f = fs[0]
+        writer = (f.get("flag_writer") or {}).get("thread", "")
+        return writer.startswith("helper-") and any(
+            f2["culprit_of"] == f["vertex"]["id"] and threads(f2) == writer for f2 in fs
+        )
     return False
 
 

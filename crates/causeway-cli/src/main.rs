@@ -30,7 +30,10 @@ fn main() -> ExitCode {
     // Output commands end quietly when their reader goes away (`causeway dump | head`),
     // as Unix filters do; the recorder keeps SIGPIPE ignored so a closed terminal never
     // kills it before the trace is finished.
-    if !matches!(cli.command, flags::Command::Record(_)) {
+    if !matches!(
+        cli.command,
+        flags::Command::Record(_) | flags::Command::Watch(_)
+    ) {
         // SAFETY: restoring the default disposition of one signal at start-up.
         unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     }
@@ -41,6 +44,7 @@ fn main() -> ExitCode {
         flags::Command::Import(a) => cmd::import::run(a),
         flags::Command::Demo(a) => cmd::demo::run(a),
         flags::Command::Record(a) => cmd::record::run(a),
+        flags::Command::Watch(a) => cmd::watch::run(a),
         flags::Command::Trigger(a) => cmd::trigger::run(a),
         flags::Command::Bottleneck(a) => cmd::bottleneck::run(a),
         flags::Command::Export(a) => cmd::export::run(a),

@@ -115,18 +115,18 @@ impl Run<'_> {
             slice: None,
             compared: Vec::new(),
             slept: false,
+            flag_writer: None,
         });
         let waitlike = match case {
             Case::LongRunning | Case::LongRunnable => false,
             Case::RepeatedYield => {
-                let flagged = self
-                    .g
-                    .incoming(v)
-                    .any(|(_, e)| e.kind == EdgeKind::DataFlag);
-                if !flagged {
+                let Some(writer) = flag_writer(self.g, v) else {
                     self.out.needs_data_flag = Some(v);
                     self.halted = true;
                     return;
+                };
+                if let Some(f) = self.out.findings.get_mut(idx) {
+                    f.flag_writer = Some(writer);
                 }
                 true
             }
@@ -160,9 +160,27 @@ impl Run<'_> {
     fn long_wait(&mut self, v: VertexId, idx: usize, depth: u32) {
         let g = self.g;
         let Some(x) = g.vertex(v) else { return };
-        let similar = find_similar(g, v, self.opts);
+        let writer = self
+            .out
+            .findings
+            .get(idx)
+            .and_then(|f| f.flag_writer)
+            .and_then(|w| g.vertex(w));
+        // A yield loop's cause is proved by the data flag: its writer's thread is
+        // compared first, as on a normal path; the loop's other peers after it.
+        let similar = match writer {
+            Some(_) => None,
+            None => find_similar(g, v, self.opts),
+        };
         let mut threads: Vec<(u32, bool)> = Vec::new();
-        if let Some(s) = similar {
+        if let Some(w) = writer {
+            threads.push((w.thread, true));
+            for t in peers(g, v) {
+                if t != w.thread {
+                    threads.push((t, false));
+                }
+            }
+        } else if let Some(s) = similar {
             let slice = self.slice(s);
             for st in &slice.steps {
                 if let Some(t) = g.vertex(st.vertex).map(|y| y.thread)
@@ -399,6 +417,15 @@ impl Run<'_> {
             end: SliceEnd::Limit,
         }
     }
+}
+
+/// The writer of the data flag a yield loop saw last: the source of its latest
+/// data-flag edge (the write that ended the loop).
+fn flag_writer(g: &EventGraph, v: VertexId) -> Option<VertexId> {
+    g.incoming(v)
+        .filter(|(_, e)| e.kind == EdgeKind::DataFlag)
+        .max_by_key(|(_, e)| e.ts)
+        .map(|(_, e)| e.from)
 }
 
 /// Index of the candidate whose edge happened last (the first of equals).

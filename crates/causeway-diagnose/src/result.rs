@@ -107,6 +107,9 @@ pub struct Finding {
     /// True for a wait in a sleep its own timer ended: the thread chose to wait, the
     /// end of the chain.
     pub slept: bool,
+    /// For a yield loop with a traced data flag: the vertex of the thread whose write
+    /// of the flag ended the loop (the last data-flag edge into it), the late writer.
+    pub flag_writer: Option<VertexId>,
 }
 
 /// A circle of waits: each waits for the next, the last for the first.

@@ -191,13 +191,75 @@ fn repeated_yield_with_a_data_flag_names_the_late_writer() {
     assert_eq!(d.needs_data_flag, None);
     let f = &d.findings[0];
     assert_eq!(f.case, Case::RepeatedYield);
+    assert_eq!(f.flag_writer, Some(VertexId(1)));
     assert_eq!(f.compared.len(), 1);
     assert_eq!(f.compared[0].thread, 1);
-    assert!(!f.compared[0].from_normal_path);
+    // The data flag proves the link: not a mere peer.
+    assert!(f.compared[0].from_normal_path);
     // The writer was busy the whole time: LongRunning, the culprit.
     assert_eq!(d.findings.len(), 2);
     assert_eq!(d.findings[1].case, Case::LongRunning);
     assert_eq!(d.findings[1].culprit_of, Some(VertexId(0)));
+}
+
+#[test]
+fn the_late_writer_is_the_last_writer_and_is_compared_before_the_peers() {
+    // Thread 0 spins; thread 1 wrote the flag early (an earlier round) and woke the
+    // spinner last; thread 2 wrote it last, ending the loop.
+    let mut spin = exec(0, 0, 40 * MS);
+    spin.block = BlockType::Yielding;
+    spin.yields = 500;
+    let g = graph(
+        vec![spin, exec(1, 0, 40 * MS), exec(2, 0, 40 * MS)],
+        vec![
+            strong(1, 0, EdgeKind::DataFlag, 2 * MS),
+            strong(1, 0, EdgeKind::Wakeup, 3 * MS),
+            strong(2, 0, EdgeKind::DataFlag, 40 * MS),
+        ],
+    );
+    let d = diagnose(&g, VertexId(0), &Options::default(), &mut AutoOracle);
+    let f = &d.findings[0];
+    assert_eq!(f.flag_writer, Some(VertexId(2)));
+    let order: Vec<(u32, bool)> = f
+        .compared
+        .iter()
+        .map(|c| (c.thread, c.from_normal_path))
+        .collect();
+    assert_eq!(order, vec![(2, true), (1, false)]);
+    assert_eq!(d.findings[1].vertex, VertexId(2));
+}
+
+#[test]
+fn the_builder_turns_watchpoint_hits_into_a_data_flag_edge_from_the_write() {
+    use causeway_format::{DataFlagAccess, Marker};
+    let mut s = Synth::new();
+    // Thread 1 spins on a CPU from 0 to 30 ms; thread 2 runs on the other CPU and
+    // writes the flag at 25 ms; thread 1 reads it at 26 ms (and again at 27 ms).
+    s.switch(0, 0, 0, TaskState::RUNNABLE, 1)
+        .switch(0, 1, 0, TaskState::RUNNABLE, 2);
+    let hit = |access| Marker::DataFlag {
+        addr: 0x4010,
+        access,
+        ip: 0x1234,
+    };
+    s.marker(25 * MS, 1, 2, hit(DataFlagAccess::Write));
+    s.marker(26 * MS, 0, 1, hit(DataFlagAccess::Read));
+    s.marker(27 * MS, 0, 1, hit(DataFlagAccess::Read));
+    s.switch(30 * MS, 0, 1, TaskState::RUNNABLE, 0)
+        .switch(30 * MS, 1, 2, TaskState::RUNNABLE, 0);
+    let t = trace(&s);
+    let g = build(&t, &[], &Options::default());
+    let flags: Vec<_> = g
+        .edges()
+        .iter()
+        .filter(|e| e.kind == EdgeKind::DataFlag)
+        .collect();
+    assert_eq!(flags.len(), 1, "one edge: the first read after the write");
+    let e = flags[0];
+    assert_eq!(e.strength, Strength::Strong);
+    assert_eq!(e.ts, Timestamp(26 * MS));
+    assert_eq!(g.vertex(e.from).unwrap().tid, Tid(2));
+    assert_eq!(g.vertex(e.to).unwrap().tid, Tid(1));
 }
 
 #[test]

@@ -58,6 +58,8 @@ mod marker_tag {
     pub const METHOD_EXIT: u8 = 6;
     pub const SPAN_BEGIN: u8 = 7;
     pub const SPAN_END: u8 = 8;
+    /// A watchpoint hit (see `crate::dataflag`).
+    pub const DATA_FLAG: u8 = 9;
 }
 
 /// Sentinel for "no thread predicted yet" (never equal to a real tid + 1 encoding).
@@ -347,6 +349,12 @@ fn encode_marker(s: &mut ByteWriter, m: &Marker) {
             s.u8(marker_tag::SPAN_END);
             s.varint(name.0 as u64);
             s.varint(id);
+        }
+        Marker::DataFlag { addr, access, ip } => {
+            s.u8(marker_tag::DATA_FLAG);
+            s.varint(addr);
+            s.u8(access.code());
+            s.varint(ip);
         }
     }
 }
@@ -962,6 +970,19 @@ impl<'a> ChunkDecoder<'a> {
                         name: StringId(p.varint_u32()?),
                         id: p.varint()?,
                     },
+                    marker_tag::DATA_FLAG => {
+                        let addr = p.varint()?;
+                        // An access kind from a newer minor version: skip the event.
+                        let Some(access) = crate::dataflag::DataFlagAccess::from_code(p.u8()?)
+                        else {
+                            return Ok(None);
+                        };
+                        Marker::DataFlag {
+                            addr,
+                            access,
+                            ip: p.varint()?,
+                        }
+                    }
                     // A marker type from a newer minor version: skip the event.
                     _ => return Ok(None),
                 };

@@ -4,6 +4,7 @@
 //! use the typed ids of [`crate::ids`]; strings themselves live once in the string table.
 //! This module defines the in-memory form only; the byte layout is in [`crate::codec`].
 
+use crate::dataflag::DataFlagAccess;
 use crate::ids::{Cpu, DevId, StackId, StringId, Tgid, Tid, Timestamp};
 use serde::{Deserialize, Serialize};
 
@@ -524,6 +525,17 @@ pub enum Marker {
         name: StringId,
         /// Pairs begin with end.
         id: u64,
+    },
+    /// A hardware watchpoint saw the thread access a watched variable (Argus data
+    /// flags, `causeway watch`); see [`crate::dataflag`].
+    DataFlag {
+        /// Address of the variable.
+        addr: u64,
+        /// Read or write.
+        access: DataFlagAccess,
+        /// User instruction pointer just after the access (x86 data breakpoints trap
+        /// after the instruction).
+        ip: u64,
     },
 }
 

@@ -24,6 +24,7 @@
 pub mod block;
 pub mod bytes;
 pub mod codec;
+pub mod dataflag;
 pub mod error;
 pub mod event;
 pub mod header;
@@ -36,6 +37,7 @@ pub mod tables;
 pub mod units;
 pub mod writer;
 
+pub use dataflag::DataFlagAccess;
 pub use error::{FormatError, Result};
 pub use event::{
     BlockOp, BlockOpKind, Event, EventKind, EventKindTag, Marker, SoftirqVec, StackKind, TaskState,

@@ -8,10 +8,10 @@ use causeway_format::block::BlockKind;
 use causeway_format::codec::{ChunkEncoder, push_raw_sized};
 use causeway_format::writer::BlockSink;
 use causeway_format::{
-    BlockOp, BlockOpKind, Cpu, DevId, Event, EventKind, FormatError, Frame, FrameId, FrameSpace,
-    Header, InlinedFrame, Mapping, Marker, ProcessInfo, SoftirqVec, Stack, StackId, StackKind,
-    StringId, Tables, TaskState, Tgid, ThreadInfo, Tid, TimeRange, Timestamp, TraceReader,
-    TraceWriter, Waker, WriterOptions,
+    BlockOp, BlockOpKind, Cpu, DataFlagAccess, DevId, Event, EventKind, FormatError, Frame,
+    FrameId, FrameSpace, Header, InlinedFrame, Mapping, Marker, ProcessInfo, SoftirqVec, Stack,
+    StackId, StackKind, StringId, Tables, TaskState, Tgid, ThreadInfo, Tid, TimeRange, Timestamp,
+    TraceReader, TraceWriter, Waker, WriterOptions,
 };
 use proptest::prelude::*;
 use std::collections::{BTreeMap, HashMap};
@@ -40,6 +40,15 @@ fn marker() -> impl Strategy<Value = Marker> {
         Just(Marker::FalseWakeup),
         any::<u64>().prop_map(|addr| Marker::FlagRead { addr }),
         any::<u64>().prop_map(|addr| Marker::FlagWrite { addr }),
+        (any::<u64>(), any::<bool>(), any::<u64>()).prop_map(|(addr, w, ip)| Marker::DataFlag {
+            addr,
+            access: if w {
+                DataFlagAccess::Write
+            } else {
+                DataFlagAccess::Read
+            },
+            ip,
+        }),
         string_id().prop_map(|method| Marker::MethodEnter { method }),
         string_id().prop_map(|method| Marker::MethodExit { method }),
         (string_id(), any::<u64>()).prop_map(|(name, id)| Marker::SpanBegin { name, id }),
@@ -626,4 +635,30 @@ fn newer_minor_version_is_read_and_other_major_is_refused() {
         matches!(err, FormatError::UnsupportedVersion { major: 2, .. }),
         "{err}"
     );
+}
+
+#[test]
+fn watchpoint_hits_round_trip_with_their_access_and_ip() {
+    let hit = |ts, tid, access, ip| Event {
+        ts: Timestamp(ts),
+        cpu: Cpu(1),
+        kind: EventKind::Marker {
+            tid: Tid(tid),
+            marker: Marker::DataFlag {
+                addr: 0x5555_0000_4010,
+                access,
+                ip,
+            },
+        },
+    };
+    let events = vec![
+        hit(10, 7, DataFlagAccess::Write, 0x5555_0000_12bf),
+        hit(20, 8, DataFlagAccess::Read, 0x5555_0000_0e04),
+    ];
+    let bytes =
+        causeway_format::write_to_vec(&Header::synthetic(2), &events, WriterOptions::default())
+            .unwrap();
+    let mut rd = TraceReader::from_bytes(&bytes).unwrap();
+    let back: Vec<Event> = rd.events().map(|e| e.unwrap()).collect();
+    assert_eq!(back, events);
 }

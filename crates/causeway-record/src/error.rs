@@ -28,6 +28,9 @@ pub enum RecordError {
     /// Writing the trace failed.
     #[error("writing the trace: {0}")]
     Write(#[from] causeway_format::FormatError),
+    /// A variable could not be watched (`--watch`).
+    #[error("{0}")]
+    Watch(#[from] crate::watch::WatchError),
     /// Other I/O.
     #[error("{0}: {1}")]
     Io(String, std::io::Error),

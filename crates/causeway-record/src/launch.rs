@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 pub struct Launched {
     /// Its PID (also its process id after exec).
     pub pid: u32,
+    /// The program it execs (found in `PATH` like a shell would).
+    pub program: std::path::PathBuf,
     release: libc::c_int,
     done: Option<i32>,
     /// Leave it running when this handle goes (`--no-kill`).
@@ -59,6 +61,7 @@ impl Launched {
         };
         let prog =
             find_in_path(first).map_err(|why| RecordError::Spawn(first.clone(), why.into()))?;
+        let program = std::path::PathBuf::from(&prog);
         let cprog = CString::new(prog)
             .map_err(|_| RecordError::Spawn(first.clone(), "NUL in path".into()))?;
         let cargs: Vec<CString> = argv
@@ -101,6 +104,7 @@ impl Launched {
         unsafe { libc::close(fds[0]) };
         Ok(Launched {
             pid: pid as u32,
+            program,
             release: fds[1],
             done: None,
             keep: false,

@@ -33,6 +33,7 @@ pub mod syscalls;
 pub mod titles;
 pub mod trigger;
 pub mod unwind;
+pub mod watch;
 
 mod skel {
     #![allow(missing_docs, clippy::all, unused_imports)]

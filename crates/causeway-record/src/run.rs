@@ -9,6 +9,7 @@ use crate::sink::{Dump, FlightSink, StreamSink, clock_ns, header};
 use crate::stacks::Symbols;
 use crate::titles::TitleWatch;
 use crate::trigger::{Condition, Watcher};
+use crate::watch::{Watch, WatchError};
 use crate::{RecordError, procfs, signals};
 use causeway_format::Tid;
 use libbpf_rs::RingBufferBuilder;
@@ -52,6 +53,9 @@ pub struct Request {
     /// Leave the launched command running when the recording ends before it (the
     /// default ends it: see [`Launched::terminate`]).
     pub keep_command: bool,
+    /// Watch this variable of the (one) recorded process with hardware watchpoints:
+    /// its accesses go into the trace as data-flag events.
+    pub watch: Option<crate::watch::WatchSpec>,
 }
 
 /// Things worth telling the user while recording.
@@ -108,6 +112,8 @@ pub struct Summary {
     /// Recorder counters (also in the trace's statistics): unwinding outcomes by
     /// reason, stacks whose copy went missing, records that did not parse.
     pub counters: std::collections::BTreeMap<String, u64>,
+    /// The watched variable's address and length, if `--watch` found it mapped.
+    pub watched: Option<(u64, u8)>,
 }
 
 enum Sink {
@@ -139,6 +145,7 @@ struct Session {
     dumps: Vec<Dump>,
     last_auto_dump: Option<Instant>,
     titles: TitleWatch,
+    watch: Option<Watch>,
 }
 
 /// Record until the command ends, the duration passes, or SIGINT/SIGTERM.
@@ -168,7 +175,10 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
     loop {
         let _ = ring.poll(s.cfg.poll_interval);
         let _ = ring.consume();
-        let batch = s.convert_pending(&mut pending.borrow_mut(), stopping);
+        let mut batch = s.convert_pending(&mut pending.borrow_mut(), stopping);
+        if let Some(w) = s.watch.as_mut() {
+            batch.extend(w.poll()?);
+        }
         s.events += batch.len() as u64;
         s.deliver(&batch, notify)?;
         if last_progress.elapsed() >= Duration::from_secs(1) {
@@ -222,6 +232,10 @@ fn start(req: &Request, notify: &mut dyn FnMut(Notice)) -> Result<Session, Recor
         None => None,
     };
     let initial = initial_targets(&cfg, child.is_some())?;
+    let mut watch = match &req.watch {
+        Some(spec) => Some(start_watch(spec, child.as_ref(), &initial)?),
+        None => None,
+    };
     let tracked: &[u32] = if matches!(cfg.target, Target::Pids(_)) {
         &initial
     } else {
@@ -278,7 +292,35 @@ fn start(req: &Request, notify: &mut dyn FnMut(Notice)) -> Result<Session, Recor
         dumps: Vec::new(),
         last_auto_dump: None,
         titles: TitleWatch::default(),
+        watch: watch.take(),
     })
+}
+
+/// The watch of the one recorded process. A process given with -p is attached to
+/// now, so a refused breakpoint stops the recording before it starts; a launched
+/// command is attached once it has exec'd (at the first drains).
+fn start_watch(
+    spec: &crate::watch::WatchSpec,
+    child: Option<&Launched>,
+    initial: &[u32],
+) -> Result<Watch, RecordError> {
+    let (pid, exe) = match (child, initial) {
+        (Some(c), _) => (c.pid, c.program.clone()),
+        (None, [pid]) => {
+            let exe = procfs::exe(*pid).ok_or(RecordError::NoSuchProcess(*pid))?;
+            (*pid, PathBuf::from(exe))
+        }
+        _ => return Err(WatchError::OneProcess.into()),
+    };
+    let mut w = Watch::new(pid, &exe, spec)?;
+    if child.is_none() {
+        // Hits before the recording starts are dropped: only the attach matters here.
+        w.poll()?;
+        if w.armed().is_none() {
+            return Err(WatchError::NotMapped(pid).into());
+        }
+    }
+    Ok(w)
 }
 
 /// The processes recorded from the start.
@@ -469,6 +511,12 @@ impl Session {
         elapsed: Duration,
         notify: &mut dyn FnMut(Notice),
     ) -> Result<Summary, RecordError> {
+        if let Some(w) = &self.watch {
+            for (k, v) in w.counters() {
+                self.conv.count(k, *v);
+            }
+        }
+        let watched = self.watch.as_ref().and_then(Watch::armed);
         let path = match self.sink {
             Sink::Stream(s) => {
                 let (path, kept) = s.finish(&self.conv, &mut self.symbols)?;
@@ -491,6 +539,7 @@ impl Session {
             target_processes: self.conv.recorded_processes(),
             elapsed,
             counters: self.conv.counters.clone(),
+            watched,
         })
     }
 }

@@ -22,3 +22,4 @@ pub mod rootpath;
 pub mod rootpath_resume;
 pub mod run;
 pub mod trigger;
+pub mod watch;

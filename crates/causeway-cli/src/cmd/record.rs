@@ -73,8 +73,17 @@ struct JsonSummary<'a> {
     command_stopped: Option<&'static str>,
     /// Processes recorded; 0 when nothing of what was asked for ran.
     target_processes: usize,
-    /// Recorder counters: unwinding outcomes (`unwind_*`), stack copies and bytes.
+    /// Recorder counters: unwinding outcomes (`unwind_*`), stack copies and bytes,
+    /// watchpoint hits (`watch_*`).
     counters: &'a std::collections::BTreeMap<String, u64>,
+    /// The watched variable (`--watch`), once found in the process.
+    watched: Option<JsonWatched>,
+}
+
+#[derive(Serialize)]
+struct JsonWatched {
+    addr: u64,
+    len: u8,
 }
 
 #[derive(Serialize)]
@@ -135,6 +144,7 @@ fn record_command_config(
         command: Some(cmd.to_vec()),
         command_line: std::env::args().collect(),
         keep_command: false,
+        watch: None,
     };
     let mut notify = |n: Notice| {
         if let Notice::KeptPrevious(old) = n {
@@ -214,6 +224,7 @@ fn json_summary(s: &Summary) -> Result<String> {
         }),
         target_processes: s.target_processes,
         counters: &s.counters,
+        watched: s.watched.map(|(addr, len)| JsonWatched { addr, len }),
     };
     Ok(serde_json::to_string_pretty(&j)?)
 }
@@ -247,12 +258,33 @@ fn print_text_summary(s: &Summary) {
     if let Some(line) = command_line_end(s) {
         eprintln!("causeway: {line}");
     }
+    if let Some(line) = watch_line(s) {
+        eprintln!("causeway: {line}");
+    }
+}
+
+/// One line on the watched variable: where, and what was kept of its accesses.
+fn watch_line(s: &Summary) -> Option<String> {
+    let (addr, len) = s.watched?;
+    let n = |k: &str| s.counters.get(k).copied().unwrap_or(0);
+    Some(format!(
+        "watched {len} bytes at {addr:#x} in {} threads: {} accesses trapped, {} repeated reads not kept, {} lost",
+        n("watch_threads"),
+        n("watch_hits"),
+        n("watch_reads_repeated"),
+        n("watch_hits_lost")
+    ))
 }
 
 /// Run `causeway record`.
 pub fn run(a: &RecordArgs) -> Result<u8> {
-    let req = a.resolve(std::env::args().collect())?;
+    run_request(a, a.resolve(std::env::args().collect())?)
+}
+
+/// Run a recording resolved from `a` (and perhaps changed, by `causeway watch`).
+pub fn run_request(a: &RecordArgs, req: Request) -> Result<u8> {
     let target = req.config.target.clone();
+    let watching = req.watch.is_some();
     let tty = std::io::stderr().is_terminal();
     // JSON on stdout replaces the text; JSON into a file comes with it.
     let quiet_json = a.json.as_deref() == Some(std::path::Path::new("-"));
@@ -300,6 +332,21 @@ pub fn run(a: &RecordArgs) -> Result<u8> {
     }
     for w in warnings(&s, &target) {
         eprintln!("causeway: warning: {w}");
+    }
+    if watching && s.watched.is_none() {
+        eprintln!(
+            "causeway: warning: the watched variable was never found mapped (the command did not exec its program in time): the trace has no data-flag events"
+        );
+    }
+    // A debug trap no breakpoint claimed kills the program with SIGTRAP: seen in VMs
+    // (see docs/causeway-watch.md), so say what killed it.
+    let sigtrap = s
+        .child_status
+        .is_some_and(|st| libc::WIFSIGNALED(st) && libc::WTERMSIG(st) == libc::SIGTRAP);
+    if watching && sigtrap {
+        eprintln!(
+            "causeway: warning: the watched command was killed by SIGTRAP: the kernel took a debug trap that no watchpoint claimed (seen in some VMs); the trace ends there"
+        );
     }
     Ok(exit::OK)
 }

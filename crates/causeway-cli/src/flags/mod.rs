@@ -27,6 +27,7 @@ pub mod report;
 pub mod rootpath;
 pub mod trace;
 pub mod values;
+pub mod watch;
 
 pub use bottleneck::BottleneckArgs;
 pub use calls::{CallsArgs, RunArgs};
@@ -39,6 +40,7 @@ pub use meta::{CompletionsArgs, ManArgs};
 pub use record::{DemoArgs, RecordArgs, TriggerArgs};
 pub use report::ReportArgs;
 pub use trace::{CheckArgs, DumpArgs, ImportArgs, InfoArgs};
+pub use watch::WatchArgs;
 
 use clap::{Parser, Subcommand};
 
@@ -86,6 +88,9 @@ pub enum Command {
     /// network and blocking syscalls, with scoped user stacks (needs root or CAP_BPF +
     /// CAP_PERFMON).
     Record(RecordArgs),
+    /// Record a program like `record` does, plus the reads and writes of one of its
+    /// variables (a data flag) with hardware watchpoints, for `diagnose`.
+    Watch(Box<WatchArgs>),
     /// Ask running flight recorders (`causeway record --flight`) to dump their window.
     Trigger(TriggerArgs),
     /// Find the waiting events that limit throughput (wPerf): the wait-for graph, its

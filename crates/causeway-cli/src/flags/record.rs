@@ -12,6 +12,7 @@ use causeway_format::units::parse_size_bytes;
 use causeway_record::config::{MAX_STACK_DEPTH, MAX_STACK_DEPTH_FP};
 use causeway_record::syscalls::{self, SyscallInfo};
 use causeway_record::trigger::Condition;
+use causeway_record::watch::{WatchSpec, WatchTarget};
 use causeway_record::{
     ConfigError, EventSet, Output, RecordConfig, Request, Target, Unwind, parse_stack_window,
 };
@@ -134,6 +135,16 @@ pub struct RecordArgs {
     /// workload.
     #[arg(long)]
     pub no_kill: bool,
+    /// Watch a variable of the recorded process (one: `-p PID` or `-- CMD`) with
+    /// hardware watchpoints: a symbol of its executable, or an address (`0x...`). Its
+    /// writes and reads go into the trace as data-flag events, which `causeway
+    /// diagnose` turns into write -> read edges (see `causeway watch`).
+    #[arg(long, value_name = "SYMBOL|ADDR", value_parser = watch_target)]
+    pub watch: Option<WatchTarget>,
+    /// Bytes watched with --watch: 1, 2, 4 or 8 [default: the symbol's size; 8 for an
+    /// address].
+    #[arg(long, value_name = "N", requires = "watch", value_parser = watch_len)]
+    pub watch_len: Option<u8>,
     /// Use raw tracepoints even where BTF tracepoints work (tests the fallback).
     #[arg(long, hide = true)]
     pub raw_tracepoints: bool,
@@ -150,6 +161,27 @@ pub struct SyscallList(pub Vec<SyscallInfo>);
 /// Read `--syscalls` with the recorder's syscall table.
 fn syscall_list(s: &str) -> Result<SyscallList, ConfigError> {
     syscalls::parse_list(s).map(SyscallList)
+}
+
+/// `--watch`: an address (`0x` hex) or a symbol name.
+pub fn watch_target(s: &str) -> Result<WatchTarget, FlagError> {
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16)
+            .map(WatchTarget::Addr)
+            .map_err(|_| FlagError::WatchTarget(s.to_string())),
+        None if !s.is_empty() && !s.contains(char::is_whitespace) => {
+            Ok(WatchTarget::Symbol(s.to_string()))
+        }
+        None => Err(FlagError::WatchTarget(s.to_string())),
+    }
+}
+
+/// `--watch-len`, `--len`: a watchpoint's length.
+pub fn watch_len(s: &str) -> Result<u8, FlagError> {
+    match s.parse::<u8>() {
+        Ok(n @ (1 | 2 | 4 | 8)) => Ok(n),
+        _ => Err(FlagError::WatchLen(s.to_string())),
+    }
 }
 
 /// A name the kernel can give a process: 1 to 15 bytes.
@@ -205,6 +237,10 @@ impl RecordArgs {
             command: (!self.command.is_empty()).then(|| self.command.clone()),
             command_line,
             keep_command: self.no_kill,
+            watch: self.watch.clone().map(|target| WatchSpec {
+                target,
+                len: self.watch_len,
+            }),
         })
     }
 

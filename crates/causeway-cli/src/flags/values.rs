@@ -31,6 +31,12 @@ pub enum FlagError {
     /// A process name the kernel cannot have.
     #[error("`{0}` is not a process name: it has 1 to 15 bytes (the kernel's comm)")]
     Comm(String),
+    /// A watch target that is neither a symbol nor an address.
+    #[error("`{0}` is no variable: give a symbol name or a hex address (0x...)")]
+    WatchTarget(String),
+    /// A watchpoint length the hardware does not have.
+    #[error("`{0}` is no watchpoint length: give 1, 2, 4 or 8 (bytes)")]
+    WatchLen(String),
     /// A count or rate that must be above zero.
     #[error("invalid number `{0}`: must be a positive number")]
     Positive(String),

@@ -141,6 +141,9 @@ fn marker_text(t: &Tables, marker: &Marker) -> String {
         Marker::FalseWakeup => "false wake-up".into(),
         Marker::FlagRead { addr } => format!("flag read {addr:#x}"),
         Marker::FlagWrite { addr } => format!("flag write {addr:#x}"),
+        Marker::DataFlag { addr, access, ip } => {
+            format!("data flag {access} {addr:#x} at ip {ip:#x}")
+        }
         Marker::MethodEnter { method } => format!("enter {}", t.string(method)),
         Marker::MethodExit { method } => format!("exit {}", t.string(method)),
         Marker::SpanBegin { name, id } => format!("span {} #{id} begin", t.string(name)),

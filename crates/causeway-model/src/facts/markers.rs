@@ -44,6 +44,17 @@ impl Markers {
         match marker {
             Marker::FlagWrite { addr } => self.writes.entry(addr).or_default().push(access),
             Marker::FlagRead { addr } => self.reads.entry(addr).or_default().push(access),
+            // A watchpoint's hit is the same fact as the in-process recorder's marker.
+            Marker::DataFlag {
+                addr, access: a, ..
+            } => {
+                let list = if a.is_write() {
+                    &mut self.writes
+                } else {
+                    &mut self.reads
+                };
+                list.entry(addr).or_default().push(access);
+            }
             Marker::SpanBegin { .. }
             | Marker::SpanEnd { .. }
             | Marker::MethodEnter { .. }
@@ -99,5 +110,24 @@ mod tests {
         assert!(m.flag_writes(9).is_empty());
         let ts: Vec<u64> = m.records().iter().map(|r| r.ts.0).collect();
         assert_eq!(ts, vec![4, 6]);
+    }
+
+    #[test]
+    fn watchpoint_hits_are_flag_writes_and_reads() {
+        use causeway_format::DataFlagAccess;
+        let mut m = Markers::default();
+        let hit = |access| Marker::DataFlag {
+            addr: 16,
+            access,
+            ip: 0x401000,
+        };
+        m.push(Timestamp(1), Tid(7), hit(DataFlagAccess::Write));
+        m.push(Timestamp(2), Tid(8), hit(DataFlagAccess::Read));
+        m.push(Timestamp(3), Tid(8), hit(DataFlagAccess::Read));
+        assert_eq!(m.flag_writes(16).len(), 1);
+        assert_eq!(m.flag_writes(16)[0].tid, Tid(7));
+        let r: Vec<u64> = m.flag_reads(16).iter().map(|a| a.ts.0).collect();
+        assert_eq!(r, vec![2, 3]);
+        assert_eq!(m.flag_addresses(), vec![16]);
     }
 }

@@ -62,6 +62,9 @@ pub struct FindingDoc {
     pub compared: Vec<ComparedDoc>,
     /// What ends the chain here, or how to read it, if anything.
     pub note: Option<&'static str>,
+    /// For a yield loop with a traced data flag: the vertex of the thread whose write
+    /// of the flag ended the loop (the late writer).
+    pub flag_writer: Option<VertexDoc>,
 }
 
 /// A circular wait.
@@ -201,6 +204,7 @@ pub fn build(d: &Diagnosis, trace: &Trace, g: &EventGraph) -> Option<DiagnosisDo
             depth: f.depth,
             culprit_of: f.culprit_of.map(|v| v.0),
             similar: f.similar.and_then(|s| n.vertex(s)),
+            flag_writer: f.flag_writer.and_then(|w| n.vertex(w)),
             slice,
             compared,
             note: if f.slept {

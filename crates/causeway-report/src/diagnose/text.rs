@@ -60,6 +60,20 @@ fn finding(out: &mut dyn Write, i: usize, f: &FindingDoc) -> io::Result<()> {
     if let Some(n) = f.note {
         writeln!(out, "{inner}{n}")?;
     }
+    if let Some(w) = &f.flag_writer {
+        writeln!(
+            out,
+            "{inner}the data flag it polls was last written by {} ({}), the late writer: {}",
+            w.thread,
+            w.tid,
+            line(w)
+        )?;
+        writeln!(
+            out,
+            "{inner}compared the writer's thread (strong: the data flag), then the threads \
+             the loop exchanged wake-ups with (weak)"
+        )?;
+    }
     match (&f.similar, &f.slice) {
         (Some(s), Some(sl)) => {
             writeln!(out, "{inner}similar earlier vertex {}: {}", s.id, line(s))?;
@@ -70,7 +84,7 @@ fn finding(out: &mut dyn Write, i: usize, f: &FindingDoc) -> io::Result<()> {
             writeln!(out, "{inner}slice back to its cause:")?;
             slice(out, sl, &inner)?;
         }
-        (_, None) if !f.compared.is_empty() => writeln!(
+        (_, None) if !f.compared.is_empty() && f.flag_writer.is_none() => writeln!(
             out,
             "{inner}no similar earlier wait got its wake-up: compared the threads it \
              exchanged wake-ups with just before (weak)"
@@ -88,6 +102,25 @@ fn finding(out: &mut dyn Write, i: usize, f: &FindingDoc) -> io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// Where a yield loop runs, for the data-flag request: its innermost frames, else the
+/// functions its on-CPU samples fell in.
+fn loop_place(v: &VertexDoc) -> String {
+    let names = if v.frames.is_empty() {
+        &v.hot
+    } else {
+        &v.frames
+    };
+    if names.is_empty() {
+        return "its thread's code".to_string();
+    }
+    names
+        .iter()
+        .take(3)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(" < ")
 }
 
 /// Write the whole report.
@@ -126,9 +159,13 @@ pub fn write(d: &DiagnosisDoc, out: &mut dyn Write) -> io::Result<()> {
         writeln!(
             out,
             "\nvertex {} is a sched_yield loop of {} ({}) and the trace has no data flag it \
-             waits for: find the flag, record its writes and reads as flag markers, and \
-             diagnose again",
-            v.id, v.thread, v.tid
+             waits for: find the variable it polls (the loop is in {}) and record again \
+             with its accesses, `causeway watch --symbol NAME -p PID` or `causeway record \
+             --watch NAME -- CMD`, then diagnose the new trace",
+            v.id,
+            v.thread,
+            v.tid,
+            loop_place(v)
         )?;
     }
     writeln!(out, "\ndecisions ({} queries):", d.queries)?;
