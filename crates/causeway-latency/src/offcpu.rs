@@ -50,9 +50,12 @@ impl<'t> OffCpuIndex<'t> {
         for t in trace.model().threads() {
             for s in &t.segments {
                 if let SegmentState::Running { cpu } = s.state {
-                    runs.entry(cpu)
-                        .or_default()
-                        .push((s.start.0, s.end.0, t.tid.0, t.comm.clone()));
+                    runs.entry(cpu).or_default().push((
+                        s.start.0,
+                        s.end.0,
+                        t.tid.0,
+                        t.comm.clone(),
+                    ));
                 }
             }
         }
@@ -94,7 +97,9 @@ impl<'t> OffCpuIndex<'t> {
                         out.preempted_ns += ns;
                         self.charge(&self.runs, cpu, part, tid.0, &mut by_thread);
                     }
-                    SegmentState::Runnable { preempted: true, .. } => out.preempted_ns += ns,
+                    SegmentState::Runnable {
+                        preempted: true, ..
+                    } => out.preempted_ns += ns,
                     SegmentState::Running { cpu } => {
                         out.irq_ns += self.charge_irqs(cpu, part, &mut by_irq);
                     }

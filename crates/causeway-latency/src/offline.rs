@@ -16,7 +16,7 @@
 //! does. Calls without a recorded exit (still running at the dump) have no latency and
 //! are left out.
 
-use crate::offcpu::OffCpuIndex;
+use crate::offcpu::{OffCpu, OffCpuIndex};
 use crate::rootcause::{Candidate, Decision, Level, RootPath, Sample, Stop, Tally};
 use crate::{Histogram, LatencyError, Peak, PeakOptions, Resolution, find_peaks};
 use causeway_calls::tree::{self, Call, Tree};
@@ -88,7 +88,11 @@ impl<'t> Calls<'t> {
         let mut k = 0;
         while k < out.len() {
             let c = out[k];
-            out.extend(self.children[c as usize].iter().filter(|&&ch| self.name(ch) == name));
+            out.extend(
+                self.children[c as usize]
+                    .iter()
+                    .filter(|&&ch| self.name(ch) == name),
+            );
             k += 1;
         }
         out
@@ -155,16 +159,21 @@ fn measure(c: &Calls<'_>, root: u32, path: &[String], off: &OffCpuIndex<'_>) -> 
         callees: BTreeMap::new(),
         sample: Sample::default(),
     };
-    let mut lost = crate::offcpu::OffCpu::default();
-    let mut best: Option<(u64, Option<(u32, String)>, Option<(u32, String)>)> = None;
+    let mut lost = OffCpu::default();
+    // The call of the function that lost the most names the preemptor and the IRQ.
+    let mut worst: Option<OffCpu> = None;
     for &f in &at {
         let call = c.call(f);
         m.function_ns = m.function_ns.max(call.total_ns());
         let o = off.during(c.tid, call.start, call.end);
         lost.preempted_ns += o.preempted_ns;
         lost.irq_ns += o.irq_ns;
-        if best.as_ref().is_none_or(|b| o.preempted_ns + o.irq_ns > b.0) {
-            best = Some((o.preempted_ns + o.irq_ns, o.preemptor, o.irq));
+        let lost_here = o.preempted_ns + o.irq_ns;
+        if worst
+            .as_ref()
+            .is_none_or(|w| lost_here > w.preempted_ns + w.irq_ns)
+        {
+            worst = Some(o);
         }
         for d in c.folded(f) {
             for &ch in &c.children[d as usize] {
@@ -180,14 +189,14 @@ fn measure(c: &Calls<'_>, root: u32, path: &[String], off: &OffCpuIndex<'_>) -> 
             }
         }
     }
-    let (_, preemptor, irq) = best.unwrap_or_default();
+    let worst = worst.unwrap_or_default();
     m.sample = Sample {
         function_ns: m.function_ns,
         callees_ns: Vec::new(),
         preempted_ns: lost.preempted_ns,
         irq_ns: lost.irq_ns,
-        preemptor: preemptor.filter(|_| lost.preempted_ns > 0),
-        irq: irq.filter(|_| lost.irq_ns > 0),
+        preemptor: worst.preemptor.filter(|_| lost.preempted_ns > 0),
+        irq: worst.irq.filter(|_| lost.irq_ns > 0),
     };
     Some(m)
 }
@@ -243,7 +252,10 @@ fn level(
 }
 
 /// F0's profile, its peaks and the chosen one.
-fn choose(roots: &[Root], opts: &OfflineOptions) -> Result<(Histogram, Vec<Peak>, Peak), LatencyError> {
+fn choose(
+    roots: &[Root],
+    opts: &OfflineOptions,
+) -> Result<(Histogram, Vec<Peak>, Peak), LatencyError> {
     let mut hist = Histogram::new(Resolution::LOG2);
     for r in roots {
         hist.record(r.2);
@@ -312,6 +324,7 @@ pub fn rootpath(trace: &Trace, opts: &OfflineOptions) -> Result<RootPath, Latenc
         path,
         stop,
         culprit,
+        from_trace: true,
     })
 }
 

@@ -40,12 +40,14 @@ struct Calls<'s> {
 impl Calls<'_> {
     fn enter(&mut self, ts: u64, name: &str) -> &mut Self {
         let method = id(name);
-        self.s.marker(ts, 0, self.tid, Marker::MethodEnter { method });
+        self.s
+            .marker(ts, 0, self.tid, Marker::MethodEnter { method });
         self
     }
     fn exit(&mut self, ts: u64, name: &str) -> &mut Self {
         let method = id(name);
-        self.s.marker(ts, 0, self.tid, Marker::MethodExit { method });
+        self.s
+            .marker(ts, 0, self.tid, Marker::MethodExit { method });
         self
     }
     fn call(&mut self, from: u64, to: u64, name: &str) -> &mut Self {
@@ -75,14 +77,16 @@ fn two_peaks() -> Trace {
             c.enter(t, "op").enter(t + 100, "slow_path");
             c.call(t + 200, t + 200 + wait, "lock");
             let u = t + 300 + wait;
-            c.call(u, u + 50_000, "sleep").call(u + 50_100, u + 50_300, "unlock");
+            c.call(u, u + 50_000, "sleep")
+                .call(u + 50_100, u + 50_300, "unlock");
             c.exit(u + 50_400, "slow_path").exit(u + 50_500, "op");
             t = u + 60_000;
         } else {
             let spin = 2_000 + (i % 5) * 200;
             c.enter(t, "op").enter(t + 50, "fast_path");
             c.call(t + 100, t + 100 + spin, "spin");
-            c.exit(t + 150 + spin, "fast_path").exit(t + 200 + spin, "op");
+            c.exit(t + 150 + spin, "fast_path")
+                .exit(t + 200 + spin, "op");
             t += 10_000;
         }
     }
@@ -179,7 +183,10 @@ fn preemption_recorded_in_the_trace_ends_the_path() {
     let who = r.culprit.unwrap();
     assert_eq!((who.id, who.name.as_str()), (9, "hog"));
     assert_eq!(r.levels[0].samples, 30);
-    assert_eq!(r.levels[0].preemption.as_ref().unwrap().total_ns, 30 * 2_000_000);
+    assert_eq!(
+        r.levels[0].preemption.as_ref().unwrap().total_ns,
+        30 * 2_000_000
+    );
     // The fast calls were never preempted: their op is its own leaf.
     let fast = rootpath(&tr, &opts("op", PeakChoice::Number(1))).unwrap();
     assert_eq!(fast.stop, Stop::Leaf);
