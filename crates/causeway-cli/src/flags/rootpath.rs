@@ -26,6 +26,10 @@ calls included), for any function and peak, without running the program; preempt
 and interrupts come from the trace's scheduler and IRQ events if it has them.
 --start-ops, --decision-ops and --phase-timeout do not apply.
 
+While a live run goes on, `kill -USR1 PID` (its PID) makes it print its status on
+stderr: the phase, F0's histogram, the peak, the path so far and each level's
+maxcounts so far.
+
 Examples:
     causeway rootpath --func do_operation --peak 2 -- ./two-peaks --seconds 30
     causeway rootpath traces/causeway-1234-1.cwt --func do_operation --peak last")]
