@@ -8,8 +8,9 @@
 #   ROUNDS=7 bench/funclat.sh
 #   CAUSEWAY=path/to/causeway bench/funclat.sh
 #
-# Knobs [defaults]: ROUNDS [5]; MODES [empty stat io]; CALLS_empty [100000],
-# CALLS_stat [100000], CALLS_io [200]; TOOLS [base causeway bpftrace funclatency].
+# Knobs [defaults]: ROUNDS [5]; MODES [empty stat io dread]; CALLS_empty [100000],
+# CALLS_stat [100000], CALLS_io [200], CALLS_dread [2000]; TOOLS [base causeway
+# bpftrace funclatency].
 #
 # Needs bpftrace, bpfcc-tools and kernel headers for BCC (`CAUSEWAY_BENCH=1
 # scripts/setup.sh` installs them). BCC compiles its program against the running
@@ -27,6 +28,7 @@
 #   empty  op_empty returns at once: the probes' whole cost per call
 #   stat   stat("/usr/bin"): a memory-bound call (DARC's stat benchmark)
 #   io     4 KiB pwrite + fdatasync on a file of the root file system: I/O-bound
+#   dread  4 KiB O_DIRECT pread of a 16 MiB file there: I/O-bound, steadier than io
 #
 # Peers: bpftrace -p PID -e 'uprobe:BIN:F { @s[tid] = nsecs } uretprobe:BIN:F
 # /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]) }' and
@@ -36,11 +38,12 @@ source "$(dirname "$0")/common.sh"
 bench_start funclat bpftrace funclatency-bpfcc gcc
 bench_causeway
 ROUNDS=${ROUNDS:-5}
-MODES=${MODES:-empty stat io}
+MODES=${MODES:-empty stat io dread}
 TOOLS=${TOOLS:-base causeway bpftrace funclatency}
 CALLS_empty=${CALLS_empty:-100000}
 CALLS_stat=${CALLS_stat:-100000}
 CALLS_io=${CALLS_io:-200}
+CALLS_dread=${CALLS_dread:-2000}
 KDIR=/lib/modules/$(uname -r)
 if [ ! -e "$KDIR/build/include" ]; then
     hdr=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -1)

@@ -210,3 +210,60 @@ fn a_stopped_run_resumed_reaches_the_same_path() {
         "{err}"
     );
 }
+
+#[test]
+fn sigusr1_prints_the_status_and_the_run_goes_on() {
+    if !can_record() {
+        return;
+    }
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let err_path = dir.path().join("stderr");
+    let child = causeway()
+        .args([
+            "rootpath",
+            "--json",
+            "--func",
+            "do_operation",
+            "--peak",
+            "2",
+        ])
+        .args(["--decision-ops", "100", "--"])
+        .arg(workload("two-peaks"))
+        .args(["--seconds", "60", "--threads", "1"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .expect("start causeway rootpath");
+    // Once level 1 is being measured, level 0 is decided: ask for the status then.
+    let start = std::time::Instant::now();
+    while !std::fs::read_to_string(&err_path)
+        .unwrap_or_default()
+        .contains("level 1: timing")
+    {
+        assert!(
+            start.elapsed().as_secs() < 120,
+            "level 1 never started: {}",
+            std::fs::read_to_string(&err_path).unwrap_or_default()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGUSR1) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let err = std::fs::read_to_string(&err_path).unwrap();
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("causeway rootpath status: measuring level 1 (slow_path)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("path so far: do_operation -> slow_path"),
+        "{err}"
+    );
+    assert!(err.contains("level 0: do_operation ("), "{err}");
+    assert!(err.contains("level 1: slow_path ("), "{err}");
+    // The result on stdout is unchanged by the status: JSON, the full path.
+    let v: Value = serde_json::from_slice(&out.stdout).expect("rootpath JSON");
+    assert_eq!(path(&v)[..2], ["do_operation", "slow_path"], "{v}");
+}

@@ -13,4 +13,17 @@ pub enum LatencyError {
     /// An interval of zero length for time-lapse profiles.
     #[error("the time-lapse interval must be longer than zero")]
     ZeroInterval,
+    /// No completed call of the function is recorded in the trace.
+    #[error("the trace records no completed call of {0}")]
+    NoCalls(String),
+    /// The chosen peak does not exist.
+    #[error("{function} has {peaks} peak(s); peak {peak} does not exist")]
+    NoSuchPeak {
+        /// The function.
+        function: String,
+        /// The peak asked for.
+        peak: u32,
+        /// How many there are.
+        peaks: usize,
+    },
 }

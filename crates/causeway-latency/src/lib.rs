@@ -12,6 +12,8 @@
 //!
 //! - [`rootcause`]: DARC's decision of which callees make a peak ([`Tally`]).
 //! - [`preempt`]: preemption and interrupts as pseudo-callees (DARC §3.6).
+//! - [`offline`]: the root-cause path from a trace where every call is recorded
+//!   ([`offline::rootpath`]), with [`offcpu`] for its preemption and interrupts.
 //!
 //! It is pure: no BPF, no printing, no command line. Live profiles (uprobes and
 //! in-kernel aggregation) are made elsewhere and handed over as log2 counts
@@ -22,6 +24,8 @@ pub mod diff;
 pub mod emd;
 mod error;
 pub mod hist;
+pub mod offcpu;
+pub mod offline;
 pub mod peaks;
 pub mod preempt;
 pub mod profile;

@@ -282,6 +282,9 @@ pub struct RootPath {
     /// of that time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub culprit: Option<Culprit>,
+    /// Computed from a trace of every call (`causeway rootpath TRACE`), not live.
+    #[serde(default)]
+    pub from_trace: bool,
 }
 
 #[cfg(test)]

@@ -62,7 +62,8 @@ pub use format::Format;
 pub use html::HtmlReport;
 pub use info::{InfoReport, Selection, ThreadRow, TraceFacts};
 pub use latency::{
-    DiffInput, LatencyDiffView, LatencyView, ProfileInput, RootPathView, subject_label,
+    DiffInput, LatencyDiffView, LatencyView, ProfileInput, RootPathStatus, RootPathView,
+    rootpath_status_text, subject_label,
 };
 pub use notes::trace_notes;
 pub use view::{View, render};

@@ -30,7 +30,7 @@ use causeway_probe::calibrate;
 use causeway_probe::callees::{Site, SymbolFinder, callees_of};
 use causeway_probe::rootpath::{MAX_CALLEES, PathProbe, RawSample, Step};
 use causeway_record::signals;
-use causeway_report::RootPathView;
+use causeway_report::{RootPathStatus, RootPathView, rootpath_status_text};
 use std::time::{Duration, Instant};
 
 const TICK: Duration = Duration::from_millis(100);
@@ -48,6 +48,23 @@ fn choose_peak(
     let hist = loop {
         std::thread::sleep(TICK);
         let h = Histogram::from_log2_slots(&probe.f0_slots()?);
+        if signals::take_dump_requests() > 0 {
+            let state = format!(
+                "profiling {}: {} of {} calls (--start-ops), {:.0?}",
+                args.func,
+                h.total(),
+                args.start_ops,
+                start.elapsed()
+            );
+            show_status(&RootPathStatus {
+                f0: &args.func,
+                hist: &h,
+                peak: None,
+                path: std::slice::from_ref(&args.func),
+                levels: &saved.map(|s| s.levels.clone()).unwrap_or_default(),
+                state: &state,
+            });
+        }
         if h.total() >= args.start_ops
             || start.elapsed() >= limit
             || signals::stop_requested()
@@ -143,6 +160,7 @@ fn measure(
     step: &Step,
     quantiles: (f64, f64),
     probed: &mut Probed,
+    status: &dyn Fn(&Tally),
 ) -> Result<Option<Tally>> {
     let probe = PathProbe::attach(step)?;
     let mut tally = Tally::new(step.callees.len());
@@ -153,6 +171,9 @@ fn measure(
         probe.poll(TICK, |s| batch.push(s))?;
         if batch.len() >= BATCH {
             rank_batch(&mut batch, quantiles, &mut tally);
+        }
+        if signals::take_dump_requests() > 0 {
+            status(&tally);
         }
         if signals::stop_requested() || !probed.alive() {
             return Ok(None);
@@ -206,11 +227,58 @@ fn stop_of(d: &Decision, leaf: bool, t: &Tally) -> Option<(Stop, Option<Culprit>
 /// IRQ to blame when it ended in preemption or an interrupt.
 type Descent = (Vec<Level>, Vec<Site>, Stop, Option<Culprit>);
 
+/// F0's profile when the peak was chosen, and the peak.
+struct Chosen {
+    hist: Histogram,
+    peak: Peak,
+}
+
+/// Print the status (SIGUSR1) while level `path.len()` is measured with `callees`.
+fn level_status(
+    args: &RootpathArgs,
+    chosen: &Chosen,
+    (f, path, levels): (&Site, &[Site], &[Level]),
+    (callees, unresolved): (&[Site], u32),
+    t: &Tally,
+) {
+    let mut all = levels.to_vec();
+    all.push(level_of(
+        f,
+        callees,
+        unresolved,
+        t,
+        t.decide(args.maxcount_pct),
+    ));
+    let names: Vec<String> = std::iter::once(args.func.clone())
+        .chain(path.iter().map(|s| s.symbol.clone()))
+        .collect();
+    let state = format!(
+        "measuring level {} ({}): {} of {} in-peak calls (--decision-ops); the last level's counts are so far",
+        path.len(),
+        f.symbol,
+        t.samples,
+        args.decision_ops
+    );
+    show_status(&RootPathStatus {
+        f0: &args.func,
+        hist: &chosen.hist,
+        peak: Some(&chosen.peak),
+        path: &names,
+        levels: &all,
+        state: &state,
+    });
+}
+
+/// Write a status to stderr (stdout is the result's).
+fn show_status(st: &RootPathStatus<'_>) {
+    eprint!("{}", rootpath_status_text(st));
+}
+
 /// Descend from F0 until a stop; returns the levels, the path and why it stopped.
 fn descend(
     args: &RootpathArgs,
     (f0, tgid): (&Site, u32),
-    quantiles: (f64, f64),
+    chosen: &Chosen,
     hit_cost_ns: u64,
     probed: &mut Probed,
     saved: Option<&Saved>,
@@ -247,7 +315,17 @@ fn descend(
             peak_ns: (0, u64::MAX),
             hit_cost_ns,
         };
-        let Some(tally) = measure(args, &step, quantiles, probed)? else {
+        let status = |t: &Tally| {
+            level_status(
+                args,
+                chosen,
+                (&f, &path, &levels),
+                (&callees, unresolved),
+                t,
+            )
+        };
+        let quantiles = peak_quantiles(&chosen.hist, &chosen.peak);
+        let Some(tally) = measure(args, &step, quantiles, probed, &status)? else {
             return Ok((levels, path, Stop::Interrupted, None));
         };
         let d = tally.decide(args.maxcount_pct);
@@ -265,6 +343,9 @@ fn descend(
 
 /// Run the command.
 pub fn run(args: &RootpathArgs) -> Result<u8> {
+    if let Some(trace) = &args.trace {
+        return crate::cmd::rootpath_offline::run(args, trace);
+    }
     let pids: Vec<u32> = args.pid.into_iter().collect();
     let (t, stopped) = target(
         &pids,
@@ -301,10 +382,14 @@ pub fn run(args: &RootpathArgs) -> Result<u8> {
     };
     let (hist, peaks, peak) = choose_peak(args, &profile, &mut probed, saved.as_ref())?;
     drop(profile);
+    let chosen = Chosen {
+        hist: hist.clone(),
+        peak,
+    };
     let (levels, path, stop, culprit) = descend(
         args,
         (&f0, tgid),
-        peak_quantiles(&hist, &peak),
+        &chosen,
         hit_cost_ns,
         &mut probed,
         saved.as_ref(),
@@ -325,6 +410,7 @@ pub fn run(args: &RootpathArgs) -> Result<u8> {
             .collect(),
         stop,
         culprit,
+        from_trace: false,
     };
     let view = RootPathView::new(&result);
     output::emit(&view, output::format(args.json, false))

@@ -20,9 +20,24 @@ contributors; if one wins, the path ends in \"preempted by COMM (tid N)\" or
 \"interrupt N (NAME)\". It stops in a function that is its own cause, in one with no
 callee to probe, or at --max-depth.
 
-Example:
-    causeway rootpath --func do_operation --peak 2 -- ./two-peaks --seconds 30")]
+Given a TRACE of every call (a libcauseway dump), the same descent is computed from
+the recorded calls: exactly (every call of F0 in the peak, every callee, indirect
+calls included), for any function and peak, without running the program; preemption
+and interrupts come from the trace's scheduler and IRQ events if it has them.
+--start-ops, --decision-ops and --phase-timeout do not apply.
+
+While a live run goes on, `kill -USR1 PID` (its PID) makes it print its status on
+stderr: the phase, F0's histogram, the peak, the path so far and each level's
+maxcounts so far.
+
+Examples:
+    causeway rootpath --func do_operation --peak 2 -- ./two-peaks --seconds 30
+    causeway rootpath traces/causeway-1234-1.cwt --func do_operation --peak last")]
 pub struct RootpathArgs {
+    /// A trace where every call is recorded (libcauseway, or any trace with method
+    /// markers): the path is computed from it exactly, without running anything.
+    #[arg(value_name = "TRACE", conflicts_with_all = ["pid", "resume", "binary"])]
+    pub trace: Option<PathBuf>,
     /// The process to study.
     #[arg(short = 'p', long)]
     pub pid: Option<u32>,

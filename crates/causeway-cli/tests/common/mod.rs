@@ -90,3 +90,32 @@ pub fn build_prog(dir: &Path, name: &str) -> PathBuf {
     assert!(st.success(), "compiling {}", src.display());
     bin
 }
+
+/// libcauseway.so beside the test binary, linked from the crate's staticlib if `make
+/// build` has not made it (or made it before the staticlib was rebuilt).
+pub fn libcauseway() -> PathBuf {
+    let dir = Path::new(env!("CARGO_BIN_EXE_causeway"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let so = dir.join("libcauseway.so");
+    let a = dir.join("libcauseway_inproc.a");
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let stale = modified(&so).is_none()
+        || modified(&a).is_some_and(|ta| modified(&so).is_some_and(|ts| ts < ta));
+    if stale {
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/build-libcauseway.sh");
+        let st = Command::new("bash")
+            .arg(script)
+            .arg(&dir)
+            .status()
+            .expect("run build-libcauseway.sh");
+        assert!(
+            st.success(),
+            "cannot link libcauseway.so; run `make build` (needs {})",
+            a.display()
+        );
+    }
+    so
+}

@@ -16,7 +16,7 @@ mod text;
 pub use build::{LatencyView, subject_label};
 pub use diff::{DiffInput, LatencyDiffView};
 pub use doc::ProfileInput;
-pub use rootpath::RootPathView;
+pub use rootpath::{RootPathStatus, RootPathView, status_text as rootpath_status_text};
 
 /// A duration for people: three significant digits and a unit (`8.19 us`, `1.05 ms`).
 pub(crate) fn fmt_ns(ns: u64) -> String {

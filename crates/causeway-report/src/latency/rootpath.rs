@@ -7,7 +7,9 @@ use super::text;
 use crate::error::ReportError;
 use crate::view::{View, write_json};
 use causeway_latency::preempt::{interrupt, preempted_by};
-use causeway_latency::{Decision, Pseudo, RootPath, Stop};
+use causeway_latency::{
+    Decision, Histogram, Level, Peak, PeakOptions, Pseudo, RootPath, Stop, find_peaks,
+};
 use std::fmt::Write as _;
 use std::io::Write;
 
@@ -23,6 +25,9 @@ fn stop_sentence(p: &RootPath) -> String {
     match p.stop {
         Stop::OwnCause => {
             format!("{last} is its own cause: its own time, not a callee's, makes the peak")
+        }
+        Stop::Leaf if p.from_trace => {
+            format!("{last} calls no recorded function: the path ends in it")
         }
         Stop::Leaf => format!("{last} calls nothing that can be probed: the path ends in it"),
         Stop::MaxDepth => {
@@ -118,45 +123,101 @@ impl RootPathView {
                 .join(" -> ")
         );
         let _ = writeln!(s, "  {}", stop_sentence(p));
-        for (depth, l) in p.levels.iter().enumerate() {
-            let _ = write!(
-                s,
-                "  level {depth}: {} ({} in-peak calls of {}): itself {}",
-                l.function, l.samples, p.f0, l.own_maxcount
-            );
-            let chosen: Vec<usize> = match &l.decision {
-                Decision::Callees { causes } => causes.clone(),
-                _ => Vec::new(),
-            };
-            for (i, c) in l.callees.iter().enumerate() {
-                let mark = if chosen.first() == Some(&i) {
-                    " (root cause)"
-                } else if chosen.contains(&i) {
-                    " (also a cause)"
-                } else {
-                    ""
-                };
-                let _ = write!(s, ", {} {}{mark}", c.function, c.maxcount);
-            }
-            s.push_str(&pseudo_text(
-                "preempted",
-                l.preemption.as_ref(),
-                l.decision == Decision::Preempted,
-                true,
-            ));
-            s.push_str(&pseudo_text(
-                "interrupts",
-                l.interrupts.as_ref(),
-                l.decision == Decision::Interrupts,
-                false,
-            ));
-            if l.unresolved_calls > 0 {
-                let _ = write!(s, "; {} call sites not probed", l.unresolved_calls);
-            }
-            s.push('\n');
-        }
+        levels_text(&p.f0, &p.levels, &mut s);
         s
     }
+}
+
+/// One line per level: the function, its in-peak calls, and each contributor's maxcount.
+fn levels_text(f0: &str, levels: &[Level], s: &mut String) {
+    for (depth, l) in levels.iter().enumerate() {
+        let _ = write!(
+            s,
+            "  level {depth}: {} ({} in-peak calls of {}): itself {}",
+            l.function, l.samples, f0, l.own_maxcount
+        );
+        let chosen: Vec<usize> = match &l.decision {
+            Decision::Callees { causes } => causes.clone(),
+            _ => Vec::new(),
+        };
+        for (i, c) in l.callees.iter().enumerate() {
+            let mark = if chosen.first() == Some(&i) {
+                " (root cause)"
+            } else if chosen.contains(&i) {
+                " (also a cause)"
+            } else {
+                ""
+            };
+            let _ = write!(s, ", {} {}{mark}", c.function, c.maxcount);
+        }
+        s.push_str(&pseudo_text(
+            "preempted",
+            l.preemption.as_ref(),
+            l.decision == Decision::Preempted,
+            true,
+        ));
+        s.push_str(&pseudo_text(
+            "interrupts",
+            l.interrupts.as_ref(),
+            l.decision == Decision::Interrupts,
+            false,
+        ));
+        if l.unresolved_calls > 0 {
+            let _ = write!(s, "; {} call sites not probed", l.unresolved_calls);
+        }
+        s.push('\n');
+    }
+}
+
+/// What `causeway rootpath` is doing, for its status while it runs (SIGUSR1).
+#[derive(Clone, Debug)]
+pub struct RootPathStatus<'a> {
+    /// F0's symbol.
+    pub f0: &'a str,
+    /// F0's profile so far (while profiling) or the one the peak was chosen on.
+    pub hist: &'a Histogram,
+    /// The peak studied, once chosen.
+    pub peak: Option<&'a Peak>,
+    /// F0 and the functions chosen so far.
+    pub path: &'a [String],
+    /// The levels decided so far, then the one being measured (its counts so far).
+    pub levels: &'a [Level],
+    /// The phase, as a sentence ("measuring level 1 (slow_path): 80 of 200 calls").
+    pub state: &'a str,
+}
+
+/// The status text: F0's histogram with its peaks, the state, the path so far and the
+/// function tree with the maxcounts counted so far.
+pub fn status_text(st: &RootPathStatus<'_>) -> String {
+    let label = format!("function {}", st.f0);
+    let peaks = find_peaks(st.hist, &PeakOptions::default());
+    let input = ProfileInput {
+        label: &label,
+        kind: "function",
+        hist: st.hist,
+        peaks: &peaks,
+        slices: &[],
+    };
+    let doc = LatencyDoc {
+        bins_per_octave: 1,
+        interval_ns: None,
+        profiles: vec![profile_doc(&input)],
+        unmeasured: None,
+    };
+    let mut s = format!("causeway rootpath status: {}\n", st.state);
+    s.push_str(&text::render(&doc));
+    if let Some(p) = st.peak {
+        let _ = writeln!(
+            s,
+            "\npeak {} ({} to {}), path so far: {}",
+            p.number,
+            fmt_ns(p.from_ns),
+            fmt_ns(p.to_ns),
+            st.path.join(" -> ")
+        );
+    }
+    levels_text(st.f0, st.levels, &mut s);
+    s
 }
 
 impl View for RootPathView {
@@ -187,6 +248,7 @@ impl View for RootPathView {
             "cause": cause(&self.path),
             "culprit": self.path.culprit,
             "levels": self.path.levels,
+            "from_trace": self.path.from_trace,
         });
         write_json(self.name(), &doc, out)
     }
@@ -235,6 +297,7 @@ mod tests {
             path: vec!["spin_op".into()],
             stop: Stop::Preempted,
             culprit: Some(culprit()),
+            from_trace: false,
         }
     }
 
@@ -278,5 +341,58 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("spent most of the peak's time in interrupt 11"));
+    }
+
+    #[test]
+    fn a_leaf_of_a_trace_is_a_function_that_calls_no_recorded_one() {
+        let mut p = preempted();
+        p.stop = Stop::Leaf;
+        p.culprit = None;
+        p.from_trace = true;
+        let text = RootPathView::new(&p).text();
+        assert!(
+            text.contains("spin_op calls no recorded function: the path ends in it"),
+            "{text}"
+        );
+        p.from_trace = false;
+        let text = RootPathView::new(&p).text();
+        assert!(text.contains("calls nothing that can be probed"), "{text}");
+    }
+
+    #[test]
+    fn the_status_shows_the_state_the_peak_and_the_levels_so_far() {
+        let p = preempted();
+        let names = vec!["spin_op".to_string()];
+        let text = status_text(&RootPathStatus {
+            f0: "spin_op",
+            hist: &p.f0_hist,
+            peak: Some(&p.peak),
+            path: &names,
+            levels: &p.levels,
+            state: "measuring level 0 (spin_op): 60 of 200 in-peak calls",
+        });
+        assert!(
+            text.starts_with(
+                "causeway rootpath status: measuring level 0 (spin_op): 60 of 200 in-peak calls\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("function spin_op: 1000 calls"), "{text}");
+        assert!(text.contains("peak 2 ("), "{text}");
+        assert!(text.contains("path so far: spin_op"), "{text}");
+        assert!(
+            text.contains("level 0: spin_op (60 in-peak calls of spin_op): itself 11"),
+            "{text}"
+        );
+        // Before the peak is chosen there is no path line.
+        let early = status_text(&RootPathStatus {
+            peak: None,
+            levels: &[],
+            state: "profiling spin_op: 500 of 2000 calls",
+            f0: "spin_op",
+            hist: &p.f0_hist,
+            path: &names,
+        });
+        assert!(!early.contains("path so far"), "{early}");
     }
 }
