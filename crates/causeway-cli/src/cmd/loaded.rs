@@ -20,6 +20,12 @@ pub struct Loaded {
 /// Read the trace, then its events once more for the extras (the model keeps neither
 /// every system call nor the samples).
 pub fn load(path: &Path) -> Result<Loaded> {
+    load_with(path, |_| {})
+}
+
+/// [`load`], and every event of the second pass handed to `also` too (what else a
+/// view needs from the events, read in the same pass).
+pub fn load_with(path: &Path, mut also: impl FnMut(&causeway_format::Event)) -> Result<Loaded> {
     let mut rd = open_trace(path)?;
     let trace = ingest_trace(&mut rd, path)?;
     let mut rd = open_trace(path)?;
@@ -27,6 +33,7 @@ pub fn load(path: &Path) -> Result<Loaded> {
     for ev in rd.events() {
         let ev = ev.with_context(|| format!("reading events of {}", path.display()))?;
         x.push(&ev);
+        also(&ev);
     }
     Ok(Loaded {
         trace,
