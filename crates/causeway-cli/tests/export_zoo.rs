@@ -307,7 +307,8 @@ fn perfetto_export_of_each_zoo_recording_matches_the_model() {
     }
 }
 
-/// The Chrome JSON holds as many CPU slices and flows as the Perfetto file.
+/// The Chrome JSON holds as many CPU slices and flows (wake-ups and the diagnosis's
+/// arrows) as the Perfetto file.
 fn check_chrome(name: &str, path: &Path, d: &Decoded) {
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     let evs = v["traceEvents"].as_array().unwrap();
@@ -322,12 +323,12 @@ fn check_chrome(name: &str, path: &Path, d: &Decoded) {
     assert_eq!(cpu, want, "{name}: chrome cpu slices");
     assert_eq!(
         count(&|e| e["ph"] == "s"),
-        d.flows_out,
+        d.flows_out + d.chain_flows_out,
         "{name}: chrome flows"
     );
     assert_eq!(
         count(&|e| e["ph"] == "f"),
-        d.flows_in,
+        d.flows_in + d.chain_flows_in,
         "{name}: chrome flow ends"
     );
 }
