@@ -4,21 +4,18 @@
 
 use crate::cmd::export::write_file;
 use crate::cmd::flamegraph::{recorded, title};
-use crate::cmd::loaded::{Loaded, bottleneck, load_with};
+use crate::cmd::loaded::{auto_diagnosis, bottleneck, load_with};
 use crate::exit;
 use crate::flags::ReportArgs;
 use crate::flags::latency::syscall_name;
 use crate::trace::open_trace;
 use anyhow::Result;
-use causeway_diagnose::{AutoOracle, Problem, ThreadSelector};
-use causeway_format::Tid;
 use causeway_latency::SyscallCollector;
 use causeway_model::Trace;
 use causeway_report::timeline::Timeline;
 use causeway_report::wallclock::recorded_at;
 use causeway_report::{
-    DiagnosisView, FlameView, HtmlReport, InfoReport, LatencyView, Selection, View, perfetto,
-    render,
+    FlameView, HtmlReport, InfoReport, LatencyView, Selection, View, perfetto, render,
 };
 use causeway_stacks::{FlameKind, Options, fold};
 use std::path::Path;
@@ -83,47 +80,6 @@ pub fn run(args: &ReportArgs) -> Result<u8> {
     write_file(&args.output, |out| report.write(out))?;
     eprintln!("wrote {}", args.output.display());
     Ok(exit::OK)
-}
-
-/// The diagnosis the report and the export draw: Algorithm 1 on the trace's longest
-/// stall (or `thread`'s), every question answered by the heuristic, since a page or a
-/// file cannot ask what `causeway diagnose` asks at a terminal. The view, if there is
-/// one, and a sentence saying what was diagnosed and how, or why nothing was.
-pub fn auto_diagnosis(l: &Loaded, thread: Option<&str>) -> (Option<DiagnosisView>, String) {
-    let trace = &l.trace;
-    let problem = match thread {
-        None => Problem::Longest,
-        Some(t) => Problem::Thread(match t.parse::<u32>() {
-            Ok(n) => ThreadSelector::Tid(Tid(n)),
-            Err(_) => ThreadSelector::Name(t.to_string()),
-        }),
-    };
-    let opts = causeway_diagnose::Options {
-        problem,
-        ..causeway_diagnose::Options::default()
-    };
-    let graph = causeway_diagnose::build(trace, &l.extras.syscalls, &opts);
-    let vertex = match causeway_diagnose::problem_vertex(trace, &graph, &opts.problem, opts.stall) {
-        Ok(v) => v,
-        Err(e) => return (None, format!("No diagnosis: {e}.")),
-    };
-    let d = causeway_diagnose::diagnose(&graph, vertex, &opts, &mut AutoOracle);
-    let Some(view) = DiagnosisView::new(&d, trace, &graph) else {
-        return (
-            None,
-            "No diagnosis: the problem vertex is not in the graph.".into(),
-        );
-    };
-    let what = thread.map_or_else(
-        || "The trace's longest stall".to_string(),
-        |t| format!("The longest stall of thread {t}"),
-    );
-    let how = format!(
-        "{what}, diagnosed as `causeway diagnose --auto` does: the heuristic answered its \
-         {} question(s). Run `causeway diagnose` on the trace to answer them yourself.",
-        d.decisions.len()
-    );
-    (Some(view), how)
 }
 
 /// The latency profiles of the trace's system calls, waits and markers, as `causeway

@@ -58,15 +58,9 @@ pub fn write(d: &CallsDoc, out: &mut dyn Write) -> io::Result<()> {
             "self ms", "total ms", "calls", "max ms"
         )?;
         for f in top {
-            writeln!(
-                out,
-                "  {:12.3} {:12.3} {:10} {:12.3}  {}",
-                millis(f.self_ns),
-                millis(f.total_ns),
-                f.calls,
-                millis(f.max_ns),
-                f.function
-            )?;
+            let (own, total, max) = (millis(f.self_ns), millis(f.total_ns), millis(f.max_ns));
+            let (n, name) = (f.calls, &f.function);
+            writeln!(out, "  {own:12.3} {total:12.3} {n:10} {max:12.3}  {name}")?;
         }
     }
     if let Some(m) = &d.matches {
