@@ -24,10 +24,11 @@ one() {
     "$CW" info --json "$out" | python3 -c "
 import json, sys
 v = json.load(sys.stdin); c = v['counters']
-ms = lambda k: '%.1f' % (c[k] / 1000) if k in c else '-'
+# Recorders before the ns counters wrote microseconds (_us); either is shown in ms.
+ms = lambda k: '%.1f' % (c[k + '_ns'] / 1e6) if k + '_ns' in c else ('%.1f' % (c[k + '_us'] / 1000) if k + '_us' in c else '-')
 print('%-15s %-5s %-9s %9d %8.2f %12s %12s %8s %7.2f' % ('$wl', '$round', '$label', v['events'],
-      v['bytes'] / max(v['events'], 1), c.get('checkpoints', '-'), ms('checkpoint_sync_us'),
-      ms('checkpoint_sync_max_us'), $u + $s))"
+      v['bytes'] / max(v['events'], 1), c.get('checkpoints', '-'), ms('checkpoint_sync'),
+      ms('checkpoint_sync_max'), $u + $s))"
 }
 for wl in blocking-net blocking-write; do
     for r in $(seq 1 "$rounds"); do

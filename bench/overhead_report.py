@@ -66,7 +66,10 @@ def parse_run(wl, rnd, cfg, base, nbytes, real):
     if cfg.startswith("causeway"):
         s = parse_json_summary(out)
         if s:
-            r["events"], r["lost"], r["seconds"] = s.get("events"), s.get("lost"), s.get("seconds")
+            r["events"], r["lost"] = s.get("events"), s.get("lost")
+            # `duration_ns` since every JSON counts time in ns; `seconds` before.
+            ns = s.get("duration_ns")
+            r["seconds"] = ns / 1e9 if ns is not None else s.get("seconds")
             r["exit"] = s.get("command_exit_code")
         else:
             r["error"] = (err.strip().splitlines() or ["no summary"])[-1]

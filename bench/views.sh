@@ -64,9 +64,10 @@ samples=$(perf script -i "$TMP/perf.data" -F event 2>/dev/null | wc -l)
     echo "largest zoo recording: $largest, $largest_bytes bytes, $events events; perf.data $(stat -c %s "$TMP/perf.data") bytes, $samples sched_switch samples"
     echo "collapse: ${COLLAPSE:-awk folding}"
     echo "command min_s median_s output_bytes"
-    s=$(stats perfetto "$CW" export --no-bottleneck --perfetto "$TMP/out.pftrace" "$T"); echo "$s $(stat -c %s "$TMP/out.pftrace")"
-    s=$(stats perfetto+knots "$CW" export --perfetto "$TMP/out2.pftrace" "$T"); echo "$s $(stat -c %s "$TMP/out2.pftrace")"
-    s=$(stats chrome-json "$CW" export --no-bottleneck --chrome-json "$TMP/out.json" "$T"); echo "$s $(stat -c %s "$TMP/out.json")"
+    # The plain export (no analysis), then the default (knots and the diagnosis's chain).
+    s=$(stats perfetto "$CW" export --no-bottleneck --no-diagnose --perfetto "$TMP/out.pftrace" "$T"); echo "$s $(stat -c %s "$TMP/out.pftrace")"
+    s=$(stats perfetto+knots+chain "$CW" export --perfetto "$TMP/out2.pftrace" "$T"); echo "$s $(stat -c %s "$TMP/out2.pftrace")"
+    s=$(stats chrome-json "$CW" export --no-bottleneck --no-diagnose --chrome-json "$TMP/out.json" "$T"); echo "$s $(stat -c %s "$TMP/out.json")"
     "$CW" flamegraph --folded "$T" > "$TMP/cw.folded"
     s=$(stats flamegraph-folded "$CW" flamegraph --folded "$T"); echo "$s $(stat -c %s "$TMP/cw.folded")"
     s=$(stats perf-script+collapse fold_perf); echo "$s $(stat -c %s "$TMP/perf.folded")"

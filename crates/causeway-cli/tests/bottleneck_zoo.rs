@@ -138,7 +138,7 @@ impl Report {
     }
 
     fn duration(&self) -> f64 {
-        self.0["duration_s"].as_f64().unwrap()
+        self.0["duration_ns"].as_f64().unwrap() / 1e9
     }
 
     /// The thread vertex a ranking by off-CPU time names first.
@@ -152,7 +152,7 @@ impl Report {
             .unwrap()
             .iter()
             .find(|o| o["vertex"] == v)
-            .map_or(0.0, |o| o["off_cpu_s"].as_f64().unwrap())
+            .map_or(0.0, |o| o["off_cpu_ns"].as_f64().unwrap() / 1e9)
     }
 
     /// Every thread name in the report.
@@ -186,13 +186,13 @@ impl Report {
             .as_array()
             .unwrap()
             .iter()
-            .map(|v| v["waiting_s"].as_f64().unwrap())
+            .map(|v| v["waiting_ns"].as_f64().unwrap() / 1e9)
             .sum();
         for e in self.0["edges"].as_array().unwrap() {
             if e["kind"] == "wait" {
-                let w = e["weight_s"].as_f64().unwrap();
+                let w = e["weight_ns"].as_f64().unwrap() / 1e9;
                 assert!(w <= waiting + 1e-6, "edge {e} weighs more than all waits");
-                assert!(e["direct_s"].as_f64().unwrap() <= w + 1e-9);
+                assert!(e["direct_ns"].as_f64().unwrap() / 1e9 <= w + 1e-9);
             }
         }
         let q = &self.0["quality"];
@@ -201,7 +201,7 @@ impl Report {
         // interrupt that wakes a thread while the wake-up program runs): such a wake-up
         // is missing. Allow a couple of those, sub-millisecond in all, not more.
         let unattributed = q["unattributed_waits"].as_u64().unwrap();
-        let unattributed_s = q["unattributed_s"].as_f64().unwrap();
+        let unattributed_s = q["unattributed_ns"].as_f64().unwrap() / 1e9;
         assert!(
             unattributed <= 2 && unattributed_s < 1e-3,
             "waits with no known waker: {q}"
@@ -273,7 +273,7 @@ fn blocking_write_knot_is_consumer_and_disk_not_the_producer() {
     // than the consumer: never the consumer's fsync.
     let first = r.longest_off_cpu();
     assert_ne!(first, consumer, "off-CPU ranking named the consumer first");
-    let waiting = |v: u64| r.vertex(&v.into())["waiting_s"].as_f64().unwrap();
+    let waiting = |v: u64| r.vertex(&v.into())["waiting_ns"].as_f64().unwrap() / 1e9;
     assert!(
         waiting(producer) > waiting(consumer),
         "producer waits {} <= consumer {}",
@@ -295,7 +295,7 @@ fn blocking_write_knot_is_consumer_and_disk_not_the_producer() {
     assert!(busy.edge(disk, consumer).is_some());
     eprintln!(
         "blocking-write: knot {{consumer, disk}}, consumer -> disk {:.3}s ({:.0}%), off-CPU first: {} ({:.3}s); waiting: producer {:.3}s, consumer {:.3}s",
-        to_disk["weight_s"].as_f64().unwrap(),
+        to_disk["weight_ns"].as_f64().unwrap() / 1e9,
         to_disk["share"].as_f64().unwrap() * 100.0,
         r.label(&first.into()),
         r.off_cpu(first),
@@ -338,7 +338,7 @@ fn lock_contention_knot_is_the_workers_self_loop_on_the_mutex() {
     let k = &r.knots()[0];
     assert_eq!(k["vertices"], serde_json::json!([w]), "top knot {k}");
     let self_loop = r.edge(w, w).expect("self-loop");
-    assert!(self_loop["weight_s"].as_f64().unwrap() > 0.2 * r.duration());
+    assert!(self_loop["weight_ns"].as_f64().unwrap() / 1e9 > 0.2 * r.duration());
     // pthread_mutex_lock's slow path (glibc's __lll_lock_wait) into futex_wait, woken
     // from pthread_mutex_unlock (__lll_lock_wake) by futex_wake.
     assert!(has_frame(
@@ -382,7 +382,7 @@ fn lock_contention_knot_is_the_workers_self_loop_on_the_mutex() {
     assert_eq!(raw.comms(&first.into()).len(), 1);
     eprintln!(
         "lock-contention: self-loop {:.3}s ({:.0}%), off-CPU first without merging: {first_name} ({:.3}s)",
-        self_loop["weight_s"].as_f64().unwrap(),
+        self_loop["weight_ns"].as_f64().unwrap() / 1e9,
         self_loop["share"].as_f64().unwrap() * 100.0,
         raw.off_cpu(first)
     );
@@ -412,7 +412,7 @@ fn load_imbalance_knot_is_the_cycle_between_the_phase_threads() {
     for e in [a, b] {
         // Both directions matter: the heavy role rotates.
         assert!(
-            e["weight_s"].as_f64().unwrap() > 0.1 * raw.duration(),
+            e["weight_ns"].as_f64().unwrap() / 1e9 > 0.1 * raw.duration(),
             "{e}"
         );
         assert!(has_frame(&e["wait_stacks"], "user", &["phase_main"]));
@@ -429,7 +429,7 @@ fn load_imbalance_knot_is_the_cycle_between_the_phase_threads() {
     let vertex = merged.vertex(&v.into());
     let prof = &vertex["on_cpu"];
     let samples = prof["samples"].as_u64().unwrap_or(0) as f64;
-    let expected = vertex["running_s"].as_f64().unwrap() * 49.0;
+    let expected = vertex["running_ns"].as_f64().unwrap() / 1e9 * 49.0;
     assert!(
         samples >= (expected / 3.0).max(3.0),
         "phase threads sampled {samples} times, {expected:.0} expected: {prof}"
@@ -464,8 +464,8 @@ fn load_imbalance_knot_is_the_cycle_between_the_phase_threads() {
     assert!(!vs.contains(&main));
     eprintln!(
         "load-imbalance: cycle phase-0 -> phase-1 {:.3}s, phase-1 -> phase-0 {:.3}s; off-CPU first: {} ({:.3}s)",
-        a["weight_s"].as_f64().unwrap(),
-        b["weight_s"].as_f64().unwrap(),
+        a["weight_ns"].as_f64().unwrap() / 1e9,
+        b["weight_ns"].as_f64().unwrap() / 1e9,
         raw.label(&main.into()),
         raw.off_cpu(main)
     );
@@ -498,7 +498,7 @@ fn blocking_net_clients_loopback_server_and_the_backend_sleep() {
     // The cycle clients <-> loopback: clients wait in recv for the loopback delivery,
     // the loopback device idles waiting for their requests.
     let c_lo = r.edge(clients, lo).expect("clients -> lo");
-    assert!(c_lo["weight_s"].as_f64().unwrap() > 0.5 * r.duration());
+    assert!(c_lo["weight_ns"].as_f64().unwrap() / 1e9 > 0.5 * r.duration());
     assert!(
         has_frame(
             &c_lo["waker_stacks"],
@@ -520,7 +520,7 @@ fn blocking_net_clients_loopback_server_and_the_backend_sleep() {
     let lo_s = r.edge(lo, server).expect("lo -> server");
     assert_eq!(lo_s["kind"], "device_idle");
     let s_t = r.edge(server, timer).expect("server -> timer");
-    assert!(s_t["weight_s"].as_f64().unwrap() > 0.3 * r.duration());
+    assert!(s_t["weight_ns"].as_f64().unwrap() / 1e9 > 0.3 * r.duration());
     assert!(has_frame(&s_t["wait_stacks"], "user", &["call_backend"]));
     // The server rarely waits for the clients (four clients keep it busy), so the
     // wait-for graph ends at the timer: it is the sink, fed by the server's sleep.
@@ -563,9 +563,9 @@ fn blocking_net_clients_loopback_server_and_the_backend_sleep() {
     assert!(r.off_cpu(clients) > r.off_cpu(server));
     eprintln!(
         "blocking-net: clients -> lo {:.3}s, lo -> server idle {:.3}s, server -> timer {:.3}s; off-CPU first: clients ({:.3}s), server {:.3}s",
-        c_lo["weight_s"].as_f64().unwrap(),
-        lo_s["weight_s"].as_f64().unwrap(),
-        s_t["weight_s"].as_f64().unwrap(),
+        c_lo["weight_ns"].as_f64().unwrap() / 1e9,
+        lo_s["weight_ns"].as_f64().unwrap() / 1e9,
+        s_t["weight_ns"].as_f64().unwrap() / 1e9,
         r.off_cpu(clients),
         r.off_cpu(server)
     );
@@ -679,8 +679,8 @@ fn prefork_lock_knot_is_the_merged_workers_and_the_disk() {
     eprintln!(
         "prefork-lock: knot {{{}, disk}}, self-loop {:.3}s, workers -> disk {:.3}s",
         r.label(&w.into()),
-        self_loop["weight_s"].as_f64().unwrap(),
-        to_disk["weight_s"].as_f64().unwrap()
+        self_loop["weight_ns"].as_f64().unwrap() / 1e9,
+        to_disk["weight_ns"].as_f64().unwrap() / 1e9
     );
 }
 
@@ -741,7 +741,8 @@ fn group_commit_knot_is_the_sync_thread_and_the_disk_not_the_runtime() {
     // set aside out of the knot: as waits on a brief stopper (the runtime thread), or
     // else as a small leak (without either: no knot at all).
     if let Some(e) = r.edge(sync, runtime)
-        && e["weight_s"].as_f64().unwrap() >= r.0["quality"]["min_edge_s"].as_f64().unwrap()
+        && e["weight_ns"].as_f64().unwrap() / 1e9
+            >= r.0["quality"]["min_edge_ns"].as_f64().unwrap() / 1e9
     {
         let out: Vec<&Value> = ["leaks", "paused"]
             .iter()
@@ -759,8 +760,8 @@ fn group_commit_knot_is_the_sync_thread_and_the_disk_not_the_runtime() {
     }
     eprintln!(
         "group-commit: knot {{sync, disk}}, sync -> disk {:.3}s, sync -> runtime {:.3}s",
-        to_disk["weight_s"].as_f64().unwrap(),
+        to_disk["weight_ns"].as_f64().unwrap() / 1e9,
         r.edge(sync, runtime)
-            .map_or(0.0, |e| e["weight_s"].as_f64().unwrap())
+            .map_or(0.0, |e| e["weight_ns"].as_f64().unwrap() / 1e9)
     );
 }

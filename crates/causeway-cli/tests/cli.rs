@@ -222,11 +222,11 @@ fn dump_filters_by_kind_tid_and_time() {
     let all = causeway(&["dump", "--json", p]);
     let first: serde_json::Value =
         serde_json::from_str(stdout(&all).lines().next().unwrap()).unwrap();
-    let t0 = first["ts"].as_u64().unwrap();
+    let t0 = first["ts_ns"].as_u64().unwrap();
     let o = causeway(&["dump", "--json", "--from", "1ms", "--to", "2ms", p]);
     for l in stdout(&o).lines() {
         let v: serde_json::Value = serde_json::from_str(l).unwrap();
-        let ts = v["ts"].as_u64().unwrap();
+        let ts = v["ts_ns"].as_u64().unwrap();
         assert!(ts >= t0 + 1_000_000 && ts <= t0 + 2_000_000);
     }
     // Unknown kinds are a user error naming the known ones.

@@ -101,14 +101,14 @@ fn sigkill_keeps_all_but_the_last_interval_and_the_previous_trace() {
     assert_eq!(v["clean"], false);
     assert_eq!(v["has_footer"], false);
     let s = &v["salvaged"][0];
-    let covered = s["covered_s"].as_f64().unwrap();
+    let covered = s["covered_ns"].as_u64().unwrap() as f64 / 1e9;
     assert!(
         covered >= recorded - 1.0 - 0.5,
         "salvage covers {covered:.2} s of a recording killed after {recorded:.2} s: {v}"
     );
     assert_eq!(s["stats_lost"], true);
     assert!(
-        s["original_s"].is_null(),
+        s["original_ns"].is_null(),
         "an interrupted recording's length is unknown"
     );
 

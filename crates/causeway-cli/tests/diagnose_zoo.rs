@@ -330,7 +330,7 @@ fn stopped_peer_names_the_stopped_server_and_the_stopper() {
     let d = diagnose(&trace, &["--auto", "--thread", "client-0", "--at", &at]);
     let c = chain(&d);
     assert_eq!(c[0], ("client-0".into(), "LongWait".into()), "{c:?}");
-    assert!(d["findings"][0]["vertex"]["duration_ms"].as_f64().unwrap() > 400.0);
+    assert!(d["findings"][0]["vertex"]["duration_ns"].as_f64().unwrap() / 1e6 > 400.0);
     assert_eq!(c[1], ("server-0".into(), "Stopped".into()), "{c:?}");
     let stopped = &d["findings"][1];
     assert!(

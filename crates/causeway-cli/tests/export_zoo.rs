@@ -2,7 +2,9 @@
 //! file must decode with types generated from Perfetto's published .proto files (the
 //! `perfetto_protos` crate, not the export's own message declarations), and its
 //! tracks, thread states, wake-up flows and slice counts must match the model of the
-//! same trace. The Chrome JSON export must agree on the CPU slices.
+//! same trace. The Chrome JSON export must agree on the CPU slices. The diagnosis's
+//! culprit chain is a track of its own with one slice per vertex `causeway diagnose
+//! --auto` names, and arrows between them.
 //!
 //! Needs root and the built zoo; skipped without root unless `CAUSEWAY_REQUIRE_ROOT=1`
 //! (then it fails, as in CI).
@@ -42,6 +44,9 @@ struct Decoded {
     slices: HashMap<u64, Vec<String>>,
     flows_out: usize,
     flows_in: usize,
+    /// Flows of the diagnosis's chain (category `diagnosis`), apart from wake-ups.
+    chain_flows_out: usize,
+    chain_flows_in: usize,
 }
 
 impl Decoded {
@@ -97,8 +102,13 @@ fn decode(bytes: &[u8]) -> Decoded {
                 }
                 _ => {}
             }
-            d.flows_out += e.flow_ids.len();
-            d.flows_in += e.terminating_flow_ids.len();
+            if e.categories.iter().any(|c| c == "diagnosis") {
+                d.chain_flows_out += e.flow_ids.len();
+                d.chain_flows_in += e.terminating_flow_ids.len();
+            } else {
+                d.flows_out += e.flow_ids.len();
+                d.flows_in += e.terminating_flow_ids.len();
+            }
         }
     }
     assert!(open.values().all(Vec::is_empty), "unclosed slices");
@@ -209,6 +219,54 @@ fn check_against_model(name: &str, trace: &Path, d: &Decoded) {
     );
 }
 
+/// The diagnosis track holds one slice per vertex the diagnosis names (the problem, the
+/// findings, the steps of their slices), on rows under one track, with an arrow from
+/// each cause to what it delayed; none when `diagnose` finds no stall.
+fn check_diagnosis(name: &str, trace: &Path, d: &Decoded) {
+    let o = causeway()
+        .args(["diagnose", "--auto", "--json"])
+        .arg(trace)
+        .output()
+        .unwrap();
+    let parent = d
+        .tracks
+        .iter()
+        .find(|(_, (n, _))| n == "diagnosis: culprit chain")
+        .map(|(u, _)| *u);
+    if o.status.code() != Some(0) {
+        assert!(
+            parent.is_none(),
+            "{name}: a chain track without a diagnosis"
+        );
+        return;
+    }
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut ids = std::collections::BTreeSet::new();
+    ids.insert(v["problem"]["id"].as_u64().unwrap());
+    for f in v["findings"].as_array().unwrap() {
+        ids.insert(f["vertex"]["id"].as_u64().unwrap());
+        for st in f["slice"]["steps"].as_array().into_iter().flatten() {
+            ids.insert(st["vertex"]["id"].as_u64().unwrap());
+        }
+    }
+    let parent = parent.unwrap_or_else(|| panic!("{name}: no diagnosis track"));
+    let shown: usize = d
+        .tracks
+        .iter()
+        .filter(|(_, (_, p))| *p == parent)
+        .map(|(u, _)| d.slices(*u).len())
+        .sum();
+    assert_eq!(
+        shown,
+        ids.len(),
+        "{name}: one chain slice per diagnosed vertex"
+    );
+    assert_eq!(d.chain_flows_out, d.chain_flows_in, "{name}: chain arrows");
+    if ids.len() > 1 {
+        assert!(d.chain_flows_out >= 1, "{name}: a chain without arrows");
+    }
+}
+
 #[test]
 fn perfetto_export_of_each_zoo_recording_matches_the_model() {
     if !can_record() {
@@ -236,6 +294,7 @@ fn perfetto_export_of_each_zoo_recording_matches_the_model() {
         );
         let d = decode(&std::fs::read(&pf).unwrap());
         check_against_model(name, &trace, &d);
+        check_diagnosis(name, &trace, &d);
         if *name == "blocking-write" {
             let knot = d
                 .tracks
@@ -248,7 +307,8 @@ fn perfetto_export_of_each_zoo_recording_matches_the_model() {
     }
 }
 
-/// The Chrome JSON holds as many CPU slices and flows as the Perfetto file.
+/// The Chrome JSON holds as many CPU slices and flows (wake-ups and the diagnosis's
+/// arrows) as the Perfetto file.
 fn check_chrome(name: &str, path: &Path, d: &Decoded) {
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     let evs = v["traceEvents"].as_array().unwrap();
@@ -263,12 +323,12 @@ fn check_chrome(name: &str, path: &Path, d: &Decoded) {
     assert_eq!(cpu, want, "{name}: chrome cpu slices");
     assert_eq!(
         count(&|e| e["ph"] == "s"),
-        d.flows_out,
+        d.flows_out + d.chain_flows_out,
         "{name}: chrome flows"
     );
     assert_eq!(
         count(&|e| e["ph"] == "f"),
-        d.flows_in,
+        d.flows_in + d.chain_flows_in,
         "{name}: chrome flow ends"
     );
 }

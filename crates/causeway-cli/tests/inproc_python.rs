@@ -254,7 +254,7 @@ fn watchdog_case(py: &Python) {
     let full = last["function"].as_str().unwrap();
     assert!(full.ends_with("stall_loop.py:11)"), "{full}");
     assert_eq!(last["open"], true, "the stall was still going at the dump");
-    let ms = first["self_in_window_ms"].as_f64().unwrap();
+    let ms = first["self_in_window_ns"].as_f64().unwrap() / 1e6;
     assert!(
         (190.0..320.0).contains(&ms),
         "Python {}: stalled {ms} ms before the dump",
@@ -267,7 +267,10 @@ fn watchdog_case(py: &Python) {
         &["--match", "handle_request>load_settings>parse_config"],
     );
     let inst = &m["matches"]["instances"][0]["calls"];
-    assert!(inst[2]["duration_ms"].as_f64().unwrap() > 190.0, "{inst:#}");
+    assert!(
+        inst[2]["duration_ns"].as_f64().unwrap() / 1e6 > 190.0,
+        "{inst:#}"
+    );
 }
 
 /// Runs py_names.py (with `arg`) and returns its report and the functions of its dump.

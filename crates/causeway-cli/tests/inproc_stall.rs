@@ -122,7 +122,7 @@ fn the_watchdog_dump_holds_the_stalled_chain_and_calls_chains_names_it_first() {
     );
     let last = first["calls"].as_array().unwrap().last().unwrap();
     assert_eq!(last["open"], true, "the stall was still going at the dump");
-    let ms = first["self_in_window_ms"].as_f64().unwrap();
+    let ms = first["self_in_window_ns"].as_f64().unwrap() / 1e6;
     assert!(
         (190.0..320.0).contains(&ms),
         "stalled {ms} ms before the dump"
@@ -152,7 +152,10 @@ fn the_watchdog_dump_holds_the_stalled_chain_and_calls_chains_names_it_first() {
     assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
     let v: Value = serde_json::from_slice(&m.stdout).unwrap();
     let inst = &v["matches"]["instances"][0]["calls"];
-    assert!(inst[2]["duration_ms"].as_f64().unwrap() > 190.0, "{inst:#}");
+    assert!(
+        inst[2]["duration_ns"].as_f64().unwrap() / 1e6 > 190.0,
+        "{inst:#}"
+    );
     // The export shows the calls as nested slices on the thread (Chrome JSON form).
     let json = dir.path().join("calls.json");
     let e = causeway()

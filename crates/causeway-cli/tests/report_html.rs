@@ -1,7 +1,7 @@
 //! `causeway report` end to end (issue 15): record the blocking-write workload, write
 //! the HTML page, open it from `file://` in headless Chromium (Debian's package,
-//! driven through the DevTools protocol) and check that the wait-for graph, the flame
-//! graphs and the timeline render, that hovering an edge and clicking a vertex work,
+//! driven through the DevTools protocol) and check that the wait-for graph, the
+//! diagnosis chain, the flame graphs, the latency histograms and the timeline render, that hovering an edge and clicking a vertex work,
 //! and that the page logs no error. The screenshot is saved under the test output
 //! directory (`target/tmp/report_html/report.png`).
 //!
@@ -88,6 +88,23 @@ fn report_renders_in_headless_chromium() {
         count(&mut browser, "#overview rect.tl-seg") > 10,
         "timeline bars"
     );
+    // The diagnosis of the longest stall: its culprit chain as a list.
+    assert!(
+        count(&mut browser, "#diagnosis-chain li.finding") >= 1,
+        "diagnosis chain"
+    );
+    // Latency histograms: one plot per profile, bars drawn and laid out.
+    assert!(
+        count(&mut browser, "#latency svg.latency-plot") >= 1,
+        "latency plots"
+    );
+    assert!(
+        count(&mut browser, "#latency svg.latency-plot rect") > 5,
+        "latency bars"
+    );
+    let h = browser
+        .eval("document.querySelector('#latency svg.latency-plot').getBoundingClientRect().height");
+    assert!(h.as_f64().unwrap() > 100.0, "latency plot laid out: {h}");
     let link = browser.eval("document.getElementById('perfetto-link').href.length");
     assert!(link.as_u64().unwrap() > 1000, "Perfetto export embedded");
 

@@ -76,5 +76,5 @@ fn a_pinned_competitor_is_reported_as_the_preemptor() {
         pre["maxcount"].as_u64().unwrap() > level["own_maxcount"].as_u64().unwrap(),
         "{level}"
     );
-    assert!(pre["total_ns"].as_u64().unwrap() >= pre["top"]["ns"].as_u64().unwrap());
+    assert!(pre["total_ns"].as_u64().unwrap() >= pre["top"]["time_ns"].as_u64().unwrap());
 }

@@ -138,3 +138,92 @@ fn dump_json_stack_lines_carry_their_frames() {
     assert!(user.contains(&"worker_main+0x30 worker.c:42"), "{user:?}");
     assert_eq!(first["kernel_frames"][0], "schedule+0x44");
 }
+
+fn bottleneck_golden(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/golden/bottleneck/{name}.cwt"))
+}
+
+/// Every key of a JSON document with its value, paths joined by `.`.
+fn leaves<'a>(
+    v: &'a serde_json::Value,
+    path: &str,
+    out: &mut Vec<(String, &'a serde_json::Value)>,
+) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                out.push((format!("{path}.{k}"), x));
+                leaves(x, &format!("{path}.{k}"), out);
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| leaves(x, &format!("{path}[]"), out)),
+        _ => {}
+    }
+}
+
+/// The convention: every time in every JSON output is integer nanoseconds named
+/// `_ns`. No key names seconds, milliseconds or microseconds, no `_ns` value is a float,
+/// and no bare `ts`.
+#[test]
+fn every_json_output_counts_time_in_integer_nanoseconds() {
+    let g = golden();
+    let g = g.to_str().unwrap();
+    let bw = bottleneck_golden("blocking-write");
+    let lc = bottleneck_golden("lock-contention");
+    let (bw, lc) = (bw.to_str().unwrap(), lc.to_str().unwrap());
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["info", "--json", bw],
+        vec!["bottleneck", "--json", bw],
+        vec!["bottleneck", "--json", lc],
+        vec!["latency", "--json", bw],
+        vec!["latency", "diff", "--json", bw, lc],
+        vec!["diagnose", "--json", "--auto", bw],
+        vec!["compare", "--json", bw, lc],
+        vec!["flamegraph", "--json", bw],
+        vec!["check", "--json", g],
+        vec!["calls", "--json", g],
+        vec!["dump", "--json", g],
+    ];
+    let mut checked = 0;
+    for c in &commands {
+        let o = run(c);
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{c:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let text = String::from_utf8(o.stdout).unwrap();
+        // One document, or one per line (dump).
+        let docs: Vec<serde_json::Value> = match serde_json::from_str(&text) {
+            Ok(v) => vec![v],
+            Err(_) => text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect(),
+        };
+        assert!(!docs.is_empty(), "{c:?} printed nothing");
+        for d in &docs {
+            let mut all = Vec::new();
+            leaves(d, "", &mut all);
+            for (path, v) in all {
+                // The recorder's counters are stored in the trace under the names the
+                // recorder of the day gave them (these goldens predate `_ns` ones).
+                if path.starts_with(".counters.") {
+                    continue;
+                }
+                let key = path.rsplit('.').next().unwrap().trim_end_matches("[]");
+                for bad in ["_s", "_ms", "_us", "_secs", "seconds"] {
+                    assert!(!key.ends_with(bad), "{c:?}: {path} is not in `_ns`");
+                }
+                assert_ne!(key, "ts", "{c:?}: {path} should be `ts_ns`");
+                if key.ends_with("_ns") {
+                    let ints = |v: &serde_json::Value| v.is_u64() || v.is_null();
+                    let ok = ints(v) || v.as_array().is_some_and(|a| a.iter().all(ints));
+                    assert!(ok, "{c:?}: {path} = {v} is not integer ns");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 100, "only {checked} `_ns` values seen");
+}

@@ -15,7 +15,9 @@ pub struct Culprit {
     pub id: u32,
     /// Thread command name, or IRQ handler name.
     pub name: String,
-    /// Time it took, summed over the in-peak calls it was named in.
+    /// Time it took, summed over the in-peak calls it was named in. JSON names it
+    /// `time_ns` (the `_ns` convention); resume files written before still read.
+    #[serde(rename = "time_ns", alias = "ns")]
     pub ns: u64,
 }
 

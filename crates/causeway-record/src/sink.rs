@@ -118,8 +118,8 @@ struct Syncer {
 #[derive(Default)]
 struct SyncStats {
     syncs: AtomicU64,
-    us: AtomicU64,
-    max_us: AtomicU64,
+    ns: AtomicU64,
+    max_ns: AtomicU64,
     failed: AtomicU64,
 }
 
@@ -137,10 +137,10 @@ impl Syncer {
                         // The final sync before the rename reports the error.
                         st.failed.fetch_add(1, Ordering::Relaxed);
                     }
-                    let us = t.elapsed().as_micros() as u64;
+                    let ns = u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
                     st.syncs.fetch_add(1, Ordering::Relaxed);
-                    st.us.fetch_add(us, Ordering::Relaxed);
-                    st.max_us.fetch_max(us, Ordering::Relaxed);
+                    st.ns.fetch_add(ns, Ordering::Relaxed);
+                    st.max_ns.fetch_max(ns, Ordering::Relaxed);
                 }
             })
             .ok();
@@ -166,8 +166,8 @@ impl Syncer {
         let s = &self.stats;
         [
             ("checkpoint_syncs", s.syncs.load(Ordering::Relaxed)),
-            ("checkpoint_sync_us", s.us.load(Ordering::Relaxed)),
-            ("checkpoint_sync_max_us", s.max_us.load(Ordering::Relaxed)),
+            ("checkpoint_sync_ns", s.ns.load(Ordering::Relaxed)),
+            ("checkpoint_sync_max_ns", s.max_ns.load(Ordering::Relaxed)),
             ("checkpoint_sync_failed", s.failed.load(Ordering::Relaxed)),
         ]
     }

@@ -3,6 +3,17 @@
 
 use std::fmt;
 
+/// Nanoseconds as seconds, for text. Documents keep integer nanoseconds (every JSON
+/// form names its times `_ns`); only sentences and tables show seconds.
+pub(crate) fn secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+/// Nanoseconds as milliseconds, for text.
+pub(crate) fn millis(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
 /// An output form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Format {

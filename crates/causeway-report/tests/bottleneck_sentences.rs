@@ -133,19 +133,20 @@ fn seconds_and_sums_follow_the_nanoseconds() {
     let j = json(&view(&s, &Tables::default(), 2, false));
     let edges = j["edges"].as_array().expect("edges");
     let knot = &j["knots"][0];
-    let sum: f64 = knot["edges"]
+    // JSON times are integer nanoseconds, so the knot's weight is the exact sum.
+    let sum: u64 = knot["edges"]
         .as_array()
         .expect("knot edges")
         .iter()
         .map(|e| {
-            edges[e.as_u64().unwrap() as usize]["weight_s"]
-                .as_f64()
+            edges[e.as_u64().unwrap() as usize]["weight_ns"]
+                .as_u64()
                 .unwrap()
         })
         .sum();
-    assert_eq!(knot["weight_s"].as_f64(), Some(sum));
-    assert_eq!(edges[0]["weight_s"].as_f64(), Some(20.0 * 40.0 / 1e9));
-    let duration = j["duration_s"].as_f64().expect("duration");
+    assert_eq!(knot["weight_ns"].as_u64(), Some(sum));
+    assert_eq!(edges[0]["weight_ns"].as_u64(), Some(20 * 40));
+    let duration = j["duration_ns"].as_u64().expect("duration") as f64 / 1e9;
     let share = edges[0]["share"].as_f64().expect("share");
     assert!((share - 20.0 * 40.0 / 1e9 / duration).abs() < 1e-12);
 }

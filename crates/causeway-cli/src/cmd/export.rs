@@ -1,7 +1,7 @@
 //! `causeway export`: the trace in Perfetto's protobuf format and in the Chrome trace
 //! event format, for the viewers people already use.
 
-use crate::cmd::loaded::{bottleneck, load};
+use crate::cmd::loaded::{auto_diagnosis, bottleneck, load};
 use crate::exit;
 use crate::flags::ExportArgs;
 use anyhow::{Context, Result, bail};
@@ -22,7 +22,15 @@ pub fn run(args: &ExportArgs) -> Result<u8> {
     } else {
         bottleneck(&loaded.trace)
     };
-    let tl = Timeline::build(&loaded.trace, Some(&loaded.extras), verdict.as_ref());
+    let mut tl = Timeline::build(&loaded.trace, Some(&loaded.extras), verdict.as_ref());
+    if !args.no_diagnose {
+        let (d, note) = auto_diagnosis(&loaded, args.thread.as_deref());
+        match d {
+            Some(d) => tl.add_diagnosis(&loaded.trace, &d),
+            None if !args.json => eprintln!("{note}"),
+            None => {}
+        }
+    }
     let mut written = Vec::new();
     if let Some(p) = &args.perfetto {
         write_file(p, |out| perfetto::write(&tl, out))?;

@@ -1,11 +1,14 @@
 //! A trace read for the views: the model and facts, the per-event extras (system
-//! calls, samples) from a second pass over the events, and the bottleneck verdict.
+//! calls, samples) from a second pass over the events, the bottleneck verdict and the
+//! automatic diagnosis of the longest stall.
 //! Shared by `export`, `flamegraph`, `compare` and `report`.
 
 use crate::trace::{ingest_trace, open_trace};
 use anyhow::{Context, Result};
+use causeway_diagnose::{AutoOracle, Problem, ThreadSelector};
+use causeway_format::Tid;
 use causeway_model::Trace;
-use causeway_report::BottleneckView;
+use causeway_report::{BottleneckView, DiagnosisView};
 use causeway_stacks::{EventExtras, Extras};
 use std::path::Path;
 
@@ -20,6 +23,12 @@ pub struct Loaded {
 /// Read the trace, then its events once more for the extras (the model keeps neither
 /// every system call nor the samples).
 pub fn load(path: &Path) -> Result<Loaded> {
+    load_with(path, |_| {})
+}
+
+/// [`load`], and every event of the second pass handed to `also` too (what else a
+/// view needs from the events, read in the same pass).
+pub fn load_with(path: &Path, mut also: impl FnMut(&causeway_format::Event)) -> Result<Loaded> {
     let mut rd = open_trace(path)?;
     let trace = ingest_trace(&mut rd, path)?;
     let mut rd = open_trace(path)?;
@@ -27,6 +36,7 @@ pub fn load(path: &Path) -> Result<Loaded> {
     for ev in rd.events() {
         let ev = ev.with_context(|| format!("reading events of {}", path.display()))?;
         x.push(&ev);
+        also(&ev);
     }
     Ok(Loaded {
         trace,
@@ -40,4 +50,45 @@ pub fn bottleneck(trace: &Trace) -> Option<BottleneckView> {
     let findings =
         causeway_bottleneck::analyze(trace, &causeway_bottleneck::Options::default()).ok()?;
     Some(BottleneckView::new(&findings))
+}
+
+/// The diagnosis the report and the export draw: Algorithm 1 on the trace's longest
+/// stall (or `thread`'s), every question answered by the heuristic, since a page or a
+/// file cannot ask what `causeway diagnose` asks at a terminal. The view, if there is
+/// one, and a sentence saying what was diagnosed and how, or why nothing was.
+pub fn auto_diagnosis(l: &Loaded, thread: Option<&str>) -> (Option<DiagnosisView>, String) {
+    let trace = &l.trace;
+    let problem = match thread {
+        None => Problem::Longest,
+        Some(t) => Problem::Thread(match t.parse::<u32>() {
+            Ok(n) => ThreadSelector::Tid(Tid(n)),
+            Err(_) => ThreadSelector::Name(t.to_string()),
+        }),
+    };
+    let opts = causeway_diagnose::Options {
+        problem,
+        ..causeway_diagnose::Options::default()
+    };
+    let graph = causeway_diagnose::build(trace, &l.extras.syscalls, &opts);
+    let vertex = match causeway_diagnose::problem_vertex(trace, &graph, &opts.problem, opts.stall) {
+        Ok(v) => v,
+        Err(e) => return (None, format!("No diagnosis: {e}.")),
+    };
+    let d = causeway_diagnose::diagnose(&graph, vertex, &opts, &mut AutoOracle);
+    let Some(view) = DiagnosisView::new(&d, trace, &graph) else {
+        return (
+            None,
+            "No diagnosis: the problem vertex is not in the graph.".into(),
+        );
+    };
+    let what = thread.map_or_else(
+        || "The trace's longest stall".to_string(),
+        |t| format!("The longest stall of thread {t}"),
+    );
+    let how = format!(
+        "{what}, diagnosed as `causeway diagnose --auto` does: the heuristic answered its \
+         {} question(s). Run `causeway diagnose` on the trace to answer them yourself.",
+        d.decisions.len()
+    );
+    (Some(view), how)
 }

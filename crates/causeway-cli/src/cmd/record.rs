@@ -67,7 +67,8 @@ struct JsonSummary<'a> {
     lost_per_cpu: &'a [u64],
     stacks: usize,
     tracepoints: &'static str,
-    seconds: f64,
+    /// How long the recording ran, ns.
+    duration_ns: u64,
     command_exit_code: Option<i32>,
     /// `SIGTERM` or `SIGKILL` when the recording ended first and ended the command.
     command_stopped: Option<&'static str>,
@@ -90,16 +91,16 @@ struct JsonWatched {
 struct JsonDump {
     path: String,
     events: u64,
-    first_ts: u64,
-    last_ts: u64,
+    first_ts_ns: u64,
+    last_ts_ns: u64,
 }
 
 fn dump_json(d: &Dump) -> JsonDump {
     JsonDump {
         path: d.path.display().to_string(),
         events: d.events,
-        first_ts: d.first_ts,
-        last_ts: d.last_ts,
+        first_ts_ns: d.first_ts,
+        last_ts_ns: d.last_ts,
     }
 }
 
@@ -216,7 +217,7 @@ fn json_summary(s: &Summary) -> Result<String> {
             causeway_record::Family::Btf => "btf",
             causeway_record::Family::Raw => "raw",
         },
-        seconds: s.elapsed.as_secs_f64(),
+        duration_ns: u64::try_from(s.elapsed.as_nanos()).unwrap_or(u64::MAX),
         command_exit_code: s.child_status.map(causeway_record::launch::exit_code),
         command_stopped: s.stopped_command.map(|h| match h {
             Stopped::Term => "SIGTERM",

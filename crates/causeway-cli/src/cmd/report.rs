@@ -1,26 +1,41 @@
 //! `causeway report`: one self-contained HTML page with the summary, the bottleneck
-//! graph, the flame graphs, the thread timeline and the Perfetto export.
+//! graph, the diagnosis of the longest stall, the flame graphs, the latency
+//! histograms, the thread timeline and the Perfetto export.
 
 use crate::cmd::export::write_file;
 use crate::cmd::flamegraph::{recorded, title};
-use crate::cmd::loaded::{bottleneck, load};
+use crate::cmd::loaded::{auto_diagnosis, bottleneck, load_with};
 use crate::exit;
 use crate::flags::ReportArgs;
+use crate::flags::latency::syscall_name;
 use crate::trace::open_trace;
 use anyhow::Result;
+use causeway_latency::SyscallCollector;
 use causeway_model::Trace;
 use causeway_report::timeline::Timeline;
 use causeway_report::wallclock::recorded_at;
-use causeway_report::{FlameView, HtmlReport, InfoReport, Selection, View, perfetto, render};
+use causeway_report::{
+    FlameView, HtmlReport, InfoReport, LatencyView, Selection, View, perfetto, render,
+};
 use causeway_stacks::{FlameKind, Options, fold};
 use std::path::Path;
 
 /// Run the command.
 pub fn run(args: &ReportArgs) -> Result<u8> {
-    let loaded = load(&args.trace)?;
+    let mut calls = SyscallCollector::new();
+    let loaded = load_with(&args.trace, |ev| calls.push(ev))?;
     let trace = &loaded.trace;
     let verdict = bottleneck(trace);
-    let tl = Timeline::build(trace, Some(&loaded.extras), verdict.as_ref());
+    let (diagnosis, diagnosis_note) = if args.no_diagnose {
+        (None, "Not computed (--no-diagnose).".to_string())
+    } else {
+        auto_diagnosis(&loaded, args.thread.as_deref())
+    };
+    let latency = latency_view(trace, calls);
+    let mut tl = Timeline::build(trace, Some(&loaded.extras), verdict.as_ref());
+    if let Some(d) = &diagnosis {
+        tl.add_diagnosis(trace, d);
+    }
     let processes = recorded(trace);
     let opts = Options {
         hops: args.hops,
@@ -54,7 +69,10 @@ pub fn run(args: &ReportArgs) -> Result<u8> {
         summary: summary(&args.trace, trace)?,
         caveats: causeway_report::Caveats::of(trace),
         bottleneck: verdict.as_ref(),
+        diagnosis: diagnosis.as_ref(),
+        diagnosis_note,
         flames: flames.iter().map(|f| (heading(f), f)).collect(),
+        latency: latency.as_ref(),
         timeline: &tl,
         processes: processes.map(|p| p.iter().map(|t| t.0).collect()),
         perfetto: pf.as_deref().map(|b| (b, format!("{name}.pftrace"))),
@@ -62,6 +80,14 @@ pub fn run(args: &ReportArgs) -> Result<u8> {
     write_file(&args.output, |out| report.write(out))?;
     eprintln!("wrote {}", args.output.display());
     Ok(exit::OK)
+}
+
+/// The latency profiles of the trace's system calls, waits and markers, as `causeway
+/// latency` makes them by default; `None` if they cannot be made.
+fn latency_view(trace: &Trace, calls: SyscallCollector) -> Option<LatencyView> {
+    let opts = causeway_latency::Options::default();
+    let profiles = causeway_latency::analyze(trace, &calls.finish(), &opts).ok()?;
+    Some(LatencyView::new(&profiles, trace.tables(), &syscall_name))
 }
 
 fn heading(f: &FlameView) -> String {

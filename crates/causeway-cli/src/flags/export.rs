@@ -11,7 +11,9 @@ Perfetto's trace_processor. Each thread shows three lanes: state (running, runna
 blocked with its stack and syscall, stopped, unknown after lost events), syscalls (with
 the call site) and calls (spans and in-process method calls). CPU tracks show who ran;
 wake-ups are arrows from the waker to the woken thread; the bottleneck's knots are
-tracks of their own.")]
+tracks of their own, and so is the diagnosis of the longest stall (its culprit chain,
+an arrow from each cause to what it delayed; the heuristic answers the diagnosis's
+questions, as `causeway diagnose --auto` does).")]
 pub struct ExportArgs {
     /// Trace file.
     pub trace: PathBuf,
@@ -24,6 +26,12 @@ pub struct ExportArgs {
     /// Leave out the bottleneck analysis's knot tracks (faster on large traces).
     #[arg(long)]
     pub no_bottleneck: bool,
+    /// Leave out the diagnosis's culprit chain (faster on large traces).
+    #[arg(long)]
+    pub no_diagnose: bool,
+    /// Diagnose the longest stall of this thread (name or tid) instead of the trace's.
+    #[arg(long, value_name = "THREAD", conflicts_with = "no_diagnose")]
+    pub thread: Option<String>,
     /// Print what was written as one JSON object.
     #[arg(long)]
     pub json: bool,

@@ -79,5 +79,10 @@ pub fn event_json(names: &Names<'_>, ev: &Event) -> Value {
     if !comms.is_empty() {
         obj.insert("comms".into(), Value::Object(comms));
     }
+    // Every time in causeway's JSON is integer ns named `_ns`; the event type's field
+    // is plain `ts`.
+    if let Some(ts) = obj.remove("ts") {
+        obj.insert("ts_ns".into(), ts);
+    }
     v
 }

@@ -6,6 +6,15 @@
 use causeway_bottleneck::{EdgeKind, Shape};
 use serde::{Serialize, Serializer};
 
+/// Writes a time the view keeps in seconds (its sentences use them) as integer
+/// nanoseconds: every JSON form of causeway names its times `_ns` and counts them in
+/// integer ns, so the JSON of a bottleneck report follows the same convention.
+fn secs_as_ns<S: Serializer>(secs: &f64, s: S) -> Result<S::Ok, S::Error> {
+    // Seconds were made from integer ns; rounding recovers them (f64 is exact to well
+    // under a nanosecond for any recording shorter than days).
+    s.serialize_u64((secs * 1e9).round().max(0.0) as u64)
+}
+
 /// A thread behind a vertex.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub(crate) struct ThreadDoc {
@@ -67,8 +76,11 @@ pub(crate) struct VertexDoc {
     pub(crate) label: String,
     pub(crate) kind: KindDoc,
     pub(crate) threads: Vec<ThreadDoc>,
+    #[serde(rename = "running_ns", serialize_with = "secs_as_ns")]
     pub(crate) running_s: f64,
+    #[serde(rename = "runnable_ns", serialize_with = "secs_as_ns")]
     pub(crate) runnable_s: f64,
+    #[serde(rename = "waiting_ns", serialize_with = "secs_as_ns")]
     pub(crate) waiting_s: f64,
     /// Running time over the recording: 1.0 is one CPU busy all the time.
     pub(crate) cpu_fraction: f64,
@@ -96,6 +108,7 @@ pub(crate) struct SampledStackDoc {
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct StackDoc {
+    #[serde(rename = "weight_ns", serialize_with = "secs_as_ns")]
     pub(crate) weight_s: f64,
     pub(crate) user: Vec<String>,
     pub(crate) call_site: Option<usize>,
@@ -109,6 +122,7 @@ pub(crate) struct EdgeDoc {
     pub(crate) to: usize,
     #[serde(serialize_with = "edge_kind")]
     pub(crate) kind: EdgeKind,
+    #[serde(rename = "weight_ns", serialize_with = "secs_as_ns")]
     pub(crate) weight_s: f64,
     /// Weight over the recording's duration.
     pub(crate) share: f64,
@@ -116,6 +130,7 @@ pub(crate) struct EdgeDoc {
     /// up to 1 over the edges (the text report's % column).
     pub(crate) share_of_waits: f64,
     pub(crate) direct_waits: u64,
+    #[serde(rename = "direct_ns", serialize_with = "secs_as_ns")]
     pub(crate) direct_s: f64,
     pub(crate) wait_stacks: Vec<StackDoc>,
     pub(crate) waker_stacks: Vec<StackDoc>,
@@ -129,9 +144,11 @@ pub(crate) struct KnotDoc {
     pub(crate) edges: Vec<usize>,
     #[serde(serialize_with = "shape")]
     pub(crate) shape: Shape,
+    #[serde(rename = "weight_ns", serialize_with = "secs_as_ns")]
     pub(crate) weight_s: f64,
     pub(crate) cpu_fraction: f64,
     pub(crate) has_io: bool,
+    #[serde(rename = "needs_cpu_ns", serialize_with = "secs_as_ns")]
     pub(crate) needs_cpu_s: f64,
     pub(crate) removed_edges: Vec<usize>,
     /// Light edges out of its component trimmed before knots were identified.
@@ -145,6 +162,7 @@ pub(crate) struct KnotDoc {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct SinkDoc {
     pub(crate) vertex: usize,
+    #[serde(rename = "incoming_ns", serialize_with = "secs_as_ns")]
     pub(crate) incoming_s: f64,
     pub(crate) edges: Vec<usize>,
     pub(crate) chain: Vec<usize>,
@@ -169,6 +187,7 @@ pub(crate) struct PauseDoc {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct OffCpuDoc {
     pub(crate) vertex: usize,
+    #[serde(rename = "off_cpu_ns", serialize_with = "secs_as_ns")]
     pub(crate) off_cpu_s: f64,
 }
 
@@ -183,6 +202,7 @@ pub(crate) struct DeviceDoc {
     pub(crate) utilization: f64,
     /// Utilization by the recorded processes' requests (what the idle edges use).
     pub(crate) recorded_utilization: f64,
+    #[serde(rename = "idle_ns", serialize_with = "secs_as_ns")]
     pub(crate) idle_s: f64,
     /// Capacity used for the estimate and where it came from.
     pub(crate) capacity: String,
@@ -193,11 +213,15 @@ pub(crate) struct QualityDoc {
     pub(crate) lost_events: u64,
     pub(crate) model_anomalies: u64,
     pub(crate) unattributed_waits: u64,
+    #[serde(rename = "unattributed_ns", serialize_with = "secs_as_ns")]
     pub(crate) unattributed_s: f64,
     pub(crate) unended_waits: u64,
+    #[serde(rename = "unended_ns", serialize_with = "secs_as_ns")]
     pub(crate) unended_s: f64,
     pub(crate) before_exec_waits: u64,
+    #[serde(rename = "before_exec_ns", serialize_with = "secs_as_ns")]
     pub(crate) before_exec_s: f64,
+    #[serde(rename = "min_edge_ns", serialize_with = "secs_as_ns")]
     pub(crate) min_edge_s: f64,
     pub(crate) false_wakeups_removed: u64,
     pub(crate) false_wakeups_unmatched: u64,
@@ -214,7 +238,9 @@ pub(crate) struct Doc {
     /// Wall-clock start, `YYYY-MM-DD HH:MM:SS UTC` (absent for synthetic traces).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) recorded_at: Option<String>,
+    #[serde(rename = "duration_ns", serialize_with = "secs_as_ns")]
     pub(crate) duration_s: f64,
+    #[serde(rename = "threshold_ns", serialize_with = "secs_as_ns")]
     pub(crate) threshold_s: f64,
     pub(crate) merged: bool,
     pub(crate) processes: Option<Vec<u32>>,

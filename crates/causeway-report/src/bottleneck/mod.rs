@@ -2,9 +2,9 @@
 //! labels, seconds and shares, one sentence of advice per knot and sink and a summary,
 //! in text, JSON and DOT, and SVG through graphviz.
 //!
-//! The JSON document keeps the field names and figures `causeway bottleneck --json` has
-//! always printed: every `_s` field is nanoseconds / 1e9, `share` and `cpu_fraction`
-//! are over the recording's duration.
+//! The view keeps seconds for its sentences; the JSON document writes every time as
+//! integer nanoseconds named `_ns` (one convention for all of causeway's JSON).
+//! `share` and `cpu_fraction` are over the recording's duration.
 
 mod advice;
 mod build;

@@ -1,15 +1,12 @@
-//! Result → document: names resolved, times in seconds and milliseconds.
+//! Result → document: names resolved, times in integer ns from the trace start.
 
 use super::doc::{
     CallDoc, CallsDoc, ChainDoc, MatchDoc, MatchesDoc, TopDoc, TreeCallDoc, TreeDoc, TriggerDoc,
 };
 use super::sections::CallsSections;
+use crate::format::secs;
 use causeway_calls::{Call, CallId, CallsResult, ThreadCalls, TriggerKind};
 use causeway_format::{Tables, Timestamp};
-
-fn ms(ns: u64) -> f64 {
-    ns as f64 / 1e6
-}
 
 struct Ctx<'a> {
     tables: &'a Tables,
@@ -17,16 +14,16 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn secs(&self, t: Timestamp) -> f64 {
-        t.0.saturating_sub(self.origin) as f64 / 1e9
+    fn since_start(&self, t: Timestamp) -> u64 {
+        t.0.saturating_sub(self.origin)
     }
 
     fn call(&self, c: &Call) -> CallDoc {
         CallDoc {
             function: self.tables.string(c.name).to_string(),
-            start_s: self.secs(c.start),
-            duration_ms: ms(c.total_ns()),
-            self_ms: ms(c.self_ns()),
+            start_ns: self.since_start(c.start),
+            duration_ns: c.total_ns(),
+            self_ns: c.self_ns(),
             open: c.open,
         }
     }
@@ -63,8 +60,11 @@ fn trigger(r: &CallsResult, ctx: &Ctx) -> Option<TriggerDoc> {
     Some(TriggerDoc {
         kind,
         tid: t.tid.map(|t| t.0),
-        at_s: ctx.secs(t.ts),
-        sentence: format!("dumped at {:.3} s because {what}{who}", ctx.secs(t.ts)),
+        at_ns: ctx.since_start(t.ts),
+        sentence: format!(
+            "dumped at {:.3} s because {what}{who}",
+            secs(ctx.since_start(t.ts))
+        ),
     })
 }
 
@@ -103,7 +103,7 @@ pub fn doc(r: &CallsResult, tables: &Tables, s: &CallsSections) -> CallsDoc {
                 ChainDoc {
                     tid: t.tid.0,
                     thread: ctx.thread_name(t),
-                    self_in_window_ms: ms(c.self_in_window_ns.0),
+                    self_in_window_ns: c.self_in_window_ns.0,
                     calls: ctx.calls(t, &c.calls),
                 }
             })
@@ -115,9 +115,9 @@ pub fn doc(r: &CallsResult, tables: &Tables, s: &CallsSections) -> CallsDoc {
             .map(|f| TopDoc {
                 function: tables.string(f.name).to_string(),
                 calls: f.calls,
-                self_ms: ms(f.self_ns.0),
-                total_ms: ms(f.total_ns.0),
-                max_ms: ms(f.max_ns.0),
+                self_ns: f.self_ns.0,
+                total_ns: f.total_ns.0,
+                max_ns: f.max_ns.0,
             })
             .collect()
     });
@@ -142,7 +142,7 @@ pub fn doc(r: &CallsResult, tables: &Tables, s: &CallsSections) -> CallsDoc {
         calls: r.threads.iter().map(|t| t.calls.len()).sum(),
         threads: r.threads.len(),
         trigger: trigger(r, &ctx),
-        window_s: [ctx.secs(r.window.0), ctx.secs(r.window.1)],
+        window_ns: [ctx.since_start(r.window.0), ctx.since_start(r.window.1)],
         chains,
         top,
         matches,

@@ -11,8 +11,8 @@ pub struct CallsDoc {
     pub threads: usize,
     /// One sentence on the dump's trigger, if the trace says.
     pub trigger: Option<TriggerDoc>,
-    /// Window of the chains, seconds from the trace start.
-    pub window_s: [f64; 2],
+    /// Window of the chains, ns from the trace start.
+    pub window_ns: [u64; 2],
     /// Chains, longest self time first (absent if not asked).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chains: Option<Vec<ChainDoc>>,
@@ -36,8 +36,8 @@ pub struct TriggerDoc {
     pub kind: &'static str,
     /// The stalled thread or the thread that asked.
     pub tid: Option<u32>,
-    /// When, seconds from the trace start.
-    pub at_s: f64,
+    /// When, ns from the trace start.
+    pub at_ns: u64,
     /// In words.
     pub sentence: String,
 }
@@ -47,12 +47,12 @@ pub struct TriggerDoc {
 pub struct CallDoc {
     /// Function name.
     pub function: String,
-    /// Entry, seconds from the trace start.
-    pub start_s: f64,
-    /// Inclusive duration.
-    pub duration_ms: f64,
-    /// Self duration.
-    pub self_ms: f64,
+    /// Entry, ns from the trace start.
+    pub start_ns: u64,
+    /// Inclusive duration, ns.
+    pub duration_ns: u64,
+    /// Self duration, ns.
+    pub self_ns: u64,
     /// Still running when the trace was taken.
     pub open: bool,
 }
@@ -64,8 +64,8 @@ pub struct ChainDoc {
     pub tid: u32,
     /// Thread name.
     pub thread: String,
-    /// Self time of the last call inside the window.
-    pub self_in_window_ms: f64,
+    /// Self time of the last call inside the window, ns.
+    pub self_in_window_ns: u64,
     /// Root first.
     pub calls: Vec<CallDoc>,
 }
@@ -77,12 +77,12 @@ pub struct TopDoc {
     pub function: String,
     /// Calls.
     pub calls: u64,
-    /// Self time.
-    pub self_ms: f64,
-    /// Inclusive time (recursion counted once).
-    pub total_ms: f64,
-    /// Longest call.
-    pub max_ms: f64,
+    /// Self time, ns.
+    pub self_ns: u64,
+    /// Inclusive time (recursion counted once), ns.
+    pub total_ns: u64,
+    /// Longest call, ns.
+    pub max_ns: u64,
 }
 
 /// The signature search.

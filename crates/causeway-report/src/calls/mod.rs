@@ -2,8 +2,8 @@
 //! chains before the dump, the functions with the most self time, signature matches
 //! and per-thread call trees, in text and JSON.
 //!
-//! Every `_ms` field is nanoseconds / 1e6; every `_s` time is seconds from the start of
-//! the trace (its first call).
+//! Every time is integer nanoseconds named `_ns`; a point in time counts from the start
+//! of the trace (its first call). The text shows seconds and milliseconds.
 
 mod build;
 mod doc;

@@ -1,6 +1,7 @@
 //! The text form of the calls report.
 
 use super::doc::{CallDoc, CallsDoc};
+use crate::format::{millis, secs};
 use std::io::{self, Write};
 
 fn open_mark(c: &CallDoc) -> &'static str {
@@ -28,7 +29,8 @@ pub fn write(d: &CallsDoc, out: &mut dyn Write) -> io::Result<()> {
         writeln!(
             out,
             "\nlongest call chains between {:.3} s and {:.3} s (self time of the last call):",
-            d.window_s[0], d.window_s[1]
+            secs(d.window_ns[0]),
+            secs(d.window_ns[1])
         )?;
         if chains.is_empty() {
             writeln!(out, "  none")?;
@@ -39,7 +41,7 @@ pub fn write(d: &CallsDoc, out: &mut dyn Write) -> io::Result<()> {
                 out,
                 "{:3}. {:10.3} ms  thread {} ({}){}",
                 i + 1,
-                c.self_in_window_ms,
+                millis(c.self_in_window_ns),
                 c.tid,
                 c.thread,
                 last.map_or("", open_mark)
@@ -56,11 +58,9 @@ pub fn write(d: &CallsDoc, out: &mut dyn Write) -> io::Result<()> {
             "self ms", "total ms", "calls", "max ms"
         )?;
         for f in top {
-            writeln!(
-                out,
-                "  {:12.3} {:12.3} {:10} {:12.3}  {}",
-                f.self_ms, f.total_ms, f.calls, f.max_ms, f.function
-            )?;
+            let (own, total, max) = (millis(f.self_ns), millis(f.total_ns), millis(f.max_ns));
+            let (n, name) = (f.calls, &f.function);
+            writeln!(out, "  {own:12.3} {total:12.3} {n:10} {max:12.3}  {name}")?;
         }
     }
     if let Some(m) = &d.matches {
@@ -74,9 +74,16 @@ pub fn write(d: &CallsDoc, out: &mut dyn Write) -> io::Result<()> {
             let parts: Vec<String> = i
                 .calls
                 .iter()
-                .map(|c| format!("{} {:.3} ms{}", c.function, c.duration_ms, open_mark(c)))
+                .map(|c| {
+                    format!(
+                        "{} {:.3} ms{}",
+                        c.function,
+                        millis(c.duration_ns),
+                        open_mark(c)
+                    )
+                })
                 .collect();
-            let at = i.calls.first().map_or(0.0, |c| c.start_s);
+            let at = i.calls.first().map_or(0.0, |c| secs(c.start_ns));
             writeln!(
                 out,
                 "  thread {} at {:.6} s: {}",
@@ -107,8 +114,8 @@ pub fn write(d: &CallsDoc, out: &mut dyn Write) -> io::Result<()> {
                 writeln!(
                     out,
                     "  {:12.6} s {:10.3} ms  {}{}{}",
-                    c.call.start_s,
-                    c.call.duration_ms,
+                    secs(c.call.start_ns),
+                    millis(c.call.duration_ns),
                     "  ".repeat(c.depth as usize),
                     c.call.function,
                     open_mark(&c.call)

@@ -3,6 +3,7 @@
 
 use super::doc::DiagnosisDoc;
 use super::names::VertexDoc;
+use crate::format::{millis, secs};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
@@ -16,8 +17,8 @@ fn label(v: &VertexDoc) -> String {
         esc(&v.thread),
         v.tid,
         esc(v.block),
-        v.duration_ms,
-        v.start_s
+        millis(v.duration_ns),
+        secs(v.start_ns)
     )
 }
 

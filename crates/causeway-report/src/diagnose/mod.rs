@@ -4,7 +4,8 @@
 //! strong, weak or chosen), circular waits and every decision, in text, JSON and DOT.
 //! Also the words of the questions the command line asks at a prompt.
 //!
-//! Every `_s` time is seconds from the start of the trace; `_ms` is milliseconds.
+//! Every time is integer nanoseconds named `_ns`, a point in time counted from the start
+//! of the trace; the text shows seconds and milliseconds.
 
 mod doc;
 mod dot;
@@ -63,6 +64,11 @@ impl View for DiagnosisView {
         dot::write(&self.doc, out)?;
         Ok(())
     }
+}
+
+/// A vertex in one line: thread, title, times, what it did (the text form's words).
+pub(crate) fn vertex_line(v: &VertexDoc) -> String {
+    names::line(v)
 }
 
 /// A question in words, for a prompt: where the diagnosis is, and each candidate's

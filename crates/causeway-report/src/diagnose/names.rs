@@ -1,6 +1,7 @@
 //! A vertex in words: thread, process title, times, block type, system calls, stacks
 //! and samples. Shared by the report and the prompt that asks the user.
 
+use crate::format::{millis, secs};
 use causeway_diagnose::{BlockType, EventGraph, VertexId, VertexKind, WokenBy};
 use causeway_format::syscalls::syscall_label;
 use causeway_format::{StackId, Timestamp};
@@ -27,12 +28,12 @@ pub struct VertexDoc {
     pub pid: Option<u32>,
     /// Process title (command line), if the trace has it.
     pub title: Option<String>,
-    /// Start, seconds from the start of the trace.
-    pub start_s: f64,
-    /// End, seconds from the start of the trace.
-    pub end_s: f64,
-    /// Length in milliseconds.
-    pub duration_ms: f64,
+    /// Start, ns from the start of the trace.
+    pub start_ns: u64,
+    /// End, ns from the start of the trace.
+    pub end_ns: u64,
+    /// Length, ns.
+    pub duration_ns: u64,
     /// `exec` or `wait`.
     pub kind: &'static str,
     /// What it was doing.
@@ -71,9 +72,9 @@ impl<'a> Namer<'a> {
         }
     }
 
-    /// Seconds from the start of the trace.
-    pub fn secs(&self, ts: Timestamp) -> f64 {
-        ts.saturating_since(self.origin).0 as f64 / 1e9
+    /// Nanoseconds from the start of the trace.
+    pub fn since_start(&self, ts: Timestamp) -> u64 {
+        ts.saturating_since(self.origin).0
     }
 
     fn top(&mut self, id: Option<StackId>) -> Vec<String> {
@@ -122,9 +123,9 @@ impl<'a> Namer<'a> {
             thread: t.map_or_else(String::new, |t| t.comm.clone()),
             pid: v.tgid.map(|p| p.0),
             title,
-            start_s: self.secs(v.span.start),
-            end_s: self.secs(v.span.end),
-            duration_ms: v.duration().0 as f64 / 1e6,
+            start_ns: self.since_start(v.span.start),
+            end_ns: self.since_start(v.span.end),
+            duration_ns: v.duration().0,
             kind: match v.kind {
                 VertexKind::Exec => "exec",
                 VertexKind::Wait => "wait",
@@ -188,7 +189,11 @@ pub fn line(d: &VertexDoc) -> String {
     };
     format!(
         "{} ({}){title} {:.6}-{:.6} s ({:.3} ms) {what}",
-        d.thread, d.tid, d.start_s, d.end_s, d.duration_ms
+        d.thread,
+        d.tid,
+        secs(d.start_ns),
+        secs(d.end_ns),
+        millis(d.duration_ns)
     )
 }
 

@@ -3,17 +3,22 @@
 //!
 //! Sections: a header with the recording's wall-clock time and host, the trace
 //! summary with lost events (`info`'s text), the bottleneck verdict and an interactive
-//! wait-for graph (drawn by the inline script from embedded JSON), the flame graphs
-//! (inferno's SVG, inline, without its script), the per-thread timeline overview
-//! (SVG drawn here), and the Perfetto export embedded as a download link.
+//! wait-for graph (drawn by the inline script from embedded JSON), the diagnosis's
+//! culprit chain when one was computed, the flame graphs (inferno's SVG, inline,
+//! without its script), the latency histograms with their peaks, the per-thread
+//! timeline overview (SVG drawn here), and the Perfetto export embedded as a download
+//! link.
 
 mod base64;
+mod diagnosis;
 mod overview;
 
 use crate::bottleneck::BottleneckView;
 use crate::caveats::Caveats;
+use crate::diagnose::DiagnosisView;
 use crate::error::ReportError;
 use crate::flame::FlameView;
+use crate::latency::LatencyView;
 use crate::timeline::Timeline;
 use overview::esc;
 use std::io::Write;
@@ -22,6 +27,8 @@ const CSS: &str = include_str!("report.css");
 const JS: &str = include_str!("report.js");
 /// Edges drawn in the wait-for graph at most (knot edges first).
 const GRAPH_EDGES: usize = 40;
+/// Latency plots shown at most (the profiles with the most operations).
+const LATENCY_PLOTS: usize = 8;
 
 /// What goes into the report; the caller computes each part.
 pub struct HtmlReport<'a> {
@@ -37,8 +44,14 @@ pub struct HtmlReport<'a> {
     pub caveats: Caveats,
     /// The bottleneck verdict, if the analysis ran.
     pub bottleneck: Option<&'a BottleneckView>,
+    /// The diagnosis of a stall, if one was computed.
+    pub diagnosis: Option<&'a DiagnosisView>,
+    /// Which stall was diagnosed and how, or why there is no diagnosis.
+    pub diagnosis_note: String,
     /// Flame graphs, each with a heading.
     pub flames: Vec<(String, &'a FlameView)>,
+    /// Latency profiles of the trace (histograms and peaks), if it has operations.
+    pub latency: Option<&'a LatencyView>,
     /// The timeline (for the overview).
     pub timeline: &'a Timeline,
     /// Threads of these processes only in the overview; `None`: all.
@@ -71,6 +84,13 @@ impl HtmlReport<'_> {
         let mut h = String::with_capacity(1 << 16);
         self.head(&mut h);
         self.graph(&mut h);
+        match self.diagnosis {
+            Some(d) => h.push_str(&diagnosis::section(d, &self.diagnosis_note)),
+            None => h.push_str(&format!(
+                "<h2>Diagnosis: the culprit chain</h2>\n<p>{}</p>\n",
+                esc(&self.diagnosis_note)
+            )),
+        }
         for (i, (heading, f)) in self.flames.iter().enumerate() {
             h.push_str(&format!(
                 "<h2>{}</h2>\n<div class=\"flame\" id=\"flame-{i}\">",
@@ -85,6 +105,7 @@ impl HtmlReport<'_> {
             }
             h.push_str("</div>\n");
         }
+        self.latency_section(&mut h);
         h.push_str("<h2>Threads over time</h2>\n<p>The busiest threads, one row each; hover a bar for its time.</p>\n");
         h.push_str(&overview::svg(self.timeline, self.processes.as_deref()));
         h.push('\n');
@@ -125,6 +146,21 @@ impl HtmlReport<'_> {
             "<h2>Summary</h2>\n<pre class=\"summary\">{}</pre>\n",
             esc(&self.summary)
         ));
+    }
+
+    fn latency_section(&self, h: &mut String) {
+        h.push_str("<h2>Latency histograms</h2>\n");
+        match self.latency.filter(|l| l.profile_count() > 0) {
+            Some(l) => {
+                let shown = l.profile_count().min(LATENCY_PLOTS);
+                h.push_str(&format!(
+                    "<p>Operations by latency on log2 bins, counts on a log scale, each peak shaded and numbered ({shown} of {} profiles, the most operations first; <code>causeway latency</code> shows them all).</p>\n<div id=\"latency\">\n{}</div>\n",
+                    l.profile_count(),
+                    l.html_sections(LATENCY_PLOTS)
+                ));
+            }
+            None => h.push_str("<p>No operations to profile in this trace.</p>\n"),
+        }
     }
 
     fn graph(&self, h: &mut String) {

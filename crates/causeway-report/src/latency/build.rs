@@ -87,6 +87,18 @@ impl LatencyView {
         }
     }
 
+    /// The plots as an HTML fragment (a heading, its figures and an SVG per profile),
+    /// at most `limit` of them, the most operations first, for a page that holds other
+    /// views too.
+    pub fn html_sections(&self, limit: usize) -> String {
+        html::sections(&self.doc, "h3", limit)
+    }
+
+    /// Profiles in the view.
+    pub fn profile_count(&self) -> usize {
+        self.doc.profiles.len()
+    }
+
     /// Write a self-contained HTML page with one SVG plot per profile.
     pub fn write_html(&self, out: &mut dyn Write) -> Result<(), ReportError> {
         html::write_page(&self.doc, out)

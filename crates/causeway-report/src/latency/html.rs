@@ -27,10 +27,26 @@ pub(crate) fn write_page(doc: &LatencyDoc, out: &mut dyn Write) -> Result<(), Re
          <style>body{font-family:sans-serif;margin:2em} svg{display:block;margin-bottom:2em}\
          text{font-size:11px}</style></head><body>\n<h1>Latency profiles</h1>\n",
     );
-    for p in &doc.profiles {
+    s.push_str(&sections(doc, "h2", usize::MAX));
+    s.push_str("</body></html>\n");
+    out.write_all(s.as_bytes())?;
+    Ok(())
+}
+
+/// One heading, a line of figures and a plot per profile, the `limit` with the most
+/// operations first when there are more; a fragment for a page of its own or for the
+/// HTML report.
+pub(crate) fn sections(doc: &LatencyDoc, heading: &str, limit: usize) -> String {
+    let mut shown: Vec<&ProfileDoc> = doc.profiles.iter().collect();
+    if shown.len() > limit {
+        shown.sort_by(|a, b| b.ops.cmp(&a.ops).then_with(|| a.label.cmp(&b.label)));
+        shown.truncate(limit);
+    }
+    let mut s = String::new();
+    for p in shown {
         let _ = writeln!(
             s,
-            "<h2>{}</h2>\n<p>{} operations, mean {}; {} peak(s)</p>",
+            "<{heading}>{}</{heading}>\n<p>{} operations, mean {}; {} peak(s)</p>",
             escape(&p.label),
             p.ops,
             fmt_ns(p.mean_ns),
@@ -38,9 +54,7 @@ pub(crate) fn write_page(doc: &LatencyDoc, out: &mut dyn Write) -> Result<(), Re
         );
         svg(&mut s, p);
     }
-    s.push_str("</body></html>\n");
-    out.write_all(s.as_bytes())?;
-    Ok(())
+    s
 }
 
 fn svg(s: &mut String, p: &ProfileDoc) {
@@ -51,7 +65,7 @@ fn svg(s: &mut String, p: &ProfileDoc) {
     let plot_h = H - BOTTOM - TOP;
     let _ = writeln!(
         s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\">"
+        "<svg class=\"latency-plot\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\">"
     );
     // Peak bands first, so the bars are drawn over them.
     for (i, b) in p.bins.iter().enumerate() {

@@ -7,13 +7,15 @@
 //! unknown from the model's segments; `syscalls`; `calls`: spans and in-process method
 //! calls as nested slices), one per CPU (who ran), and one per knot of the bottleneck
 //! analysis with its edges as slices. Wake-ups are flows from an instant on the
-//! waker's state lane to the wakee's next slice.
+//! waker's state lane to the wakee's next slice. A diagnosis, when one is added, is a
+//! track of its culprit chain with an arrow from each cause to what it delayed.
 //!
 //! Thread states come from the model, not from the raw switches, so an interval the
 //! model does not know (after lost events) shows as `unknown`, never as a guess.
 
 mod analysis;
 mod calls;
+mod diagnosis;
 mod states;
 mod tracks;
 mod types;
@@ -21,6 +23,7 @@ mod types;
 pub use types::{Arg, ArgValue, Category, Instant, Lane, Slice, Timeline, Track, TrackKind};
 
 use crate::bottleneck::BottleneckView;
+use crate::diagnose::DiagnosisView;
 use causeway_model::Trace;
 use causeway_stacks::Extras;
 
@@ -42,6 +45,13 @@ impl Timeline {
             analysis::add(trace, b, &mut tl);
         }
         tl
+    }
+
+    /// Add a diagnosis's culprit chain (computed from the same trace) as tracks.
+    pub fn add_diagnosis(&mut self, trace: &Trace, d: &DiagnosisView) {
+        // The diagnosis counts its times from the start of the model's span.
+        let origin = trace.model().span().map_or(0, |s| s.start.0);
+        diagnosis::add(d.doc(), origin, self);
     }
 
     /// Slices on the track `uuid`.

@@ -85,6 +85,8 @@ pub enum Category {
     Wakeup,
     /// A bottleneck verdict.
     Bottleneck,
+    /// A vertex of a diagnosis's culprit chain.
+    Diagnosis,
 }
 
 impl Category {
@@ -97,6 +99,7 @@ impl Category {
             Category::Call => "call",
             Category::Wakeup => "wakeup",
             Category::Bottleneck => "bottleneck",
+            Category::Diagnosis => "diagnosis",
         }
     }
 }
