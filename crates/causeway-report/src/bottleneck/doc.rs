@@ -179,6 +179,7 @@ pub(crate) struct PauseDoc {
     pub(crate) waiter_threads: usize,
     /// Direct waits on it and their total length.
     pub(crate) waits: u64,
+    #[serde(rename = "direct_ns", serialize_with = "secs_as_ns")]
     pub(crate) direct_s: f64,
     /// The direct waiting on it over all the waiting of the vertices that wait on it.
     pub(crate) share_of_waiting: f64,
