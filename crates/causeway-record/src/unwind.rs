@@ -274,7 +274,6 @@ struct Process {
 struct MemoKey {
     ip: u64,
     sp: u64,
-    bp: u64,
     len: u32,
     flags: u32,
     mode: u32,
@@ -283,6 +282,10 @@ struct MemoKey {
 
 /// An earlier unwind from the same start: the stack words it read and what it gave.
 struct MemoEntry {
+    /// The frame-pointer register it started from, when the unwind depended on it
+    /// (`None`: it did not). Code without frame pointers keeps anything in rbp (a loop
+    /// counter in the ping-pong), so a key with rbp in it missed on every other stack.
+    bp: Option<u64>,
     reads: Vec<(u64, u64)>,
     result: Unwound,
 }
@@ -388,23 +391,24 @@ impl DwarfUnwinder {
             Some(p) if !self.memo_off => p,
             Some(p) => {
                 let (u, m) = (&p.unwinder, &p.maps);
-                return unwind_with(u, m, &mut self.cache, copy, mode, depth, None);
+                return unwind_with(u, m, &mut self.cache, copy, copy.bp, mode, depth, None);
             }
             None => {
                 let unwinder = UnwinderX86_64::<Bytes>::new();
-                return unwind_with(&unwinder, &[], &mut self.cache, copy, mode, depth, None);
+                let c = &mut self.cache;
+                return unwind_with(&unwinder, &[], c, copy, copy.bp, mode, depth, None);
             }
         };
         let key = MemoKey {
             ip: copy.ip,
             sp: copy.sp,
-            bp: copy.bp,
             len: copy.data.len() as u32,
             flags: copy.flags,
             mode: mode.code(),
             depth: depth as u32,
         };
         if let Some(e) = p.memo.entries.get(&key)
+            && e.bp.is_none_or(|bp| bp == copy.bp)
             && e.reads.iter().all(|&(a, v)| read_word(copy, a) == Ok(v))
         {
             self.memo_hits += 1;
@@ -416,16 +420,36 @@ impl DwarfUnwinder {
             &p.maps,
             &mut self.cache,
             copy,
+            copy.bp,
             mode,
             depth,
             Some(&mut reads),
         );
+        // Did the start's rbp matter? Unwind once more from an rbp that points nowhere:
+        // a walk that used it (rbp-based CFA, frame pointers) then fails to read, so the
+        // same frames and end mean it never read through rbp. Only a walk that ended
+        // without a failed read can tell.
+        let ended_clean = matches!(
+            result.end,
+            UnwindEnd::Complete | UnwindEnd::Depth | UnwindEnd::Scope
+        );
+        let poison = if copy.bp == 0 { 1 } else { 0 };
+        let bp = if ended_clean && {
+            let (u, m) = (&p.unwinder, &p.maps);
+            let other = unwind_with(u, m, &mut self.cache, copy, poison, mode, depth, None);
+            other.frames == result.frames && other.end == result.end
+        } {
+            None
+        } else {
+            Some(copy.bp)
+        };
         if p.memo.entries.len() >= MEMO_MAX {
             p.memo.entries.clear();
         }
         p.memo.entries.insert(
             key,
             MemoEntry {
+                bp,
                 reads,
                 result: result.clone(),
             },
@@ -460,6 +484,7 @@ fn unwind_with(
     maps: &[CodeMapping],
     cache: &mut CacheX86_64,
     copy: &StackCopy,
+    bp: u64,
     mode: StackMode,
     depth: usize,
     reads: Option<&mut Vec<(u64, u64)>>,
@@ -473,7 +498,7 @@ fn unwind_with(
         unmapped: false,
     };
     let mut frames = Vec::new();
-    let end = walk(unwinder, cache, copy, &mut scope, &mut frames, reads);
+    let end = walk(unwinder, cache, copy, bp, &mut scope, &mut frames, reads);
     Unwound {
         frames,
         end,
@@ -485,6 +510,7 @@ fn walk(
     unwinder: &UnwinderX86_64<Bytes>,
     cache: &mut CacheX86_64,
     copy: &StackCopy,
+    bp: u64,
     scope: &mut Scope<'_>,
     frames: &mut Vec<u64>,
     mut reads: Option<&mut Vec<(u64, u64)>>,
@@ -496,7 +522,7 @@ fn walk(
         }
         Ok(v)
     };
-    let mut regs = UnwindRegsX86_64::new(copy.ip, copy.sp, copy.bp);
+    let mut regs = UnwindRegsX86_64::new(copy.ip, copy.sp, bp);
     let window_end = copy.sp + copy.data.len() as u64;
     // Stepped frame by frame (not with framehop's iterator) to see each frame's sp.
     let mut addr = FrameAddress::InstructionPointer(copy.ip);
@@ -641,6 +667,13 @@ mod tests {
         assert_eq!(u.memo_hits(), 2);
         // Another scope is another unwind.
         assert_eq!(u.unwind(7, &copy, StackMode::All, 1).frames.len(), 1);
+        assert_eq!(u.memo_hits(), 2);
+        // These frames were found through rbp: another rbp is another unwind, never
+        // the remembered frames (here it points at the second frame).
+        let mut shifted = copy.clone();
+        shifted.bp = 0x1010;
+        let from_bp = u.unwind(7, &shifted, StackMode::All, 32);
+        assert_eq!(from_bp.frames, vec![0x4000, 0x6000]);
         assert_eq!(u.memo_hits(), 2);
     }
 
