@@ -96,6 +96,11 @@ impl ChunkEncoder {
         self.out.buf
     }
 
+    /// Write a thread id with the "same as the current thread" prediction.
+    pub(crate) fn put_tid(w: &mut ByteWriter, current: u64, tid: Tid) {
+        Self::tid(w, current, tid)
+    }
+
     fn tid(w: &mut ByteWriter, current: u64, tid: Tid) {
         if tid.0 as u64 == current {
             w.varint(0);
@@ -306,6 +311,10 @@ fn encode_sized(s: &mut ByteWriter, cur: u64, kind: &EventKind) -> u8 {
             encode_marker(s, &marker);
             code::MARKER
         }
+        EventKind::SignalGenerate { .. }
+        | EventKind::SignalDeliver { .. }
+        | EventKind::TimerArm { .. }
+        | EventKind::TimerExpire { .. } => crate::codec_signals::encode(s, cur, kind),
         // Compact kinds never get here.
         _ => 0,
     }
@@ -754,6 +763,11 @@ fn decode_event(
     Ok(true)
 }
 
+/// A thread id with the "same as the current thread" prediction (for sibling codecs).
+pub(crate) fn read_tid(r: &mut ByteReader<'_>, current: u64) -> Result<Tid, ReadFail> {
+    tid(r, current)
+}
+
 /// A thread id with the "same as the current thread" prediction.
 #[inline(always)]
 fn tid(r: &mut ByteReader<'_>, current: u64) -> Result<Tid, ReadFail> {
@@ -966,6 +980,9 @@ impl<'a> ChunkDecoder<'a> {
                     _ => return Ok(None),
                 };
                 EventKind::Marker { tid, marker }
+            }
+            crate::codec_signals::code::SIGNAL_GENERATE..=crate::codec_signals::code::TIMER_EXPIRE => {
+                crate::codec_signals::decode(p, c, cur)?
             }
             _ => return Ok(None),
         };
