@@ -107,6 +107,9 @@ pub struct Finding {
     /// True for a wait in a sleep its own timer ended: the thread chose to wait, the
     /// end of the chain.
     pub slept: bool,
+    /// For a stopped vertex: the signal edge from the vertex that sent its stop signal,
+    /// when the trace recorded it.
+    pub stopped_by: Option<EdgeId>,
 }
 
 /// A circle of waits: each waits for the next, the last for the first.
