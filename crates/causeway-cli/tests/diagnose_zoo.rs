@@ -337,10 +337,17 @@ fn stopped_peer_names_the_stopped_server_and_the_stopper() {
             .unwrap()
             .contains("sp-stopper")
     );
+    // The stop is named from the recorded SIGSTOP, not inferred from the SIGCONT.
+    let note = stopped["note"].as_str().unwrap_or_default();
+    assert!(
+        note.starts_with("stopped by SIGSTOP from ") && note.contains("sp-stopper"),
+        "{note}"
+    );
     let steps = stopped["slice"]["steps"].as_array().unwrap();
     assert_eq!(steps[1]["vertex"]["thread"], "sp-stopper");
-    assert_eq!(steps[1]["edge"], "wake-up");
+    assert_eq!(steps[1]["edge"], "signal");
     assert_eq!(steps[1]["strength"], "strong");
+    assert_eq!(steps[1]["decided"], "graph");
     // The slice reaches the stopper's run before its sleep: where it stopped the server.
     let last = steps.last().unwrap();
     assert_eq!(last["vertex"]["thread"], "sp-stopper");
