@@ -329,8 +329,13 @@ fn stopped_peer_names_the_stopped_server_and_the_stopper() {
     let c = chain(&d);
     assert_eq!(c[0], ("client-0".into(), "LongWait".into()), "{c:?}");
     assert!(d["findings"][0]["vertex"]["duration_ms"].as_f64().unwrap() > 400.0);
-    assert_eq!(c[1], ("server-0".into(), "Stopped".into()), "{c:?}");
-    let stopped = &d["findings"][1];
+    // The server's stop is a culprit (on a loaded machine its wait for a CPU just
+    // before may be one too).
+    let k = c
+        .iter()
+        .position(|x| *x == ("server-0".into(), "Stopped".into()))
+        .unwrap_or_else(|| panic!("no stopped server: {c:?}"));
+    let stopped = &d["findings"][k];
     assert!(
         stopped["vertex"]["woken_by"]
             .as_str()
@@ -352,7 +357,7 @@ fn stopped_peer_names_the_stopped_server_and_the_stopper() {
     let last = steps.last().unwrap();
     assert_eq!(last["vertex"]["thread"], "sp-stopper");
     assert_eq!(
-        d["findings"][1]["slice"]["end"],
+        stopped["slice"]["end"],
         "the thread's own timer (the work began there)"
     );
 }
