@@ -234,7 +234,15 @@ fn the_prompt_asks_on_stderr_and_takes_typed_answers() {
     let trace = record_zoo(dir.path(), "circular-timeout", "1", &[]);
     let at = longest_wait_at(&trace, "ct-client", &[7, 271]); // poll, ppoll
     let mut child = common::causeway()
-        .args(["diagnose", "--prompt", "--json", "--thread", "ct-client", "--at", &at])
+        .args([
+            "diagnose",
+            "--prompt",
+            "--json",
+            "--thread",
+            "ct-client",
+            "--at",
+            &at,
+        ])
         .arg(&trace)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

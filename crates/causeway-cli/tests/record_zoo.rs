@@ -567,7 +567,9 @@ fn flight_recorder_condition_trigger_fires_and_recording_continues() {
         let mark = r.stats().trigger.expect("a trigger mark");
         assert_eq!(mark.reason, causeway_format::TriggerReason::Blocked);
         let tid = mark.tid.expect("the stalled thread");
-        assert!(client.tid.0 == tid || m.threads().any(|t| t.tid.0 == tid && t.comm == "ct-client"));
+        assert!(
+            client.tid.0 == tid || m.threads().any(|t| t.tid.0 == tid && t.comm == "ct-client")
+        );
         let start = mark.stall_start_ns.expect("its stall's start");
         assert!(mark.ts_ns - start > 15_000_000, "{mark:?}");
     }
@@ -584,14 +586,18 @@ fn stop_and_continue_signals_and_timer_arms_are_recorded() {
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("sig.cwt");
-    let script = "sleep 5 & p=$!; sleep 0.2; kill -STOP $p; sleep 0.2; kill -CONT $p; kill $p; wait";
+    let script =
+        "sleep 5 & p=$!; sleep 0.2; kill -STOP $p; sleep 0.2; kill -CONT $p; kill $p; wait";
     record(&out, &["--", "/bin/sh", "-c", script]);
     let mut r = causeway_format::TraceReader::open(&out).unwrap();
     let evs: Vec<_> = r.events().collect::<Result<_, _>>().unwrap();
     let sent = |want: Signal| {
         evs.iter().find_map(|e| match e.kind {
             EventKind::SignalGenerate {
-                sender, target, sig, ..
+                sender,
+                target,
+                sig,
+                ..
             } if sig == want => Some((e.ts, sender, target)),
             _ => None,
         })
@@ -599,7 +605,11 @@ fn stop_and_continue_signals_and_timer_arms_are_recorded() {
     let (stop_ts, stopper, stopped) = sent(Signal::STOP).expect("SIGSTOP recorded");
     let (cont_ts, continuer, continued) = sent(Signal::CONT).expect("SIGCONT recorded");
     assert!(stop_ts < cont_ts);
-    assert_eq!((stopper, stopped), (continuer, continued), "same shell, same child");
+    assert_eq!(
+        (stopper, stopped),
+        (continuer, continued),
+        "same shell, same child"
+    );
     assert_ne!(stopper, stopped);
     // The child took the SIGSTOP and stopped (state T) until the SIGCONT.
     assert!(evs.iter().any(|e| matches!(
@@ -631,9 +641,10 @@ fn stop_and_continue_signals_and_timer_arms_are_recorded() {
             .iter()
             .position(|e| matches!(e.kind, EventKind::TimerExpire { timer: t } if t == *timer))
             .unwrap_or_else(|| panic!("timer of {tid:?} never expired"));
-        let woke = evs[expired..].iter().take(64).any(|e| {
-            matches!(e.kind, EventKind::Wakeup { wakee, .. } if wakee == *tid)
-        });
+        let woke = evs[expired..]
+            .iter()
+            .take(64)
+            .any(|e| matches!(e.kind, EventKind::Wakeup { wakee, .. } if wakee == *tid));
         assert!(woke, "the expiry of {tid:?}'s timer did not wake it");
     }
 }

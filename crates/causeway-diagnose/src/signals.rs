@@ -38,7 +38,12 @@ pub fn stop_signal<'t>(trace: &'t Trace, v: &Vertex) -> Option<&'t SignalSent> {
 }
 
 /// The vertex a thread was in at `ts`.
-fn vertex_of(trace: &Trace, g: &EventGraph, tid: causeway_format::Tid, ts: Timestamp) -> Option<VertexId> {
+fn vertex_of(
+    trace: &Trace,
+    g: &EventGraph,
+    tid: causeway_format::Tid,
+    ts: Timestamp,
+) -> Option<VertexId> {
     let t = trace.model().thread_index_at(tid, ts)?;
     g.vertex_at(t, ts)
 }
@@ -50,7 +55,9 @@ pub fn signal_edges(trace: &Trace, g: &EventGraph) -> Vec<Edge> {
         if v.block != crate::graph::BlockType::Stopped {
             continue;
         }
-        let Some(s) = stop_signal(trace, v) else { continue };
+        let Some(s) = stop_signal(trace, v) else {
+            continue;
+        };
         let Some(from) = s.sender.and_then(|tid| vertex_of(trace, g, tid, s.ts)) else {
             continue;
         };

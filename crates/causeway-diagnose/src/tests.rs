@@ -678,10 +678,14 @@ fn stopped_server(signals: bool) -> Trace {
         .switch(0, 1, 0, TaskState::RUNNABLE, 2);
     if signals {
         s.push(100, 1, sig(Signal::STOP, SignalResult::DELIVERED));
-        s.push(105, 0, EventKind::SignalDeliver {
-            tid: Tid(1),
-            sig: Signal::STOP,
-        });
+        s.push(
+            105,
+            0,
+            EventKind::SignalDeliver {
+                tid: Tid(1),
+                sig: Signal::STOP,
+            },
+        );
     }
     s.switch(110, 0, 1, TaskState::STOPPED, 0)
         .switch(200, 1, 2, TaskState::INTERRUPTIBLE, 0)
@@ -720,10 +724,16 @@ fn a_stopped_thread_is_linked_to_its_stop_signals_sender() {
     let pv = g.vertex(p).unwrap();
     assert_eq!(pv.block, BlockType::Stopped);
     let sent = stop_signal(&t, pv).expect("the SIGSTOP is found");
-    assert_eq!((sent.sig.name(), sent.sender), ("SIGSTOP".into(), Some(Tid(2))));
+    assert_eq!(
+        (sent.sig.name(), sent.sender),
+        ("SIGSTOP".into(), Some(Tid(2)))
+    );
     // The edge comes from the stopper's run at 100 and is strong.
     let e = g.edge(stop_edge(&g, p).expect("a signal edge")).unwrap();
-    assert_eq!((e.kind, e.strength, e.ts), (EdgeKind::Signal, Strength::Strong, Timestamp(100)));
+    assert_eq!(
+        (e.kind, e.strength, e.ts),
+        (EdgeKind::Signal, Strength::Strong, Timestamp(100))
+    );
     let from = g.vertex(e.from).unwrap();
     assert_eq!((from.tid, from.kind), (Tid(2), VertexKind::Exec));
     // The diagnosis follows it without asking, though the SIGCONT wake-up is strong too.
@@ -801,10 +811,14 @@ fn a_signal_taken_is_linked_from_its_sender() {
         )
         .wake_by(501, 1, 2, 1)
         .switch(502, 0, 0, TaskState::RUNNABLE, 1)
-        .push(510, 0, EventKind::SignalDeliver {
-            tid: Tid(1),
-            sig: Signal(10),
-        })
+        .push(
+            510,
+            0,
+            EventKind::SignalDeliver {
+                tid: Tid(1),
+                sig: Signal(10),
+            },
+        )
         .switch(600, 0, 1, TaskState::INTERRUPTIBLE, 0);
     let tables = causeway_model::synth::named_tables(&[(1, 1, "a"), (2, 2, "b")]);
     let t = Trace::from_events(tables, Header::synthetic(2), &s.events());
@@ -815,7 +829,10 @@ fn a_signal_taken_is_linked_from_its_sender() {
         .find(|e| e.kind == EdgeKind::Signal)
         .expect("a signal edge");
     let (from, to) = (g.vertex(e.from).unwrap(), g.vertex(e.to).unwrap());
-    assert_eq!((from.tid, to.tid, to.kind), (Tid(2), Tid(1), VertexKind::Exec));
+    assert_eq!(
+        (from.tid, to.tid, to.kind),
+        (Tid(2), Tid(1), VertexKind::Exec)
+    );
     assert_eq!(e.ts, Timestamp(500));
 }
 
@@ -846,7 +863,10 @@ fn a_timer_wakeup_is_linked_from_the_thread_that_armed_the_timer() {
         .switch(8 * MS + 5, 0, 0, TaskState::RUNNABLE, 1);
     let tables = causeway_model::synth::named_tables(&[(1, 1, "waiter"), (2, 1, "armer")]);
     let t = Trace::from_events(tables, Header::synthetic(2), &s.events());
-    let w = t.facts().timer_wake(Tid(1), Timestamp(8 * MS + 3)).expect("claimed");
+    let w = t
+        .facts()
+        .timer_wake(Tid(1), Timestamp(8 * MS + 3))
+        .expect("claimed");
     assert_eq!((w.armed_by, w.armed_at), (Tid(2), Timestamp(5)));
     let g = build(&t, &[], &Options::default());
     let wait = g
@@ -890,7 +910,10 @@ fn a_flight_recorder_trigger_mark_picks_the_problem_vertex() {
     });
     let v = problem_vertex(&cond, &g, &Problem::Longest, StallKind::Any).unwrap();
     let x = g.vertex(v).unwrap();
-    assert_eq!((x.tid, x.kind, x.span.end), (Tid(1), VertexKind::Wait, Timestamp(1000)));
+    assert_eq!(
+        (x.tid, x.kind, x.span.end),
+        (Tid(1), VertexKind::Wait, Timestamp(1000))
+    );
     // Asked at 3000: the longest wait going on then (thread 2's, 10..5000).
     let asked = with(TriggerMark {
         reason: TriggerReason::Asked,

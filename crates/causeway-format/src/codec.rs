@@ -96,17 +96,8 @@ impl ChunkEncoder {
         self.out.buf
     }
 
-    /// Write a thread id with the "same as the current thread" prediction.
-    pub(crate) fn put_tid(w: &mut ByteWriter, current: u64, tid: Tid) {
-        Self::tid(w, current, tid)
-    }
-
     fn tid(w: &mut ByteWriter, current: u64, tid: Tid) {
-        if tid.0 as u64 == current {
-            w.varint(0);
-        } else {
-            w.varint(tid.0 as u64 + 1);
-        }
+        crate::predict::put_tid(w, current, tid)
     }
 
     fn waker(w: &mut ByteWriter, current: u64, waker: &Waker) {
@@ -763,21 +754,10 @@ fn decode_event(
     Ok(true)
 }
 
-/// A thread id with the "same as the current thread" prediction (for sibling codecs).
-pub(crate) fn read_tid(r: &mut ByteReader<'_>, current: u64) -> Result<Tid, ReadFail> {
-    tid(r, current)
-}
-
 /// A thread id with the "same as the current thread" prediction.
 #[inline(always)]
 fn tid(r: &mut ByteReader<'_>, current: u64) -> Result<Tid, ReadFail> {
-    let t = match r.varint()? {
-        0 => current,
-        v => v - 1,
-    };
-    // One check for both a tid over 32 bits and "same as current" with no current
-    // thread ([`NO_CURRENT`] does not fit either).
-    u32::try_from(t).map(Tid).map_err(|_| ReadFail::BadVarint)
+    crate::predict::read_tid(r, current)
 }
 
 #[inline(always)]
@@ -981,7 +961,8 @@ impl<'a> ChunkDecoder<'a> {
                 };
                 EventKind::Marker { tid, marker }
             }
-            crate::codec_signals::code::SIGNAL_GENERATE..=crate::codec_signals::code::TIMER_EXPIRE => {
+            crate::codec_signals::code::SIGNAL_GENERATE
+                ..=crate::codec_signals::code::TIMER_EXPIRE => {
                 crate::codec_signals::decode(p, c, cur)?
             }
             _ => return Ok(None),

@@ -23,7 +23,7 @@ pub(crate) mod code {
 /// Encode the payload of a signal or timer event; returns its code (0 for any other
 /// kind, which never comes here).
 pub(crate) fn encode(s: &mut ByteWriter, cur: u64, kind: &EventKind) -> u8 {
-    let tid = crate::codec::ChunkEncoder::put_tid;
+    let tid = crate::predict::put_tid;
     match *kind {
         EventKind::SignalGenerate {
             sender,
@@ -66,7 +66,7 @@ pub(crate) fn encode(s: &mut ByteWriter, cur: u64, kind: &EventKind) -> u8 {
 
 /// Decode the payload of code `c` (one of [`code`]).
 pub(crate) fn decode(p: &mut ByteReader<'_>, c: u8, cur: u64) -> Result<EventKind, ReadFail> {
-    let tid = crate::codec::read_tid;
+    let tid = crate::predict::read_tid;
     Ok(match c {
         code::SIGNAL_GENERATE => EventKind::SignalGenerate {
             sender: tid(p, cur)?,

@@ -29,6 +29,7 @@ pub mod error;
 pub mod event;
 pub mod header;
 pub mod ids;
+mod predict;
 pub mod reader;
 pub mod salvage;
 pub mod signals;

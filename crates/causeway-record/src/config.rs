@@ -73,8 +73,9 @@ impl EventSet {
     }
 
     /// Names accepted by [`EventSet::parse`].
-    pub const NAMES: &'static [&'static str] =
-        &["sched", "proc", "irq", "softirq", "block", "net", "syscall", "signal", "timer"];
+    pub const NAMES: &'static [&'static str] = &[
+        "sched", "proc", "irq", "softirq", "block", "net", "syscall", "signal", "timer",
+    ];
 
     /// Parse `sched,block,...`, `all`, `default` (all but syscall), or `all,-net` (a
     /// leading `-` removes a group; a list that starts with a removal starts from
@@ -393,7 +394,8 @@ mod tests {
                 ..EventSet::DEFAULT
             }
         );
-        let none = EventSet::parse("-sched,-proc,-irq,-softirq,-block,-net,-signal,-timer").unwrap();
+        let none =
+            EventSet::parse("-sched,-proc,-irq,-softirq,-block,-net,-signal,-timer").unwrap();
         assert!(none.is_empty());
         let s = EventSet::parse("signal,timer").unwrap();
         assert!(s.signal && s.timer && !s.sched);

@@ -915,7 +915,14 @@ mod abi {
             }
         );
         let r = record(ty::SIGNAL_DELIVER, &sg);
-        assert!(matches!(r.body, Body::Signal { deliver: true, sig: 19, .. }));
+        assert!(matches!(
+            r.body,
+            Body::Signal {
+                deliver: true,
+                sig: 19,
+                ..
+            }
+        ));
         let tm = types::rec_timer {
             timer: 0xfeed_f00d,
             expires: -1,

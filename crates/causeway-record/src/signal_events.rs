@@ -18,10 +18,7 @@ pub fn signal_timer_event(tid: u32, body: Body) -> Option<EventKind> {
         } => {
             let sig = Signal(u8::try_from(sig).ok()?);
             if deliver {
-                EventKind::SignalDeliver {
-                    tid: Tid(tid),
-                    sig,
-                }
+                EventKind::SignalDeliver { tid: Tid(tid), sig }
             } else {
                 EventKind::SignalGenerate {
                     sender: Tid(tid),

@@ -125,6 +125,17 @@ pub fn details(names: &Names<'_>, ev: &Event) -> String {
         ),
         EventKind::Marker { tid, marker } => format!("{} {}", l(tid), marker_text(t, &marker)),
         EventKind::Lost { count } => format!("{count} events lost"),
+        EventKind::SignalGenerate { .. }
+        | EventKind::SignalDeliver { .. }
+        | EventKind::TimerArm { .. }
+        | EventKind::TimerExpire { .. } => signal_timer_text(names, ev),
+    }
+}
+
+/// The fields of a signal or timer event.
+fn signal_timer_text(names: &Names<'_>, ev: &Event) -> String {
+    let l = |tid| names.label(tid, ev.ts);
+    match ev.kind {
         EventKind::SignalGenerate {
             sender,
             target,
@@ -160,6 +171,7 @@ pub fn details(names: &Names<'_>, ev: &Event) -> String {
             None => format!("{} timer {timer:016x} (another clock)", l(tid)),
         },
         EventKind::TimerExpire { timer } => format!("timer {timer:016x}"),
+        _ => String::new(),
     }
 }
 

@@ -593,7 +593,13 @@ pub fn build_golden() -> Built {
                 expires: None,
             },
         ),
-        ev(1_002_900, c1, EventKind::TimerExpire { timer: 0xdead_beef_1234 }),
+        ev(
+            1_002_900,
+            c1,
+            EventKind::TimerExpire {
+                timer: 0xdead_beef_1234,
+            },
+        ),
     ]);
     let states = [
         TaskState::STOPPED,

@@ -144,18 +144,34 @@ mod tests {
             name: StringId(0),
         };
         // A thread's wake-up on that CPU is not the timer's.
-        s.wakeup(Timestamp(1_001), Cpu(1), Tid(9), Waker::Thread { tid: Tid(3) });
+        s.wakeup(
+            Timestamp(1_001),
+            Cpu(1),
+            Tid(9),
+            Waker::Thread { tid: Tid(3) },
+        );
         s.wakeup(Timestamp(1_002), Cpu(0), Tid(9), timer);
         s.wakeup(Timestamp(1_003), Cpu(1), Tid(7), timer);
         let w = s.timer_wake(Tid(7), Timestamp(1_003)).expect("claimed");
-        assert_eq!((w.armed_by, w.armed_at, w.expired_at), (Tid(7), Timestamp(100), Timestamp(1_000)));
+        assert_eq!(
+            (w.armed_by, w.armed_at, w.expired_at),
+            (Tid(7), Timestamp(100), Timestamp(1_000))
+        );
         assert!(s.timer_wake(Tid(9), Timestamp(1_002)).is_none());
         // One expiry, one wake-up; a late one is not claimed.
         s.wakeup(Timestamp(1_004), Cpu(1), Tid(8), timer);
         assert!(s.timer_wake(Tid(8), Timestamp(1_004)).is_none());
         s.expired(Timestamp(2_000), Cpu(1), 43);
-        s.wakeup(Timestamp(2_000 + EXPIRY_WINDOW_NS + 1), Cpu(1), Tid(8), timer);
-        assert!(s.timer_wake(Tid(8), Timestamp(2_000 + EXPIRY_WINDOW_NS + 1)).is_none());
+        s.wakeup(
+            Timestamp(2_000 + EXPIRY_WINDOW_NS + 1),
+            Cpu(1),
+            Tid(8),
+            timer,
+        );
+        assert!(
+            s.timer_wake(Tid(8), Timestamp(2_000 + EXPIRY_WINDOW_NS + 1))
+                .is_none()
+        );
         assert_eq!(s.arm_count(), 2);
     }
 }
