@@ -132,6 +132,19 @@ pub(crate) fn render(r: &InfoReport) -> String {
     for (k, n) in &r.events_by_kind {
         let _ = writeln!(out, "  {k:<16} {n:>12}");
     }
+    if let Some(t) = &r.trigger {
+        // Times on the trace's own clock, from its first event like every other time.
+        let at = t.ts_ns.saturating_sub(r.start_ns) as f64 / 1e9;
+        let who = t
+            .tid
+            .map(|tid| format!(", thread {tid}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "\ndumped by trigger: {}{who} at {at:.3} s",
+            t.reason.name()
+        );
+    }
     if !r.counters.is_empty() {
         let _ = writeln!(out, "\nrecorder counters:");
         for (k, n) in &r.counters {
