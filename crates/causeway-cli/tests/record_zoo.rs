@@ -466,6 +466,15 @@ fn flight_recorder_dumps_the_window_before_each_trigger() {
         let path = dir.path().join(format!("flight.{}.cwt", i + 1));
         assert_eq!(d["path"].as_str().unwrap(), path.to_str().unwrap());
         let mut r = causeway_format::TraceReader::open(&path).unwrap();
+        // The dump says why and when: asked (SIGUSR1), at about the trigger.
+        let mark = r.stats().trigger.expect("a trigger mark");
+        assert_eq!(mark.reason, causeway_format::TriggerReason::Asked);
+        assert!(
+            mark.ts_ns.abs_diff(triggers[i]) < 1_000_000_000,
+            "dump {i}: mark at {} vs trigger at {}",
+            mark.ts_ns,
+            triggers[i]
+        );
         let evs: Vec<_> = r.events().collect::<Result<_, _>>().unwrap();
         let (first, last) = (evs.first().unwrap().ts.0, evs.last().unwrap().ts.0);
         let trig = triggers[i];
@@ -553,6 +562,90 @@ fn flight_recorder_condition_trigger_fires_and_recording_continues() {
             "{}: the dump holds no wait over the threshold",
             p.display()
         );
+        // The mark names the client's stall that fired the condition.
+        let r = causeway_format::TraceReader::open(p).unwrap();
+        let mark = r.stats().trigger.expect("a trigger mark");
+        assert_eq!(mark.reason, causeway_format::TriggerReason::Blocked);
+        let tid = mark.tid.expect("the stalled thread");
+        assert!(
+            client.tid.0 == tid || m.threads().any(|t| t.tid.0 == tid && t.comm == "ct-client")
+        );
+        let start = mark.stall_start_ns.expect("its stall's start");
+        assert!(mark.ts_ns - start > 15_000_000, "{mark:?}");
+    }
+}
+
+/// Signals and timers are recorded by default: a shell stops a sleeping child with
+/// SIGSTOP, continues it with SIGCONT and kills it; every `sleep` arms a timer whose
+/// expiry wakes it.
+#[test]
+fn stop_and_continue_signals_and_timer_arms_are_recorded() {
+    use causeway_format::{EventKind, Signal};
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sig.cwt");
+    let script =
+        "sleep 5 & p=$!; sleep 0.2; kill -STOP $p; sleep 0.2; kill -CONT $p; kill $p; wait";
+    record(&out, &["--", "/bin/sh", "-c", script]);
+    let mut r = causeway_format::TraceReader::open(&out).unwrap();
+    let evs: Vec<_> = r.events().collect::<Result<_, _>>().unwrap();
+    let sent = |want: Signal| {
+        evs.iter().find_map(|e| match e.kind {
+            EventKind::SignalGenerate {
+                sender,
+                target,
+                sig,
+                ..
+            } if sig == want => Some((e.ts, sender, target)),
+            _ => None,
+        })
+    };
+    let (stop_ts, stopper, stopped) = sent(Signal::STOP).expect("SIGSTOP recorded");
+    let (cont_ts, continuer, continued) = sent(Signal::CONT).expect("SIGCONT recorded");
+    assert!(stop_ts < cont_ts);
+    assert_eq!(
+        (stopper, stopped),
+        (continuer, continued),
+        "same shell, same child"
+    );
+    assert_ne!(stopper, stopped);
+    // The child took the SIGSTOP and stopped (state T) until the SIGCONT.
+    assert!(evs.iter().any(|e| matches!(
+        e.kind,
+        EventKind::SignalDeliver { tid, sig: Signal::STOP } if tid == stopped
+    )));
+    assert!(evs.iter().any(|e| e.ts > stop_ts
+        && e.ts < cont_ts
+        && matches!(e.kind, EventKind::SchedSwitch { prev_tid, prev_state, .. }
+            if prev_tid == stopped && prev_state == causeway_format::TaskState::STOPPED)));
+    // The 0.2 s sleeps armed timers that expire about 0.2 s later, and the sleeper is
+    // the one the expiry woke.
+    let arms: Vec<_> = evs
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::TimerArm {
+                tid,
+                timer,
+                expires: Some(x),
+            } if (150_000_000..250_000_000).contains(&(x.0.saturating_sub(e.ts.0))) => {
+                Some((tid, timer))
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(arms.len() >= 2, "two 0.2 s sleeps: {arms:?}");
+    for (tid, timer) in &arms {
+        let expired = evs
+            .iter()
+            .position(|e| matches!(e.kind, EventKind::TimerExpire { timer: t } if t == *timer))
+            .unwrap_or_else(|| panic!("timer of {tid:?} never expired"));
+        let woke = evs[expired..]
+            .iter()
+            .take(64)
+            .any(|e| matches!(e.kind, EventKind::Wakeup { wakee, .. } if wakee == *tid));
+        assert!(woke, "the expiry of {tid:?}'s timer did not wake it");
     }
 }
 

@@ -116,6 +116,7 @@ impl Run<'_> {
             compared: Vec::new(),
             slept: false,
             flag_writer: None,
+            stopped_by: None,
         });
         let waitlike = match case {
             Case::LongRunning | Case::LongRunnable => false,
@@ -130,9 +131,15 @@ impl Run<'_> {
                 }
                 true
             }
-            // A stopped thread waits for whoever continues it: slice back along the
-            // wake-up that continued it (the sender of SIGCONT).
-            Case::Stopped => false,
+            // A stopped thread waits for whoever stopped it and continues it: slice back
+            // along the stop signal from its sender when the trace recorded it, else
+            // along the wake-up that continued it (the sender of SIGCONT).
+            Case::Stopped => {
+                if let Some(f) = self.out.findings.get_mut(idx) {
+                    f.stopped_by = stop_edge(self.g, v);
+                }
+                false
+            }
             // A thread that chose to sleep is the end of the chain.
             Case::LongWait if self.g.vertex(v).is_some_and(is_sleep) => {
                 if let Some(f) = self.out.findings.get_mut(idx) {
@@ -335,7 +342,13 @@ impl Run<'_> {
         while steps.len() < self.opts.max_slice {
             let mut strong = Vec::new();
             let mut weak = Vec::new();
+            // A stop signal proves who stopped a stopped thread: follow it, not the
+            // wake-up that continued it.
+            let stop = stop_edge(g, cur);
             for (id, e) in g.incoming(cur) {
+                if stop.is_some_and(|s| s != id) {
+                    continue;
+                }
                 let c = Candidate {
                     vertex: e.from,
                     edge: Some(id),
@@ -426,6 +439,16 @@ fn flag_writer(g: &EventGraph, v: VertexId) -> Option<VertexId> {
         .filter(|(_, e)| e.kind == EdgeKind::DataFlag)
         .max_by_key(|(_, e)| e.ts)
         .map(|(_, e)| e.from)
+}
+
+/// The signal edge into a stopped vertex (its stop signal's sender), if recorded.
+pub fn stop_edge(g: &EventGraph, v: VertexId) -> Option<crate::graph::EdgeId> {
+    if g.vertex(v)?.block != BlockType::Stopped {
+        return None;
+    }
+    g.incoming(v)
+        .find(|(_, e)| e.kind == EdgeKind::Signal)
+        .map(|(id, _)| id)
 }
 
 /// Index of the candidate whose edge happened last (the first of equals).

@@ -13,9 +13,9 @@
 //! leads to the first read that sees it. Each cut adds a weak edge across it (§4.2.2).
 //!
 //! Pipes, sockets, eventfds and futexes need no edges of their own here: their waits
-//! end by the kernel's wake-up, which names the waker. What this does not do (yet):
-//! per-item splits of known batching loops, and signal and timer-arm edges (the
-//! recorder writes no such events).
+//! end by the kernel's wake-up, which names the waker. Signal and timer-arm edges come
+//! from the recorded signal and timer events ([`crate::signals`]). What this does not
+//! do (yet): per-item splits of known batching loops.
 
 use crate::graph::{
     BlockType, Call, Edge, EdgeKind, EventGraph, Strength, Vertex, VertexId, VertexKind, WokenBy,
@@ -398,8 +398,13 @@ fn edges(trace: &Trace, g: &EventGraph, wait_segments: &[Option<u32>]) -> (Vec<E
                         }
                     }
                     Some(WokenBy::Timer) => {
-                        if let Some((p, _)) = prev_exec {
-                            out.push(edge(p, EdgeKind::Timer, Strength::Strong, v.span.end));
+                        // The recorded arm names the vertex that set the timer; without
+                        // it, the run that began the wait did.
+                        let armed = crate::signals::timer_source(trace, g, v)
+                            .filter(|(a, _)| *a != id)
+                            .or(prev_exec.map(|(p, _)| (p, v.span.end)));
+                        if let Some((p, ts)) = armed {
+                            out.push(edge(p, EdgeKind::Timer, Strength::Strong, ts));
                         }
                     }
                     Some(WokenBy::Interrupt { .. }) => interrupts += 1,
@@ -430,6 +435,7 @@ fn edges(trace: &Trace, g: &EventGraph, wait_segments: &[Option<u32>]) -> (Vec<E
         }
     }
     out.extend(flag_edges(trace, g));
+    out.extend(crate::signals::signal_edges(trace, g));
     (out, interrupts)
 }
 

@@ -143,6 +143,8 @@ pub enum EdgeKind {
     Fork,
     /// A write of a data flag seen by a later read.
     DataFlag,
+    /// A signal: its sender to the thread it stopped, or to where it was taken.
+    Signal,
     /// Program order across a blocking wait that split the thread's execution
     /// (§4.2.1); weak, since the work after the wait may serve another request.
     SameThread,

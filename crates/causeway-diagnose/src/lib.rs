@@ -21,12 +21,13 @@ mod options;
 mod oracle;
 mod problem;
 mod result;
+mod signals;
 mod signature;
 
 #[cfg(test)]
 mod tests;
 
-pub use algo::{case_of, diagnose, find_similar, peers};
+pub use algo::{case_of, diagnose, find_similar, peers, stop_edge};
 pub use build::build;
 pub use error::DiagnoseError;
 pub use graph::{
@@ -42,6 +43,7 @@ pub use problem::problem_vertex;
 pub use result::{
     Case, CircularWait, Compared, Decision, Diagnosis, Finding, Slice, SliceEnd, SliceStep,
 };
+pub use signals::stop_signal;
 pub use signature::Signature;
 
 use causeway_model::Trace;

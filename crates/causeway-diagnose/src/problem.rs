@@ -8,7 +8,7 @@ use crate::error::DiagnoseError;
 use crate::graph::VertexKind;
 use crate::graph::{EventGraph, VertexId};
 use crate::options::{Problem, StallKind, ThreadSelector};
-use causeway_format::{Tid, Timestamp};
+use causeway_format::{Tid, Timestamp, TriggerMark};
 use causeway_model::Trace;
 
 /// Statistics counters an in-process dump writes: the thread and time of its trigger.
@@ -16,8 +16,12 @@ const TRIGGER_TID: &str = "inproc.trigger_tid";
 /// See [`TRIGGER_TID`].
 const TRIGGER_TS: &str = "inproc.trigger_ts_ns";
 
-/// The vertex of the thread a trigger named, at the trigger's time, if the trace says.
+/// The vertex of the thread a trigger named, at the trigger's time, if the trace says:
+/// the recorder's trigger mark first, then an in-process dump's counters.
 fn triggered(trace: &Trace, g: &EventGraph) -> Option<VertexId> {
+    if let Some(m) = trace.stats().trigger {
+        return marked(trace, g, &m);
+    }
     let c = &trace.stats().counters;
     let tid = Tid(u32::try_from(*c.get(TRIGGER_TID)?)
         .ok()
@@ -25,6 +29,36 @@ fn triggered(trace: &Trace, g: &EventGraph) -> Option<VertexId> {
     let ts = Timestamp(*c.get(TRIGGER_TS)?);
     let t = trace.model().thread_index_at(tid, ts)?;
     g.vertex_at(t, ts)
+}
+
+/// The vertex a flight-recorder trigger points at. A condition names a thread and when
+/// its stall began: the vertex in the middle of that stall (its start may also be the
+/// end of the run before it). A dump the user asked for names no thread: the longest
+/// vertex of a recorded process going on when it was asked (it may not have ended:
+/// the dump cut it).
+fn marked(trace: &Trace, g: &EventGraph, m: &TriggerMark) -> Option<VertexId> {
+    let at = Timestamp(m.ts_ns);
+    if let Some(tid) = m.tid.filter(|&t| t > 0) {
+        let from = m.stall_start_ns.unwrap_or(m.ts_ns);
+        let mid = Timestamp(from + (m.ts_ns.saturating_sub(from)) / 2);
+        let t = trace.model().thread_index_at(Tid(tid), mid)?;
+        return g.vertex_at(t, mid);
+    }
+    let facts = trace.facts();
+    (0..g.vertices().len() as u32)
+        .map(VertexId)
+        .filter(|&v| {
+            g.vertex(v).is_some_and(|x| {
+                x.span.start <= at
+                    && at <= x.span.end
+                    && x.kind == VertexKind::Wait
+                    && match (facts.recorded(), x.tgid) {
+                        (Some(rec), Some(p)) => rec.contains(&p),
+                        _ => true,
+                    }
+            })
+        })
+        .max_by_key(|&v| (g.vertex(v).map(|x| x.duration()), std::cmp::Reverse(v)))
 }
 
 /// Model thread indices the selector names (every incarnation of a tid; every thread

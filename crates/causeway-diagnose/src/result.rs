@@ -110,6 +110,9 @@ pub struct Finding {
     /// For a yield loop with a traced data flag: the vertex of the thread whose write
     /// of the flag ended the loop (the last data-flag edge into it), the late writer.
     pub flag_writer: Option<VertexId>,
+    /// For a stopped vertex: the signal edge from the vertex that sent its stop signal,
+    /// when the trace recorded it.
+    pub stopped_by: Option<EdgeId>,
 }
 
 /// A circle of waits: each waits for the next, the last for the first.

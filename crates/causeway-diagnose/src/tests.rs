@@ -722,3 +722,268 @@ fn the_problem_vertex_is_the_longest_stall_the_named_thread_or_the_trigger() {
     assert_eq!(g.vertex(run.unwrap()).unwrap().kind, VertexKind::Exec);
     assert_eq!(g.vertex(v).unwrap().span.end, Timestamp(1000));
 }
+
+/// Server 1 (process 1) stopped at 110 by a SIGSTOP that stopper 2 (process 2) sent at
+/// 100, continued at 20 ms by 2's SIGCONT wake-up. Without `signals`, no signal events.
+fn stopped_server(signals: bool) -> Trace {
+    use causeway_format::{EventKind, Signal, SignalResult, Tgid};
+    let sig = |sig, result| EventKind::SignalGenerate {
+        sender: Tid(2),
+        target: Tid(1),
+        target_tgid: Tgid(1),
+        sig,
+        group: true,
+        result,
+    };
+    let mut s = Synth::new();
+    s.switch(0, 0, 0, TaskState::RUNNABLE, 1)
+        .switch(0, 1, 0, TaskState::RUNNABLE, 2);
+    if signals {
+        s.push(100, 1, sig(Signal::STOP, SignalResult::DELIVERED));
+        s.push(
+            105,
+            0,
+            EventKind::SignalDeliver {
+                tid: Tid(1),
+                sig: Signal::STOP,
+            },
+        );
+    }
+    s.switch(110, 0, 1, TaskState::STOPPED, 0)
+        .switch(200, 1, 2, TaskState::INTERRUPTIBLE, 0)
+        .wakeup(
+            20 * MS - 10,
+            1,
+            2,
+            1,
+            Waker::Irq {
+                irq: u32::MAX,
+                name: causeway_format::StringId(0),
+            },
+        )
+        .switch(20 * MS - 5, 1, 0, TaskState::RUNNABLE, 2);
+    if signals {
+        s.push(20 * MS - 2, 1, sig(Signal::CONT, SignalResult::IGNORED));
+    }
+    s.wake_by(20 * MS, 1, 2, 1)
+        .switch(20 * MS + 1, 0, 0, TaskState::RUNNABLE, 1)
+        .switch(20 * MS + 100, 0, 1, TaskState::INTERRUPTIBLE, 0)
+        .switch(20 * MS + 100, 1, 2, TaskState::INTERRUPTIBLE, 0);
+    let tables = causeway_model::synth::named_tables(&[(1, 1, "server"), (2, 2, "stopper")]);
+    Trace::from_events(tables, Header::synthetic(2), &s.events())
+}
+
+#[test]
+fn a_stopped_thread_is_linked_to_its_stop_signals_sender() {
+    use crate::{Problem, ThreadSelector, problem_vertex, stop_edge, stop_signal};
+    let t = stopped_server(true);
+    let g = build(&t, &[], &Options::default());
+    let opts = Options {
+        problem: Problem::ThreadAt(ThreadSelector::Tid(Tid(1)), Timestamp(MS)),
+        ..Options::default()
+    };
+    let p = problem_vertex(&t, &g, &opts.problem, opts.stall).unwrap();
+    let pv = g.vertex(p).unwrap();
+    assert_eq!(pv.block, BlockType::Stopped);
+    let sent = stop_signal(&t, pv).expect("the SIGSTOP is found");
+    assert_eq!(
+        (sent.sig.name(), sent.sender),
+        ("SIGSTOP".into(), Some(Tid(2)))
+    );
+    // The edge comes from the stopper's run at 100 and is strong.
+    let e = g.edge(stop_edge(&g, p).expect("a signal edge")).unwrap();
+    assert_eq!(
+        (e.kind, e.strength, e.ts),
+        (EdgeKind::Signal, Strength::Strong, Timestamp(100))
+    );
+    let from = g.vertex(e.from).unwrap();
+    assert_eq!((from.tid, from.kind), (Tid(2), VertexKind::Exec));
+    // The diagnosis follows it without asking, though the SIGCONT wake-up is strong too.
+    let d = diagnose(&g, p, &opts, &mut AutoOracle);
+    let f = &d.findings[0];
+    assert_eq!(f.case, Case::Stopped);
+    assert_eq!(f.stopped_by, stop_edge(&g, p));
+    let s = f.slice.as_ref().unwrap();
+    assert_eq!(s.steps[1].vertex, e.from);
+    assert_eq!(s.steps[1].kind, Some(EdgeKind::Signal));
+    assert_eq!(s.steps[1].decided, Some(DecidedBy::Graph));
+    assert!(d.decisions.is_empty(), "{:?}", d.decisions);
+
+    // Without signal events the slice takes the SIGCONT wake-up, as before.
+    let t = stopped_server(false);
+    let g = build(&t, &[], &Options::default());
+    let p = problem_vertex(&t, &g, &opts.problem, opts.stall).unwrap();
+    assert!(stop_edge(&g, p).is_none());
+    let d = diagnose(&g, p, &opts, &mut AutoOracle);
+    let s = d.findings[0].slice.as_ref().unwrap();
+    assert_eq!(s.steps[1].kind, Some(EdgeKind::Wakeup));
+    assert_eq!(d.findings[0].stopped_by, None);
+}
+
+#[test]
+fn a_sigcont_before_the_stop_hides_an_older_sigstop() {
+    use causeway_format::{EventKind, Signal, SignalResult, Tgid};
+    let mut s = Synth::new();
+    let sig = |sig| EventKind::SignalGenerate {
+        sender: Tid(2),
+        target: Tid(1),
+        target_tgid: Tgid(1),
+        sig,
+        group: true,
+        result: SignalResult::DELIVERED,
+    };
+    s.switch(0, 0, 0, TaskState::RUNNABLE, 1)
+        .switch(0, 1, 0, TaskState::RUNNABLE, 2)
+        .push(50, 1, sig(Signal::STOP))
+        .push(60, 1, sig(Signal::CONT))
+        // Stopped by a tracer or a signal the trace missed.
+        .switch(110, 0, 1, TaskState::STOPPED, 0)
+        .wake_by(10 * MS, 1, 2, 1)
+        .switch(10 * MS + 1, 0, 0, TaskState::RUNNABLE, 1);
+    let tables = causeway_model::synth::named_tables(&[(1, 1, "server"), (2, 2, "stopper")]);
+    let t = Trace::from_events(tables, Header::synthetic(2), &s.events());
+    let g = build(&t, &[], &Options::default());
+    let stopped = g
+        .vertices()
+        .iter()
+        .find(|v| v.block == BlockType::Stopped)
+        .expect("a stopped vertex");
+    assert!(crate::stop_signal(&t, stopped).is_none());
+    assert!(!g.edges().iter().any(|e| e.kind == EdgeKind::Signal));
+}
+
+#[test]
+fn a_signal_taken_is_linked_from_its_sender() {
+    use causeway_format::{EventKind, Signal, SignalResult, Tgid};
+    let mut s = Synth::new();
+    s.switch(0, 0, 0, TaskState::RUNNABLE, 1)
+        .switch(0, 1, 0, TaskState::RUNNABLE, 2)
+        .switch(10, 0, 1, TaskState::INTERRUPTIBLE, 0)
+        .push(
+            500,
+            1,
+            EventKind::SignalGenerate {
+                sender: Tid(2),
+                target: Tid(1),
+                target_tgid: Tgid(1),
+                sig: Signal(10),
+                group: false,
+                result: SignalResult::DELIVERED,
+            },
+        )
+        .wake_by(501, 1, 2, 1)
+        .switch(502, 0, 0, TaskState::RUNNABLE, 1)
+        .push(
+            510,
+            0,
+            EventKind::SignalDeliver {
+                tid: Tid(1),
+                sig: Signal(10),
+            },
+        )
+        .switch(600, 0, 1, TaskState::INTERRUPTIBLE, 0);
+    let tables = causeway_model::synth::named_tables(&[(1, 1, "a"), (2, 2, "b")]);
+    let t = Trace::from_events(tables, Header::synthetic(2), &s.events());
+    let g = build(&t, &[], &Options::default());
+    let e = g
+        .edges()
+        .iter()
+        .find(|e| e.kind == EdgeKind::Signal)
+        .expect("a signal edge");
+    let (from, to) = (g.vertex(e.from).unwrap(), g.vertex(e.to).unwrap());
+    assert_eq!(
+        (from.tid, to.tid, to.kind),
+        (Tid(2), Tid(1), VertexKind::Exec)
+    );
+    assert_eq!(e.ts, Timestamp(500));
+}
+
+#[test]
+fn a_timer_wakeup_is_linked_from_the_thread_that_armed_the_timer() {
+    use causeway_format::EventKind;
+    let mut s = Synth::new();
+    let timer = Waker::Irq {
+        irq: u32::MAX,
+        name: causeway_format::StringId(0),
+    };
+    // Thread 2 arms a timer (a timerfd, say) at 5; thread 1 waits from 10 and is woken
+    // by that timer's expiry at 8 ms.
+    s.switch(0, 0, 0, TaskState::RUNNABLE, 1)
+        .switch(0, 1, 0, TaskState::RUNNABLE, 2)
+        .push(
+            5,
+            1,
+            EventKind::TimerArm {
+                tid: Tid(2),
+                timer: 77,
+                expires: Some(Timestamp(8 * MS)),
+            },
+        )
+        .switch(10, 0, 1, TaskState::INTERRUPTIBLE, 0)
+        .push(8 * MS, 0, EventKind::TimerExpire { timer: 77 })
+        .wakeup(8 * MS + 3, 0, 1, 0, timer)
+        .switch(8 * MS + 5, 0, 0, TaskState::RUNNABLE, 1);
+    let tables = causeway_model::synth::named_tables(&[(1, 1, "waiter"), (2, 1, "armer")]);
+    let t = Trace::from_events(tables, Header::synthetic(2), &s.events());
+    let w = t
+        .facts()
+        .timer_wake(Tid(1), Timestamp(8 * MS + 3))
+        .expect("claimed");
+    assert_eq!((w.armed_by, w.armed_at), (Tid(2), Timestamp(5)));
+    let g = build(&t, &[], &Options::default());
+    let wait = g
+        .vertices()
+        .iter()
+        .position(|v| v.tid == Tid(1) && v.kind == VertexKind::Wait)
+        .expect("the wait") as u32;
+    let into: Vec<_> = g
+        .incoming(VertexId(wait))
+        .filter(|(_, e)| e.kind == EdgeKind::Timer)
+        .map(|(_, e)| *e)
+        .collect();
+    assert_eq!(into.len(), 1, "{into:?}");
+    assert_eq!(g.vertex(into[0].from).unwrap().tid, Tid(2));
+    assert_eq!(into[0].ts, Timestamp(5));
+}
+
+#[test]
+fn a_flight_recorder_trigger_mark_picks_the_problem_vertex() {
+    use crate::{Problem, StallKind, problem_vertex};
+    use causeway_format::{TriggerMark, TriggerReason};
+    let t = two_waits();
+    let g = build(&t, &[], &Options::default());
+    let with = |m: TriggerMark| {
+        let mut stats = t.stats().clone();
+        stats.trigger = Some(m);
+        Trace::from_parts(
+            t.header().clone(),
+            t.tables().clone(),
+            stats,
+            t.model().clone(),
+            t.facts().clone(),
+        )
+    };
+    // A condition on thread 1 whose stall began at 10 and fired at 900.
+    let cond = with(TriggerMark {
+        reason: TriggerReason::Blocked,
+        ts_ns: 900,
+        tid: Some(1),
+        stall_start_ns: Some(10),
+    });
+    let v = problem_vertex(&cond, &g, &Problem::Longest, StallKind::Any).unwrap();
+    let x = g.vertex(v).unwrap();
+    assert_eq!(
+        (x.tid, x.kind, x.span.end),
+        (Tid(1), VertexKind::Wait, Timestamp(1000))
+    );
+    // Asked at 3000: the longest wait going on then (thread 2's, 10..5000).
+    let asked = with(TriggerMark {
+        reason: TriggerReason::Asked,
+        ts_ns: 3000,
+        tid: None,
+        stall_start_ns: None,
+    });
+    let v = problem_vertex(&asked, &g, &Problem::Longest, StallKind::Any).unwrap();
+    let x = g.vertex(v).unwrap();
+    assert_eq!((x.tid, x.span.end), (Tid(2), Timestamp(5000)));
+}

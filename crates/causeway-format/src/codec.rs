@@ -99,11 +99,7 @@ impl ChunkEncoder {
     }
 
     fn tid(w: &mut ByteWriter, current: u64, tid: Tid) {
-        if tid.0 as u64 == current {
-            w.varint(0);
-        } else {
-            w.varint(tid.0 as u64 + 1);
-        }
+        crate::predict::put_tid(w, current, tid)
     }
 
     fn waker(w: &mut ByteWriter, current: u64, waker: &Waker) {
@@ -308,6 +304,10 @@ fn encode_sized(s: &mut ByteWriter, cur: u64, kind: &EventKind) -> u8 {
             encode_marker(s, &marker);
             code::MARKER
         }
+        EventKind::SignalGenerate { .. }
+        | EventKind::SignalDeliver { .. }
+        | EventKind::TimerArm { .. }
+        | EventKind::TimerExpire { .. } => crate::codec_signals::encode(s, cur, kind),
         // Compact kinds never get here.
         _ => 0,
     }
@@ -765,13 +765,7 @@ fn decode_event(
 /// A thread id with the "same as the current thread" prediction.
 #[inline(always)]
 fn tid(r: &mut ByteReader<'_>, current: u64) -> Result<Tid, ReadFail> {
-    let t = match r.varint()? {
-        0 => current,
-        v => v - 1,
-    };
-    // One check for both a tid over 32 bits and "same as current" with no current
-    // thread ([`NO_CURRENT`] does not fit either).
-    u32::try_from(t).map(Tid).map_err(|_| ReadFail::BadVarint)
+    crate::predict::read_tid(r, current)
 }
 
 #[inline(always)]
@@ -987,6 +981,10 @@ impl<'a> ChunkDecoder<'a> {
                     _ => return Ok(None),
                 };
                 EventKind::Marker { tid, marker }
+            }
+            crate::codec_signals::code::SIGNAL_GENERATE
+                ..=crate::codec_signals::code::TIMER_EXPIRE => {
+                crate::codec_signals::decode(p, c, cur)?
             }
             _ => return Ok(None),
         };

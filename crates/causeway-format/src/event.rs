@@ -6,6 +6,7 @@
 
 use crate::dataflag::DataFlagAccess;
 use crate::ids::{Cpu, DevId, StackId, StringId, Tgid, Tid, Timestamp};
+pub use crate::signals::{Signal, SignalResult};
 use serde::{Deserialize, Serialize};
 
 /// One trace event: what happened, when, and on which CPU.
@@ -188,6 +189,51 @@ pub enum EventKind {
     Lost {
         /// Number of events lost.
         count: u64,
+    },
+    // ---- signals and timers (format 1.3; see crate::signals) ----
+    /// A signal was generated for `target` (`signal_generate`): sent by `sender`, the
+    /// thread current at the time (the kernel's own context, e.g. a timer, when
+    /// `sender` is 0).
+    SignalGenerate {
+        /// Thread current when the signal was sent.
+        sender: Tid,
+        /// Thread the signal was sent to (for a process-wide signal, the thread the
+        /// kernel queued it on).
+        target: Tid,
+        /// Process of `target`.
+        target_tgid: Tgid,
+        /// Signal number.
+        sig: Signal,
+        /// True for a process-wide signal (`kill`), false for a thread's (`tgkill`).
+        group: bool,
+        /// What the kernel did with it.
+        result: SignalResult,
+    },
+    /// A signal was taken by its thread's handler or default action
+    /// (`signal_deliver`), in the receiving thread's context.
+    SignalDeliver {
+        /// Receiving thread.
+        tid: Tid,
+        /// Signal number.
+        sig: Signal,
+    },
+    /// A thread armed a high-resolution timer (`hrtimer_start`): a sleep, a timeout of
+    /// a wait, a timerfd or a POSIX timer.
+    TimerArm {
+        /// Arming thread.
+        tid: Tid,
+        /// The timer's identity: a keyed hash of the kernel object, stable while it
+        /// lives, never its address.
+        timer: u64,
+        /// When it expires on the trace clock; `None` for timers on another clock
+        /// (`CLOCK_REALTIME`, `CLOCK_TAI`).
+        expires: Option<Timestamp>,
+    },
+    /// A timer armed by a recorded thread expired on this CPU (`hrtimer_expire_entry`);
+    /// wake-ups on this CPU by a timer right after it are its callback's.
+    TimerExpire {
+        /// The timer's identity (as in [`EventKind::TimerArm`]).
+        timer: u64,
     },
 }
 
@@ -581,11 +627,19 @@ pub enum EventKindTag {
     Marker,
     /// [`EventKind::Lost`]
     Lost,
+    /// [`EventKind::SignalGenerate`]
+    SignalGenerate,
+    /// [`EventKind::SignalDeliver`]
+    SignalDeliver,
+    /// [`EventKind::TimerArm`]
+    TimerArm,
+    /// [`EventKind::TimerExpire`]
+    TimerExpire,
 }
 
 impl EventKindTag {
     /// Every tag, in display order.
-    pub const ALL: [EventKindTag; 19] = [
+    pub const ALL: [EventKindTag; 23] = [
         EventKindTag::SchedSwitch,
         EventKindTag::Wakeup,
         EventKindTag::WakeupNew,
@@ -605,6 +659,10 @@ impl EventKindTag {
         EventKindTag::Stack,
         EventKindTag::Marker,
         EventKindTag::Lost,
+        EventKindTag::SignalGenerate,
+        EventKindTag::SignalDeliver,
+        EventKindTag::TimerArm,
+        EventKindTag::TimerExpire,
     ];
 
     /// snake_case name, as used in `--kind` filters and JSON.
@@ -629,6 +687,10 @@ impl EventKindTag {
             EventKindTag::Stack => "stack",
             EventKindTag::Marker => "marker",
             EventKindTag::Lost => "lost",
+            EventKindTag::SignalGenerate => "signal_generate",
+            EventKindTag::SignalDeliver => "signal_deliver",
+            EventKindTag::TimerArm => "timer_arm",
+            EventKindTag::TimerExpire => "timer_expire",
         }
     }
 
@@ -678,6 +740,10 @@ impl EventKind {
             EventKind::Stack { .. } => EventKindTag::Stack,
             EventKind::Marker { .. } => EventKindTag::Marker,
             EventKind::Lost { .. } => EventKindTag::Lost,
+            EventKind::SignalGenerate { .. } => EventKindTag::SignalGenerate,
+            EventKind::SignalDeliver { .. } => EventKindTag::SignalDeliver,
+            EventKind::TimerArm { .. } => EventKindTag::TimerArm,
+            EventKind::TimerExpire { .. } => EventKindTag::TimerExpire,
         }
     }
 
@@ -707,13 +773,19 @@ impl EventKind {
             | EventKind::SyscallEnter { tid, .. }
             | EventKind::SyscallExit { tid, .. }
             | EventKind::Stack { tid, .. }
-            | EventKind::Marker { tid, .. } => (Some(tid), None, None),
+            | EventKind::Marker { tid, .. }
+            | EventKind::SignalDeliver { tid, .. }
+            | EventKind::TimerArm { tid, .. } => (Some(tid), None, None),
+            EventKind::SignalGenerate { sender, target, .. } => {
+                (Some(sender).filter(|t| t.0 != 0), Some(target), None)
+            }
             EventKind::IrqEntry { .. }
             | EventKind::IrqExit { .. }
             | EventKind::SoftirqEntry { .. }
             | EventKind::SoftirqExit { .. }
             | EventKind::BlockComplete { .. }
-            | EventKind::Lost { .. } => (None, None, None),
+            | EventKind::Lost { .. }
+            | EventKind::TimerExpire { .. } => (None, None, None),
         };
         [a, b, c].into_iter().flatten()
     }

@@ -188,6 +188,49 @@ pub struct TraceStats {
     /// Recorder-specific counters (dropped stacks, failed unwinds, ...) by name.
     #[serde(default)]
     pub counters: BTreeMap<String, u64>,
+    /// Why and when a flight recorder dumped this trace; absent in a plain recording.
+    /// Added in 1.3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<TriggerMark>,
+}
+
+/// What made a flight recorder dump its window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TriggerReason {
+    /// The user asked (`SIGUSR1` to the recorder).
+    Asked,
+    /// A `--trigger blocked>T` condition: a thread stayed blocked too long.
+    Blocked,
+    /// A `--trigger runnable>T` condition: a thread waited too long for a CPU.
+    Runnable,
+}
+
+impl TriggerReason {
+    /// A word for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            TriggerReason::Asked => "asked",
+            TriggerReason::Blocked => "blocked",
+            TriggerReason::Runnable => "runnable",
+        }
+    }
+}
+
+/// The trigger of a flight-recorder dump: its reason and time, and for a condition,
+/// the thread and the stall that fired it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TriggerMark {
+    /// Why the dump was made.
+    pub reason: TriggerReason,
+    /// When the trigger fired, on the trace clock (nanoseconds).
+    pub ts_ns: u64,
+    /// The thread whose stall fired a condition.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tid: Option<u32>,
+    /// When that thread's stall began, on the trace clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_start_ns: Option<u64>,
 }
 
 impl TraceStats {

@@ -25,12 +25,15 @@ pub mod block;
 pub mod bytes;
 pub mod codec;
 pub mod dataflag;
+mod codec_signals;
 pub mod error;
 pub mod event;
 pub mod header;
 pub mod ids;
+mod predict;
 pub mod reader;
 pub mod salvage;
+pub mod signals;
 pub mod syscalls;
 pub mod table_codec;
 pub mod tables;
@@ -40,10 +43,12 @@ pub mod writer;
 pub use dataflag::DataFlagAccess;
 pub use error::{FormatError, Result};
 pub use event::{
-    BlockOp, BlockOpKind, Event, EventKind, EventKindTag, Marker, SoftirqVec, StackKind, TaskState,
-    Waker,
+    BlockOp, BlockOpKind, Event, EventKind, EventKindTag, Marker, Signal, SignalResult, SoftirqVec,
+    StackKind, TaskState, Waker,
 };
-pub use header::{ClockSource, Header, HostInfo, SalvageMark, Scope, TraceStats};
+pub use header::{
+    ClockSource, Header, HostInfo, SalvageMark, Scope, TraceStats, TriggerMark, TriggerReason,
+};
 pub use ids::{Cpu, DevId, DurationNs, FrameId, StackId, StringId, Tgid, Tid, Timestamp};
 pub use reader::{ChunkInfo, MergedEvents, TimeRange, TraceReader};
 pub use tables::{
@@ -58,7 +63,7 @@ pub const FILE_MAGIC: [u8; 8] = *b"CAUSEWAY";
 pub const VERSION_MAJOR: u16 = 1;
 /// Minor version: a newer minor only adds sized event kinds, table fields, block kinds
 /// or header fields, all of which an older reader skips.
-pub const VERSION_MINOR: u16 = 2;
+pub const VERSION_MINOR: u16 = 3;
 /// Magic, versions, header length and header CRC.
 pub const FILE_HEADER_FIXED_LEN: usize = 20;
 /// Largest header JSON a reader accepts.

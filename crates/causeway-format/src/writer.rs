@@ -313,6 +313,11 @@ impl<W: Write> TraceWriter<W> {
         self.mappings.pending.push(m);
     }
 
+    /// Record what made a flight recorder dump this trace.
+    pub fn set_trigger(&mut self, t: crate::header::TriggerMark) {
+        self.stats.trigger = Some(t);
+    }
+
     /// Add to a named recorder counter stored with the trace statistics.
     pub fn add_counter(&mut self, name: &str, n: u64) {
         let c = self.stats.counters.entry(name.to_owned()).or_default();

@@ -1,6 +1,6 @@
 //! The golden trace: a small file committed to the repository that pins the format.
 //!
-//! `tests/data/golden-v1.2.cwt` must be rebuilt byte for byte by [`common::build_golden`]
+//! `tests/data/golden-v1.3.cwt` must be rebuilt byte for byte by [`common::build_golden`]
 //! and read back as the expected events. If either fails after a change to the crate,
 //! the change altered the bytes on disk: make it deliberate (bump `VERSION_MINOR` for an
 //! addition older readers skip, `VERSION_MAJOR` otherwise, update `docs/format.md`) and
@@ -14,7 +14,39 @@ use causeway_format::{EventKindTag, TraceReader, VERSION_MAJOR, VERSION_MINOR};
 use std::path::PathBuf;
 
 fn golden_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1.3.cwt")
+}
+
+/// The 1.2 golden file (before the signal and timer event kinds).
+fn golden_v1_2_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1.2.cwt")
+}
+
+/// The golden file's content as files before 1.3 hold it (without the signal and
+/// timer kinds).
+fn before_1_3(mut built: common::Built) -> common::Built {
+    let added = [
+        EventKindTag::SignalGenerate,
+        EventKindTag::SignalDeliver,
+        EventKindTag::TimerArm,
+        EventKindTag::TimerExpire,
+    ];
+    built.events.retain(|e| !added.contains(&e.kind.tag()));
+    built
+}
+
+/// A 1.2 file still reads as the same header, tables and events (less the kinds 1.3
+/// added).
+#[test]
+fn golden_v1_2_still_reads() {
+    let built = before_1_3(common::build_golden());
+    let bytes = std::fs::read(golden_v1_2_path()).expect("1.2 golden file is committed");
+    let mut rd = TraceReader::from_bytes(&bytes).expect("1.2 golden opens");
+    assert_eq!(rd.minor_version(), 2);
+    assert_eq!(rd.header(), &common::golden_header());
+    assert_eq!(rd.tables(), &built.tables);
+    let events: Vec<_> = rd.events().collect::<Result<_, _>>().expect("events read");
+    assert_eq!(events, built.events);
 }
 
 /// The 1.1 golden file (before files had an id and blocks a file tag).
@@ -31,7 +63,7 @@ fn golden_v1_0_path() -> PathBuf {
 /// information, which 1.1 readers report as empty.
 #[test]
 fn golden_v1_0_still_reads() {
-    let built = common::build_golden();
+    let built = before_1_3(common::build_golden());
     let bytes = std::fs::read(golden_v1_0_path()).expect("1.0 golden file is committed");
     let mut rd = TraceReader::from_bytes(&bytes).expect("1.0 golden opens");
     assert_eq!(rd.minor_version(), 0);
@@ -51,7 +83,7 @@ fn golden_v1_0_still_reads() {
 /// tag (reserved bytes then) is 0.
 #[test]
 fn golden_v1_1_still_reads() {
-    let built = common::build_golden();
+    let built = before_1_3(common::build_golden());
     let bytes = std::fs::read(golden_v1_1_path()).expect("1.1 golden file is committed");
     let mut rd = TraceReader::from_bytes(&bytes).expect("1.1 golden opens");
     assert_eq!(rd.minor_version(), 1);
@@ -106,7 +138,7 @@ fn golden_file_reads_as_expected() {
     let built = common::build_golden();
     let bytes = std::fs::read(golden_path()).expect("golden file is committed");
     let mut rd = TraceReader::from_bytes(&bytes).expect("golden opens");
-    assert_eq!(rd.minor_version(), 2);
+    assert_eq!(rd.minor_version(), 3);
     assert_eq!(rd.header(), &common::golden_header());
     // Every block carries the file's tag.
     let rep = causeway_format::salvage::check(&bytes);

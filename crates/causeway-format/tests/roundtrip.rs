@@ -9,7 +9,8 @@ use causeway_format::codec::{ChunkEncoder, push_raw_sized};
 use causeway_format::writer::BlockSink;
 use causeway_format::{
     BlockOp, BlockOpKind, Cpu, DataFlagAccess, DevId, Event, EventKind, FormatError, Frame,
-    FrameId, FrameSpace, Header, InlinedFrame, Mapping, Marker, ProcessInfo, SoftirqVec, Stack,
+    FrameId, FrameSpace, Header, InlinedFrame, Mapping, Marker, ProcessInfo, Signal, SignalResult,
+    SoftirqVec, Stack,
     StackId, StackKind, StringId, Tables, TaskState, Tgid, ThreadInfo, Tid, TimeRange, Timestamp,
     TraceReader, TraceWriter, Waker, WriterOptions,
 };
@@ -147,6 +148,26 @@ fn event_kind() -> impl Strategy<Value = EventKind> {
             proptest::option::of(any::<u32>().prop_map(StackId)),
         )
             .prop_map(|(tid, kind, user, kernel)| EventKind::Stack { tid, kind, user, kernel }),
+        1 => (tid(), tid(), any::<u32>(), any::<u8>(), any::<bool>(), any::<u8>()).prop_map(
+            |(sender, target, g, sig, group, result)| EventKind::SignalGenerate {
+                sender,
+                target,
+                target_tgid: Tgid(g),
+                sig: Signal(sig),
+                group,
+                result: SignalResult(result),
+            }
+        ),
+        1 => (tid(), any::<u8>())
+            .prop_map(|(tid, sig)| EventKind::SignalDeliver { tid, sig: Signal(sig) }),
+        1 => (tid(), any::<u64>(), proptest::option::of(0u64..u64::MAX)).prop_map(
+            |(tid, timer, expires)| EventKind::TimerArm {
+                tid,
+                timer,
+                expires: expires.map(Timestamp),
+            }
+        ),
+        1 => any::<u64>().prop_map(|timer| EventKind::TimerExpire { timer }),
         2 => (tid(), marker()).prop_map(|(tid, marker)| EventKind::Marker { tid, marker }),
         1 => any::<u64>().prop_map(|count| EventKind::Lost { count }),
     ]

@@ -61,7 +61,7 @@ mod tests;
 
 pub use builder::ModelBuilder;
 pub use error::ModelError;
-pub use facts::Facts;
+pub use facts::{Facts, SignalSent, SignalTaken, TimerWake};
 pub use ingest::Trace;
 pub use irq::{BlockRequest, InterruptInterval, InterruptSource};
 pub use model::Model;

@@ -37,6 +37,11 @@ pub struct EventSet {
     pub net: bool,
     /// Entry and exit of the chosen syscalls.
     pub syscall: bool,
+    /// Signal generate and deliver (rare: part of the default).
+    pub signal: bool,
+    /// Timers armed by recorded threads and their expiry (rare next to switches: part
+    /// of the default; bench/RESULTS.md has the cost).
+    pub timer: bool,
 }
 
 impl EventSet {
@@ -49,6 +54,8 @@ impl EventSet {
         block: true,
         net: true,
         syscall: true,
+        signal: true,
+        timer: true,
     };
 
     /// The default: everything but syscalls. Syscall entry and exit double the events of
@@ -66,8 +73,9 @@ impl EventSet {
     }
 
     /// Names accepted by [`EventSet::parse`].
-    pub const NAMES: &'static [&'static str] =
-        &["sched", "proc", "irq", "softirq", "block", "net", "syscall"];
+    pub const NAMES: &'static [&'static str] = &[
+        "sched", "proc", "irq", "softirq", "block", "net", "syscall", "signal", "timer",
+    ];
 
     /// Parse `sched,block,...`, `all`, `default` (all but syscall), or `all,-net` (a
     /// leading `-` removes a group; a list that starts with a removal starts from
@@ -82,6 +90,8 @@ impl EventSet {
             block: false,
             net: false,
             syscall: false,
+            signal: false,
+            timer: false,
         };
         let items: Vec<&str> = s
             .split(',')
@@ -120,6 +130,8 @@ impl EventSet {
                 "block" => &mut set.block,
                 "net" => &mut set.net,
                 "syscall" | "syscalls" => &mut set.syscall,
+                "signal" | "signals" => &mut set.signal,
+                "timer" | "timers" => &mut set.timer,
                 _ => {
                     return Err(ConfigError::EventGroup {
                         name: name.to_string(),
@@ -143,6 +155,8 @@ impl EventSet {
             (self.block, g::EV_BLOCK),
             (self.net, g::EV_NET),
             (self.syscall, g::EV_SYSCALL),
+            (self.signal, g::EV_SIGNAL),
+            (self.timer, g::EV_TIMER),
         ]
         .iter()
         .filter(|(on, _)| *on)
@@ -396,8 +410,12 @@ mod tests {
                 ..EventSet::DEFAULT
             }
         );
-        let none = EventSet::parse("-sched,-proc,-irq,-softirq,-block,-net").unwrap();
+        let none =
+            EventSet::parse("-sched,-proc,-irq,-softirq,-block,-net,-signal,-timer").unwrap();
         assert!(none.is_empty());
+        let s = EventSet::parse("signal,timer").unwrap();
+        assert!(s.signal && s.timer && !s.sched);
+        assert_eq!(s.bits(), 128 | 256);
     }
 
     #[test]

@@ -665,6 +665,11 @@ impl Converter {
             }
             // The stack trailer below is the whole event.
             Body::Sample => self.count("cpu_samples", 1),
+            b @ (Body::Signal { .. } | Body::Timer { .. }) => {
+                if let Some(kind) = crate::signal_events::signal_timer_event(tid, b) {
+                    self.push(ts, cpu, kind);
+                }
+            }
             _ => {}
         }
     }

@@ -25,6 +25,7 @@ pub mod procfs;
 pub mod records;
 pub mod run;
 pub mod sampling;
+mod signal_events;
 pub mod signals;
 pub mod sink;
 pub mod stacks;

@@ -80,6 +80,12 @@ fn wanted(cfg: &RecordConfig) -> Vec<&'static str> {
     if cfg.events.syscall {
         v.push("sys_exit");
     }
+    if cfg.events.signal {
+        v.extend(["signal_generate", "signal_deliver"]);
+    }
+    if cfg.events.timer {
+        v.push("hrtimer_start");
+    }
     v
 }
 

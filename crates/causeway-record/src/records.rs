@@ -28,6 +28,10 @@ mod ty {
     pub const MAPS_CHANGED: u16 = rec_type::REC_MAPS_CHANGED.0 as u16;
     pub const USTACK: u16 = rec_type::REC_USTACK.0 as u16;
     pub const SAMPLE: u16 = rec_type::REC_SAMPLE.0 as u16;
+    pub const SIGNAL_GENERATE: u16 = rec_type::REC_SIGNAL_GENERATE.0 as u16;
+    pub const SIGNAL_DELIVER: u16 = rec_type::REC_SIGNAL_DELIVER.0 as u16;
+    pub const TIMER_ARM: u16 = rec_type::REC_TIMER_ARM.0 as u16;
+    pub const TIMER_EXPIRE: u16 = rec_type::REC_TIMER_EXPIRE.0 as u16;
 }
 
 use crate::skel::types;
@@ -238,6 +242,31 @@ pub enum Body {
     UserStack(StackCopy),
     /// An on-CPU sample of the header's thread; its stacks are the record's trailer.
     Sample,
+    /// A signal generated (header: the sender, 0 in interrupt context) or delivered
+    /// (header: the receiver).
+    Signal {
+        /// Delivered (true) or generated.
+        deliver: bool,
+        /// Thread it was sent to.
+        target_tid: u32,
+        /// Its process.
+        target_tgid: u32,
+        /// Signal number.
+        sig: i32,
+        /// The kernel's verdict (`enum sig_result`), generate only.
+        result: i32,
+        /// Process-wide, generate only.
+        group: bool,
+    },
+    /// A timer armed by the header's thread, or one such timer expiring.
+    Timer {
+        /// Expired (true) or armed.
+        expire: bool,
+        /// Keyed hash of the timer's address.
+        timer: u64,
+        /// `CLOCK_MONOTONIC` expiry, negative if on another clock (arm only).
+        expires: i64,
+    },
 }
 
 /// One record from a ring buffer.
@@ -356,6 +385,9 @@ pub fn parse(b: &[u8]) -> Result<Record, RecordError> {
         | ty::NET_RECV => device_body(typ, &mut c)?,
         ty::SYS_ENTER | ty::SYS_EXIT | ty::MAPS_CHANGED | ty::USTACK => sys_body(typ, &mut c)?,
         ty::SAMPLE => Body::Sample,
+        ty::SIGNAL_GENERATE | ty::SIGNAL_DELIVER | ty::TIMER_ARM | ty::TIMER_EXPIRE => {
+            signal_timer_body(typ, &mut c)?
+        }
         other => return Err(RecordError::UnknownType(other)),
     };
     let stack = if flags & REC_F_STACK != 0 {
@@ -468,6 +500,37 @@ fn device_body(typ: u16, c: &mut Cursor<'_>) -> Result<Body, RecordError> {
             }
         }
         other => return Err(RecordError::UnknownType(other)),
+    })
+}
+
+/// The body of a signal or timer record.
+fn signal_timer_body(typ: u16, c: &mut Cursor<'_>) -> Result<Body, RecordError> {
+    Ok(match typ {
+        ty::SIGNAL_GENERATE | ty::SIGNAL_DELIVER => {
+            let target_tid = c.u32()?;
+            let target_tgid = c.u32()?;
+            let sig = c.u32()? as i32;
+            let result = c.u32()? as i32;
+            let group = c.u32()? != 0;
+            c.skip(4)?;
+            Body::Signal {
+                deliver: typ == ty::SIGNAL_DELIVER,
+                target_tid,
+                target_tgid,
+                sig,
+                result,
+                group,
+            }
+        }
+        _ => {
+            let timer = c.u64()?;
+            let expires = c.u64()? as i64;
+            Body::Timer {
+                expire: typ == ty::TIMER_EXPIRE,
+                timer,
+                expires,
+            }
+        }
     })
 }
 
@@ -827,6 +890,54 @@ mod abi {
         };
         let r = record(ty::SYS_EXIT, &sx);
         assert!(matches!(r.body, Body::SysExit { nr: 7, ret: -11 }));
+    }
+
+    #[test]
+    fn signal_and_timer_fields_sit_where_the_c_side_puts_them() {
+        let sg = types::rec_signal {
+            target_tid: 31,
+            target_tgid: 30,
+            sig: 19,
+            result: 2,
+            group: 1,
+            pad: 0,
+        };
+        let r = record(ty::SIGNAL_GENERATE, &sg);
+        assert_eq!(
+            r.body,
+            Body::Signal {
+                deliver: false,
+                target_tid: 31,
+                target_tgid: 30,
+                sig: 19,
+                result: 2,
+                group: true
+            }
+        );
+        let r = record(ty::SIGNAL_DELIVER, &sg);
+        assert!(matches!(
+            r.body,
+            Body::Signal {
+                deliver: true,
+                sig: 19,
+                ..
+            }
+        ));
+        let tm = types::rec_timer {
+            timer: 0xfeed_f00d,
+            expires: -1,
+        };
+        let r = record(ty::TIMER_ARM, &tm);
+        assert_eq!(
+            r.body,
+            Body::Timer {
+                expire: false,
+                timer: 0xfeed_f00d,
+                expires: -1
+            }
+        );
+        let r = record(ty::TIMER_EXPIRE, &tm);
+        assert!(matches!(r.body, Body::Timer { expire: true, .. }));
     }
 
     #[test]

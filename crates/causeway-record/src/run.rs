@@ -12,6 +12,7 @@ use crate::trigger::{Condition, Watcher};
 use crate::watch::{Watch, WatchError};
 use crate::{RecordError, procfs, signals};
 use causeway_format::Tid;
+use causeway_format::{TriggerMark, TriggerReason};
 use libbpf_rs::RingBufferBuilder;
 use std::cell::RefCell;
 use std::path::PathBuf;
@@ -465,11 +466,21 @@ impl Session {
         f.events(batch);
         let asked = signals::take_dump_requests() > 0;
         let mut fired = false;
+        let mut mark = asked.then(|| TriggerMark {
+            reason: TriggerReason::Asked,
+            ts_ns: clock_ns(libc::CLOCK_MONOTONIC),
+            tid: None,
+            stall_start_ns: None,
+        });
         if let Some(w) = watcher.as_mut() {
             let comm = w.comm().map(str::to_owned);
             let wanted = |t: Tid| target_thread(c, t, comm.as_deref());
-            fired |= w.feed(batch, &wanted).is_some();
-            fired |= w.check_open(clock_ns(libc::CLOCK_MONOTONIC)).is_some();
+            let ended = w.feed(batch, &wanted);
+            let open = w.check_open(clock_ns(libc::CLOCK_MONOTONIC));
+            if let Some(f) = ended.or(open) {
+                fired = true;
+                mark = Some(crate::trigger::mark_of(w.kind(), &f));
+            }
         }
         // A condition that holds every few milliseconds would otherwise write a file
         // per batch: automatic dumps come at most once per holdoff.
@@ -484,7 +495,7 @@ impl Session {
             self.last_auto_dump = Some(Instant::now());
         }
         if (asked || fired) && !f.is_empty() {
-            let d = f.dump(c, &mut self.symbols, &self.hdr)?;
+            let d = f.dump(c, &mut self.symbols, &self.hdr, mark)?;
             if let Some(old) = &d.kept_old {
                 notify(Notice::KeptPrevious(old.clone()));
             }

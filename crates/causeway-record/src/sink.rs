@@ -354,12 +354,14 @@ impl FlightSink {
         self.base.with_file_name(format!("{stem}.{n}.cwt"))
     }
 
-    /// Write the window to the next dump file; the window is kept (recording goes on).
+    /// Write the window to the next dump file, with what triggered it; the window is
+    /// kept (recording goes on).
     pub fn dump(
         &mut self,
         conv: &Converter,
         symbols: &mut Symbols,
         header: &Header,
+        trigger: Option<causeway_format::TriggerMark>,
     ) -> Result<Dump, crate::RecordError> {
         self.dumps += 1;
         let path = self.dump_path(self.dumps);
@@ -395,6 +397,9 @@ impl FlightSink {
             w.add_counter(k, *v);
         }
         w.add_counter("flight_rotated_out", self.rotated_out);
+        if let Some(t) = trigger {
+            w.set_trigger(t);
+        }
         let file = w.finish()?;
         let kept_old = pending.commit(file)?;
         Ok(Dump {

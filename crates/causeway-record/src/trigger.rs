@@ -7,7 +7,7 @@
 
 use crate::error::ConfigError;
 use causeway_format::units::parse_duration_ns_with_unit;
-use causeway_format::{Event, EventKind, TaskState, Tid};
+use causeway_format::{Event, EventKind, TaskState, Tid, TriggerMark, TriggerReason};
 use std::collections::HashMap;
 
 /// Which wait is measured.
@@ -186,6 +186,25 @@ impl Watcher {
     /// The condition's thread-name filter.
     pub fn comm(&self) -> Option<&str> {
         self.cond.comm.as_deref()
+    }
+
+    /// The wait the condition measures.
+    pub fn kind(&self) -> WaitKind {
+        self.cond.kind
+    }
+}
+
+/// The trace's record of a fired condition: reason, time, thread and when its stall
+/// began.
+pub fn mark_of(kind: WaitKind, f: &Fired) -> TriggerMark {
+    TriggerMark {
+        reason: match kind {
+            WaitKind::Blocked => TriggerReason::Blocked,
+            WaitKind::Runnable => TriggerReason::Runnable,
+        },
+        ts_ns: f.at,
+        tid: Some(f.tid.0),
+        stall_start_ns: Some(f.at.saturating_sub(f.waited_ns)),
     }
 }
 

@@ -67,7 +67,9 @@ fn oracle<'a>(
         let answers = parse_answers(&text).with_context(|| path.display().to_string())?;
         return Ok(Box::new(ReplayOracle::new(answers)));
     }
-    if args.auto || !std::io::stdin().is_terminal() {
+    // Without a terminal nobody could answer, unless `--prompt` says the answers come
+    // down a pipe.
+    if args.auto || (!args.prompt && !std::io::stdin().is_terminal()) {
         return Ok(Box::new(AutoOracle));
     }
     Ok(Box::new(TerminalOracle { trace, graph }))

@@ -44,6 +44,10 @@ pub struct DiagnoseArgs {
     /// Replay answers from this file (one per line: a number, `stop` or `auto`).
     #[arg(long, value_name = "FILE")]
     pub answers: Option<PathBuf>,
+    /// Ask at the prompt even when standard input is not a terminal (answers then come
+    /// from a pipe, one line each, as typed; for scripts and tests of the prompt).
+    #[arg(long, conflicts_with_all = ["auto", "answers"])]
+    pub prompt: bool,
     /// Print the whole result as JSON.
     #[arg(long, conflicts_with = "dot")]
     pub json: bool,

@@ -125,6 +125,53 @@ pub fn details(names: &Names<'_>, ev: &Event) -> String {
         ),
         EventKind::Marker { tid, marker } => format!("{} {}", l(tid), marker_text(t, &marker)),
         EventKind::Lost { count } => format!("{count} events lost"),
+        EventKind::SignalGenerate { .. }
+        | EventKind::SignalDeliver { .. }
+        | EventKind::TimerArm { .. }
+        | EventKind::TimerExpire { .. } => signal_timer_text(names, ev),
+    }
+}
+
+/// The fields of a signal or timer event.
+fn signal_timer_text(names: &Names<'_>, ev: &Event) -> String {
+    let l = |tid| names.label(tid, ev.ts);
+    match ev.kind {
+        EventKind::SignalGenerate {
+            sender,
+            target,
+            sig,
+            group,
+            result,
+            ..
+        } => {
+            let from = if sender.0 == 0 {
+                "kernel".to_string()
+            } else {
+                l(sender)
+            };
+            let scope = if group { "process of " } else { "" };
+            format!(
+                "{} from {from} to {scope}{} ({})",
+                sig.name(),
+                l(target),
+                result.name()
+            )
+        }
+        EventKind::SignalDeliver { tid, sig } => format!("{} took {}", l(tid), sig.name()),
+        EventKind::TimerArm {
+            tid,
+            timer,
+            expires,
+        } => match expires {
+            Some(e) => format!(
+                "{} timer {timer:016x} expires in {} us",
+                l(tid),
+                e.0.saturating_sub(ev.ts.0) / 1_000
+            ),
+            None => format!("{} timer {timer:016x} (another clock)", l(tid)),
+        },
+        EventKind::TimerExpire { timer } => format!("timer {timer:016x}"),
+        _ => String::new(),
     }
 }
 

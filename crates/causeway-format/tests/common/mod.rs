@@ -553,6 +553,54 @@ pub fn build_golden() -> Built {
             },
         ));
     }
+    // Signal and timer kinds (format 1.3).
+    events.extend([
+        ev(
+            1_002_500,
+            c0,
+            EventKind::SignalGenerate {
+                sender: Tid(100),
+                target: Tid(200),
+                target_tgid: Tgid(200),
+                sig: causeway_format::Signal::STOP,
+                group: true,
+                result: causeway_format::SignalResult::DELIVERED,
+            },
+        ),
+        ev(
+            1_002_510,
+            c1,
+            EventKind::SignalDeliver {
+                tid: Tid(200),
+                sig: causeway_format::Signal(14),
+            },
+        ),
+        ev(
+            1_002_520,
+            c1,
+            EventKind::TimerArm {
+                tid: Tid(200),
+                timer: 0xdead_beef_1234,
+                expires: Some(Timestamp(1_002_900)),
+            },
+        ),
+        ev(
+            1_002_530,
+            c0,
+            EventKind::TimerArm {
+                tid: Tid(100),
+                timer: u64::MAX,
+                expires: None,
+            },
+        ),
+        ev(
+            1_002_900,
+            c1,
+            EventKind::TimerExpire {
+                timer: 0xdead_beef_1234,
+            },
+        ),
+    ]);
     let states = [
         TaskState::STOPPED,
         TaskState::TRACED,

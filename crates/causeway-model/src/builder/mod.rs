@@ -204,6 +204,12 @@ impl<'t> ModelBuilder<'t> {
                 kernel,
             } => self.on_stack(ts, c, tid, kind, StackRef { user, kernel }),
             EventKind::Lost { count } => self.on_lost(ts, c, count),
+            // Signals and timers are facts (`Facts::signals_sent`, `timer_wake`); the
+            // threads that took a signal or armed a timer were running here.
+            EventKind::SignalDeliver { tid, .. } | EventKind::TimerArm { tid, .. } => {
+                self.touch(tid, ts)
+            }
+            EventKind::SignalGenerate { .. } | EventKind::TimerExpire { .. } => {}
         }
         if let Some(cpu) = self.cpus.get_mut(c) {
             cpu.last_ts = Some(ts);

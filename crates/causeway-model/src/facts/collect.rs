@@ -1,7 +1,7 @@
 //! Gathering the [`Facts`] from the event stream. Independent of the model builder, so
 //! it can run on another thread (see [`crate::ingest`]).
 
-use super::{CpuSample, DeviceHint, Facts};
+use super::{CpuSample, DeviceHint, Facts, SignalSent, SignalTaken};
 use causeway_format::EventKindTag;
 use causeway_format::{
     Cpu, DevId, Event, EventKind, Header, Scope, StackKind, StringId, Tables, Tgid, ThreadIndex,
@@ -119,7 +119,33 @@ impl<'t> FactsCollector<'t> {
                 let e = self.facts.lost_by_cpu.entry(ev.cpu.0).or_default();
                 *e = e.saturating_add(count);
             }
-            EventKind::Wakeup { wakee, waker, .. } => self.hint(ev.ts, ev.cpu, wakee, waker),
+            EventKind::Wakeup { wakee, waker, .. } => {
+                self.facts.signals.wakeup(ev.ts, ev.cpu, wakee, waker);
+                self.hint(ev.ts, ev.cpu, wakee, waker)
+            }
+            EventKind::SignalGenerate {
+                sender,
+                target,
+                target_tgid,
+                sig,
+                group,
+                result,
+            } => self.facts.signals.sent(SignalSent {
+                ts: ev.ts,
+                sender: (sender.0 != 0).then_some(sender),
+                target,
+                target_tgid,
+                sig,
+                group,
+                result,
+            }),
+            EventKind::SignalDeliver { tid, sig } => self.facts.signals.taken(SignalTaken {
+                ts: ev.ts,
+                tid,
+                sig,
+            }),
+            EventKind::TimerArm { tid, timer, .. } => self.facts.signals.armed(ev.ts, tid, timer),
+            EventKind::TimerExpire { timer } => self.facts.signals.expired(ev.ts, ev.cpu, timer),
             EventKind::Exec { tid, .. } if self.per_process => {
                 if let Some(t) = self.names.at(tid, ev.ts) {
                     self.followed.insert(t.tgid);

@@ -18,6 +18,7 @@ mod hints;
 mod markers;
 mod net;
 mod samples;
+mod signals;
 
 pub(crate) use collect::FactsCollector;
 pub use hints::DeviceHint;
@@ -27,6 +28,8 @@ pub use markers::{FlagAccess, MarkerRecord};
 pub use net::NetTraffic;
 pub use samples::CpuSample;
 pub(crate) use samples::Samples;
+pub(crate) use signals::Signals;
+pub use signals::{SignalSent, SignalTaken, TimerWake};
 
 use causeway_format::{DevId, EventKindTag, StringId, Tgid, Tid, Timestamp};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -46,6 +49,7 @@ pub struct Facts {
     pub(crate) lost_by_cpu: BTreeMap<u32, u64>,
     pub(crate) samples: Samples,
     pub(crate) disk_names: BTreeMap<DevId, String>,
+    pub(crate) signals: Signals,
 }
 
 impl Facts {
@@ -158,6 +162,27 @@ impl Facts {
     /// On-CPU samples of all threads.
     pub fn sample_count(&self) -> u64 {
         self.samples.total()
+    }
+
+    /// Signals generated for or by recorded threads, in time order.
+    pub fn signals_sent(&self) -> &[SignalSent] {
+        self.signals.sent_all()
+    }
+
+    /// Signals taken by recorded threads, in time order.
+    pub fn signals_taken(&self) -> &[SignalTaken] {
+        self.signals.taken_all()
+    }
+
+    /// For a wake-up of `wakee` at `ts` made by a timer's expiry: the timer, who armed
+    /// it and when (only timers a recorded thread armed are traced).
+    pub fn timer_wake(&self, wakee: Tid, ts: Timestamp) -> Option<&TimerWake> {
+        self.signals.timer_wake(wakee, ts)
+    }
+
+    /// Timer arms in the trace.
+    pub fn timer_arms(&self) -> u64 {
+        self.signals.arm_count()
     }
 
     /// Events lost in recording by CPU, from the `lost` records in the stream.

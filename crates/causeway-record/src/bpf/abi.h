@@ -6,7 +6,7 @@
 #ifndef CAUSEWAY_ABI_H
 #define CAUSEWAY_ABI_H
 
-#define RECORD_ABI 4
+#define RECORD_ABI 5
 
 /* ---- settings, written into read-only data by user space before load ---- */
 
@@ -26,6 +26,8 @@ enum event_group {
 	EV_BLOCK = 16,
 	EV_NET = 32,
 	EV_SYSCALL = 64,
+	EV_SIGNAL = 128, /* signal generate and deliver */
+	EV_TIMER = 256, /* hrtimer arm, and expiry of timers a recorded thread armed */
 };
 
 /* Which user frames a frame-pointer walk keeps (`stack_mode`; Uscope's modes). */
@@ -98,6 +100,10 @@ enum rec_type {
 	REC_MAPS_CHANGED = 18,
 	REC_USTACK = 19, /* a copied user stack window; same ts and tid as its record */
 	REC_SAMPLE = 20, /* an on-CPU sample: header and stack trailer only */
+	REC_SIGNAL_GENERATE = 21, /* header: the sender (0 in interrupt context) */
+	REC_SIGNAL_DELIVER = 22, /* header: the receiving thread */
+	REC_TIMER_ARM = 23, /* header: the arming thread */
+	REC_TIMER_EXPIRE = 24, /* header tid/tgid 0 */
 };
 
 /* Who ran the code that woke a thread. */
@@ -198,6 +204,20 @@ struct rec_sys_exit {
 	__s64 ret;
 	__u32 nr;
 	__u32 pad;
+};
+
+struct rec_signal {
+	__u32 target_tid;
+	__u32 target_tgid;
+	__s32 sig;
+	__s32 result; /* enum sig_result of the signal_generate tracepoint */
+	__u32 group;
+	__u32 pad;
+};
+
+struct rec_timer {
+	__u64 timer; /* keyed hash of the hrtimer's address */
+	__s64 expires; /* CLOCK_MONOTONIC ns, -1 for timers on another clock */
 };
 
 struct rec_task {

@@ -37,6 +37,8 @@ struct abi_layouts {
 	struct rec_sys_enter sys_enter;
 	struct rec_sys_exit sys_exit;
 	struct rec_task task;
+	struct rec_signal signal;
+	struct rec_timer timer;
 	struct rec_maps_changed maps_changed;
 	struct rec_stack stack;
 	struct rec_ustack ustack;

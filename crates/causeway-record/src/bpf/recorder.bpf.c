@@ -328,6 +328,7 @@ static __always_inline void on_net(struct net_device *dev, __u32 len, bool xmit)
 }
 
 #include "fd_identity.h"
+#include "signal_timer.h"
 
 #define NR_MMAP 9
 #define PROT_EXEC 4
@@ -479,7 +480,15 @@ BOTH(task_rename, ARGS(struct task_struct *task, const char *comm), on_rename(ta
 BOTH(irq_handler_entry, ARGS(int irq, struct irqaction *action), on_irq(action, irq, 0, true))
 BOTH(irq_handler_exit, ARGS(int irq, struct irqaction *action, int ret),
      on_irq(action, irq, ret, false))
-BOTH(hrtimer_expire_entry, ARGS(struct hrtimer *t, ktime_t *now), on_hrtimer(true))
+BOTH(hrtimer_expire_entry, ARGS(struct hrtimer *t, ktime_t *now),
+     { on_hrtimer_expire(t); on_hrtimer(true); })
+BOTH(hrtimer_start, ARGS(struct hrtimer *t, enum hrtimer_mode m, bool was_armed),
+     on_hrtimer_start(t))
+BOTH(signal_generate, ARGS(int sig, struct kernel_siginfo *info, struct task_struct *task,
+			   int group, int result),
+     on_signal_generate(sig, task, group, result))
+BOTH(signal_deliver, ARGS(int sig, struct kernel_siginfo *info, struct k_sigaction *ka),
+     on_signal_deliver(sig))
 BOTH(hrtimer_expire_exit, ARGS(struct hrtimer *t), on_hrtimer(false))
 BOTH(softirq_entry, ARGS(unsigned int vec), on_softirq(vec, true))
 BOTH(softirq_exit, ARGS(unsigned int vec), on_softirq(vec, false))

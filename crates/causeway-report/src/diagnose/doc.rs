@@ -61,7 +61,7 @@ pub struct FindingDoc {
     /// Threads compared.
     pub compared: Vec<ComparedDoc>,
     /// What ends the chain here, or how to read it, if anything.
-    pub note: Option<&'static str>,
+    pub note: Option<String>,
     /// For a yield loop with a traced data flag: the vertex of the thread whose write
     /// of the flag ended the loop (the late writer).
     pub flag_writer: Option<VertexDoc>,
@@ -134,6 +134,7 @@ pub fn edge_word(k: EdgeKind) -> &'static str {
         EdgeKind::Resume => "resumed after the wait",
         EdgeKind::Fork => "fork",
         EdgeKind::DataFlag => "data flag",
+        EdgeKind::Signal => "signal",
         EdgeKind::SameThread => "same thread, before the wait",
         EdgeKind::PeerSplit => "same thread, before a peer change",
     }
@@ -164,6 +165,41 @@ fn end_word(e: SliceEnd) -> &'static str {
         SliceEnd::Cycle => "came back to a vertex already on the slice",
         SliceEnd::Limit => "length limit",
     }
+}
+
+/// How to read a finding, if it needs a word: a sleep ends the chain; a stop names
+/// the stop signal and its sender when the trace recorded them.
+fn note(
+    f: &causeway_diagnose::Finding,
+    trace: &Trace,
+    g: &EventGraph,
+    n: &mut Namer<'_>,
+) -> Option<String> {
+    if f.slept {
+        return Some("slept until its own timer: the end of the chain".into());
+    }
+    if f.case != Case::Stopped {
+        return None;
+    }
+    let sent = f
+        .stopped_by
+        .and_then(|e| g.edge(e))
+        .and_then(|e| Some((n.vertex(e.from)?, g.vertex(e.to)?)));
+    let Some((from, stopped)) = sent else {
+        return Some(
+            "stopped (a stop signal or a tracer): the slice follows the wake-up that \
+             continued it; no stop signal was recorded"
+                .into(),
+        );
+    };
+    let sig = causeway_diagnose::stop_signal(trace, stopped)
+        .map_or_else(|| "a stop signal".to_string(), |s| s.sig.name());
+    let who = match (&from.title, from.pid) {
+        (Some(t), Some(p)) => format!("{t} (pid {p}, thread {})", from.thread),
+        (None, Some(p)) => format!("{} (pid {p})", from.thread),
+        _ => format!("{} (tid {})", from.thread, from.tid),
+    };
+    Some(format!("stopped by {sig} from {who}"))
 }
 
 /// Build the document.
@@ -207,16 +243,7 @@ pub fn build(d: &Diagnosis, trace: &Trace, g: &EventGraph) -> Option<DiagnosisDo
             flag_writer: f.flag_writer.and_then(|w| n.vertex(w)),
             slice,
             compared,
-            note: if f.slept {
-                Some("slept until its own timer: the end of the chain")
-            } else if f.case == Case::Stopped {
-                Some(
-                    "stopped (a stop signal or a tracer): the slice follows the wake-up \
-                     that continued it; the stop signal's sender is not recorded",
-                )
-            } else {
-                None
-            },
+            note: note(f, trace, g, &mut n),
         });
     }
     let circles = d

@@ -57,7 +57,7 @@ fn finding(out: &mut dyn Write, i: usize, f: &FindingDoc) -> io::Result<()> {
     )?;
     let inner = format!("{pad}     ");
     details(out, &f.vertex, &inner)?;
-    if let Some(n) = f.note {
+    if let Some(n) = &f.note {
         writeln!(out, "{inner}{n}")?;
     }
     if let Some(w) = &f.flag_writer {

@@ -131,6 +131,7 @@ impl InfoReport {
             clock_inversions: facts.stats.clock_inversions,
             cpu_samples: facts.samples_by_thread.values().sum(),
             counters: facts.stats.counters.clone(),
+            trigger: facts.stats.trigger,
             model_anomalies: model.stats().anomalies(),
             model_stats: model.stats().clone(),
             top_cpu: top(&rows, sel.top, |r| r.cpu_ns),

@@ -73,6 +73,9 @@ pub struct InfoReport {
     pub cpu_samples: u64,
     /// Recorder counters stored in the trace.
     pub counters: BTreeMap<String, u64>,
+    /// What made a flight recorder dump this trace, if it is a dump.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<causeway_format::TriggerMark>,
     /// Model inconsistencies (events that contradict the thread states seen so far).
     pub model_anomalies: u64,
     /// All model counters, anomalies and informational ones.

@@ -8,6 +8,33 @@ fn secs(ns: u64) -> String {
     format!("{:.3}s", ns as f64 / 1e9)
 }
 
+/// The flight-recorder trigger of a dump, if it is one.
+fn trigger_line(out: &mut String, r: &InfoReport) {
+    if let Some(t) = &r.trigger {
+        // Times on the trace's own clock, from its first event like every other time.
+        let at = t.ts_ns.saturating_sub(r.start_ns) as f64 / 1e9;
+        let who = t
+            .tid
+            .map(|tid| format!(", thread {tid}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "\ndumped by trigger: {}{who} at {at:.3} s",
+            t.reason.name()
+        );
+    }
+}
+
+/// The recorder counters stored in the trace.
+fn counters(out: &mut String, r: &InfoReport) {
+    if !r.counters.is_empty() {
+        let _ = writeln!(out, "\nrecorder counters:");
+        for (k, n) in &r.counters {
+            let _ = writeln!(out, "  {k:<40} {n:>12}");
+        }
+    }
+}
+
 fn table(out: &mut String, title: &str, rows: &[ThreadRow], duration_ns: u64) {
     let _ = writeln!(out, "\n{title}:");
     if rows.is_empty() {
@@ -132,12 +159,8 @@ pub(crate) fn render(r: &InfoReport) -> String {
     for (k, n) in &r.events_by_kind {
         let _ = writeln!(out, "  {k:<16} {n:>12}");
     }
-    if !r.counters.is_empty() {
-        let _ = writeln!(out, "\nrecorder counters:");
-        for (k, n) in &r.counters {
-            let _ = writeln!(out, "  {k:<40} {n:>12}");
-        }
-    }
+    trigger_line(&mut out, r);
+    counters(&mut out, r);
     table(
         &mut out,
         "top threads by CPU time",
