@@ -24,8 +24,8 @@
 pub mod block;
 pub mod bytes;
 pub mod codec;
-pub mod dataflag;
 mod codec_signals;
+pub mod dataflag;
 pub mod error;
 pub mod event;
 pub mod header;

@@ -10,9 +10,8 @@ use causeway_format::writer::BlockSink;
 use causeway_format::{
     BlockOp, BlockOpKind, Cpu, DataFlagAccess, DevId, Event, EventKind, FormatError, Frame,
     FrameId, FrameSpace, Header, InlinedFrame, Mapping, Marker, ProcessInfo, Signal, SignalResult,
-    SoftirqVec, Stack,
-    StackId, StackKind, StringId, Tables, TaskState, Tgid, ThreadInfo, Tid, TimeRange, Timestamp,
-    TraceReader, TraceWriter, Waker, WriterOptions,
+    SoftirqVec, Stack, StackId, StackKind, StringId, Tables, TaskState, Tgid, ThreadInfo, Tid,
+    TimeRange, Timestamp, TraceReader, TraceWriter, Waker, WriterOptions,
 };
 use proptest::prelude::*;
 use std::collections::{BTreeMap, HashMap};

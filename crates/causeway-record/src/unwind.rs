@@ -391,12 +391,12 @@ impl DwarfUnwinder {
             Some(p) if !self.memo_off => p,
             Some(p) => {
                 let (u, m) = (&p.unwinder, &p.maps);
-                return unwind_with(u, m, &mut self.cache, copy, copy.bp, mode, depth, None);
+                return unwind_with(u, m, &mut self.cache, copy, copy.bp, (mode, depth), None);
             }
             None => {
                 let unwinder = UnwinderX86_64::<Bytes>::new();
                 let c = &mut self.cache;
-                return unwind_with(&unwinder, &[], c, copy, copy.bp, mode, depth, None);
+                return unwind_with(&unwinder, &[], c, copy, copy.bp, (mode, depth), None);
             }
         };
         let key = MemoKey {
@@ -421,8 +421,7 @@ impl DwarfUnwinder {
             &mut self.cache,
             copy,
             copy.bp,
-            mode,
-            depth,
+            (mode, depth),
             Some(&mut reads),
         );
         // Did the start's rbp matter? Unwind once more from an rbp that points nowhere:
@@ -436,7 +435,7 @@ impl DwarfUnwinder {
         let poison = if copy.bp == 0 { 1 } else { 0 };
         let bp = if ended_clean && {
             let (u, m) = (&p.unwinder, &p.maps);
-            let other = unwind_with(u, m, &mut self.cache, copy, poison, mode, depth, None);
+            let other = unwind_with(u, m, &mut self.cache, copy, poison, (mode, depth), None);
             other.frames == result.frames && other.end == result.end
         } {
             None
@@ -485,8 +484,7 @@ fn unwind_with(
     cache: &mut CacheX86_64,
     copy: &StackCopy,
     bp: u64,
-    mode: StackMode,
-    depth: usize,
+    (mode, depth): (StackMode, usize),
     reads: Option<&mut Vec<(u64, u64)>>,
 ) -> Unwound {
     let mut scope = Scope {

@@ -43,7 +43,7 @@ pub(super) fn section(d: &DiagnosisView, how: &str) -> String {
             esc(&of),
             frames(&f.vertex)
         );
-        if let Some(n) = f.note {
+        if let Some(n) = &f.note {
             let _ = write!(h, "<div class=\"note\">{}</div>", esc(n));
         }
         if let Some(s) = &f.slice {

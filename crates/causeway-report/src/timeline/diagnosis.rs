@@ -93,7 +93,7 @@ fn chain(d: &DiagnosisDoc) -> Chain<'_> {
         let mut args = vertex_args(&f.vertex);
         args.push(arg_s("case", f.case.to_string()));
         args.push(arg_u("depth", u64::from(f.depth)));
-        if let Some(n) = f.note {
+        if let Some(n) = &f.note {
             args.push(arg_s("note", n.to_string()));
         }
         let me = c.item(
