@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Record the bottleneck goldens: one short recording of each zoo workload that the
-# bottleneck analysis is tested on, and its text report. The test
+# Record the bottleneck goldens: one short recording of each zoo workload, and its
+# bottleneck text report. The test
 # (crates/causeway-cli/tests/bottleneck_golden.rs) renders each recording again and
 # compares it with the report kept here, so that a change of wording or of a verdict
 # is deliberate. The recordings are fixed, so nothing in a report needs masking.
@@ -24,6 +24,12 @@ specs=(
   "load-imbalance 1"
   "prefork-lock 1 --stack-mode libs --kernel-stacks all"
   "group-commit 2 --stack-mode libs --kernel-stacks all"
+  "circular-timeout 1"
+  "lock-chain 1"
+  "long-cpu 1"
+  "spin-flag 1"
+  "stopped-peer 2"
+  "two-peaks 1"
 )
 want=("$@")
 tmp=$(mktemp -d)

@@ -36,7 +36,7 @@ fn every_zoo_report_matches_its_golden() {
         .filter(|p| p.extension().is_some_and(|x| x == "cwt"))
         .collect();
     traces.sort();
-    assert!(traces.len() >= 6, "goldens missing: {traces:?}");
+    assert!(traces.len() >= 12, "goldens missing: {traces:?}");
     let mut failures = Vec::new();
     for trace in &traces {
         let o = Command::new(env!("CARGO_BIN_EXE_causeway"))
