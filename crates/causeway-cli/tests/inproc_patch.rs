@@ -15,35 +15,12 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn target_dir() -> PathBuf {
-    Path::new(env!("CARGO_BIN_EXE_causeway"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-/// libcauseway.a and .so, linked from the crate's staticlib if missing or older.
-fn libcauseway() -> PathBuf {
-    let dir = target_dir();
-    let so = dir.join("libcauseway.so");
-    let a = dir.join("libcauseway_inproc.a");
-    let m = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    if m(&so).is_none() || m(&a).is_some_and(|ta| m(&so).is_some_and(|ts| ts < ta)) {
-        let script =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/build-libcauseway.sh");
-        let st = Command::new("bash")
-            .arg(script)
-            .arg(&dir)
-            .status()
-            .expect("run build-libcauseway.sh");
-        assert!(st.success(), "cannot link libcauseway; run `make build`");
-    }
-    dir
-}
-
 /// Builds patched.c, linked `static` (libcauseway.a) or shared (libcauseway.so).
 fn build(dir: &Path, static_link: bool) -> PathBuf {
-    let lib = libcauseway();
+    let lib = common::libcauseway()
+        .parent()
+        .expect("libcauseway.so has a directory")
+        .to_path_buf();
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let exe = dir.join(if static_link {
         "patched-static"

@@ -14,7 +14,7 @@
 
 mod common;
 
-use common::causeway;
+use common::{causeway, libcauseway, target_dir};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,32 +22,8 @@ use std::process::Command;
 /// The stall tests measure time: run them one at a time on a busy machine.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn target_dir() -> PathBuf {
-    Path::new(env!("CARGO_BIN_EXE_causeway"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// libcauseway.so, linked from the crate's staticlib if missing or older.
-fn libcauseway() -> PathBuf {
-    let dir = target_dir();
-    let so = dir.join("libcauseway.so");
-    let a = dir.join("libcauseway_inproc.a");
-    let m = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    if m(&so).is_none() || m(&a).is_some_and(|ta| m(&so).is_some_and(|ts| ts < ta)) {
-        let st = Command::new("bash")
-            .arg(repo().join("scripts/build-libcauseway.sh"))
-            .arg(&dir)
-            .status()
-            .expect("run build-libcauseway.sh");
-        assert!(st.success(), "cannot link libcauseway.so; run `make build`");
-    }
-    so
 }
 
 /// An interpreter and the directory holding its build of the module.

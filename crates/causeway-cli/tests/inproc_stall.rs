@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::causeway;
+use common::{causeway, libcauseway};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,39 +14,6 @@ use std::process::Command;
 /// `causeway trigger --inproc` signals every libcauseway process on the machine, so the
 /// tests of this file run one at a time.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn target_dir() -> PathBuf {
-    Path::new(env!("CARGO_BIN_EXE_causeway"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-/// libcauseway.so, linked from the crate's staticlib if `make build` has not.
-fn libcauseway() -> PathBuf {
-    let dir = target_dir();
-    let so = dir.join("libcauseway.so");
-    let a = dir.join("libcauseway_inproc.a");
-    let stale = |so: &Path| {
-        let m = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-        m(so).is_none() || m(&a).is_some_and(|ta| m(so).is_some_and(|ts| ts < ta))
-    };
-    if stale(&so) {
-        let script =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/build-libcauseway.sh");
-        let st = Command::new("bash")
-            .arg(script)
-            .arg(&dir)
-            .status()
-            .expect("run build-libcauseway.sh");
-        assert!(
-            st.success(),
-            "cannot link libcauseway.so; run `make build` (needs {})",
-            a.display()
-        );
-    }
-    so
-}
 
 fn build_prog(dir: &Path) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/progs/stall-loop.c");

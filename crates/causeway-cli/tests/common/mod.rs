@@ -91,13 +91,19 @@ pub fn build_prog(dir: &Path, name: &str) -> PathBuf {
     bin
 }
 
+/// The directory of the causeway binary under test (where `make build` puts
+/// libcauseway and the Python module).
+pub fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_causeway"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
 /// libcauseway.so beside the test binary, linked from the crate's staticlib if `make
 /// build` has not made it (or made it before the staticlib was rebuilt).
 pub fn libcauseway() -> PathBuf {
-    let dir = Path::new(env!("CARGO_BIN_EXE_causeway"))
-        .parent()
-        .unwrap()
-        .to_path_buf();
+    let dir = target_dir();
     let so = dir.join("libcauseway.so");
     let a = dir.join("libcauseway_inproc.a");
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
