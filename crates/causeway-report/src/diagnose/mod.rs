@@ -106,7 +106,7 @@ pub fn question_text(q: &Question, trace: &Trace, graph: &EventGraph) -> String 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::format::Format;
     use crate::view::render;
@@ -114,8 +114,9 @@ mod tests {
     use causeway_format::{Header, TaskState};
     use causeway_model::synth::{Synth, named_tables};
 
-    /// `waiter` (1) waits 20 ms for `worker` (2), which runs all that time.
-    fn trace() -> Trace {
+    /// `waiter` (1) waits 20 ms for `worker` (2), which runs all that time (the wait
+    /// and the run that ended it overlap).
+    pub(crate) fn trace() -> Trace {
         let mut s = Synth::new();
         s.switch(0, 0, 0, TaskState::RUNNABLE, 1)
             .switch(0, 1, 0, TaskState::RUNNABLE, 2)

@@ -216,25 +216,8 @@ pub(super) fn add(d: &DiagnosisDoc, origin_ns: u64, tl: &mut Timeline) {
 mod tests {
     use super::*;
     use crate::diagnose::DiagnosisView;
+    use crate::diagnose::tests::trace;
     use causeway_diagnose::{AutoOracle, Options, VertexKind, build, diagnose};
-    use causeway_format::{Header, TaskState};
-    use causeway_model::Trace;
-    use causeway_model::synth::{Synth, named_tables};
-
-    /// `waiter` (1) waits 20 ms for `worker` (2), which runs all that time: the wait
-    /// and the run that ended it overlap.
-    fn trace() -> Trace {
-        let mut s = Synth::new();
-        s.switch(0, 0, 0, TaskState::RUNNABLE, 1)
-            .switch(0, 1, 0, TaskState::RUNNABLE, 2)
-            .switch(10, 0, 1, TaskState::INTERRUPTIBLE, 0)
-            .wake_by(20_000_010, 1, 2, 1)
-            .switch(20_000_011, 0, 0, TaskState::RUNNABLE, 1)
-            .switch(20_000_100, 0, 1, TaskState::INTERRUPTIBLE, 0)
-            .switch(20_000_200, 1, 2, TaskState::INTERRUPTIBLE, 0);
-        let tables = named_tables(&[(1, 1, "waiter"), (2, 1, "worker")]);
-        Trace::from_events(tables, Header::synthetic(2), &s.events())
-    }
 
     #[test]
     fn the_chain_is_drawn_at_its_times_on_rows_that_never_overlap() {
