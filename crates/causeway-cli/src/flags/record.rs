@@ -453,7 +453,7 @@ mod tests {
         let a = parse(&[
             "-a",
             "--events",
-            "-sched,-proc,-irq,-softirq,-block,-net",
+            "-sched,-proc,-irq,-softirq,-block,-net,-signal,-timer",
             "--sample",
             "0",
         ])
@@ -463,7 +463,12 @@ mod tests {
         };
         assert!(e.to_string().contains("nothing to record"), "{e}");
         // Samples alone are a profile.
-        let a = parse(&["-a", "--events", "-sched,-proc,-irq,-softirq,-block,-net"]).unwrap();
+        let a = parse(&[
+            "-a",
+            "--events",
+            "-sched,-proc,-irq,-softirq,-block,-net,-signal,-timer",
+        ])
+        .unwrap();
         assert!(a.resolve(Vec::new()).unwrap().config.events.is_empty());
     }
 
