@@ -473,9 +473,14 @@ fn flag_edges(trace: &Trace, g: &EventGraph) -> Vec<Edge> {
             let from = model
                 .thread_index_at(w.tid, w.ts)
                 .and_then(|t| g.vertex_at(t, w.ts));
-            let to = model
-                .thread_index_at(r.tid, r.ts)
-                .and_then(|t| g.vertex_at(t, r.ts));
+            // A thread busy-waiting on the flag when it was written ends its loop with
+            // this read, but a watchpoint traps after the read, often just past the
+            // loop's last yield (its vertex's end): the edge goes to the loop it ended.
+            let to = model.thread_index_at(r.tid, r.ts).and_then(|t| {
+                g.vertex_at(t, w.ts)
+                    .filter(|&v| g.vertex(v).is_some_and(|v| v.block == BlockType::Yielding))
+                    .or_else(|| g.vertex_at(t, r.ts))
+            });
             if let (Some(from), Some(to)) = (from, to)
                 && from != to
             {

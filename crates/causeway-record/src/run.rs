@@ -19,6 +19,9 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+/// How often a watch lists the watched process's threads for new ones.
+const WATCH_POLL: Duration = Duration::from_millis(10);
+
 /// Least time between two dumps caused by a `--trigger` condition.
 pub const AUTO_DUMP_HOLDOFF: Duration = Duration::from_secs(1);
 
@@ -173,8 +176,15 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
     // SAFETY: setpriority on the calling thread.
     unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, -20) };
     let mut stopping = false;
+    // A watched process's new threads are found at each pass (`/proc/PID/task`); at the
+    // drain interval (100 ms) the first rounds of a program that starts its threads and
+    // soon writes the flag went unwatched, so a watch looks ten times as often.
+    let interval = match s.watch {
+        Some(_) => s.cfg.poll_interval.min(WATCH_POLL),
+        None => s.cfg.poll_interval,
+    };
     loop {
-        let _ = ring.poll(s.cfg.poll_interval);
+        let _ = ring.poll(interval);
         let _ = ring.consume();
         let mut batch = s.convert_pending(&mut pending.borrow_mut(), stopping);
         if let Some(w) = s.watch.as_mut() {

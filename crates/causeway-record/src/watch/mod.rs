@@ -3,8 +3,8 @@
 //!
 //! Every thread of the process gets a pair of perf breakpoint events on the variable
 //! ([`perf`]); threads that appear later are found by listing `/proc/PID/task` at
-//! every drain (the recorder drains every 100 ms), so a new thread is watched from
-//! then on. Hits become [`Marker::DataFlag`] events on the trace clock.
+//! every pass of the reader (every 10 ms while watching), so a new thread is watched
+//! from then on. Hits become [`Marker::DataFlag`] events on the trace clock.
 //!
 //! Not every read is kept. A thread polling a flag reads it tens of thousands of times
 //! a second, and only the first read after a write can see that write: the event
