@@ -8,32 +8,18 @@ mod common;
 
 use common::{causeway, libcauseway};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
 /// `causeway trigger --inproc` signals every libcauseway process on the machine, so the
 /// tests of this file run one at a time.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn build_prog(dir: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/progs/stall-loop.c");
-    let exe = dir.join("stall-loop");
-    let st = Command::new("cc")
-        .args(["-O1", "-fno-inline", "-finstrument-functions", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .status()
-        .expect("run cc");
-    assert!(st.success(), "cc failed on {}", src.display());
-    exe
-}
 
 #[test]
 fn the_watchdog_dump_holds_the_stalled_chain_and_calls_chains_names_it_first() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let lib = libcauseway();
     let dir = tempfile::tempdir().unwrap();
-    let exe = build_prog(dir.path());
+    let exe = common::build_instrumented(dir.path(), "stall-loop");
     let out = causeway()
         .args([
             "run",
@@ -156,7 +142,7 @@ fn causeway_trigger_inproc_makes_a_running_program_dump() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let lib = libcauseway();
     let dir = tempfile::tempdir().unwrap();
-    let exe = build_prog(dir.path());
+    let exe = common::build_instrumented(dir.path(), "stall-loop");
     // 600 turns of 2 ms, no stall: about 1.5 s of event loop.
     let child = causeway()
         .args([

@@ -8,24 +8,10 @@ mod common;
 use common::{causeway, libcauseway};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn build(dir: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/progs/two-peaks-calls.c");
-    let exe = dir.join("two-peaks-calls");
-    let st = Command::new("cc")
-        .args(["-O1", "-fno-inline", "-finstrument-functions", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .status()
-        .expect("run cc");
-    assert!(st.success(), "cc failed on {}", src.display());
-    exe
-}
 
 /// Run the program under libcauseway with a dump at exit; the trace's path.
 fn trace(dir: &Path) -> PathBuf {
-    let exe = build(dir);
+    let exe = common::build_instrumented(dir, "two-peaks-calls");
     let out = causeway()
         .args(["run", "--inproc", "--trigger", "exit,signal=off,stall=off"])
         .arg("--out-dir")

@@ -91,6 +91,21 @@ pub fn build_prog(dir: &Path, name: &str) -> PathBuf {
     bin
 }
 
+/// Compile `tests/progs/NAME.c` with `-finstrument-functions` (libcauseway's hooks)
+/// into `dir`; functions are not inlined so that each call is traced.
+pub fn build_instrumented(dir: &Path, name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/progs/{name}.c"));
+    let exe = dir.join(name);
+    let st = Command::new("cc")
+        .args(["-O1", "-fno-inline", "-finstrument-functions", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .expect("run cc");
+    assert!(st.success(), "cc failed on {}", src.display());
+    exe
+}
+
 /// The directory of the causeway binary under test (where `make build` puts
 /// libcauseway and the Python module).
 pub fn target_dir() -> PathBuf {
