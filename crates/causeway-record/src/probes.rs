@@ -321,6 +321,34 @@ impl Probes {
     }
 }
 
+impl Probes {
+    /// Runs of the loaded handlers that the kernel skipped because the same handler
+    /// was already running on that CPU (`recursion_misses`, e.g. a wake-up from an
+    /// interrupt that arrived inside the wake-up handler). Each skip may be an event
+    /// missing from the trace, so it is counted rather than lost silently.
+    pub fn handler_misses(&self) -> u64 {
+        self.skel
+            .object()
+            .progs()
+            .filter(|p| p.autoload())
+            .map(|p| prog_misses(p.as_fd()))
+            .sum()
+    }
+}
+
+/// The kernel's count of skipped runs of one loaded program (0 if it cannot say).
+fn prog_misses(fd: std::os::fd::BorrowedFd<'_>) -> u64 {
+    let mut info = libbpf_sys::bpf_prog_info::default();
+    let mut len = size_of::<libbpf_sys::bpf_prog_info>() as u32;
+    let raw = std::os::fd::AsRawFd::as_raw_fd(&fd);
+    // SAFETY: `info` is a properly sized, writable bpf_prog_info and `len` says so;
+    // the kernel fills at most `len` bytes. Pointer fields stay 0: no arrays asked.
+    let rc = unsafe {
+        libbpf_sys::bpf_prog_get_info_by_fd(raw, &mut info, &mut len)
+    };
+    if rc == 0 { info.recursion_misses } else { 0 }
+}
+
 /// Fail early with the capability that is missing rather than a bare EPERM.
 fn check_privileges() -> Result<(), RecordError> {
     // SAFETY: geteuid has no preconditions.

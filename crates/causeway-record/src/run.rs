@@ -19,6 +19,10 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+/// Trace counter: handler runs the kernel skipped because the same handler was already
+/// running on that CPU (see `Probes::handler_misses`).
+pub const HANDLER_MISSES: &str = "bpf_handler_misses";
+
 /// How often a watch lists the watched process's threads for new ones.
 const WATCH_POLL: Duration = Duration::from_millis(10);
 
@@ -203,7 +207,11 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
             break;
         }
         if s.should_stop(&req, start) {
-            // Detach first so nothing new arrives, then drain once more.
+            // Detach first so nothing new arrives, then drain once more; the kernel's
+            // count of skipped handler runs is read last, before the programs go.
+            if let Some(p) = s.probes.as_ref() {
+                note_handler_misses(&mut s.conv, p);
+            }
             s.probes.take();
             stopping = true;
         }
@@ -456,6 +464,7 @@ impl Session {
                     self.lost_seen[cpu] = n;
                 }
             }
+            note_handler_misses(c, p);
         }
         self.titles.tick(c, now, last);
         std::mem::take(&mut c.out)
@@ -562,6 +571,15 @@ impl Session {
             counters: self.conv.counters.clone(),
             watched,
         })
+    }
+}
+
+/// Keep the kernel's running count of skipped handler runs in the trace's counters
+/// (absolute: the count is cumulative since the programs were loaded).
+fn note_handler_misses(c: &mut Converter, p: &Probes) {
+    let misses = p.handler_misses();
+    if misses > 0 {
+        c.counters.insert(HANDLER_MISSES.to_owned(), misses);
     }
 }
 

@@ -175,6 +175,12 @@ fn warnings(s: &Summary, target: &Target) -> Vec<String> {
             "{lost} records lost (ring buffers full); they are counted in the trace and reports say where. Try a larger --buffer-size or fewer --events."
         ));
     }
+    if let Some(&n) = s.counters.get(causeway_record::run::HANDLER_MISSES) {
+        w.push(format!(
+            "the kernel skipped {n} runs of causeway's probes (the same probe was already running on that CPU, e.g. a wake-up from an interrupt inside a wake-up); the events they would have recorded are missing, counted in the trace as `{}`",
+            causeway_record::run::HANDLER_MISSES
+        ));
+    }
     if s.target_processes == 0 {
         let what = match target {
             Target::Comm(c) => format!("no process named `{c}` ran during the recording"),
@@ -369,5 +375,40 @@ mod tests {
         assert!(l.contains("4096 bytes copied"), "{l}");
         assert!(l.contains("90 (90.0%)"), "{l}");
         assert!(l.contains("10 cut window end"), "{l}");
+    }
+
+    /// A summary of a recording that kept one process and lost nothing.
+    fn clean_summary() -> Summary {
+        Summary {
+            path: None,
+            dumps: Vec::new(),
+            events: 10,
+            lost_per_cpu: vec![0, 0],
+            stacks: 0,
+            family: causeway_record::Family::Btf,
+            child_status: Some(0),
+            stopped_command: None,
+            target_processes: 1,
+            elapsed: std::time::Duration::from_secs(1),
+            counters: Default::default(),
+            watched: None,
+        }
+    }
+
+    #[test]
+    fn skipped_probe_runs_and_lost_records_are_said() {
+        let target = Target::Pids(vec![1]);
+        assert!(warnings(&clean_summary(), &target).is_empty());
+        let mut s = clean_summary();
+        s.counters
+            .insert(causeway_record::run::HANDLER_MISSES.to_string(), 7);
+        s.lost_per_cpu = vec![0, 3];
+        let w = warnings(&s, &target);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w.iter().any(|l| l.starts_with("3 records lost")), "{w:?}");
+        assert!(
+            w.iter().any(|l| l.contains("skipped 7 runs")),
+            "{w:?}"
+        );
     }
 }
