@@ -343,9 +343,7 @@ fn prog_misses(fd: std::os::fd::BorrowedFd<'_>) -> u64 {
     let raw = std::os::fd::AsRawFd::as_raw_fd(&fd);
     // SAFETY: `info` is a properly sized, writable bpf_prog_info and `len` says so;
     // the kernel fills at most `len` bytes. Pointer fields stay 0: no arrays asked.
-    let rc = unsafe {
-        libbpf_sys::bpf_prog_get_info_by_fd(raw, &mut info, &mut len)
-    };
+    let rc = unsafe { libbpf_sys::bpf_prog_get_info_by_fd(raw, &mut info, &mut len) };
     if rc == 0 { info.recursion_misses } else { 0 }
 }
 

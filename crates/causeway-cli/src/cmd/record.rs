@@ -406,9 +406,6 @@ mod tests {
         let w = warnings(&s, &target);
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(w.iter().any(|l| l.starts_with("3 records lost")), "{w:?}");
-        assert!(
-            w.iter().any(|l| l.contains("skipped 7 runs")),
-            "{w:?}"
-        );
+        assert!(w.iter().any(|l| l.contains("skipped 7 runs")), "{w:?}");
     }
 }
