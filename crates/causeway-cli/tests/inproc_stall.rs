@@ -2,7 +2,8 @@
 //! under `causeway run --inproc` (libcauseway preloaded), stalls once for 300 ms in
 //! `handle_request > load_settings > parse_config`, the watchdog (200 ms) dumps during
 //! the stall, and `causeway calls --chains` names that chain first; and `causeway
-//! trigger --inproc` makes a running traced program dump. No root needed.
+//! trigger --inproc` makes a running traced program dump. No root needed, except for
+//! the flight recorder whose condition makes the traced program dump.
 
 mod common;
 
@@ -185,4 +186,89 @@ fn causeway_trigger_inproc_makes_a_running_program_dump() {
         .map(|f| f["function"].as_str().unwrap())
         .collect();
     assert!(names.contains(&"wait_for_event"), "{names:?}");
+}
+
+/// A flight recorder's own condition reaches libcauseway: the stall-loop, traced in
+/// process with its watchdog off, stalls 300 ms in `parse_config`; the kernel flight
+/// recorder's `blocked>200ms comm=stall-loop` fires during the stall and sends the
+/// program its dump signal, so both windows are written for the same moment. The
+/// program also has `kernel` in its triggers: its signal-asked dump must not ask the
+/// flight recorder back (one flight dump, not two).
+#[test]
+fn a_flight_recorder_condition_makes_the_traced_program_dump_too() {
+    if !common::can_record() {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let lib = libcauseway();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = common::build_instrumented(dir.path(), "stall-loop");
+    let flight = dir.path().join("flight.cwt");
+    // The summary goes to a file: the program writes to stdout too.
+    let json = dir.path().join("summary.json");
+    let out = causeway()
+        .args([
+            "record",
+            "--flight",
+            "8M",
+            "--trigger",
+            "blocked>200ms comm=stall-loop",
+        ])
+        .arg(format!("--json={}", json.display()))
+        .arg("-o")
+        .arg(&flight)
+        .args(["--", env!("CARGO_BIN_EXE_causeway")])
+        .args([
+            "run",
+            "--inproc",
+            "--trigger",
+            "signal=USR2,stall=off,kernel",
+            "--out-dir",
+        ])
+        .arg(dir.path())
+        .arg("--lib")
+        .arg(&lib)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .expect("run causeway record");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let summary: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let dumps = summary["dumps"].as_array().unwrap();
+    assert_eq!(dumps.len(), 1, "one stall, one flight dump: {summary:#}");
+    let asked = dumps[0]["inproc_asked"].as_array().unwrap();
+    assert_eq!(asked.len(), 1, "the traced program was asked: {summary:#}");
+    // The in-process dump, asked by signal, holds the stalled chain.
+    let traces: Vec<PathBuf> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("causeway-") && n.ends_with(".cwt"))
+        })
+        .collect();
+    assert_eq!(traces.len(), 1, "{traces:?} {stderr}");
+    let m = causeway()
+        .args([
+            "calls",
+            "--json",
+            "--match",
+            "handle_request>load_settings>parse_config",
+        ])
+        .arg(&traces[0])
+        .output()
+        .unwrap();
+    assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
+    let v: Value = serde_json::from_slice(&m.stdout).unwrap();
+    assert_eq!(v["trigger"]["kind"], "signal");
+    let inst = &v["matches"]["instances"][0]["calls"];
+    let ms = inst[2]["duration_ns"].as_f64().unwrap() / 1e6;
+    assert!(ms > 190.0, "the stall in the in-process dump: {inst:#}");
+    // Both windows hold the stall: the flight dump has the program's long wait.
+    let dump = PathBuf::from(dumps[0]["path"].as_str().unwrap());
+    let r = causeway_format::TraceReader::open(&dump).unwrap();
+    let mark = r.stats().trigger.expect("a trigger mark");
+    assert_eq!(mark.reason, causeway_format::TriggerReason::Blocked);
 }

@@ -392,8 +392,10 @@ pub unsafe extern "C" fn cw_rs_write_trace(req: *const CwDumpReq) -> i32 {
     let r = std::panic::catch_unwind(|| {
         // SAFETY: the C caller passes a valid request that outlives this call.
         let (path, input) = unsafe { input_from(&*req) };
-        // SAFETY: as above.
-        let kernel = unsafe { (*req).kernel_dump } != 0;
+        // SAFETY: as above. A dump asked for by a signal is not passed on: the sender
+        // (`causeway trigger`, a flight recorder's condition) chose which recorders
+        // dump, and passing it on would make the flight recorder dump twice.
+        let kernel = unsafe { (*req).kernel_dump != 0 && (*req).trigger != ffi::trigger::SIGNAL };
         let res = write_trace(&path, &input, &names::resolve);
         if kernel {
             poke_flight_recorders();

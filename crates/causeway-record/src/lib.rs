@@ -17,6 +17,7 @@
 pub mod config;
 pub mod convert;
 mod error;
+pub mod inproc;
 pub mod launch;
 pub mod outfile;
 pub mod previous;

@@ -514,7 +514,15 @@ impl Session {
             self.last_auto_dump = Some(Instant::now());
         }
         if (asked || fired) && !f.is_empty() {
-            let d = f.dump(c, &mut self.symbols, &self.hdr, mark)?;
+            // Signalled before the window is written (symbolizing takes a while), so
+            // the in-process buffers are taken at the moment the condition fired.
+            let inproc_asked = if fired {
+                crate::inproc::ask_dumps(c.title_candidates())
+            } else {
+                Vec::new()
+            };
+            let mut d = f.dump(c, &mut self.symbols, &self.hdr, mark)?;
+            d.inproc_asked = inproc_asked;
             if let Some(old) = &d.kept_old {
                 notify(Notice::KeptPrevious(old.clone()));
             }

@@ -290,6 +290,9 @@ pub struct Dump {
     pub last_ts: u64,
     /// Where the file that was at `path` before (an earlier run's dump) is kept.
     pub kept_old: Option<PathBuf>,
+    /// Recorded processes running libcauseway that were asked to dump their calls for
+    /// the same moment (condition dumps only; see [`crate::inproc`]).
+    pub inproc_asked: Vec<u32>,
 }
 
 /// Keeps the most recent events in memory; writes them out on a trigger.
@@ -408,6 +411,7 @@ impl FlightSink {
             first_ts: if first == u64::MAX { 0 } else { first },
             last_ts: last,
             kept_old,
+            inproc_asked: Vec::new(),
         })
     }
 }

@@ -93,6 +93,8 @@ struct JsonDump {
     events: u64,
     first_ts_ns: u64,
     last_ts_ns: u64,
+    /// Processes running libcauseway asked to dump their calls at the same moment.
+    inproc_asked: Vec<u32>,
 }
 
 fn dump_json(d: &Dump) -> JsonDump {
@@ -101,6 +103,7 @@ fn dump_json(d: &Dump) -> JsonDump {
         events: d.events,
         first_ts_ns: d.first_ts,
         last_ts_ns: d.last_ts,
+        inproc_asked: d.inproc_asked.clone(),
     }
 }
 
@@ -315,6 +318,9 @@ pub fn run_request(a: &RecordArgs, req: Request) -> Result<u8> {
                 d.last_ts.saturating_sub(d.first_ts) as f64 / 1e9,
                 d.path.display()
             );
+            for pid in &d.inproc_asked {
+                eprintln!("causeway: asked in-process tracer {pid} to dump its calls too");
+            }
         }
         // Said even with --json: the user's file was moved.
         Notice::KeptPrevious(old) => {
