@@ -65,6 +65,15 @@ fn trigger_env(proc_dir: &Path) -> Option<String> {
         .map(|v| String::from_utf8_lossy(v).into_owned())
 }
 
+/// Every process on the machine (`/proc`), for a dump asked of all of them.
+pub fn all_processes() -> Vec<u32> {
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    rd.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .collect()
+}
+
 /// Ask each of `pids` that runs libcauseway and listens for a dump signal to dump.
 /// Returns the processes signalled.
 pub fn ask_dumps(pids: impl IntoIterator<Item = u32>) -> Vec<u32> {

@@ -30,38 +30,25 @@ fn flight_recorders() -> Vec<u32> {
     })
 }
 
-/// Processes with libcauseway.so mapped (preloaded or linked). A program linked with
-/// the static library is not found this way; signal it with SIGUSR2 yourself.
-fn inproc_processes() -> Vec<u32> {
-    other_processes(|p| {
-        std::fs::read_to_string(format!("/proc/{p}/maps"))
-            .is_ok_and(|m| m.lines().any(|l| l.ends_with("/libcauseway.so")))
-    })
-}
-
-/// Send SIGUSR2 (libcauseway's default dump signal) to each process.
-fn trigger_inproc() -> Result<()> {
-    let pids = inproc_processes();
+/// Ask every process with libcauseway.so loaded to dump, with the signal each listens
+/// for (its `CAUSEWAY_TRIGGER`). A program linked with the static library is not found
+/// this way; signal it yourself.
+fn trigger_inproc() {
+    let pids = causeway_record::inproc::ask_dumps(causeway_record::inproc::all_processes());
     if pids.is_empty() {
-        eprintln!("causeway: no running process has libcauseway.so loaded");
+        eprintln!(
+            "causeway: no running process has libcauseway.so loaded and listens for a dump signal"
+        );
     }
     for p in pids {
-        // SAFETY: kill only sends a signal.
-        if unsafe { libc::kill(p as i32, libc::SIGUSR2) } != 0 {
-            bail!(
-                "cannot signal process {p}: {}",
-                std::io::Error::last_os_error()
-            );
-        }
         eprintln!("causeway: asked in-process tracer {p} to dump");
     }
-    Ok(())
 }
 
 /// Run `causeway trigger`.
 pub fn run(a: &TriggerArgs) -> Result<u8> {
     if a.inproc {
-        trigger_inproc()?;
+        trigger_inproc();
     }
     let pids = match a.pid {
         Some(p) => vec![p],
