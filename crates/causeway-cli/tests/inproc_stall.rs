@@ -15,6 +15,37 @@ use std::path::PathBuf;
 /// tests of this file run one at a time.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// The dumps libcauseway wrote into `dir` (`causeway-PID-N.cwt`), sorted.
+fn inproc_dumps(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("causeway-") && n.ends_with(".cwt"))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// `causeway calls --json --match` of the stall-loop's stalled chain on a dump.
+fn stalled_chain_matches(trace: &std::path::Path) -> Value {
+    let m = causeway()
+        .args([
+            "calls",
+            "--json",
+            "--match",
+            "handle_request>load_settings>parse_config",
+        ])
+        .arg(trace)
+        .output()
+        .unwrap();
+    assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
+    serde_json::from_slice(&m.stdout).unwrap()
+}
+
 #[test]
 fn the_watchdog_dump_holds_the_stalled_chain_and_calls_chains_names_it_first() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -41,12 +72,7 @@ fn the_watchdog_dump_holds_the_stalled_chain_and_calls_chains_names_it_first() {
         "causeway run failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut traces: Vec<PathBuf> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "cwt"))
-        .collect();
-    traces.sort();
+    let traces = inproc_dumps(dir.path());
     assert_eq!(traces.len(), 1, "exactly one stall, one dump: {traces:?}");
     let o = causeway()
         .args(["calls", "--json", "--chains", "3"])
@@ -93,18 +119,7 @@ fn the_watchdog_dump_holds_the_stalled_chain_and_calls_chains_names_it_first() {
         "{text}"
     );
     // The signature finds the stalled instance first, with its duration.
-    let m = causeway()
-        .args([
-            "calls",
-            "--json",
-            "--match",
-            "handle_request>load_settings>parse_config",
-        ])
-        .arg(&traces[0])
-        .output()
-        .unwrap();
-    assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
-    let v: Value = serde_json::from_slice(&m.stdout).unwrap();
+    let v = stalled_chain_matches(&traces[0]);
     let inst = &v["matches"]["instances"][0]["calls"];
     assert!(
         inst[2]["duration_ns"].as_f64().unwrap() / 1e6 > 190.0,
@@ -166,11 +181,7 @@ fn causeway_trigger_inproc_makes_a_running_program_dump() {
     assert!(t.status.success(), "{}", String::from_utf8_lossy(&t.stderr));
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
-    let traces: Vec<PathBuf> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "cwt"))
-        .collect();
+    let traces = inproc_dumps(dir.path());
     assert_eq!(traces.len(), 1, "{traces:?}");
     let o = causeway()
         .args(["calls", "--json", "--top", "5"])
@@ -240,28 +251,9 @@ fn a_flight_recorder_condition_makes_the_traced_program_dump_too() {
     let asked = dumps[0]["inproc_asked"].as_array().unwrap();
     assert_eq!(asked.len(), 1, "the traced program was asked: {summary:#}");
     // The in-process dump, asked by signal, holds the stalled chain.
-    let traces: Vec<PathBuf> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("causeway-") && n.ends_with(".cwt"))
-        })
-        .collect();
+    let traces = inproc_dumps(dir.path());
     assert_eq!(traces.len(), 1, "{traces:?} {stderr}");
-    let m = causeway()
-        .args([
-            "calls",
-            "--json",
-            "--match",
-            "handle_request>load_settings>parse_config",
-        ])
-        .arg(&traces[0])
-        .output()
-        .unwrap();
-    assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
-    let v: Value = serde_json::from_slice(&m.stdout).unwrap();
+    let v = stalled_chain_matches(&traces[0]);
     assert_eq!(v["trigger"]["kind"], "signal");
     let inst = &v["matches"]["instances"][0]["calls"];
     let ms = inst[2]["duration_ns"].as_f64().unwrap() / 1e6;
