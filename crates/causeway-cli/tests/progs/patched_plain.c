@@ -4,7 +4,7 @@
  * depends on the link line alone. Prints the first five bytes of `outer` (in hex) as
  * the program sees them inside main, then the sum of its calls:
  *   "9090909090 SUM"  the compiler's five one-byte nops: nothing patched it
- *   "e8xxxxxxxx SUM"  a call to the library's trampoline: patched, tracing on
+ *   "e9xxxxxxxx SUM"  a jump to the site's stub in the library: patched, tracing on
  * The test runs it with CAUSEWAY_TRIGGER=exit and reads the dump written at exit.
  */
 #include <stdio.h>
