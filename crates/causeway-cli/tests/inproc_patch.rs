@@ -90,12 +90,16 @@ fn instances(trace: &Path, sig: &str) -> usize {
     n
 }
 
-fn case(static_link: bool) {
+/// Runs patched.c; with `one_buffer`, CAUSEWAY_THREADS=1 leaves the two other threads
+/// untraced (their patched calls skip the stubs), which must change nothing but the
+/// dump.
+fn case(static_link: bool, one_buffer: bool) {
     let dir = tempfile::tempdir().unwrap();
     let exe = build(dir.path(), static_link);
     let out = Command::new(&exe)
         .env("CAUSEWAY_OUTPUT", dir.path())
         .env("CAUSEWAY_TRIGGER", "signal=off,stall=off")
+        .env("CAUSEWAY_THREADS", if one_buffer { "1" } else { "16" })
         .env_remove("CAUSEWAY_START")
         .env_remove("CAUSEWAY_PATCH")
         .output()
@@ -129,7 +133,8 @@ fn case(static_link: bool) {
     let trace = PathBuf::from(r["trace"].as_str().unwrap());
     // 200 top_a calls on the main thread and 1000 on the worker, each with two leaves;
     // the call after cw_stop is not in the dump (it came after it anyway).
-    assert_eq!(instances(&trace, "top_a>mid_b>leaf_c"), 2 * 1200);
+    let top_a = if one_buffer { 200 } else { 1200 };
+    assert_eq!(instances(&trace, "top_a>mid_b>leaf_c"), 2 * top_a);
     // The longjmp: the three skipped frames closed; the calls after it are main's.
     assert_eq!(instances(&trace, "jump_top>jump_mid>jump_deep"), 1);
     assert_eq!(instances(&trace, "jump_deep>top_a"), 0);
@@ -143,9 +148,9 @@ fn case(static_link: bool) {
             .find(|f| f["function"] == name)
             .map(|f| f["calls"].as_u64().unwrap())
     };
-    assert_eq!(count("top_a"), Some(1200), "{top:#}");
-    assert_eq!(count("leaf_c"), Some(2400), "{top:#}");
-    assert_eq!(count("scale"), Some(2));
+    assert_eq!(count("top_a"), Some(top_a as u64), "{top:#}");
+    assert_eq!(count("leaf_c"), Some(2 * top_a as u64), "{top:#}");
+    assert_eq!(count("scale"), Some(if one_buffer { 1 } else { 2 }));
     assert_eq!(count("sum_va"), Some(1));
     assert_eq!(count("sum_vd"), Some(1));
     assert_eq!(count("make_big"), Some(1));
@@ -155,12 +160,17 @@ fn case(static_link: bool) {
 
 #[test]
 fn patched_entries_trace_every_call_with_the_library_linked_statically() {
-    case(true);
+    case(true, false);
 }
 
 #[test]
 fn patched_entries_trace_every_call_through_a_stub_to_a_shared_library() {
-    case(false);
+    case(false, false);
+}
+
+#[test]
+fn patched_calls_of_threads_past_the_buffer_limit_run_untraced_and_right() {
+    case(true, true);
 }
 
 // ---- linking a program that references nothing of the library ----------------------
