@@ -8,7 +8,10 @@
 #                                 as work grows; 3 runs make ~10^9 calls per variant
 #   bash bench/inproc.sh quick    1/100 of the calls
 #   RUNS=5 bash bench/inproc.sh   repetitions (default 3; min and median reported)
-#   VARIANTS="base tsc cw-on" WORKS=0 NO_UFTRACE=1 bash bench/inproc.sh   a subset
+#   VARIANTS="base cw-coarse pfe-on pfe-coarse" bash bench/inproc.sh
+#                                 only these variants (names as in the table; uftrace
+#                                 is a variant too); default: all
+#   WORKS=0 bash bench/inproc.sh  only these work values (default 0 1 10 100 1000)
 #
 # Needs `make build` (target/release/libcauseway.{a,so}) and uftrace (scripts/setup.sh).
 # Prints one line per (variant, work, run) and a table of ns per call and per trace
@@ -38,8 +41,10 @@ cc $cf -no-pie -DMODE_CW $src -o "$out/cw-nopie" $libs
 # The cheapest clock mode: trace points built to read only the coarse clock.
 cc $cf -DMODE_CW -DCW_CLOCK_COARSE $src -o "$out/cw-cc" $libs
 cc $cf -no-pie -DMODE_CW -DCW_CLOCK_COARSE $src -o "$out/cw-cc-nopie" $libs
-# Patched function entries: no trace point in the source, five nops per function.
-cc $cf -fpatchable-function-entry=5 $src -o "$out/pfe" $libs
+# Patched function entries: no trace point in the source, five nops per function. The
+# program references nothing of libcauseway, so the link anchor (-u) is what makes the
+# static linker take the library (and its constructor, which patches) at all.
+cc $cf -fpatchable-function-entry=5 $src -o "$out/pfe" -Wl,-u,cw_link_anchor $libs
 cc $cf -finstrument-functions $src bench/inproc/noop_hooks.c -o "$out/fi-noop"
 cc $cf -finstrument-functions $src -o "$out/fi-cw" $libs
 cc $cf -finstrument-functions $src -o "$out/fi-preload" -Wl,--unresolved-symbols=ignore-all
@@ -81,15 +86,20 @@ run() { # variant work calls -> "variant work calls ns_per_call"
 
 echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p') nproc=$(nproc) mode=$mode runs=$runs"
 echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-variants=${VARIANTS:-"base tsc cw-off cw-on cw-coarse cw-on-1slot cw-coarse-only cw-coarse-only-1slot pfe-off pfe-on pfe-coarse fi-noop fi-cw-off fi-cw-on fi-cw-coarse fi-cw-preload"}
+all="base tsc cw-off cw-on cw-coarse cw-on-1slot cw-coarse-only cw-coarse-only-1slot pfe-off pfe-on pfe-coarse fi-noop fi-cw-off fi-cw-on fi-cw-coarse fi-cw-preload uftrace"
+variants=${VARIANTS:-$all}
+for v in $variants; do
+    case " $all " in *" $v "*) ;; *) echo "inproc.sh: unknown variant $v (known: $all)" >&2; exit 2 ;; esac
+done
+echo "# variants: $variants"
 for w in ${WORKS:-0 1 10 100 1000}; do
     n=$(calls_for $w)
     for r in $(seq "$runs"); do
         for v in $variants; do
+            # uftrace writes every call to disk at ~100 ns per call: 1/100 of the calls.
+            [ "$v" = uftrace ] && run uftrace "$w" $((n / 100 > 10000 ? n / 100 : 10000)) && continue
             run "$v" "$w" "$n"
         done
-        # uftrace writes every call to disk at ~100 ns per call: 1/100 of the calls.
-        [ -n "${NO_UFTRACE:-}" ] || run uftrace "$w" $((n / 100 > 10000 ? n / 100 : 10000))
     done
 done | tee "$out/raw.txt"
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -110,7 +120,9 @@ for v in order:
     for w in works:
         xs = rows.get((w, v))
         cells.append(f"{min(xs):.3f} ({st.median(xs):.3f})" if xs else "-")
-    b = min(rows[(0, "base")])
+    if not any(xs for (w, u), xs in rows.items() if u == v):
+        continue
+    b = min(rows[(0, "base")]) if (0, "base") in rows else float("nan")
     tp = (min(rows[(0, v)]) - b) / 2 if (0, v) in rows else float("nan")
     print(f"| {v} | " + " | ".join(cells) + f" | {tp:.3f} |")
 PY

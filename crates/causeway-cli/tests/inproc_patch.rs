@@ -1,12 +1,18 @@
 //! Patched function entries end to end: a program built with
 //! `-fpatchable-function-entry=5` (tests/progs/patched.c), linked with libcauseway
-//! statically (the trampoline within reach of a direct call) and as a shared library
-//! (far away: through a near stub). The program checks its own entry bytes (five
-//! one-byte nops before the library starts, a call while tracing, one 5-byte nop after
-//! `cw_stop`), that arguments and results of every kind cross the trampolines intact,
-//! and survives a longjmp out of three patched frames; the test reads its dump with
-//! `causeway calls` and checks the call trees: every call of both threads, the frames
-//! the longjmp skipped closed where it happened, nothing traced while off. No root needed.
+//! statically (the trampolines within reach of the stubs' direct calls) and as a shared
+//! library (far away: the stubs call through pointers). The program checks its own
+//! entry bytes (five one-byte nops before the library starts, a jump to the site's stub
+//! while tracing, one 5-byte nop after `cw_stop`), that arguments and results of every
+//! kind cross the trampolines intact, and survives a longjmp out of three patched
+//! frames; the test reads its dump with `causeway calls` and checks the call trees:
+//! every call of both threads, the frames the longjmp skipped closed where it happened,
+//! nothing traced while off.
+//!
+//! Then linking: a program that references nothing of the library
+//! (tests/progs/patched_plain.c) is patched and traced when linked with the
+//! pkg-config lines (the link anchor), statically and as a shared library under
+//! `--as-needed`, and is not without the anchor. No root needed.
 
 mod common;
 
@@ -84,12 +90,16 @@ fn instances(trace: &Path, sig: &str) -> usize {
     n
 }
 
-fn case(static_link: bool) {
+/// Runs patched.c; with `one_buffer`, CAUSEWAY_THREADS=1 leaves the two other threads
+/// untraced (their patched calls skip the stubs), which must change nothing but the
+/// dump.
+fn case(static_link: bool, one_buffer: bool) {
     let dir = tempfile::tempdir().unwrap();
     let exe = build(dir.path(), static_link);
     let out = Command::new(&exe)
         .env("CAUSEWAY_OUTPUT", dir.path())
         .env("CAUSEWAY_TRIGGER", "signal=off,stall=off")
+        .env("CAUSEWAY_THREADS", if one_buffer { "1" } else { "16" })
         .env_remove("CAUSEWAY_START")
         .env_remove("CAUSEWAY_PATCH")
         .output()
@@ -97,20 +107,21 @@ fn case(static_link: bool) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let r: Value = serde_json::from_slice(&out.stdout).expect("the program's report");
-    // Entry bytes: the call while on, one 5-byte nop when off. A linked libcauseway.a
+    // Entry bytes: the jump while on, one 5-byte nop when off. A linked libcauseway.a
     // starts after the program's priority-100 constructor, which sees the compiler's
     // five one-byte nops; a shared one starts before any of the program's.
     if static_link {
         assert_eq!(r["before"], "9090909090", "{r}");
     } else {
-        assert!(r["before"].as_str().unwrap().starts_with("e8"), "{r}");
+        assert!(r["before"].as_str().unwrap().starts_with("e9"), "{r}");
     }
-    assert!(r["on"].as_str().unwrap().starts_with("e8"), "{r}");
+    assert!(r["on"].as_str().unwrap().starts_with("e9"), "{r}");
     assert_eq!(r["off"], "0f1f440000", "{r}");
     // Values through the trampolines.
     assert_eq!(r["s"], 60200, "{r}");
     assert_eq!(r["ws"], 3001000, "{r}");
     assert_eq!(r["d"], 6.0, "{r}");
+    assert_eq!(r["d2"], 3.0, "{r}");
     assert_eq!(r["va"], 15, "{r}");
     assert_eq!(r["vd"], 0.875, "{r}");
     assert_eq!(r["big"], serde_json::json!([40, 41, 42]), "{r}");
@@ -122,7 +133,8 @@ fn case(static_link: bool) {
     let trace = PathBuf::from(r["trace"].as_str().unwrap());
     // 200 top_a calls on the main thread and 1000 on the worker, each with two leaves;
     // the call after cw_stop is not in the dump (it came after it anyway).
-    assert_eq!(instances(&trace, "top_a>mid_b>leaf_c"), 2 * 1200);
+    let top_a = if one_buffer { 200 } else { 1200 };
+    assert_eq!(instances(&trace, "top_a>mid_b>leaf_c"), 2 * top_a);
     // The longjmp: the three skipped frames closed; the calls after it are main's.
     assert_eq!(instances(&trace, "jump_top>jump_mid>jump_deep"), 1);
     assert_eq!(instances(&trace, "jump_deep>top_a"), 0);
@@ -136,9 +148,9 @@ fn case(static_link: bool) {
             .find(|f| f["function"] == name)
             .map(|f| f["calls"].as_u64().unwrap())
     };
-    assert_eq!(count("top_a"), Some(1200), "{top:#}");
-    assert_eq!(count("leaf_c"), Some(2400), "{top:#}");
-    assert_eq!(count("scale"), Some(1));
+    assert_eq!(count("top_a"), Some(top_a as u64), "{top:#}");
+    assert_eq!(count("leaf_c"), Some(2 * top_a as u64), "{top:#}");
+    assert_eq!(count("scale"), Some(if one_buffer { 1 } else { 2 }));
     assert_eq!(count("sum_va"), Some(1));
     assert_eq!(count("sum_vd"), Some(1));
     assert_eq!(count("make_big"), Some(1));
@@ -148,10 +160,180 @@ fn case(static_link: bool) {
 
 #[test]
 fn patched_entries_trace_every_call_with_the_library_linked_statically() {
-    case(true);
+    case(true, false);
 }
 
 #[test]
 fn patched_entries_trace_every_call_through_a_stub_to_a_shared_library() {
-    case(false);
+    case(false, false);
+}
+
+#[test]
+fn patched_calls_of_threads_past_the_buffer_limit_run_untraced_and_right() {
+    case(true, true);
+}
+
+// ---- linking a program that references nothing of the library ----------------------
+
+/// libcauseway's directory, with the pkg-config files build-libcauseway.sh writes
+/// beside the libraries (linked again if an older script made the libraries).
+fn lib_dir() -> PathBuf {
+    let dir = common::libcauseway()
+        .parent()
+        .expect("libcauseway.so has a directory")
+        .to_path_buf();
+    if !dir.join("causeway-static.pc").exists() {
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/build-libcauseway.sh");
+        let st = Command::new("bash")
+            .arg(script)
+            .arg(&dir)
+            .status()
+            .expect("run build-libcauseway.sh");
+        assert!(st.success(), "build-libcauseway.sh failed");
+    }
+    dir
+}
+
+/// `pkg-config ARGS` over libcauseway's own .pc files, split into arguments.
+fn pkg_config(dir: &Path, args: &[&str]) -> Vec<String> {
+    let o = Command::new("pkg-config")
+        .env("PKG_CONFIG_PATH", dir)
+        .args(args)
+        .output()
+        .expect("run pkg-config (scripts/setup.sh installs it)");
+    assert!(
+        o.status.success(),
+        "pkg-config {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout)
+        .unwrap()
+        .split_whitespace()
+        .map(String::from)
+        .collect()
+}
+
+/// How patched_plain.c is linked with libcauseway.
+#[derive(Clone, Copy, Debug)]
+enum Link {
+    /// libcauseway.a on the command line and nothing else: the static linker takes none
+    /// of it, since the program references none of its symbols.
+    BareArchive,
+    /// `pkg-config --libs causeway-static`: the archive plus the link anchor.
+    PkgConfigStatic,
+    /// `-Wl,--as-needed` then `pkg-config --libs causeway`: the shared library, kept
+    /// as needed only through the anchor.
+    PkgConfigSharedAsNeeded,
+}
+
+fn build_plain(dir: &Path, link: Link) -> PathBuf {
+    let lib = lib_dir();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/progs/patched_plain.c");
+    let exe = dir.join(format!("plain-{link:?}"));
+    let mut cc = Command::new("cc");
+    cc.args(["-O2", "-g", "-fpatchable-function-entry=5", "-o"])
+        .arg(&exe)
+        .arg(&src);
+    match link {
+        Link::BareArchive => {
+            cc.arg(lib.join("libcauseway.a"))
+                .args(["-lpthread", "-ldl", "-lm", "-lrt", "-lgcc_s"]);
+        }
+        Link::PkgConfigStatic => {
+            cc.args(pkg_config(&lib, &["--libs", "causeway-static"]));
+        }
+        Link::PkgConfigSharedAsNeeded => {
+            cc.arg("-Wl,--as-needed")
+                .args(pkg_config(&lib, &["--libs", "causeway"]))
+                .arg(format!("-Wl,-rpath,{}", lib.display()));
+        }
+    }
+    let o = cc.output().expect("run cc");
+    assert!(
+        o.status.success(),
+        "cc {link:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    exe
+}
+
+/// Runs the program with an exit dump; returns its entry bytes, its sum and the
+/// traces it wrote.
+fn run_plain(exe: &Path, out: &Path) -> (String, i64, Vec<PathBuf>) {
+    let o = Command::new(exe)
+        .env("CAUSEWAY_OUTPUT", out)
+        .env("CAUSEWAY_TRIGGER", "exit,signal=off,stall=off")
+        .env_remove("CAUSEWAY_START")
+        .env_remove("CAUSEWAY_PATCH")
+        .env_remove("CAUSEWAY_DISABLE")
+        .env_remove("LD_PRELOAD")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "{}: {stdout} {}",
+        exe.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut words = stdout.split_whitespace();
+    let bytes = words.next().expect("entry bytes").to_string();
+    let sum = words.next().and_then(|w| w.parse().ok()).expect("sum");
+    let traces = std::fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "cwt"))
+        .collect();
+    (bytes, sum, traces)
+}
+
+/// Builds and runs patched_plain.c linked as `link`: its entry bytes and the traces it
+/// wrote, in a directory that lives as long as the returned guard.
+fn plain_case(link: Link) -> (tempfile::TempDir, String, Vec<PathBuf>) {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build_plain(dir.path(), link);
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let (bytes, sum, traces) = run_plain(&exe, &out);
+    // sum over i < 500 of (2i + 1) + (2(i + 1) + 1): the calls ran right either way.
+    assert_eq!(sum, 501_000, "{link:?}");
+    (dir, bytes, traces)
+}
+
+fn assert_patched_and_traced(link: Link) {
+    let (_dir, bytes, traces) = plain_case(link);
+    assert!(bytes.starts_with("e9"), "{link:?}: entry {bytes}");
+    assert_eq!(traces.len(), 1, "{link:?}: one exit dump, got {traces:?}");
+    let trace = &traces[0];
+    assert_eq!(instances(trace, "outer>inner"), 1000, "{link:?}");
+    let top = calls_json(trace, &["--top", "10"]);
+    let calls = |name: &str| {
+        top["top"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["function"] == name)
+            .and_then(|f| f["calls"].as_u64())
+    };
+    assert_eq!(calls("outer"), Some(500), "{top:#}");
+    assert_eq!(calls("inner"), Some(1000), "{top:#}");
+}
+
+#[test]
+fn a_program_referencing_nothing_of_the_archive_is_not_patched_without_the_anchor() {
+    // The pitfall the anchor exists for: the constructor never runs, nothing is dumped.
+    let (_dir, bytes, traces) = plain_case(Link::BareArchive);
+    assert_eq!(bytes, "9090909090");
+    assert!(traces.is_empty(), "{traces:?}");
+}
+
+#[test]
+fn the_static_pkg_config_line_patches_a_program_referencing_nothing() {
+    assert_patched_and_traced(Link::PkgConfigStatic);
+}
+
+#[test]
+fn the_shared_pkg_config_line_survives_as_needed() {
+    assert_patched_and_traced(Link::PkgConfigSharedAsNeeded);
 }

@@ -37,6 +37,13 @@ __thread struct cw_thread cw_self CW_TLS_IE = {
     .end = cw__unseen,
 };
 int cw_clock_coarse;
+/* Referenced by nothing in the library: its only job is to be named on a link line
+ * (`-Wl,-u,cw_link_anchor`, in causeway-static.pc). A program built with
+ * -fpatchable-function-entry alone references no symbol of libcauseway, so without it
+ * the static linker takes none of libcauseway.a's objects: the constructor that
+ * patches the entries would never run. It lives in this object because this object
+ * holds that constructor. */
+const int cw_link_anchor = 1;
 /* Defined (weak) by programs built with CW_CLOCK_COARSE; absent otherwise. */
 extern const int cw_coarse_wanted __attribute__((weak));
 volatile uint64_t cw_coarse_now;

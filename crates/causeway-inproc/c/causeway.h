@@ -138,6 +138,25 @@ CW_HOT void cw__commit(struct cw_thread *t, uint64_t *p)
 void cw__enter_slow(struct cw_thread *t, uint64_t *p, uintptr_t id, uint64_t ts) CW_COLD;
 void cw__exit_slow(struct cw_thread *t, uint64_t *p, uint64_t ts) CW_COLD;
 
+/* The slots of an entry / an exit at p, once the caller has checked the room (two
+ * slots) and the clock's high half; return the next write position. */
+CW_HOT uint64_t *cw__put_enter(uint64_t *p, uintptr_t id, uint64_t ts)
+{
+    if (CW_LIKELY((uint64_t)id - CW_FIRST_ID < (1ull << 32) - CW_FIRST_ID)) {
+        p[0] = (ts << 32) | (uint64_t)id;
+        return p + 1;
+    }
+    p[0] = (uint64_t)id;
+    p[1] = (ts << 32) | CW_TAG_WIDE;
+    return p + 2;
+}
+
+CW_HOT uint64_t *cw__put_exit(uint64_t *p, uint64_t ts)
+{
+    p[0] = (ts << 32) | CW_TAG_EXIT;
+    return p + 1;
+}
+
 /* The encoders, with the timestamp as a parameter so tests can drive them. One
  * compare covers the end of the ring for both one- and two-slot records. */
 CW_HOT void cw__enter_at(struct cw_thread *t, uint64_t *p, uintptr_t id, uint64_t ts)
@@ -146,15 +165,7 @@ CW_HOT void cw__enter_at(struct cw_thread *t, uint64_t *p, uintptr_t id, uint64_
         cw__enter_slow(t, p, id, ts);
         return;
     }
-    if (CW_LIKELY((uint64_t)id - CW_FIRST_ID < (1ull << 32) - CW_FIRST_ID)) {
-        p[0] = (ts << 32) | (uint64_t)id;
-        p += 1;
-    } else {
-        p[0] = (uint64_t)id;
-        p[1] = (ts << 32) | CW_TAG_WIDE;
-        p += 2;
-    }
-    cw__commit(t, p);
+    cw__commit(t, cw__put_enter(p, id, ts));
 }
 
 CW_HOT void cw__exit_at(struct cw_thread *t, uint64_t *p, uint64_t ts)
@@ -163,8 +174,7 @@ CW_HOT void cw__exit_at(struct cw_thread *t, uint64_t *p, uint64_t ts)
         cw__exit_slow(t, p, ts);
         return;
     }
-    p[0] = (ts << 32) | CW_TAG_EXIT;
-    cw__commit(t, p + 1);
+    cw__commit(t, cw__put_exit(p, ts));
 }
 
 /* Trace points. Off (or a thread without a buffer) costs one TLS load and a branch. */
@@ -233,6 +243,10 @@ uint64_t cw_dump_count(void);
 int cw_config(const char *key, const char *value);
 /* Initialize now (normally done by a constructor from the environment). */
 int cw_init(void);
+/* Link anchor: `-Wl,-u,cw_link_anchor` makes the static linker take libcauseway.a's
+ * start-up constructor into a program that references nothing of the library, as one
+ * built only with -fpatchable-function-entry does. See docs/libcauseway.md, "Linking". */
+extern const int cw_link_anchor;
 /* Number of -fpatchable-function-entry sites the library patches (switched to calls
  * by cw_start, to nops by cw_stop); *skipped (if not NULL): sites it had to leave
  * alone (not 8-byte aligned, or not five nops). See docs/libcauseway.md. */

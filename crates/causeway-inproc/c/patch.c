@@ -3,16 +3,17 @@
  *
  * A function built with -fpatchable-function-entry=5 starts with five one-byte nops and
  * the linker lists its address in the section __patchable_function_entries. At start-up
- * (the process still single-threaded) each site's five nops become one five-byte nop;
- * turning tracing on replaces that nop with `call cw__patch_entry` (or a call to a near
- * stub that jumps there, when the library is more than 2 GiB away), off puts the nop
- * back. Off therefore costs the nop alone.
+ * (the process still single-threaded) each site's five nops become one five-byte nop,
+ * and each site gets a stub of its own near it (cw_patch.h has the layout); turning
+ * tracing on replaces the nop with `jmp stub`, off puts the nop back. Off therefore
+ * costs the nop alone.
  *
- * Exits: the entry trampoline saves the caller's return address on a per-thread shadow
- * stack and rewrites it to cw__patch_exit, which records the exit and jumps to the saved
- * address. The shadow stack remembers where each return address lives, so frames a
- * longjmp skipped are dropped (and their exits recorded) at the next traced entry or
- * exit after it.
+ * The stub calls the entry trampoline, then calls the function's body itself, so the
+ * body returns into the stub and the stub's exit trampoline returns to the caller: the
+ * caller's return address waits on a per-thread shadow stack meanwhile, with the stack
+ * slot that held it, so frames a longjmp skipped are recognized (and their exits
+ * recorded) at the next traced entry or exit after it. The trampolines and their fast
+ * paths are in patch_tramp.c; this file has the sites, the stubs and the slow paths.
  *
  * Each site's five bytes must lie inside one aligned 8-byte word, so one atomic store
  * swaps the whole instruction and a thread never runs half of an old and half of a new
@@ -25,6 +26,7 @@
 #include "causeway.h"
 #include "cw_patch.h"
 
+#include <cpuid.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -44,106 +46,21 @@
 static const uint8_t NOP1x5[5] = {0x90, 0x90, 0x90, 0x90, 0x90};
 static const uint8_t NOP5[5] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
 
-/* ---- trampolines ------------------------------------------------------------------ */
-
-void cw__patch_entry(void) HIDDEN;
-void cw__patch_exit(void) HIDDEN;
-void cw__patch_enter(uint64_t ret, uint64_t *slot) HIDDEN NOINSTR;
-uint64_t cw__patch_leave(uint64_t *slot) HIDDEN NOINSTR;
-
-/* Entry: reached by the patched `call` at the top of a traced function, before the
- * function has run any of its own code, so every argument register is live: the
- * integer ones, %rax (vector count of a variadic call), %r10 (static chain) and
- * %xmm0-7 are saved around the C helper. %rsp is 16-aligned here (the function's
- * entry alignment minus our return address), and 0xc0 keeps it so. */
-__asm__(".text\n"
-        ".p2align 4\n"
-        ".type cw__patch_entry,@function\n"
-        "cw__patch_entry:\n"
-        "  sub $0xc0, %rsp\n"
-        "  mov %rdi, 0x00(%rsp)\n"
-        "  mov %rsi, 0x08(%rsp)\n"
-        "  mov %rdx, 0x10(%rsp)\n"
-        "  mov %rcx, 0x18(%rsp)\n"
-        "  mov %r8, 0x20(%rsp)\n"
-        "  mov %r9, 0x28(%rsp)\n"
-        "  mov %rax, 0x30(%rsp)\n"
-        "  mov %r10, 0x38(%rsp)\n"
-        "  movaps %xmm0, 0x40(%rsp)\n"
-        "  movaps %xmm1, 0x50(%rsp)\n"
-        "  movaps %xmm2, 0x60(%rsp)\n"
-        "  movaps %xmm3, 0x70(%rsp)\n"
-        "  movaps %xmm4, 0x80(%rsp)\n"
-        "  movaps %xmm5, 0x90(%rsp)\n"
-        "  movaps %xmm6, 0xa0(%rsp)\n"
-        "  movaps %xmm7, 0xb0(%rsp)\n"
-        "  mov 0xc0(%rsp), %rdi\n" /* our return address: the site + 5 */
-        "  lea 0xc8(%rsp), %rsi\n" /* where the function's return address lives */
-        "  call cw__patch_enter\n"
-        "  mov 0x00(%rsp), %rdi\n"
-        "  mov 0x08(%rsp), %rsi\n"
-        "  mov 0x10(%rsp), %rdx\n"
-        "  mov 0x18(%rsp), %rcx\n"
-        "  mov 0x20(%rsp), %r8\n"
-        "  mov 0x28(%rsp), %r9\n"
-        "  mov 0x30(%rsp), %rax\n"
-        "  mov 0x38(%rsp), %r10\n"
-        "  movaps 0x40(%rsp), %xmm0\n"
-        "  movaps 0x50(%rsp), %xmm1\n"
-        "  movaps 0x60(%rsp), %xmm2\n"
-        "  movaps 0x70(%rsp), %xmm3\n"
-        "  movaps 0x80(%rsp), %xmm4\n"
-        "  movaps 0x90(%rsp), %xmm5\n"
-        "  movaps 0xa0(%rsp), %xmm6\n"
-        "  movaps 0xb0(%rsp), %xmm7\n"
-        "  add $0xc0, %rsp\n"
-        "  ret\n"
-        ".size cw__patch_entry, .-cw__patch_entry\n"
-        /* Exit: the traced function's `ret` lands here with its return value in
-         * %rax/%rdx/%xmm0/%xmm1 and %rsp 16-aligned (one slot above its entry %rsp).
-         * The helper returns the real return address, which we jump to. */
-        ".p2align 4\n"
-        ".type cw__patch_exit,@function\n"
-        "cw__patch_exit:\n"
-        "  sub $0x30, %rsp\n"
-        "  mov %rax, 0x00(%rsp)\n"
-        "  mov %rdx, 0x08(%rsp)\n"
-        "  movaps %xmm0, 0x10(%rsp)\n"
-        "  movaps %xmm1, 0x20(%rsp)\n"
-        "  lea 0x28(%rsp), %rdi\n" /* the slot the function returned through */
-        "  call cw__patch_leave\n"
-        "  mov %rax, %r11\n"
-        "  mov 0x00(%rsp), %rax\n"
-        "  mov 0x08(%rsp), %rdx\n"
-        "  movaps 0x10(%rsp), %xmm0\n"
-        "  movaps 0x20(%rsp), %xmm1\n"
-        "  add $0x30, %rsp\n"
-        "  jmp *%r11\n"
-        ".size cw__patch_exit, .-cw__patch_exit\n");
-
 /* ---- the shadow stack of return addresses ------------------------------------------ */
 
-struct cw_shadow_ent {
-    uint64_t ret;   /* the real return address */
-    uint64_t *slot; /* the stack slot that held it (now holds cw__patch_exit) */
-};
-
-struct cw_shadow {
-    uint32_t depth;
-    uint32_t cap;
-    struct cw_shadow_ent e[];
-};
-
-#define SHADOW_BYTES (64u << 10)
+/* 96 KiB: 4095 frames of 24 bytes. */
+#define SHADOW_BYTES (96u << 10)
 #define STALE_SPAN ((uintptr_t)16 << 20)
 
-static __thread struct cw_shadow *shadow CW_TLS_IE;
+__thread struct cw_shadow *cw__shadow CW_TLS_IE;
+uint64_t cw__xsave_bytes;
+uint64_t cw__xsave_mask;
 static pthread_key_t shadow_key;
 
 static NOINSTR void shadow_free(void *p)
 {
     /* The thread is exiting: its patched frames (if any) will never return. */
-    shadow = NULL;
+    cw__shadow = NULL;
     munmap(p, SHADOW_BYTES);
 }
 
@@ -155,30 +72,44 @@ static NOINSTR __attribute__((cold)) struct cw_shadow *shadow_new(void)
         return NULL;
     s->depth = 0;
     s->cap = (SHADOW_BYTES - sizeof *s) / sizeof s->e[0];
-    shadow = s;
+    cw__shadow = s;
     pthread_setspecific(shadow_key, s);
     return s;
 }
 
-void cw__patch_enter(uint64_t ret, uint64_t *slot)
+/* A fast path recorded and saw a stop request: answer it (Figure 4). */
+static NOINSTR void answer_stop(void)
 {
     struct cw_thread *t = &cw_self;
+    uint64_t *p = CW_LOAD(t->cur);
+    if (p != NULL && CW_LOAD(t->stop) != 0)
+        cw__ack_stop(t, p);
+}
+
+uint64_t cw__pfe_enter_slow(const uint8_t *r1, uint64_t *slot, uint64_t fast)
+{
+    if (fast == CW_FAST_ACK) {
+        answer_stop();
+        return 0;
+    }
+    uint64_t fn = *(const uint64_t *)(r1 + (CW_STUB_ID - CW_STUB_R1));
+    uint64_t untraced = fn + 5;
+    struct cw_thread *t = &cw_self;
     if (CW_LOAD(t->cur) == NULL)
-        return;
-    struct cw_shadow *s = shadow;
+        return untraced;
+    struct cw_shadow *s = cw__shadow;
     if (CW_UNLIKELY(s == NULL) && (s = shadow_new()) == NULL)
-        return;
+        return untraced;
     uint32_t d = s->depth;
     /* Entries whose slot lies below ours belong to frames a longjmp has left: a live
      * caller's slot is above its callee's. Equal slots are a tail call (the caller's
-     * frame is live and its slot still holds cw__patch_exit) or a sibling called
-     * after a longjmp out of the frame that had the slot (the slot holds a fresh
-     * return address). Close dead frames now, so the calls after a longjmp are not
-     * nested in the frames it skipped. The span bound keeps a signal handler on an
-     * alternate stack, which may lie anywhere, from closing the frames of the stack
-     * it interrupted (unless it is within 16 MiB below). */
-    uint64_t exit_addr = (uint64_t)(uintptr_t)cw__patch_exit;
-    while (d > 0 && ((s->e[d - 1].slot == slot && *slot != exit_addr) ||
+     * frame is live and its slot still holds its stub's return address) or a sibling
+     * called after a longjmp out of the frame that had the slot (the slot holds a
+     * fresh return address). Close dead frames now, so the calls after a longjmp are
+     * not nested in the frames it skipped. The span bound keeps a signal handler on an
+     * alternate stack, which may lie anywhere, from closing the frames of the stack it
+     * interrupted (unless it is within 16 MiB below). */
+    while (d > 0 && ((s->e[d - 1].slot == slot && *slot != s->e[d - 1].mark) ||
                      (s->e[d - 1].slot < slot &&
                       (uintptr_t)slot - (uintptr_t)s->e[d - 1].slot <= STALE_SPAN))) {
         d--;
@@ -190,21 +121,26 @@ void cw__patch_enter(uint64_t ret, uint64_t *slot)
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
     }
     if (CW_UNLIKELY(d == s->cap))
-        return; /* deeper than the shadow stack: neither entry nor exit is recorded */
-    s->e[d].ret = *slot;
-    s->e[d].slot = slot;
-    /* A signal handler that runs patched functions between these stores pushes above
-     * the entry and pops back to it: the stores stay in this order. */
+        return untraced; /* deeper than the shadow stack: neither entry nor exit */
+    struct cw_shadow_ent *e = &s->e[d];
+    e->ret = *slot;
+    e->slot = slot;
+    e->mark = (uint64_t)(uintptr_t)(r1 + (CW_STUB_R2 - CW_STUB_R1));
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     s->depth = d + 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    *slot = (uint64_t)(uintptr_t)cw__patch_exit;
-    cw_enter((uintptr_t)(ret - 5));
+    cw_enter((uintptr_t)fn);
+    return 0;
 }
 
-uint64_t cw__patch_leave(uint64_t *slot)
+uint64_t cw__pfe_exit_slow(uint64_t *slot, uint64_t fast, uint64_t unused)
 {
-    struct cw_shadow *s = shadow;
+    (void)unused;
+    if (fast == CW_FAST_ACK) {
+        answer_stop();
+        return 0;
+    }
+    struct cw_shadow *s = cw__shadow;
     uint32_t d = s ? s->depth : 0;
     /* Newest first: the returning frame is the top unless a longjmp (or a signal
      * handler left by siglongjmp) skipped frames above it. */
@@ -214,11 +150,11 @@ uint64_t cw__patch_leave(uint64_t *slot)
     if (CW_UNLIKELY(i == 0)) {
         static const char msg[] = "libcauseway: a patched function returned through an "
                                   "unknown stack slot; aborting\n";
-        ssize_t unused = write(2, msg, sizeof msg - 1);
-        (void)unused;
+        ssize_t unused_rc = write(2, msg, sizeof msg - 1);
+        (void)unused_rc;
         abort();
     }
-    uint64_t ret = s->e[i - 1].ret;
+    *slot = s->e[i - 1].ret;
     /* Frames skipped by a longjmp end now; then the returning one. */
     for (uint32_t k = i; k < d; k++)
         cw_exit();
@@ -226,7 +162,101 @@ uint64_t cw__patch_leave(uint64_t *slot)
     s->depth = i - 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     cw_exit();
-    return ret;
+    return 0;
+}
+
+/* The XSAVE components the slow paths save: x87, SSE, AVX, AVX-512 (mask, upper
+ * halves, upper registers), those the OS enabled; and the area's size for them. */
+static NOINSTR void xsave_setup(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE))
+        return; /* FXSAVE then */
+    uint32_t lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    uint64_t mask = (((uint64_t)hi << 32) | lo) & 0xe7;
+    uint64_t size = 576; /* the legacy area and the header */
+    for (unsigned i = 2; i < 8; i++) {
+        if (!((mask >> i) & 1))
+            continue;
+        __cpuid_count(0xd, i, a, b, c, d);
+        if ((uint64_t)a + b > size)
+            size = (uint64_t)a + b;
+    }
+    cw__xsave_mask = mask;
+    cw__xsave_bytes = (size + 63) & ~(uint64_t)63;
+}
+
+/* ---- stubs -------------------------------------------------------------------------- */
+
+static NOINSTR int fits_rel32(intptr_t d) { return d >= INT32_MIN && d <= INT32_MAX; }
+
+static NOINSTR void put_rel32(uint8_t *at, const uint8_t *target, const uint8_t *next)
+{
+    int32_t rel = (int32_t)(target - next);
+    memcpy(at, &rel, 4);
+}
+
+/* Maps `bytes` from which a rel32 reaches every address of [lo, hi) and back: the
+ * nearest free spot, 1 MiB steps outward. */
+static NOINSTR uint8_t *map_near(uintptr_t lo, uintptr_t hi, size_t bytes)
+{
+    const uintptr_t pg = 4096;
+    for (uintptr_t step = 1 << 20; step < (uintptr_t)1 << 31; step += 1 << 20) {
+        for (int dir = -1; dir <= 1; dir += 2) {
+            if (dir < 0 && lo < step + bytes)
+                continue;
+            uintptr_t want = (dir < 0 ? lo - step - bytes : hi + step) & ~(pg - 1);
+            if (!fits_rel32((intptr_t)(want - lo)) || !fits_rel32((intptr_t)(lo - want)) ||
+                !fits_rel32((intptr_t)(want + bytes - lo)) ||
+                !fits_rel32((intptr_t)(hi - want)))
+                continue;
+            void *p = mmap((void *)want, bytes, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+            if (p == MAP_FAILED)
+                continue;
+            if ((uintptr_t)p != want) { /* old kernels ignore the flag */
+                munmap(p, bytes);
+                continue;
+            }
+            return p;
+        }
+    }
+    return NULL;
+}
+
+/* One site's stub (layout in cw_patch.h). `hdr` is its area's first 16 bytes: the
+ * trampolines' addresses, for the indirect forms when they are out of rel32 reach
+ * (libcauseway.so far from the program). */
+static NOINSTR void put_stub(uint8_t *st, const uint8_t *hdr, const uint8_t *fn)
+{
+    const uint8_t *enter = (const uint8_t *)(uintptr_t)cw__pfe_enter;
+    const uint8_t *ex = (const uint8_t *)(uintptr_t)cw__pfe_exit;
+    if (fits_rel32(enter - (st + 6))) {
+        st[0] = 0x90; /* nop; call rel32 */
+        st[1] = 0xe8;
+        put_rel32(st + 2, enter, st + 6);
+    } else {
+        st[0] = 0xff; /* call *rel32(%rip) */
+        st[1] = 0x15;
+        put_rel32(st + 2, hdr, st + 6);
+    }
+    static const uint8_t drop[5] = {0x48, 0x8d, 0x64, 0x24, 0x08}; /* lea 8(%rsp),%rsp */
+    memcpy(st + 6, drop, 5);
+    st[11] = 0xe8; /* call fn+5 */
+    put_rel32(st + 12, fn + 5, st + 16);
+    if (fits_rel32(ex - (st + 22))) {
+        st[16] = 0x90; /* nop; jmp rel32 */
+        st[17] = 0xe9;
+        put_rel32(st + 18, ex, st + 22);
+    } else {
+        st[16] = 0xff; /* jmp *rel32(%rip) */
+        st[17] = 0x25;
+        put_rel32(st + 18, hdr + 8, st + 22);
+    }
+    st[22] = st[23] = 0xcc;
+    uint64_t id = (uint64_t)(uintptr_t)fn;
+    memcpy(st + CW_STUB_ID, &id, 8);
 }
 
 /* ---- finding and patching the sites ------------------------------------------------ */
@@ -234,7 +264,7 @@ uint64_t cw__patch_leave(uint64_t *slot)
 struct site {
     uint64_t *word; /* the aligned 8-byte word holding the site's 5 bytes */
     uint64_t off;   /* the word with the 5-byte nop */
-    uint64_t on;    /* the word with the call */
+    uint64_t on;    /* the word with the jump to the site's stub */
 };
 
 static struct {
@@ -242,85 +272,76 @@ static struct {
     struct site *sites;
     size_t n, cap;
     uint64_t skipped;
+    uint64_t stub_bytes; /* mapped for stubs */
     int on;
     int broken; /* mprotect refused: patching is off for good */
-    uint8_t *stub_page, *stub_next;
 } P = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static NOINSTR int fits_rel32(intptr_t d) { return d >= INT32_MIN && d <= INT32_MAX; }
-
-/* A stub within ±2 GiB of `near` that jumps to the entry trampoline (the library may
- * be mapped far from the program it patches). Stubs of nearby sites share a page. */
-static NOINSTR uint8_t *stub_near(uint8_t *near)
+/* One site, with its stub at `stub` (in an area whose first 16 bytes are `hdr`).
+ * Returns 1 if it took the stub, 0 if the site is left alone (counted). */
+static NOINSTR int add_site(uint8_t *at, uint8_t *stub, const uint8_t *hdr)
 {
-    if (P.stub_page && fits_rel32(P.stub_page - near) &&
-        P.stub_next + 14 <= P.stub_page + 4096)
-        goto write;
-    long pg = 4096;
-    for (intptr_t step = 1 << 20; step < (intptr_t)1 << 31; step += 1 << 20) {
-        for (int dir = -1; dir <= 1; dir += 2) {
-            uintptr_t want = ((uintptr_t)near + (uintptr_t)(dir * step)) & ~(uintptr_t)(pg - 1);
-            void *p = mmap((void *)want, (size_t)pg, PROT_READ | PROT_WRITE,
-                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-            if (p == MAP_FAILED)
-                continue;
-            if ((uintptr_t)p != want) { /* old kernels ignore the flag */
-                munmap(p, (size_t)pg);
-                continue;
-            }
-            P.stub_page = P.stub_next = p;
-            goto write;
-        }
-    }
-    return NULL;
-write:;
-    uint8_t *s = P.stub_next;
-    if (mprotect(P.stub_page, 4096, PROT_READ | PROT_WRITE) != 0)
-        return NULL;
-    /* jmp *0(%rip); .quad cw__patch_entry */
-    static const uint8_t jmp[6] = {0xff, 0x25, 0, 0, 0, 0};
-    memcpy(s, jmp, 6);
-    uint64_t target = (uint64_t)(uintptr_t)cw__patch_entry;
-    memcpy(s + 6, &target, 8);
-    P.stub_next = s + 16;
-    mprotect(P.stub_page, 4096, PROT_READ | PROT_EXEC);
-    return s;
-}
-
-static NOINSTR void add_site(uint8_t *at)
-{
-    if (((uintptr_t)at & 7) > 3 || memcmp(at, NOP1x5, 5) != 0) {
+    if (((uintptr_t)at & 7) > 3 || memcmp(at, NOP1x5, 5) != 0 ||
+        !fits_rel32(stub - (at + 5)) || !fits_rel32((at + 5) - (stub + CW_STUB_R2))) {
         P.skipped++;
-        return;
-    }
-    uint8_t *target = (uint8_t *)(uintptr_t)cw__patch_entry;
-    if (!fits_rel32(target - (at + 5)) && (target = stub_near(at)) == NULL) {
-        P.skipped++;
-        return;
+        return 0;
     }
     if (P.n == P.cap) {
         size_t cap = P.cap ? P.cap * 2 : 1024;
         struct site *s = realloc(P.sites, cap * sizeof *s);
         if (s == NULL) {
             P.skipped++;
-            return;
+            return 0;
         }
         P.sites = s;
         P.cap = cap;
     }
+    put_stub(stub, hdr, at);
     uint64_t *word = (uint64_t *)((uintptr_t)at & ~(uintptr_t)7);
     unsigned k = (unsigned)((uintptr_t)at & 7);
     uint8_t off[8], on[8];
     memcpy(off, word, 8);
     memcpy(off + k, NOP5, 5);
     memcpy(on, off, 8);
-    int32_t rel = (int32_t)(target - (at + 5));
-    on[k] = 0xe8;
-    memcpy(on + k + 1, &rel, 4);
+    on[k] = 0xe9; /* jmp stub */
+    put_rel32(on + k + 1, stub, at + 5);
     struct site *s = &P.sites[P.n++];
     s->word = word;
     memcpy(&s->off, off, 8);
     memcpy(&s->on, on, 8);
+    return 1;
+}
+
+/* The sites of one __patchable_function_entries section (0: a function the linker
+ * discarded), their stubs in one area mapped near them. */
+static NOINSTR void add_sites(const uint64_t *e, size_t n)
+{
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    size_t live = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (!e[k])
+            continue;
+        live++;
+        lo = e[k] < lo ? e[k] : lo;
+        hi = e[k] + 5 > hi ? e[k] + 5 : hi;
+    }
+    if (live == 0)
+        return;
+    size_t bytes = ((live + 1) * CW_STUB_BYTES + 4095) & ~(size_t)4095;
+    uint8_t *area = map_near(lo, hi, bytes);
+    if (area == NULL) {
+        P.skipped += live;
+        return;
+    }
+    memset(area, 0xcc, bytes);
+    uint64_t tramp[2] = {(uint64_t)(uintptr_t)cw__pfe_enter, (uint64_t)(uintptr_t)cw__pfe_exit};
+    memcpy(area, tramp, sizeof tramp);
+    uint8_t *st = area + CW_STUB_BYTES;
+    for (size_t k = 0; k < n; k++)
+        if (e[k] && add_site((uint8_t *)(uintptr_t)e[k], st, area))
+            st += CW_STUB_BYTES;
+    mprotect(area, bytes, PROT_READ | PROT_EXEC);
+    P.stub_bytes += bytes;
 }
 
 /* The __patchable_function_entries sections of one loaded object, from its file's
@@ -360,9 +381,7 @@ static NOINSTR int scan_object(struct dl_phdr_info *info, size_t size, void *arg
             strcmp(names + sh[i].sh_name, "__patchable_function_entries") != 0)
             continue;
         const uint64_t *e = (const uint64_t *)(uintptr_t)(info->dlpi_addr + sh[i].sh_addr);
-        for (size_t k = 0; k < sh[i].sh_size / 8; k++)
-            if (e[k]) /* 0: a function the linker discarded */
-                add_site((uint8_t *)(uintptr_t)e[k]);
+        add_sites(e, sh[i].sh_size / 8);
     }
 done:
     free(names);
@@ -432,6 +451,7 @@ int cw__patch_init(int on)
         goto out;
     }
     pthread_key_create(&shadow_key, shadow_free);
+    xsave_setup();
     syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
     rc = write_sites(on);
     if (rc) {

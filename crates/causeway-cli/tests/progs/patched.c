@@ -2,11 +2,14 @@
  * Built with -fpatchable-function-entry=5: libcauseway patches the entries at run time.
  * Checks what the test cannot see from outside and prints one JSON line:
  * - the entry bytes: five one-byte nops before the library starts (checked from a
- *   constructor that runs first), a call while tracing, one 5-byte nop after cw_stop;
+ *   constructor that runs first), a jump to the stub while tracing, one 5-byte nop
+ *   after cw_stop;
  * - arguments and results survive the trampolines: integer, double, variadic, struct;
  * - a longjmp out of three patched frames, then more calls (the shadow stack drops
  *   the skipped frames);
- * - a second thread calling the same functions;
+ * - a second thread calling the same functions, and a third whose first traced call
+ *   takes doubles (a thread's first call takes the trampolines' slow path, which runs
+ *   C library code: its vector registers must survive it);
  * then dumps (cw_dump) and exits. The test reads the dump with `causeway calls`.
  */
 #include <pthread.h>
@@ -70,6 +73,12 @@ NOPATCH static void *worker(void *arg)
     return NULL;
 }
 
+NOPATCH static void *first_is_double(void *arg)
+{
+    *(double *)arg = scale(0.5, 4.0, 1);
+    return NULL;
+}
+
 NOPATCH static void hex(char *dst, const uint8_t *b) { sprintf(dst, "%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4]); }
 
 NOPATCH int main(void)
@@ -97,6 +106,9 @@ NOPATCH int main(void)
     long ws = 0;
     pthread_create(&th, NULL, worker, &ws);
     pthread_join(th, NULL);
+    double d2 = 0;
+    pthread_create(&th, NULL, first_is_double, &d2);
+    pthread_join(th, NULL);
     int dumped = cw_dump("patched");
     cw_stop();
     memcpy(off, (void *)top_a, 5);
@@ -106,9 +118,9 @@ NOPATCH int main(void)
     uint64_t skipped = 0;
     uint64_t sites = cw_patch_sites(&skipped);
     printf("{\"before\":\"%s\",\"on\":\"%s\",\"off\":\"%s\",\"s\":%ld,\"ws\":%ld,\"d\":%.4f,"
-           "\"va\":%ld,\"vd\":%.4f,\"big\":[%ld,%ld,%ld],\"jumped\":%d,\"quiet\":%ld,"
+           "\"d2\":%.4f,\"va\":%ld,\"vd\":%.4f,\"big\":[%ld,%ld,%ld],\"jumped\":%d,\"quiet\":%ld,"
            "\"sites\":%llu,\"skipped\":%llu,\"dumped\":%d,\"trace\":\"%s\"}\n",
-           b0, b_on, b_off, s, ws, d, va, vd, bg.a, bg.b, bg.c, jumped, quiet,
+           b0, b_on, b_off, s, ws, d, d2, va, vd, bg.a, bg.b, bg.c, jumped, quiet,
            (unsigned long long)sites, (unsigned long long)skipped, dumped,
            cw_last_dump() ? cw_last_dump() : "");
     return 0;
