@@ -207,6 +207,15 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
         }
     }
     let elapsed = start.elapsed();
+    // Nothing watched because the symbol never showed up: an error, not a trace.
+    if let Some(e) = s.watch.as_ref().and_then(Watch::unresolved) {
+        if let Sink::Stream(st) = &s.sink
+            && let Some(t) = st.temp_path()
+        {
+            let _ = std::fs::remove_file(t);
+        }
+        return Err(e.into());
+    }
     // Stopped by duration or signal while the command still runs: end it (unless asked
     // not to) before writing the rest of the trace, so it does not run on unrecorded
     // while the tables are symbolized.

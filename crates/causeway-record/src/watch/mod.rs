@@ -329,6 +329,15 @@ impl Watch {
         r
     }
 
+    /// Why nothing could be watched, if the variable's symbol was never found: the
+    /// command ended (or the recording did) before mapping a file that defines it.
+    pub fn unresolved(&self) -> Option<WatchError> {
+        match &self.place {
+            Place::Pending { name, .. } => Some(WatchError::NoSymbol(name.clone())),
+            _ => None,
+        }
+    }
+
     /// The loaded address, if the variable is mapped (a launched command maps its
     /// executable only once it has exec'd, and shared objects after that).
     fn locate(&mut self) -> Result<Option<(u64, u8)>, WatchError> {
