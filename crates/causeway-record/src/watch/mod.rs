@@ -27,13 +27,15 @@
 pub mod decode;
 mod perf;
 mod resolve;
+mod sites;
 mod uprobe;
 
 pub use perf::Hit;
 pub use resolve::{
-    FileVariable, Site, SiteScan, accessing_instructions, find_in_mapped, find_symbol,
-    functions_referring, load_bias, mapped_files, names_file,
+    FileVariable, file_variable_at, find_in_mapped, find_symbol, functions_referring, load_bias,
+    mapped_files, names_file,
 };
+pub use sites::{Site, SiteScan, accessing_instructions};
 
 use crate::procfs;
 use causeway_format::{Cpu, DataFlagAccess, Event, EventKind, Marker, Tid, Timestamp};
@@ -222,7 +224,7 @@ enum Engine {
         /// Threads whose events could not be opened (gone, or refused): not retried.
         failed: BTreeSet<u32>,
     },
-    Uprobes(UprobeWatch),
+    Uprobes(Box<UprobeWatch>),
 }
 
 /// A running watch of one process.
@@ -474,7 +476,7 @@ impl Watch {
 
     /// Inherited pairs on every CPU for the process's threads (one at its exec).
     fn start_inherited(&mut self, addr: u64, len: u8) -> Result<Engine, std::io::Error> {
-        let cpus = crate::sampling::online_cpus();
+        let cpus = perf::online_cpus();
         let mut rings = CpuRings::default();
         let mut attached = BTreeSet::new();
         let first = if self.at_exec {
@@ -560,7 +562,7 @@ impl Watch {
     fn start_uprobes(&mut self, addr: u64, len: u8) -> Result<Engine, WatchError> {
         let (file, var) = match &self.place {
             Place::File { file, var } => (file.clone(), var.clone()),
-            _ => resolve::file_variable_at(self.pid, addr, len).ok_or(WatchError::NoFile(addr))?,
+            _ => file_variable_at(self.pid, addr, len).ok_or(WatchError::NoFile(addr))?,
         };
         let data = std::fs::read(&file).map_err(|e| WatchError::Exe(file.clone(), e))?;
         let scan = accessing_instructions(&data, var.vaddr, var.len);
@@ -573,9 +575,9 @@ impl Watch {
                 address_taken: scan.address_taken,
             });
         }
-        let u = UprobeWatch::attach(self.pid, &file, &scan.sites)?;
+        let u = UprobeWatch::attach(self.pid, &file, &scan.sites).map_err(WatchError::Uprobe)?;
         self.bump("watch_uprobes", scan.sites.len() as u64);
-        Ok(Engine::Uprobes(u))
+        Ok(Engine::Uprobes(Box::new(u)))
     }
 
     fn unavailable(&self, e: &std::io::Error) -> WatchError {

@@ -239,6 +239,23 @@ impl Ring {
     }
 }
 
+/// Online CPU numbers (`/sys/devices/system/cpu/online`, such as `0-3,6`); CPU 0 if
+/// unreadable.
+pub fn online_cpus() -> Vec<u32> {
+    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    let mut v = Vec::new();
+    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        if let (Ok(a), Ok(b)) = (a.parse::<u32>(), b.parse::<u32>()) {
+            v.extend(a..=b);
+        }
+    }
+    if v.is_empty() {
+        v.push(0);
+    }
+    v
+}
+
 /// Inherited breakpoint pairs, one ring per CPU (see the module doc).
 #[derive(Default)]
 pub struct CpuRings {

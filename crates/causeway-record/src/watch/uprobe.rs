@@ -9,9 +9,8 @@
 //! path cannot see: accesses through a pointer (the variable's address taken by a
 //! `lea`, counted), and instructions the decoder does not classify (counted).
 
-use super::WatchError;
 use super::perf::Hit;
-use super::resolve::Site;
+use super::sites::Site;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, RingBuffer, RingBufferBuilder, UprobeOpts};
 use std::cell::RefCell;
@@ -40,14 +39,14 @@ pub struct UprobeWatch {
     hits: Rc<RefCell<Vec<Hit>>>,
 }
 
-fn load_error(what: &str, e: impl std::fmt::Display) -> WatchError {
-    WatchError::Uprobe(format!("{what}: {e}"))
+fn load_error(what: &str, e: impl std::fmt::Display) -> String {
+    format!("{what}: {e}")
 }
 
 impl UprobeWatch {
     /// Load the program and put a probe on each site of `file` (mapped by process
-    /// `pid`, or to be mapped once it execs).
-    pub fn attach(pid: u32, file: &Path, sites: &[Site]) -> Result<UprobeWatch, WatchError> {
+    /// `pid`); the error says what failed.
+    pub fn attach(pid: u32, file: &Path, sites: &[Site]) -> Result<UprobeWatch, String> {
         // The skeleton borrows its open-object storage for its whole life; a watch
         // lasts one recording, so the few bytes are leaked on purpose.
         let storage: &'static mut MaybeUninit<libbpf_rs::OpenObject> =
