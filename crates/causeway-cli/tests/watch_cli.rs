@@ -346,3 +346,63 @@ fn watch_attaches_to_a_running_process_and_records_its_flag() {
     );
     assert!(readers.iter().any(|r| r == "waiter"), "{readers:?}");
 }
+
+/// Instruction addresses objdump finds in `path`'s executable sections.
+fn objdump_starts(path: &Path) -> BTreeSet<u64> {
+    let o = Command::new("objdump")
+        .args(["-d", "--no-show-raw-insn"])
+        .arg(path)
+        .output()
+        .expect("objdump (binutils)");
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| {
+            let (addr, rest) = l.strip_prefix("  ")?.split_once(":\t")?;
+            (!rest.contains("(bad)")).then_some(())?;
+            u64::from_str_radix(addr.trim(), 16).ok()
+        })
+        .collect()
+}
+
+#[test]
+fn the_sweep_lands_on_the_instructions_objdump_finds() {
+    // A uprobe put inside an instruction corrupts the program: every instruction the
+    // sweep decodes must be one objdump decodes too, in a small C program and in the
+    // C library (hand-written assembly, AVX and AVX-512 code) and in causeway's own
+    // binary (Rust), and it must miss few.
+    let libc = std::fs::read_to_string("/proc/self/maps")
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|p| p.contains("/libc.so"))
+        .map(PathBuf::from)
+        .expect("the test links libc");
+    let own = PathBuf::from(env!("CARGO_BIN_EXE_causeway"));
+    for path in [workload("spin-flag"), libc, own] {
+        let ours = causeway_record::watch::instruction_starts(&std::fs::read(&path).unwrap());
+        let theirs = objdump_starts(&path);
+        let stray: Vec<String> = ours
+            .iter()
+            .filter(|a| !theirs.contains(a))
+            .take(10)
+            .map(|a| format!("{a:#x}"))
+            .collect();
+        assert!(
+            stray.is_empty(),
+            "{}: not instruction starts: {stray:?}",
+            path.display()
+        );
+        let found = ours.len() as f64 / theirs.len() as f64;
+        eprintln!(
+            "{}: {} of {} instructions",
+            path.display(),
+            ours.len(),
+            theirs.len()
+        );
+        assert!(
+            found > 0.95,
+            "{}: only {found:.3} of objdump's",
+            path.display()
+        );
+    }
+}

@@ -237,6 +237,8 @@ fn operands(map: Map, op: u8, p: &Prefixes, modrm: Option<u8>) -> Option<(bool, 
         Map::Three3A => (true, 1),
         Map::Vex(3) => (true, 1),
         Map::Vex(1) if matches!(op, 0x70..=0x73 | 0xC2 | 0xC4..=0xC6) => (true, 1),
+        // vzeroupper / vzeroall: the one VEX instruction without ModRM.
+        Map::Vex(1) if op == 0x77 => (false, 0),
         Map::Vex(_) => (true, 0),
     })
 }

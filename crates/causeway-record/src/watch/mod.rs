@@ -35,7 +35,7 @@ pub use resolve::{
     FileVariable, file_variable_at, find_in_mapped, find_symbol, functions_referring, load_bias,
     mapped_files, names_file,
 };
-pub use sites::{Site, SiteScan, accessing_instructions};
+pub use sites::{Site, SiteScan, accessing_instructions, instruction_starts};
 
 use crate::procfs;
 use causeway_format::{Cpu, DataFlagAccess, Event, EventKind, Marker, Tid, Timestamp};

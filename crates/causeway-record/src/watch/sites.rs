@@ -1,7 +1,7 @@
 //! Which instructions of a file's code access a variable: where the uprobes of the
 //! uprobe way go (see [`super::decode`] for the decoding).
 
-use super::decode::{Access, decode};
+use super::decode::{Access, Insn, decode};
 use object::{Object, ObjectSection, ObjectSymbol, SectionKind};
 
 /// An instruction that accesses the variable, where a uprobe can go.
@@ -32,13 +32,49 @@ pub struct SiteScan {
 }
 
 /// Every instruction of `data`'s code whose RIP-relative operand falls in
-/// `[vaddr, vaddr + len)`. A linear sweep of each executable section, restarted at
-/// each function symbol: an instruction is only taken where the sweep lands, so a
-/// probe is never put inside an instruction (which would corrupt the program).
+/// `[vaddr, vaddr + len)`. An instruction is only taken where the sweep
+/// ([`instructions`]) lands, so a probe is never put inside an instruction (which
+/// would corrupt the program).
 pub fn accessing_instructions(data: &[u8], vaddr: u64, len: u8) -> SiteScan {
     let mut scan = SiteScan::default();
+    let end = vaddr + u64::from(len.max(1));
+    scan.undecoded = instructions(data, |here, file_offset, insn| {
+        let Some(d) = insn.rip_disp else {
+            return;
+        };
+        let target = (here + u64::from(insn.len)).wrapping_add_signed(i64::from(d));
+        if !(vaddr..end).contains(&target) {
+            return;
+        }
+        match insn.access {
+            Access::Unknown => scan.unclassified += 1,
+            Access::AddressOnly => scan.address_taken += 1,
+            access => scan.sites.push(Site {
+                vaddr: here,
+                file_offset,
+                len: insn.len,
+                access,
+            }),
+        }
+    });
+    scan
+}
+
+/// The addresses of the instructions the sweep finds in `data`'s code (to check
+/// the decoder against a disassembler).
+pub fn instruction_starts(data: &[u8]) -> Vec<u64> {
+    let mut v = Vec::new();
+    instructions(data, |here, _, _| v.push(here));
+    v
+}
+
+/// A linear sweep of each executable section of the ELF file `data`, restarted at
+/// each function symbol: `f(address, file offset, instruction)` for every
+/// instruction decoded. Returns the stretches skipped (not decodable, or out of step
+/// with the next function's start) to the next function.
+fn instructions(data: &[u8], mut f: impl FnMut(u64, u64, Insn)) -> u64 {
     let Ok(obj) = object::File::parse(data) else {
-        return scan;
+        return 0;
     };
     let mut starts: Vec<u64> = obj
         .symbols()
@@ -48,7 +84,7 @@ pub fn accessing_instructions(data: &[u8], vaddr: u64, len: u8) -> SiteScan {
         .collect();
     starts.sort_unstable();
     starts.dedup();
-    let end = vaddr + u64::from(len.max(1));
+    let mut skipped = 0;
     for sec in obj.sections().filter(|s| s.kind() == SectionKind::Text) {
         let (Ok(bytes), Some((file_off, _))) = (sec.data(), sec.file_range()) else {
             continue;
@@ -61,37 +97,21 @@ pub fn accessing_instructions(data: &[u8], vaddr: u64, len: u8) -> SiteScan {
                 .first()
                 .copied()
                 .unwrap_or(u64::MAX);
-            let resync = |scan: &mut SiteScan| {
-                scan.undecoded += 1;
-                next_start.saturating_sub(base) as usize
-            };
-            let Some(insn) = bytes.get(at..).and_then(decode) else {
-                at = resync(&mut scan);
-                continue;
-            };
-            let after = here + u64::from(insn.len);
-            if after > next_start {
-                // The instruction would run into the next function: out of step.
-                at = resync(&mut scan);
-                continue;
-            }
-            if let Some(d) = insn.rip_disp {
-                let target = after.wrapping_add_signed(i64::from(d));
-                if (vaddr..end).contains(&target) {
-                    match insn.access {
-                        Access::Unknown => scan.unclassified += 1,
-                        Access::AddressOnly => scan.address_taken += 1,
-                        access => scan.sites.push(Site {
-                            vaddr: here,
-                            file_offset: file_off + at as u64,
-                            len: insn.len,
-                            access,
-                        }),
-                    }
+            match bytes.get(at..).and_then(decode) {
+                // An instruction running into the next function: out of step.
+                Some(insn) if here + u64::from(insn.len) <= next_start => {
+                    f(here, file_off + at as u64, insn);
+                    at += insn.len as usize;
+                }
+                _ => {
+                    skipped += 1;
+                    at = next_start
+                        .saturating_sub(base)
+                        .try_into()
+                        .unwrap_or(usize::MAX);
                 }
             }
-            at += insn.len as usize;
         }
     }
-    scan
+    skipped
 }
