@@ -406,3 +406,75 @@ fn the_sweep_lands_on_the_instructions_objdump_finds() {
         );
     }
 }
+
+#[test]
+fn without_a_free_debug_register_the_watch_falls_back_to_uprobes() {
+    if !can_record() {
+        return;
+    }
+    // The program holds all four debug registers of its threads, then has short
+    // threads write `flag`: breakpoints are refused, uprobes are not.
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build_prog(dir.path(), "debugregs-taken");
+    let mut prog = Command::new(&exe)
+        .arg("4")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ready = String::new();
+    use std::io::BufRead;
+    std::io::BufReader::new(prog.stdout.take().unwrap())
+        .read_line(&mut ready)
+        .unwrap();
+    assert_eq!(
+        ready.trim(),
+        "ready",
+        "the program could not take the registers"
+    );
+    let pid = prog.id().to_string();
+    let out = dir.path().join("fallback.cwt");
+    let json = dir.path().join("fallback.json");
+    let o = causeway()
+        .args(["watch", "--symbol", "flag", "-d", "1s", "-p", &pid, "-o"])
+        .arg(&out)
+        .arg(format!("--json={}", json.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let c = &s["counters"];
+    assert_eq!(c["watch_inherit_refused"], 1, "{s:#}");
+    assert_eq!(c["watch_uprobes"], 1, "{s:#}");
+    let writers: BTreeSet<u32> = flag_events(&out)
+        .iter()
+        .filter(|e| e.2)
+        .map(|e| e.0)
+        .collect();
+    assert!(writers.len() >= 20, "{writers:?}");
+    // Watchpoints only: refused, with the reason and the way out.
+    let o = causeway()
+        .args([
+            "watch",
+            "--via",
+            "breakpoint",
+            "--symbol",
+            "flag",
+            "-d",
+            "1s",
+            "-p",
+            &pid,
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let _ = prog.kill();
+    let _ = prog.wait();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("(no free debug register)"), "{err}");
+    assert!(
+        err.contains("`--via uprobe` probes the instructions that access `flag`, in: writer"),
+        "{err}"
+    );
+}
