@@ -485,18 +485,24 @@ impl Watch {
             procfs::threads(self.pid)
         };
         let mut refused = None;
+        let mut refusals = 0;
         for tid in first {
             match rings.attach(tid, &cpus, addr, len) {
                 Ok(()) => {
                     attached.insert(tid);
                 }
                 Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
-                Err(e) => refused = Some(e),
+                Err(e) => {
+                    refusals += 1;
+                    refused = Some(e);
+                }
             }
         }
         if attached.is_empty() {
             return Err(refused.unwrap_or_else(|| std::io::Error::from_raw_os_error(libc::ESRCH)));
         }
+        // Some threads refused (their debug registers taken): not watched.
+        self.bump("watch_threads_refused", refusals);
         // Threads created after the listing by threads not attached yet inherited
         // nothing: list again until no new thread shows up. One created by an
         // attached thread in that window gets a second pair; its samples fall in the
