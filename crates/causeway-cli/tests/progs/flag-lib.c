@@ -1,7 +1,9 @@
 /* A data flag in a shared object (libcwflag.so, from cwflag.c) and one of the same
  * name in the executable: main writes its own `shared_flag`, five short threads
  * write the library's through lib_set(). `--symbol shared_flag` is the
- * executable's; `--symbol libcwflag:shared_flag` the library's. */
+ * executable's; `--symbol libcwflag:shared_flag` the library's. The first write
+ * comes 0.5 s in: a launched command's shared object is watched from the
+ * recorder's first pass after it is mapped, which a loaded machine can delay. */
 #include <pthread.h>
 #include <stdio.h>
 #include <time.h>
@@ -18,7 +20,7 @@ static void *setter(void *arg)
 
 int main(void)
 {
-	struct timespec settle = {0, 100000000}, gap = {0, 10000000};
+	struct timespec settle = {0, 500000000}, gap = {0, 10000000};
 	nanosleep(&settle, NULL);
 	for (long i = 1; i <= 5; i++) {
 		__atomic_store_n(&shared_flag, i, __ATOMIC_SEQ_CST);

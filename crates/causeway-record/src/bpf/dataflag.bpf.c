@@ -53,7 +53,7 @@ int handle_access(struct pt_regs *ctx)
 	h->tid = (__u32)id;
 	h->cpu = bpf_get_smp_processor_id();
 	h->write = (cookie & DATAFLAG_WRITE) != 0;
-	h->pad = 0;
+	h->tgid = id >> 32;
 	bpf_ringbuf_submit(h, 0);
 	return 0;
 }

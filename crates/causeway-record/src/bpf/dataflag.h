@@ -24,7 +24,7 @@ struct dataflag_hit {
 	__u32 cpu;
 	/* 1 for a store or read-modify-write, 0 for a load. */
 	__u32 write;
-	__u32 pad;
+	__u32 tgid;
 };
 
 /* The loader reads these 32 bytes by hand (HIT_BYTES in uprobe.rs). */

@@ -617,7 +617,14 @@ impl Watch {
     fn keep(&mut self, addr: u64, hits: &[Hit]) -> Vec<Event> {
         let mut out = Vec::new();
         let mut repeated = 0u64;
+        let mut foreign = 0;
         for h in hits {
+            // A child process inherits the watchpoints at its fork: its accesses are
+            // to its own copy of the variable.
+            if h.tgid != self.pid {
+                foreign += 1;
+                continue;
+            }
             if self.seen.insert(h.tid) {
                 self.bump("watch_threads_seen", 1);
             }
@@ -645,7 +652,8 @@ impl Watch {
             });
         }
         self.bump("watch_reads_repeated", repeated);
-        self.bump("watch_hits", hits.len() as u64);
+        self.bump("watch_hits_other_process", foreign);
+        self.bump("watch_hits", hits.len() as u64 - foreign);
         out
     }
 }

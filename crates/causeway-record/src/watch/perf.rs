@@ -40,6 +40,8 @@ const TAIL_OFFSET: usize = 1032;
 /// One watchpoint hit, as sampled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Hit {
+    /// Process of the thread (inherited watchpoints follow forks into children).
+    pub tgid: u32,
     /// Thread that made the access.
     pub tid: u32,
     /// CLOCK_MONOTONIC nanoseconds.
@@ -209,6 +211,7 @@ impl Ring {
                 raw.push((
                     write,
                     Hit {
+                        tgid: u64_at(16) as u32,
                         tid: (u64_at(16) >> 32) as u32,
                         ts: u64_at(24),
                         ip: u64_at(8),
@@ -384,6 +387,7 @@ mod tests {
         (
             write,
             Hit {
+                tgid: 1,
                 tid,
                 ts,
                 ip,

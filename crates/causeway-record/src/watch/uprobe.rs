@@ -137,6 +137,7 @@ fn parse_hit(b: &[u8]) -> Option<Hit> {
         tid: u32_at(16)?,
         cpu: u32_at(20)?,
         write: u32_at(24)? != 0,
+        tgid: u32_at(28)?,
     })
 }
 
