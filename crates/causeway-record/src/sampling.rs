@@ -74,7 +74,7 @@ impl Sampler {
 }
 
 /// Online CPU numbers from sysfs (`0-3,6`), or every possible CPU if unreadable.
-pub(crate) fn online_cpus() -> Vec<u32> {
+fn online_cpus() -> Vec<u32> {
     std::fs::read_to_string("/sys/devices/system/cpu/online")
         .ok()
         .and_then(|s| parse_cpu_list(s.trim()))
