@@ -5,8 +5,13 @@
 # counting breakpoint (the debug trap only) and with a sampling breakpoint (trap +
 # a sample written into a perf ring, as `causeway watch` does): the gap between the
 # last two bounds what a BPF program on the breakpoint could save.
-# Part 2: the spin-flag workload recorded with `causeway record` and with
-# `causeway watch --symbol done`: rounds per second, accesses trapped, reads kept.
+# Part 2 (bench/watch_loop.c): ns per access of a loop reading a variable, bare and
+# under `causeway watch --via breakpoint` and `--via uprobe` (the whole path: trap or
+# int3, sample or BPF program, the recorder draining it).
+# Part 3: the spin-flag workload recorded with `causeway record` and watched with
+# inherited watchpoints (`--via breakpoint`), per-thread ones (`thread-breakpoint`)
+# and uprobes: rounds per second, how the command ended (the SIGTRAP hazard),
+# accesses trapped, reads kept.
 #
 # Usage (as root, from anywhere in the repo):  bench/watch.sh
 # Knobs: REPS [3] runs of each; WL_SECONDS [2].
@@ -26,13 +31,29 @@ echo
 echo "== trap cost (bench/watch_trap), $REPS runs"
 for _ in $(seq "$REPS"); do "$TMP/watch_trap" 20000 || echo "(killed: status $?)"; done
 
+cc -O2 -o "$TMP/watch_loop" bench/watch_loop.c
+LOOP_N=${LOOP_N:-50000}
+echo
+echo "== per-access cost through causeway watch (bench/watch_loop, $LOOP_N reads), $REPS runs"
+for _ in $(seq "$REPS"); do
+    echo "bare: $("$TMP/watch_loop" $((LOOP_N * 100)))"
+    for via in breakpoint uprobe; do
+        line=$("$CW" watch --via "$via" --symbol flag -o "$TMP/loop.cwt" -- "$TMP/watch_loop" "$LOOP_N" 2>"$TMP/loop.err" || true)
+        echo "$via: ${line:-killed ($(grep -o 'SIGTRAP' "$TMP/loop.err" | head -1))}"
+    done
+done
+
 echo
 echo "| recorder | run | rounds/s | command exit | accesses trapped | repeated reads not kept | data-flag events |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
-for rec in record watch; do
+for rec in record watch-inherited watch-thread watch-uprobe; do
     for i in $(seq "$REPS"); do
-        args=(record)
-        [ "$rec" = watch ] && args=(watch --symbol done)
+        case $rec in
+        record) args=(record) ;;
+        watch-inherited) args=(watch --via breakpoint --symbol done) ;;
+        watch-thread) args=(watch --via thread-breakpoint --symbol done) ;;
+        watch-uprobe) args=(watch --via uprobe --symbol done) ;;
+        esac
         "$CW" "${args[@]}" --events default,syscall --syscalls default,sched_yield \
             -o "$TMP/$rec.cwt" --json="$TMP/$rec.json" -- workloads/bin/spin-flag \
             --seconds "$WL_SECONDS" >"$TMP/$rec.out" 2>/dev/null

@@ -1,4 +1,5 @@
-//! Compiles the eBPF recorder with clang and generates its Rust skeleton.
+//! Compiles the eBPF recorder (and the data-flag uprobe program of `watch`) with
+//! clang and generates their Rust skeletons.
 //!
 //! `vmlinux.h` is generated from the build machine's kernel BTF with bpftool: the
 //! programs use CO-RE (field accesses are relocated at load time), so the header only
@@ -8,7 +9,7 @@ use libbpf_cargo::SkeletonBuilder;
 use std::path::PathBuf;
 use std::process::Command;
 
-const SRC: &str = "src/bpf/recorder.bpf.c";
+const SRCS: &[&str] = &["recorder", "dataflag"];
 
 fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR is set by cargo"));
@@ -25,19 +26,22 @@ fn main() {
         ),
         Err(e) => panic!("bpftool not found ({e}); run scripts/setup.sh (apt package bpftool)"),
     }
-    SkeletonBuilder::new()
-        .source(SRC)
-        .clang_args([
-            "-I".into(),
-            out.clone().into_os_string(),
-            "-Isrc/bpf".into(),
-            "-O2".into(),
-            "-Wall".into(),
-            "-Wno-unused-function".into(),
-        ])
-        .build_and_generate(out.join("recorder.skel.rs"))
-        .expect("compile src/bpf/recorder.bpf.c");
-    println!("cargo:rerun-if-changed={SRC}");
+    for name in SRCS {
+        let src = format!("src/bpf/{name}.bpf.c");
+        SkeletonBuilder::new()
+            .source(&src)
+            .clang_args([
+                "-I".into(),
+                out.clone().into_os_string(),
+                "-Isrc/bpf".into(),
+                "-O2".into(),
+                "-Wall".into(),
+                "-Wno-unused-function".into(),
+            ])
+            .build_and_generate(out.join(format!("{name}.skel.rs")))
+            .unwrap_or_else(|e| panic!("compile {src}: {e}"));
+        println!("cargo:rerun-if-changed={src}");
+    }
     println!("cargo:rerun-if-changed=src/bpf");
     println!("cargo:rerun-if-env-changed=CAUSEWAY_BTF");
 }

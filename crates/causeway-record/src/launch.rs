@@ -10,6 +10,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+/// Exit status of a child that could not ask to be traced (`fork_with`).
+pub const EXIT_NO_TRACE: i32 = 125;
+
 /// A forked command waiting to be released.
 pub struct Launched {
     /// Its PID (also its process id after exec).
@@ -56,6 +59,14 @@ fn find_in_path(cmd: &str) -> Result<String, &'static str> {
 impl Launched {
     /// Fork `argv`; the child execs only after [`Launched::release`].
     pub fn fork(argv: &[String]) -> Result<Launched, RecordError> {
+        Launched::fork_with(argv, false)
+    }
+
+    /// [`Launched::fork`], and if `stop_at_exec` the child also stops at its exec
+    /// (it asks to be traced first), before running one instruction of the program:
+    /// [`Launched::wait_exec_stop`] waits for that, [`Launched::detach`] lets it go.
+    /// A data-flag watch attaches there, so that no access goes unseen.
+    pub fn fork_with(argv: &[String], stop_at_exec: bool) -> Result<Launched, RecordError> {
         let Some(first) = argv.first() else {
             return Err(RecordError::Spawn(String::new(), "no command given".into()));
         };
@@ -96,6 +107,16 @@ impl Launched {
                 if n != 1 {
                     libc::_exit(126);
                 }
+                if stop_at_exec
+                    && libc::ptrace(
+                        libc::PTRACE_TRACEME,
+                        0,
+                        std::ptr::null_mut::<libc::c_void>(),
+                        std::ptr::null_mut::<libc::c_void>(),
+                    ) != 0
+                {
+                    libc::_exit(EXIT_NO_TRACE);
+                }
                 libc::execv(cprog.as_ptr(), ptrs.as_ptr());
                 libc::_exit(127);
             }
@@ -109,6 +130,37 @@ impl Launched {
             done: None,
             keep: false,
         })
+    }
+
+    /// After [`Launched::release`] of a child forked to stop at its exec: wait until
+    /// it has stopped there. False if it did not (its exec failed and it exited, or
+    /// it could not ask to be traced): then it is not stopped and was not traced.
+    pub fn wait_exec_stop(&mut self) -> bool {
+        let mut st = 0;
+        // SAFETY: waiting for our own child; a traced child's stop is reported to us.
+        let r = unsafe { libc::waitpid(self.pid as i32, &mut st, 0) };
+        if r != self.pid as i32 {
+            return false;
+        }
+        if libc::WIFSTOPPED(st) {
+            return true;
+        }
+        self.done = Some(st);
+        false
+    }
+
+    /// Let a child stopped at its exec run on, no longer traced (the stop's SIGTRAP
+    /// is not delivered).
+    pub fn detach(&mut self) {
+        // SAFETY: detaching our own stopped tracee; signal 0 suppresses the SIGTRAP.
+        unsafe {
+            libc::ptrace(
+                libc::PTRACE_DETACH,
+                self.pid as libc::pid_t,
+                std::ptr::null_mut::<libc::c_void>(),
+                std::ptr::null_mut::<libc::c_void>(),
+            );
+        }
     }
 
     /// Let the child exec.

@@ -168,9 +168,7 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
         family: s.family,
         pids: s.initial.clone(),
     });
-    if let Some(c) = s.child.as_mut() {
-        c.release();
-    }
+    release_child(&mut s)?;
     // The reader must keep up with busy targets: give this thread (only this one; the
     // command was forked before) the highest normal priority when allowed. With 32
     // runnable processes on 2 CPUs, nice -10 left it about a fifth of a core, less
@@ -217,6 +215,15 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
         }
     }
     let elapsed = start.elapsed();
+    // Nothing watched because the symbol never showed up: an error, not a trace.
+    if let Some(e) = s.watch.as_ref().and_then(Watch::unresolved) {
+        if let Sink::Stream(st) = &s.sink
+            && let Some(t) = st.temp_path()
+        {
+            let _ = std::fs::remove_file(t);
+        }
+        return Err(e.into());
+    }
     // Stopped by duration or signal while the command still runs: end it (unless asked
     // not to) before writing the rest of the trace, so it does not run on unrecorded
     // while the tables are symbolized.
@@ -241,7 +248,8 @@ fn start(req: &Request, notify: &mut dyn FnMut(Notice)) -> Result<Session, Recor
     let mut cfg = req.config.clone();
     let mut child = match &req.command {
         Some(argv) => {
-            let mut l = Launched::fork(argv)?;
+            // A watched command stops at its exec, to be watched from there on.
+            let mut l = Launched::fork_with(argv, req.watch.is_some())?;
             if req.keep_command {
                 l.keep_running();
             }
@@ -315,6 +323,24 @@ fn start(req: &Request, notify: &mut dyn FnMut(Notice)) -> Result<Session, Recor
     })
 }
 
+/// Let the launched command exec. A watched one stops at its exec (it was forked
+/// so): the watch attaches there, before the program's first instruction, and the
+/// command runs on.
+fn release_child(s: &mut Session) -> Result<(), RecordError> {
+    let Some(c) = s.child.as_mut() else {
+        return Ok(());
+    };
+    c.release();
+    if let Some(w) = s.watch.as_mut()
+        && c.wait_exec_stop()
+    {
+        let attached = w.attach_at_exec();
+        c.detach();
+        attached?;
+    }
+    Ok(())
+}
+
 /// The watch of the one recorded process. A process given with -p is attached to
 /// now, so a refused breakpoint stops the recording before it starts; a launched
 /// command is attached once it has exec'd (at the first drains).
@@ -331,7 +357,7 @@ fn start_watch(
         }
         _ => return Err(WatchError::OneProcess.into()),
     };
-    let mut w = Watch::new(pid, &exe, spec)?;
+    let mut w = Watch::new(pid, &exe, spec, child.is_none())?;
     if child.is_none() {
         // Hits before the recording starts are dropped: only the attach matters here.
         w.poll()?;

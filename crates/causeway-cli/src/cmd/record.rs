@@ -273,14 +273,24 @@ fn print_text_summary(s: &Summary) {
     }
 }
 
-/// One line on the watched variable: where, and what was kept of its accesses.
+/// One line on the watched variable: where, how, and what was kept of its accesses.
 fn watch_line(s: &Summary) -> Option<String> {
     let (addr, len) = s.watched?;
     let n = |k: &str| s.counters.get(k).copied().unwrap_or(0);
+    let how = if n("watch_uprobes") > 0 {
+        format!("by uprobes on {} instructions", n("watch_uprobes"))
+    } else if n("watch_inherited") > 0 {
+        format!(
+            "by watchpoints inherited from {} threads",
+            n("watch_threads")
+        )
+    } else {
+        format!("by watchpoints on {} threads", n("watch_threads"))
+    };
     Some(format!(
-        "watched {len} bytes at {addr:#x} in {} threads: {} accesses trapped, {} repeated reads not kept, {} lost",
-        n("watch_threads"),
+        "watched {len} bytes at {addr:#x} {how}: {} accesses by {} threads, {} repeated reads not kept, {} lost",
         n("watch_hits"),
+        n("watch_threads_seen"),
         n("watch_reads_repeated"),
         n("watch_hits_lost")
     ))

@@ -27,6 +27,7 @@ pub fn run(a: &WatchArgs) -> Result<u8> {
     req.watch = Some(WatchSpec {
         target,
         len: a.len.or(a.record.watch_len),
+        via: a.via.unwrap_or(a.record.watch_via).into(),
     });
     req.config.events.syscall = true;
     if !req.config.syscalls.iter().any(|s| s.name == SCHED_YIELD) {

@@ -12,7 +12,7 @@ use causeway_format::units::parse_size_bytes;
 use causeway_record::config::{MAX_STACK_DEPTH, MAX_STACK_DEPTH_FP};
 use causeway_record::syscalls::{self, SyscallInfo};
 use causeway_record::trigger::Condition;
-use causeway_record::watch::{WatchSpec, WatchTarget};
+use causeway_record::watch::{Via, WatchSpec, WatchTarget};
 use causeway_record::{
     ConfigError, EventSet, Output, RecordConfig, Request, Target, Unwind, parse_stack_window,
 };
@@ -145,6 +145,12 @@ pub struct RecordArgs {
     /// address].
     #[arg(long, value_name = "N", requires = "watch", value_parser = watch_len)]
     pub watch_len: Option<u8>,
+    /// How --watch catches the accesses: `auto` (watchpoints inherited by new
+    /// threads, else per-thread watchpoints, else uprobes), `breakpoint` (watchpoints
+    /// only), `thread-breakpoint` (per-thread watchpoints, new threads looked for
+    /// every 10 ms), `uprobe` (uprobes on the instructions that load or store it).
+    #[arg(long, value_name = "HOW", value_enum, default_value_t = WatchVia::Auto)]
+    pub watch_via: WatchVia,
     /// Use raw tracepoints even where BTF tracepoints work (tests the fallback).
     #[arg(long, hide = true)]
     pub raw_tracepoints: bool,
@@ -161,6 +167,30 @@ pub struct SyscallList(pub Vec<SyscallInfo>);
 /// Read `--syscalls` with the recorder's syscall table.
 fn syscall_list(s: &str) -> Result<SyscallList, ConfigError> {
     syscalls::parse_list(s).map(SyscallList)
+}
+
+/// `--watch-via` / `watch --via`: how a data flag's accesses are caught.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum WatchVia {
+    /// Inherited watchpoints, else per-thread ones, else uprobes.
+    Auto,
+    /// Watchpoints only (inherited, else per-thread).
+    Breakpoint,
+    /// Per-thread watchpoints; new threads looked for every 10 ms.
+    ThreadBreakpoint,
+    /// Uprobes on the instructions that load or store the variable.
+    Uprobe,
+}
+
+impl From<WatchVia> for Via {
+    fn from(v: WatchVia) -> Via {
+        match v {
+            WatchVia::Auto => Via::Auto,
+            WatchVia::Breakpoint => Via::Breakpoint,
+            WatchVia::ThreadBreakpoint => Via::ThreadBreakpoint,
+            WatchVia::Uprobe => Via::Uprobe,
+        }
+    }
 }
 
 /// `--watch`: an address (`0x` hex) or a symbol name.
@@ -240,6 +270,7 @@ impl RecordArgs {
             watch: self.watch.clone().map(|target| WatchSpec {
                 target,
                 len: self.watch_len,
+                via: self.watch_via.into(),
             }),
         })
     }

@@ -1,11 +1,11 @@
-//! Where a watched variable lives: its symbol in the executable's ELF symbol table,
-//! moved by the load bias of a position-independent executable (from
-//! `/proc/PID/maps`), and, when watchpoints cannot be had, which functions' code
-//! refers to it.
+//! Where a watched variable lives: its symbol in the ELF symbol tables of the
+//! executable or of a shared object the process maps, moved by the file's load bias
+//! (from `/proc/PID/maps`); and which functions' code refers to it (offered when
+//! watchpoints cannot be had).
 
 use super::WatchError;
 use object::{Object, ObjectKind, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A variable found in an executable file, before it is loaded.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -118,4 +118,107 @@ pub fn functions_referring(data: &[u8], vaddr: u64, len: u8) -> Vec<String> {
     names.sort();
     names.dedup();
     names
+}
+
+/// The regular files a process maps, each once, in map order.
+pub fn mapped_files(pid: u32) -> Vec<PathBuf> {
+    let Ok(maps) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = Vec::new();
+    for l in maps.lines() {
+        let Some(path) = l.split_whitespace().nth(5) else {
+            continue;
+        };
+        let p = PathBuf::from(path);
+        if path.starts_with('/') && !files.contains(&p) {
+            files.push(p);
+        }
+    }
+    files
+}
+
+/// Does `lib` (as the user wrote it before `:`) name the file `path`? The whole
+/// path, the file name, or the file name up to a version or suffix: `libc` and
+/// `libc.so` both name `/usr/lib/x86_64-linux-gnu/libc.so.6`.
+pub fn names_file(lib: &str, path: &Path) -> bool {
+    if Path::new(lib) == path {
+        return true;
+    }
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    name == lib
+        || name
+            .strip_prefix(lib)
+            .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('-'))
+}
+
+/// Symbol `name` in the files of `pid`'s mappings other than `skip` (the
+/// executable, already searched), restricted to the files `lib` names if given.
+/// Several files defining it (without `lib`) is an error that lists them.
+pub fn find_in_mapped(
+    pid: u32,
+    skip: Option<&Path>,
+    lib: Option<&str>,
+    name: &str,
+    len: Option<u8>,
+) -> Result<(PathBuf, FileVariable), WatchError> {
+    let mut found = Vec::new();
+    for file in mapped_files(pid) {
+        if Some(file.as_path()) == skip && lib.is_none() {
+            continue;
+        }
+        if lib.is_some_and(|l| !names_file(l, &file)) {
+            continue;
+        }
+        let Ok(data) = std::fs::read(&file) else {
+            continue;
+        };
+        match find_symbol(&data, name, len) {
+            Ok(v) => found.push((file, v)),
+            Err(WatchError::NoSymbol(_) | WatchError::Elf(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    match found.len() {
+        0 => Err(WatchError::NoSymbol(name.to_string())),
+        1 => Ok(found.remove(0)),
+        _ => Err(WatchError::Ambiguous {
+            name: name.to_string(),
+            files: found.iter().map(|(f, _)| f.display().to_string()).collect(),
+        }),
+    }
+}
+
+/// The mapped file whose loaded segments hold `addr` in process `pid`, and the
+/// address in that file: where uprobes for a variable given by address go.
+pub fn file_variable_at(pid: u32, addr: u64, len: u8) -> Option<(PathBuf, FileVariable)> {
+    for file in mapped_files(pid) {
+        let Ok(data) = std::fs::read(&file) else {
+            continue;
+        };
+        let Ok(obj) = object::File::parse(&*data) else {
+            continue;
+        };
+        let mut var = FileVariable {
+            symbol: None,
+            vaddr: 0,
+            len,
+            pie: obj.kind() == ObjectKind::Dynamic,
+            base_vaddr: base_vaddr(&obj),
+        };
+        let Some(bias) = load_bias(pid, &file, &var) else {
+            continue;
+        };
+        let v = addr.wrapping_sub(bias);
+        if obj
+            .segments()
+            .any(|s| (s.address()..s.address() + s.size()).contains(&v))
+        {
+            var.vaddr = v;
+            return Some((file, var));
+        }
+    }
+    None
 }
