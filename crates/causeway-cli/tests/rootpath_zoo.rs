@@ -274,7 +274,14 @@ fn sigusr1_prints_the_status_and_the_run_goes_on() {
 /// `rootpath --json` on `peak` of `do_operation` in the handler-table program.
 fn rootpath_handlers(bin: &Path, peak: &str) -> Value {
     let o = causeway()
-        .args(["rootpath", "--json", "--func", "do_operation", "--peak", peak])
+        .args([
+            "rootpath",
+            "--json",
+            "--func",
+            "do_operation",
+            "--peak",
+            peak,
+        ])
         .args(["--start-ops", "2000", "--decision-ops", "100", "--"])
         .arg(bin)
         // Ended by rootpath when it is done.

@@ -300,7 +300,9 @@ mod tests {
                 // 0x2e0b + 6 bytes of instruction: 0x4020 - 0x120f.
                 IndirectSite {
                     offset: 0xf,
-                    operand: Operand::IpRel { rel: 0x4020 - 0x120f }
+                    operand: Operand::IpRel {
+                        rel: 0x4020 - 0x120f
+                    }
                 },
             ]
         );

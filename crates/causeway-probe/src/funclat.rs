@@ -133,11 +133,12 @@ impl FuncProbe {
         // pid -1: every process mapping the binary, filtered by tgid in BPF, so
         // threads the process creates later are covered too.
         let links = if session {
-            vec![skel
-                .progs
-                .handle_func_session
-                .attach_uprobe_multi(-1, &target.binary, &target.symbol, false, true)
-                .map_err(err)?]
+            vec![
+                skel.progs
+                    .handle_func_session
+                    .attach_uprobe_multi(-1, &target.binary, &target.symbol, false, true)
+                    .map_err(err)?,
+            ]
         } else {
             let mut links = Vec::with_capacity(2);
             for retprobe in [false, true] {
