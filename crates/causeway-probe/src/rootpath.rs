@@ -236,6 +236,8 @@ impl PathProbe {
                 ("sched_switch", &skel.progs.on_switch),
                 ("irq_handler_entry", &skel.progs.on_irq_entry),
                 ("irq_handler_exit", &skel.progs.on_irq_exit),
+                ("local_timer_entry", &skel.progs.on_timer_entry),
+                ("local_timer_exit", &skel.progs.on_timer_exit),
             ] {
                 links.push(prog.attach().map_err(|e| ProbeError::Attach {
                     binary: "the kernel".into(),

@@ -13,7 +13,8 @@
  *
  * Preemption and interrupts (§3.6): while the thread is inside the function under
  * study, scheduler switches (tp_btf/sched_switch) and hard IRQ handlers on its CPU
- * (tp_btf/irq_handler_entry/exit) are timed as two pseudo-callees of that function;
+ * (tp_btf/irq_handler_entry/exit, and the local timer's local_timer_entry/exit) are
+ * timed as two pseudo-callees of that function;
  * the time is taken out of the real callee it fell in, so the contributors do not
  * overlap and compete on equal terms in the maxcount.
  *
@@ -571,6 +572,39 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	return 0;
 }
 
+/* Start timing a hard interrupt on the current thread, if it is in the subtree.
+ * Returns the culprit slot to name when `irq` takes a new one, ROOTPATH_CULPRITS when
+ * there is nothing to name. */
+static __always_inline __u32 irq_begin(struct tstate *s, __u32 irq)
+{
+	__u32 k = slot_of(s->irq_no, s->irq_no_ns, irq);
+	s->irq_since = bpf_ktime_get_ns();
+	s->irq_slot = k;
+	if (k < ROOTPATH_CULPRITS && !s->irq_no_ns[k & (ROOTPATH_CULPRITS - 1)]) {
+		k &= ROOTPATH_CULPRITS - 1;
+		s->irq_no[k] = irq;
+		return k;
+	}
+	return ROOTPATH_CULPRITS;
+}
+
+static __always_inline void irq_end(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	if (targ_tgid && (id >> 32) != targ_tgid)
+		return;
+	struct tstate *s = state((__u32)id, 0);
+	if (!s || !s->irq_since)
+		return;
+	__u64 d = bpf_ktime_get_ns() - s->irq_since;
+	s->irq_since = 0;
+	s->irq_ns += d;
+	steal(s, d);
+	__u32 k = s->irq_slot;
+	if (k < ROOTPATH_CULPRITS)
+		s->irq_no_ns[k & (ROOTPATH_CULPRITS - 1)] += d ? d : 1;
+}
+
 SEC("tp_btf/irq_handler_entry")
 int BPF_PROG(on_irq_entry, int irq, struct irqaction *action)
 {
@@ -580,33 +614,40 @@ int BPF_PROG(on_irq_entry, int irq, struct irqaction *action)
 	 * a row, each timed on its own. */
 	if (!s || s->irq_since)
 		return 0;
-	__u32 k = slot_of(s->irq_no, s->irq_no_ns, (__u32)irq);
-	s->irq_since = bpf_ktime_get_ns();
-	s->irq_slot = k;
-	if (k < ROOTPATH_CULPRITS && !s->irq_no_ns[k & (ROOTPATH_CULPRITS - 1)]) {
-		k &= ROOTPATH_CULPRITS - 1;
-		s->irq_no[k] = (__u32)irq;
-		bpf_probe_read_kernel_str(s->irq_name[k], ROOTPATH_COMM, action->name);
-	}
+	__u32 k = irq_begin(s, (__u32)irq);
+	if (k < ROOTPATH_CULPRITS)
+		bpf_probe_read_kernel_str(s->irq_name[k & (ROOTPATH_CULPRITS - 1)],
+					  ROOTPATH_COMM, action->name);
 	return 0;
 }
 
 SEC("tp_btf/irq_handler_exit")
 int BPF_PROG(on_irq_exit, int irq, struct irqaction *action, int ret)
 {
+	irq_end();
+	return 0;
+}
+
+/* The local APIC timer (the scheduler tick, "LOC" in /proc/interrupts) is not an
+ * irqaction: it enters through its own vector and tracepoints. Timed as one more
+ * interrupt, numbered by its vector. */
+SEC("tp_btf/local_timer_entry")
+int BPF_PROG(on_timer_entry, int vector)
+{
 	__u64 id = bpf_get_current_pid_tgid();
-	if (targ_tgid && (id >> 32) != targ_tgid)
+	struct tstate *s = traced(id >> 32, (__u32)id);
+	if (!s || s->irq_since)
 		return 0;
-	struct tstate *s = state((__u32)id, 0);
-	if (!s || !s->irq_since)
-		return 0;
-	__u64 d = bpf_ktime_get_ns() - s->irq_since;
-	s->irq_since = 0;
-	s->irq_ns += d;
-	steal(s, d);
-	__u32 k = s->irq_slot;
+	__u32 k = irq_begin(s, (__u32)vector);
 	if (k < ROOTPATH_CULPRITS)
-		s->irq_no_ns[k & (ROOTPATH_CULPRITS - 1)] += d ? d : 1;
+		__builtin_memcpy(s->irq_name[k & (ROOTPATH_CULPRITS - 1)], "LOC", 4);
+	return 0;
+}
+
+SEC("tp_btf/local_timer_exit")
+int BPF_PROG(on_timer_exit, int vector)
+{
+	irq_end();
 	return 0;
 }
 
