@@ -348,10 +348,18 @@ impl PathProbe {
             map: "samples",
             reason: format!("{e}"),
         })?;
-        ring.poll(timeout).map_err(|e| ProbeError::Read {
-            map: "samples",
-            reason: format!("{e}"),
-        })?;
+        match ring.poll(timeout) {
+            // A signal (SIGUSR1 asking for the status, Ctrl-C) ends the wait early: not
+            // an error; what has arrived is taken below and the caller looks at the
+            // signals.
+            Err(e) if e.kind() != libbpf_rs::ErrorKind::Interrupted => {
+                return Err(ProbeError::Read {
+                    map: "samples",
+                    reason: format!("{e}"),
+                });
+            }
+            _ => {}
+        }
         // The kernel wakes a reader only when the ring goes from empty to not empty; a
         // sample that arrived while no reader was built left no wake-up to wait for,
         // so whatever is there is taken, woken or not.
