@@ -10,7 +10,16 @@
 #
 # Knobs [defaults]: ROUNDS [5]; MODES [empty stat io dread]; CALLS_empty [100000],
 # CALLS_stat [100000], CALLS_io [200], CALLS_dread [2000]; TOOLS [base causeway
-# bpftrace funclatency].
+# bpftrace funclatency; also causeway-pair: causeway with CAUSEWAY_UPROBE=pair, the
+# uprobe/uretprobe pair it falls back to where uprobe sessions are missing];
+# BPF_STATS [0].
+#
+# BPF_STATS=1 also measures what each tool's BPF programs cost per probed call, apart
+# from the traps: kernel.bpf_stats_enabled is set for the run (and restored), and after
+# the target's calls the run_time_ns of the programs the tool loaded (those that ran at
+# least CALLS times: its entry and return programs) is summed and divided by CALLS. It
+# prints a second table. The statistics add two clock reads per program run to every
+# tool alike, so the elapsed-time table of such a run is not the one to quote.
 #
 # Needs bpftrace, bpfcc-tools and kernel headers for BCC (`CAUSEWAY_BENCH=1
 # scripts/setup.sh` installs them). BCC compiles its program against the running
@@ -81,10 +90,14 @@ one() {
         sleep 0.02
     done
     : >"$log"
+    local before=
+    [ "$BPF_STATS" = 1 ] && before=$(prog_ids)
     case $tool in
     base) ;;
-    causeway)
-        "$CW" latency -p "$pid" --func "$fn" --json >"$TMP/cw.json" 2>"$log" &
+    causeway | causeway-pair)
+        # causeway-pair: the uprobe/uretprobe pair, where causeway would use a session.
+        CAUSEWAY_UPROBE=$([ "$tool" = causeway-pair ] && echo pair || echo auto) \
+            "$CW" latency -p "$pid" --func "$fn" --json >"$TMP/cw.json" 2>"$log" &
         tpid=$!
         wait_for "$log" "timing" ;;
     bpftrace)
@@ -101,13 +114,16 @@ one() {
     sleep 1
     kill -USR1 "$pid"
     wait "$pid"
+    if [ "$BPF_STATS" = 1 ] && [ "$tool" != base ]; then
+        echo "$mode $tool $(bpf_ns_per_call "$before" "${!calls_var}")" >>"$TMP/bpf"
+    fi
     if [ -n "$tpid" ]; then
         # A background job of a script starts with SIGINT ignored; Python (BCC) keeps
         # it so, so funclatency gets SIGTERM (its report is not needed here).
         if [ "$tool" = funclatency ]; then kill -TERM "$tpid" 2>/dev/null || true; else kill -INT "$tpid" 2>/dev/null || true; fi
         wait "$tpid" 2>/dev/null || true
     fi
-    if [ "$tool" = causeway ]; then
+    if [ "${tool%-pair}" = causeway ]; then
         # The profile must hold every call: the probes were attached throughout.
         local got
         got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["profiles"][0]["ops"])' "$TMP/cw.json")
@@ -115,6 +131,29 @@ one() {
     fi
     awk '{print $2}' "$out"
 }
+
+# prog_ids: the ids of the BPF programs loaded now.
+prog_ids() {
+    bpftool prog show -j | python3 -c 'import json,sys; print(" ".join(str(p["id"]) for p in json.load(sys.stdin)))'
+}
+
+# bpf_ns_per_call IDS CALLS: run time of the programs loaded since IDS that ran at
+# least CALLS times, per call.
+bpf_ns_per_call() {
+    bpftool prog show -j | python3 -c '
+import json, sys
+before, calls = set(sys.argv[1].split()), int(sys.argv[2])
+progs = [p for p in json.load(sys.stdin) if str(p["id"]) not in before and p.get("run_cnt", 0) >= calls]
+print("%.1f" % (sum(p.get("run_time_ns", 0) for p in progs) / calls))' "$1" "$2"
+}
+
+BPF_STATS=${BPF_STATS:-0}
+if [ "$BPF_STATS" = 1 ]; then
+    command -v bpftool >/dev/null || { echo "funclat.sh: BPF_STATS=1 needs bpftool" >&2; exit 1; }
+    old_stats=$(sysctl -n kernel.bpf_stats_enabled)
+    sysctl -q kernel.bpf_stats_enabled=1
+    trap 'sysctl -q kernel.bpf_stats_enabled='"$old_stats"'; rm -f "$IOFILE"; [ "${KEEP:-0}" = 1 ] || rm -rf "$TMP"' EXIT
+fi
 
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs; kernel $(uname -r); causeway $CW_ID"
 echo "bpftrace: $(bpftrace --version 2>&1 | head -1); bcc: $(dpkg-query -W -f='${Version}' bpfcc-tools)"
@@ -148,3 +187,17 @@ for r in rows:
     print("| %s | %s | %.1f | %.1f | %s |" % (mode, tool, min(vals), med, over))
 '
 echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ "$BPF_STATS" = 1 ] && [ -s "$TMP/bpf" ]; then
+    python3 -c '
+import collections, statistics, sys
+runs = collections.defaultdict(list)
+for l in open(sys.argv[1]):
+    mode, tool, ns = l.split()
+    runs[(mode, tool)].append(float(ns))
+print()
+print("| mode | tool | BPF ns per call (entry + return), min | median |")
+print("|---|---|---|---|")
+for (mode, tool), v in runs.items():
+    print("| %s | %s | %.0f | %.0f |" % (mode, tool, min(v), statistics.median(v)))
+' "$TMP/bpf"
+fi

@@ -4,8 +4,10 @@
 //! ~300 us, no callees) in a loop, pinned to CPU 0, while a CPU-bound "hog" thread is
 //! pinned to the same CPU. Calls that straddle a switch to the hog wait for it and
 //! make a slow peak in the milliseconds; its root-cause path must end in "preempted by
-//! hog (tid N)". Needs root; skipped without it unless `CAUSEWAY_REQUIRE_ROOT=1`
-//! (then it fails).
+//! hog (tid N)". With `--fixed` (the hog on the other CPU) the second test checks that
+//! the scheduler tick (the local APIC timer, not an `irqaction`) is timed as an
+//! interrupt inside `spin_op`. Needs root; skipped without it unless
+//! `CAUSEWAY_REQUIRE_ROOT=1` (then it fails).
 
 mod common;
 
@@ -77,4 +79,38 @@ fn a_pinned_competitor_is_reported_as_the_preemptor() {
         "{level}"
     );
     assert!(pre["total_ns"].as_u64().unwrap() >= pre["top"]["time_ns"].as_u64().unwrap());
+}
+
+#[test]
+fn the_local_timer_tick_is_timed_as_an_interrupt() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build_prog(dir.path(), "pinned-competitor");
+    // 3 ms calls of pure CPU work: at a few hundred ticks a second most calls take a
+    // tick, whoever else runs.
+    let o = causeway()
+        .args(["rootpath", "--json", "--func", "spin_op", "--peak", "last"])
+        .args(["--start-ops", "300", "--decision-ops", "30", "--"])
+        .arg(&bin)
+        .args(["--seconds", "400", "--work-us", "3000", "--fixed"])
+        .output()
+        .expect("run causeway rootpath");
+    let err = String::from_utf8_lossy(&o.stderr);
+    // Exit 1 when the path ends in F0 as a leaf (nothing below it explains the peak):
+    // whatever ends it, the level's interrupt time is what is checked.
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{err}");
+    let v: Value = serde_json::from_slice(&o.stdout).expect("rootpath JSON");
+    assert_eq!(v["path"], serde_json::json!(["spin_op"]), "{v}");
+    let irq = &v["levels"][0]["interrupts"];
+    let tick = irq["ranked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "LOC")
+        .unwrap_or_else(|| panic!("no local timer time in spin_op: {irq}"));
+    let ns = tick["time_ns"].as_u64().unwrap();
+    assert!(ns > 0, "{irq}");
+    assert!(irq["total_ns"].as_u64().unwrap() >= ns, "{irq}");
 }

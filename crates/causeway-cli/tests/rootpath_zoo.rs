@@ -4,13 +4,16 @@
 //! One operation thread (`--threads 1`) makes exactly two peaks: ~10 us (fast path)
 //! and ~200 us (the sleep under the uncontended lock); with four threads the slow path
 //! splits in two (lock free, or queued behind others' sleeps), which the third test
-//! uses. Needs root and the built zoo; skipped without root unless
+//! uses. The last two tests use `tests/progs/handler-table.c`, whose F0 reaches its
+//! slow and fast work only through function pointers (indirect calls resolved at run
+//! time). Needs root and the built zoo; skipped without root unless
 //! `CAUSEWAY_REQUIRE_ROOT=1` (then it fails).
 
 mod common;
 
-use common::{can_record, causeway, workload};
+use common::{build_prog, can_record, causeway, workload};
 use serde_json::Value;
+use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 /// One study at a time: each runs the workload flat out on the 2 CPUs of the test
@@ -266,4 +269,92 @@ fn sigusr1_prints_the_status_and_the_run_goes_on() {
     // The result on stdout is unchanged by the status: JSON, the full path.
     let v: Value = serde_json::from_slice(&out.stdout).expect("rootpath JSON");
     assert_eq!(path(&v)[..2], ["do_operation", "slow_path"], "{v}");
+}
+
+/// `rootpath --json` on `peak` of `do_operation` in the handler-table program.
+fn rootpath_handlers(bin: &Path, peak: &str) -> Value {
+    let o = causeway()
+        .args([
+            "rootpath",
+            "--json",
+            "--func",
+            "do_operation",
+            "--peak",
+            peak,
+        ])
+        .args(["--start-ops", "2000", "--decision-ops", "100", "--"])
+        .arg(bin)
+        // Ended by rootpath when it is done.
+        .args(["--seconds", "300"])
+        .output()
+        .expect("run causeway rootpath");
+    assert!(
+        o.status.success(),
+        "causeway rootpath failed ({:?}): {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).expect("rootpath JSON")
+}
+
+/// A callee of a level, by name.
+fn callee<'a>(level: &'a Value, name: &str) -> &'a Value {
+    level["callees"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["function"] == name)
+        .unwrap_or_else(|| panic!("{name} not measured: {level}"))
+}
+
+#[test]
+fn the_slow_peak_through_a_function_pointer_reaches_the_sleep() {
+    if !can_record() {
+        return;
+    }
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build_prog(dir.path(), "handler-table");
+    let v = rootpath_handlers(&bin, "last");
+    assert_eq!(
+        path(&v),
+        ["do_operation", "slow_handler", "clock_nanosleep"],
+        "{v}"
+    );
+    assert_eq!(v["stop"], "leaf", "{v}");
+    let l0 = &v["levels"][0];
+    // do_operation calls nothing by name: both handlers came from its one indirect
+    // call site, read at run time.
+    assert_eq!(l0["indirect_sites"], 1, "{l0}");
+    let (slow, fast) = (callee(l0, "slow_handler"), callee(l0, "fast_handler"));
+    assert_eq!(slow["indirect"], true, "{l0}");
+    assert_eq!(fast["indirect"], true, "{l0}");
+    let samples = l0["samples"].as_u64().unwrap();
+    assert!(samples >= 100, "{l0}");
+    let count = |c: &Value| c["maxcount"].as_u64().unwrap();
+    assert!(count(slow) * 2 >= samples, "{l0}");
+    assert!(count(slow) > count(fast), "{l0}");
+    // Below the handler, its direct callees as usual (the sleep under the lock).
+    let l1 = &v["levels"][1];
+    assert_eq!(l1["function"], "slow_handler");
+    let sleep = count(callee(l1, "clock_nanosleep"));
+    assert!(sleep > count(callee(l1, "pthread_mutex_lock")), "{l1}");
+}
+
+#[test]
+fn the_fast_peak_through_a_function_pointer_stops_in_the_fast_handler() {
+    if !can_record() {
+        return;
+    }
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build_prog(dir.path(), "handler-table");
+    let v = rootpath_handlers(&bin, "1");
+    let p = path(&v);
+    assert_eq!(&p[..2], ["do_operation", "fast_handler"], "{v}");
+    // Below fast_handler only its spin loop, where the path ends.
+    assert!(p.len() <= 3, "{p:?}");
+    assert!(!p.iter().any(|f| f == "slow_handler"), "{v}");
+    let l0 = &v["levels"][0];
+    assert_eq!(callee(l0, "fast_handler")["indirect"], true, "{l0}");
 }

@@ -241,9 +241,12 @@ fn level(
                 function: n.clone(),
                 binary: String::new(),
                 maxcount,
+                // Calls through pointers are recorded like any other.
+                indirect: false,
             })
             .collect(),
         unresolved_calls: 0,
+        indirect_sites: 0,
         preemption: Some(tally.preemption()),
         interrupts: Some(tally.interrupt_time()),
         decision,

@@ -214,6 +214,18 @@ pub struct Candidate {
     pub binary: String,
     /// Times it was a largest contributor.
     pub maxcount: u64,
+    /// Found only as the target of an indirect call of the function under study, read
+    /// at run time (live mode).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub indirect: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// One level of the descent.
@@ -227,9 +239,13 @@ pub struct Level {
     pub own_maxcount: u64,
     /// Its callees that could be probed.
     pub callees: Vec<Candidate>,
-    /// Call sites that could not be probed (indirect, unnamed, not found in any
-    /// mapped file, or past the bound on probes).
+    /// Call sites that could not be probed (unnamed, not found in any mapped file,
+    /// indirect ones whose target is not the start of a named function or whose
+    /// operand cannot be read, or past the bounds on probes).
     pub unresolved_calls: u32,
+    /// Indirect call sites whose targets were read at run time (live mode).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub indirect_sites: u32,
     /// Time it was preempted (DARC §3.6; absent in results saved before it was measured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preemption: Option<Pseudo>,

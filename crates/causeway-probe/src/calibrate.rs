@@ -6,7 +6,7 @@
 //! F0's terms, so `rootpath` subtracts this cost per probe hit from F0's latency.
 
 use crate::error::ProbeError;
-use crate::funclat::{FuncProbe, ProbeTarget};
+use crate::funclat::{Attachment, FuncProbe, ProbeTarget};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -44,11 +44,15 @@ pub fn hit_cost_ns(calls: u64) -> Result<u64, ProbeError> {
     })?;
     let calls = calls.max(1);
     let bare = median((0..5).map(|_| time_calls(calls)).collect());
-    let probe = FuncProbe::attach(&ProbeTarget {
-        binary: exe,
-        symbol: "causeway_probe_calibration_target".into(),
-        tgid: Some(std::process::id()),
-    })?;
+    // A uprobe/uretprobe pair, as `rootpath` attaches its probes.
+    let probe = FuncProbe::attach_as(
+        &ProbeTarget {
+            binary: exe,
+            symbol: "causeway_probe_calibration_target".into(),
+            tgid: Some(std::process::id()),
+        },
+        Attachment::Pair,
+    )?;
     let probed = median((0..5).map(|_| time_calls(calls)).collect());
     drop(probe);
     Ok(probed.saturating_sub(bare) / calls / 2)

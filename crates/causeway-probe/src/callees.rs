@@ -4,11 +4,13 @@
 //!
 //! Disassembly is binutils' `objdump --disassemble=SYMBOL`: direct `call`s name their
 //! target; a `jmp` to the start of another function is a tail call (the callee returns
-//! for the caller) and counts too. Indirect calls (`call *%rax`) and targets known only
-//! as `symbol+offset` (a function without a symbol of its own) cannot be probed by name
-//! and are counted, not followed.
+//! for the caller) and counts too. Indirect calls (`call *%rax`, `call *8(%rbx)`) are
+//! listed as sites with their operand ([`crate::indirect`]), for their targets to be read
+//! at run time; targets known only as `symbol+offset` (a function without a symbol of
+//! its own) cannot be probed by name and are counted, not followed.
 
 use crate::error::ProbeError;
+use crate::indirect::{IndirectSite, parse_operand};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,28 +30,74 @@ pub struct Callees {
     /// Callees found by name, in the order of their first call site; PLT names without
     /// their `@plt`.
     pub named: Vec<(String, bool)>,
-    /// Indirect calls and calls to unnamed code.
+    /// Indirect call sites whose target can be read at run time.
+    pub indirect: Vec<IndirectSite>,
+    /// Calls to unnamed code and indirect calls whose operand cannot be read (a
+    /// thread-local or otherwise unusual one).
     pub unresolved: u32,
+}
+
+/// The instructions of `objdump -d` output: (address, instruction text), and the
+/// address of the function's first byte (its `<name>:` header line).
+fn instructions(text: &str) -> (Option<u64>, Vec<(u64, &str)>) {
+    let mut start = None;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if let Some((addr, rest)) = line.split_once(' ')
+            && rest.starts_with('<')
+            && rest.ends_with(">:")
+        {
+            start = start.or_else(|| u64::from_str_radix(addr, 16).ok());
+            continue;
+        }
+        let Some((addr, insn)) = line.split_once(":\t") else {
+            continue;
+        };
+        if let Ok(a) = u64::from_str_radix(addr.trim(), 16) {
+            out.push((a, insn.trim()));
+        }
+    }
+    (start, out)
+}
+
+/// The mnemonic and the operands, past the prefixes objdump may print first
+/// (`notrack call *%rax` under CET, `bnd jmp` under MPX).
+fn mnemonic(insn: &str) -> (&str, &str) {
+    let mut rest = insn;
+    loop {
+        let (op, r) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        if matches!(op, "notrack" | "bnd") {
+            rest = r.trim_start();
+            continue;
+        }
+        return (op, r.trim());
+    }
 }
 
 /// Parse `objdump -d` output of one function into its callees.
 pub fn parse_objdump(text: &str, own: &str) -> Callees {
     let mut out = Callees::default();
-    for line in text.lines() {
-        let Some((_, insn)) = line.split_once(":\t") else {
-            continue;
-        };
-        let insn = insn.trim();
-        let (op, rest) = insn.split_once(char::is_whitespace).unwrap_or((insn, ""));
+    let (start, insns) = instructions(text);
+    for (k, &(addr, insn)) in insns.iter().enumerate() {
+        let (op, rest) = mnemonic(insn);
         let is_call = op.starts_with("call");
         let is_jmp = op == "jmp";
         if !is_call && !is_jmp {
             continue;
         }
-        let rest = rest.trim();
-        if rest.starts_with('*') {
+        if let Some(operand) = rest.strip_prefix('*') {
+            // An indirect jmp is mostly a switch's jump table, not a tail call: only
+            // calls are followed.
             if is_call {
-                out.unresolved += 1;
+                let operand = operand.split('#').next().unwrap_or("");
+                let len = insns.get(k + 1).map(|&(next, _)| next.wrapping_sub(addr));
+                match (start, parse_operand(operand, len)) {
+                    (Some(s), Some(operand)) if addr >= s => out.indirect.push(IndirectSite {
+                        offset: addr - s,
+                        operand,
+                    }),
+                    _ => out.unresolved += 1,
+                }
             }
             continue;
         }
@@ -179,6 +227,7 @@ impl SymbolFinder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::indirect::{Operand, Reg};
 
     #[test]
     fn calls_tail_calls_and_what_cannot_be_followed() {
@@ -202,7 +251,63 @@ mod tests {
                 ("pthread_mutex_unlock".to_string(), true),
             ]
         );
-        assert_eq!(c.unresolved, 2);
+        // The unnamed callee; the indirect call is a site, 0x85 bytes in.
+        assert_eq!(c.unresolved, 1);
+        assert_eq!(
+            c.indirect,
+            vec![IndirectSite {
+                offset: 0x85,
+                operand: Operand::Reg(Reg(0))
+            }]
+        );
+        // Without the `<slow_path>:` header where the function starts is unknown: the
+        // indirect call cannot be placed, and is counted.
+        let body = text.split_once('\n').unwrap().1;
+        let c = parse_objdump(body, "slow_path");
+        assert_eq!((c.unresolved, c.indirect.len()), (2, 0));
+    }
+
+    #[test]
+    fn indirect_calls_are_sites_with_their_operands() {
+        let text = "\
+0000000000001200 <do_operation>:
+    1200:\tpush   %rbx
+    1204:\tcall   1180 <pick@plt>
+    1209:\tcall   *0x8(%rax)
+    120c:\tnotrack call *%rdx
+    120f:\tcall   *0x2e0b(%rip)        # 4020 <handler_ptr>
+    1215:\tcall   *%fs:0x28
+    121d:\tjmp    *%rax
+    121f:\tret
+";
+        let c = parse_objdump(text, "do_operation");
+        assert_eq!(c.named, vec![("pick".to_string(), true)]);
+        assert_eq!(
+            c.indirect,
+            vec![
+                IndirectSite {
+                    offset: 9,
+                    operand: Operand::Mem {
+                        base: Some(Reg(0)),
+                        index: None,
+                        disp: 8
+                    }
+                },
+                IndirectSite {
+                    offset: 0xc,
+                    operand: Operand::Reg(Reg(2))
+                },
+                // 0x2e0b + 6 bytes of instruction: 0x4020 - 0x120f.
+                IndirectSite {
+                    offset: 0xf,
+                    operand: Operand::IpRel {
+                        rel: 0x4020 - 0x120f
+                    }
+                },
+            ]
+        );
+        // The thread-local call; the indirect jmp (a jump table) is not a call.
+        assert_eq!(c.unresolved, 1);
     }
 
     #[test]

@@ -1,5 +1,11 @@
 //! One function's latency: load the BPF object, attach the entry and return probes,
 //! read the per-CPU slots.
+//!
+//! A uprobe session (one program at the entry and at the return, kernel 6.13+) is tried
+//! first: per call it does no hash map update or delete, where the uprobe/uretprobe
+//! pair keeps each entry time in a hash map; the pair is the fallback where sessions
+//! are missing. Both count alike (outermost call of a recursion timed, nested ones
+//! counted apart).
 
 use crate::error::ProbeError;
 use crate::skel::funclat::{FunclatSkel, FunclatSkelBuilder};
@@ -57,11 +63,21 @@ impl Slots {
     }
 }
 
+/// How a [`FuncProbe`] is attached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attachment {
+    /// One uprobe session program at the entry and the return.
+    Session,
+    /// A uprobe and a uretprobe.
+    Pair,
+}
+
 /// A loaded and attached function probe; dropping it detaches both probes.
 pub struct FuncProbe {
     skel: FunclatSkel<'static>,
-    _links: [Link; 2],
+    _links: Vec<Link>,
     target: ProbeTarget,
+    attachment: Attachment,
 }
 
 impl std::fmt::Debug for FuncProbe {
@@ -81,8 +97,15 @@ fn check_privileges() -> Result<(), ProbeError> {
 }
 
 impl FuncProbe {
-    /// Load the program and attach it to the target's entry and returns.
+    /// Load the program and attach it to the target's entry and returns: as a uprobe
+    /// session where the kernel has them, else as a uprobe/uretprobe pair.
     pub fn attach(target: &ProbeTarget) -> Result<FuncProbe, ProbeError> {
+        FuncProbe::attach_as(target, Attachment::Session)
+            .or_else(|_| FuncProbe::attach_as(target, Attachment::Pair))
+    }
+
+    /// Load and attach one way.
+    pub fn attach_as(target: &ProbeTarget, how: Attachment) -> Result<FuncProbe, ProbeError> {
         check_privileges()?;
         // The skeleton borrows its open-object storage for its whole life; a probe
         // lives for one command run, so the few bytes are leaked on purpose.
@@ -97,34 +120,56 @@ impl FuncProbe {
             .as_deref_mut()
             .ok_or_else(|| ProbeError::Load("the BPF object has no read-only data".into()))?;
         rodata.targ_tgid = target.tgid.unwrap_or(0);
+        let session = how == Attachment::Session;
+        open.progs.handle_func_session.set_autoload(session);
+        open.progs.handle_func_entry.set_autoload(!session);
+        open.progs.handle_func_return.set_autoload(!session);
         let skel = open.load().map_err(|e| ProbeError::Load(format!("{e}")))?;
-        let attach = |retprobe: bool| {
-            let prog = if retprobe {
-                &skel.progs.handle_func_return
-            } else {
-                &skel.progs.handle_func_entry
-            };
-            let opts = UprobeOpts {
-                retprobe,
-                func_name: Some(target.symbol.clone()),
-                ..UprobeOpts::default()
-            };
-            // pid -1: every process mapping the binary, filtered by tgid in BPF, so
-            // threads the process creates later are covered too.
-            prog.attach_uprobe_with_opts(-1, &target.binary, 0, opts)
-                .map_err(|e| ProbeError::Attach {
-                    binary: target.binary.clone(),
-                    symbol: target.symbol.clone(),
-                    reason: format!("{e}"),
-                })
+        let err = |e: libbpf_rs::Error| ProbeError::Attach {
+            binary: target.binary.clone(),
+            symbol: target.symbol.clone(),
+            reason: format!("{e}"),
         };
-        let entry = attach(false)?;
-        let ret = attach(true)?;
+        // pid -1: every process mapping the binary, filtered by tgid in BPF, so
+        // threads the process creates later are covered too.
+        let links = if session {
+            vec![
+                skel.progs
+                    .handle_func_session
+                    .attach_uprobe_multi(-1, &target.binary, &target.symbol, false, true)
+                    .map_err(err)?,
+            ]
+        } else {
+            let mut links = Vec::with_capacity(2);
+            for retprobe in [false, true] {
+                let prog = if retprobe {
+                    &skel.progs.handle_func_return
+                } else {
+                    &skel.progs.handle_func_entry
+                };
+                let opts = UprobeOpts {
+                    retprobe,
+                    func_name: Some(target.symbol.clone()),
+                    ..UprobeOpts::default()
+                };
+                links.push(
+                    prog.attach_uprobe_with_opts(-1, &target.binary, 0, opts)
+                        .map_err(err)?,
+                );
+            }
+            links
+        };
         Ok(FuncProbe {
             skel,
-            _links: [entry, ret],
+            _links: links,
             target: target.clone(),
+            attachment: how,
         })
+    }
+
+    /// How it is attached.
+    pub fn attachment(&self) -> Attachment {
+        self.attachment
     }
 
     /// What this probe is attached to.

@@ -13,6 +13,8 @@
 //! - [`rootpath`], [`callees`]: DARC's live descent, one step at a time: F0 and the
 //!   callees of the function under study (found by disassembling it) timed in BPF with
 //!   per-thread call-path state, one sample per in-peak call of F0.
+//! - [`indirect`], [`resolve`]: indirect call sites of the function under study and
+//!   their operands; the targets read at run time, resolved to the functions they start.
 //! - [`launch`]: start a command stopped before its `exec`, so probes are in place
 //!   before its first instruction.
 
@@ -20,11 +22,13 @@ pub mod calibrate;
 pub mod callees;
 mod error;
 mod funclat;
+pub mod indirect;
 pub mod launch;
+pub mod resolve;
 pub mod rootpath;
 
 pub use error::ProbeError;
-pub use funclat::{FuncProbe, ProbeTarget, SLOTS, Slots};
+pub use funclat::{Attachment, FuncProbe, ProbeTarget, SLOTS, Slots};
 
 mod skel {
     pub(crate) mod funclat {

@@ -6,6 +6,7 @@
 
 use crate::callees::Site;
 use crate::error::ProbeError;
+use crate::indirect::{IndirectSite, Operand};
 use crate::skel::rootpath::{RootpathSkel, RootpathSkelBuilder};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, RingBufferBuilder, UprobeOpts};
@@ -15,9 +16,19 @@ use std::time::Duration;
 /// Callees measured at once (`ROOTPATH_MAX_CALLEES` in `rootpath.h`).
 pub const MAX_CALLEES: usize = 32;
 
+/// Indirect call sites probed at once (`ROOTPATH_MAX_SITES` in `rootpath.h`).
+pub const MAX_SITES: usize = 16;
+
 const KIND_F0: u64 = 0;
 const KIND_PATH: u64 = 1;
 const KIND_CALLEE: u64 = 2;
+const KIND_SITE: u64 = 3;
+
+/// `ROOTPATH_SITE_*` and `ROOTPATH_NO_REG` in `rootpath.h`.
+const SITE_REG: u8 = 1;
+const SITE_MEM: u8 = 2;
+const SITE_IPREL: u8 = 3;
+const NO_REG: u8 = 255;
 
 /// One step of the descent.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,6 +42,9 @@ pub struct Step {
     pub path: Vec<Site>,
     /// The callees of the function under study (at most [`MAX_CALLEES`]).
     pub callees: Vec<Site>,
+    /// Indirect call sites of the function under study whose targets are counted (at
+    /// most [`MAX_SITES`]); read with [`PathProbe::targets`].
+    pub sites: Vec<IndirectSite>,
     /// The peak, F0 latencies in `[from, to)` ns; empty to only profile F0.
     pub peak_ns: (u64, u64),
     /// Cost of one probe hit, subtracted from F0's latency per hit inside it
@@ -56,6 +70,17 @@ pub struct RawSample {
     pub preemptor: Option<(u32, String)>,
     /// The IRQ that took longest: number and handler name.
     pub irq: Option<(u32, String)>,
+}
+
+/// Calls through a pointer seen at one indirect call site.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SiteTarget {
+    /// The site's index in [`Step::sites`].
+    pub site: u32,
+    /// The target's address in the process.
+    pub addr: u64,
+    /// Calls made to it there.
+    pub calls: u64,
 }
 
 /// The probes of one step; dropping it detaches them all.
@@ -108,13 +133,54 @@ fn attach_one(
     Ok(links)
 }
 
+/// How the BPF side reads a site's target: (how, base, index, scale, disp).
+fn site_code(op: &Operand) -> (u8, u8, u8, u8, i64) {
+    match *op {
+        Operand::Reg(r) => (SITE_REG, r.0, NO_REG, 0, 0),
+        Operand::Mem { base, index, disp } => (
+            SITE_MEM,
+            base.map_or(NO_REG, |r| r.0),
+            index.map_or(NO_REG, |(r, _)| r.0),
+            index.map_or(0, |(_, s)| s),
+            disp,
+        ),
+        Operand::IpRel { rel } => (SITE_IPREL, NO_REG, NO_REG, 0, rel),
+    }
+}
+
+/// Attach the probe of one indirect call site: an entry probe on the call instruction,
+/// `site.offset` bytes into `function`.
+fn attach_site(
+    skel: &RootpathSkel<'static>,
+    function: &Site,
+    site: &IndirectSite,
+    index: u64,
+    pid: i32,
+) -> Result<Link, ProbeError> {
+    let opts = UprobeOpts {
+        retprobe: false,
+        cookie: KIND_SITE << 32 | index,
+        func_name: Some(function.symbol.clone()),
+        ..UprobeOpts::default()
+    };
+    skel.progs
+        .handle_entry
+        .attach_uprobe_with_opts(pid, &function.binary, site.offset as usize, opts)
+        .map_err(|e| ProbeError::Attach {
+            binary: function.binary.clone(),
+            symbol: format!("{}+{:#x}", function.symbol, site.offset),
+            reason: format!("{e}"),
+        })
+}
+
 impl PathProbe {
     /// Load and attach the probes of one step.
     pub fn attach(step: &Step) -> Result<PathProbe, ProbeError> {
-        if step.callees.len() > MAX_CALLEES {
+        if step.callees.len() > MAX_CALLEES || step.sites.len() > MAX_SITES {
             return Err(ProbeError::Load(format!(
-                "{} callees: at most {MAX_CALLEES} are measured at once",
-                step.callees.len()
+                "{} callees and {} indirect call sites: at most {MAX_CALLEES} and {MAX_SITES} are probed at once",
+                step.callees.len(),
+                step.sites.len()
             )));
         }
         // SAFETY: geteuid has no preconditions.
@@ -137,6 +203,14 @@ impl PathProbe {
         ro.peak_lo = step.peak_ns.0;
         ro.peak_hi = step.peak_ns.1;
         ro.hit_cost_ns = step.hit_cost_ns;
+        for (slot, site) in ro.sites.iter_mut().zip(&step.sites) {
+            let (how, base, index, scale, disp) = site_code(&site.operand);
+            slot.how = how;
+            slot.base = base;
+            slot.index = index;
+            slot.scale = scale;
+            slot.disp = disp;
+        }
         let skel = open.load().map_err(|e| ProbeError::Load(format!("{e}")))?;
         let pid = step.tgid as i32;
         let mut links = attach_one(&skel, &step.f0, KIND_F0 << 32, pid)?;
@@ -151,6 +225,10 @@ impl PathProbe {
         for (i, site) in step.callees.iter().enumerate() {
             links.extend(attach_one(&skel, site, KIND_CALLEE << 32 | i as u64, pid)?);
         }
+        let studied = step.path.last().unwrap_or(&step.f0);
+        for (i, site) in step.sites.iter().enumerate() {
+            links.push(attach_site(&skel, studied, site, i as u64, pid)?);
+        }
         // Preemption and IRQs matter only while measuring a level: the profile of F0
         // alone does not pay for a program on every context switch.
         if step.peak_ns.1 > 0 {
@@ -158,6 +236,8 @@ impl PathProbe {
                 ("sched_switch", &skel.progs.on_switch),
                 ("irq_handler_entry", &skel.progs.on_irq_entry),
                 ("irq_handler_exit", &skel.progs.on_irq_exit),
+                ("local_timer_entry", &skel.progs.on_timer_entry),
+                ("local_timer_exit", &skel.progs.on_timer_exit),
             ] {
                 links.push(prog.attach().map_err(|e| ProbeError::Attach {
                     binary: "the kernel".into(),
@@ -196,6 +276,55 @@ impl PathProbe {
         Ok(slots)
     }
 
+    /// The targets seen so far at the indirect call sites, and how many calls had a
+    /// target that could not be kept (table full, or the pointer unreadable).
+    pub fn targets(&self) -> Result<(Vec<SiteTarget>, u64), ProbeError> {
+        let map = &self.skel.maps.targets;
+        let mut out = Vec::new();
+        for key in map.keys() {
+            let word = |at: usize| -> Option<u64> {
+                key.get(at..at + 8)
+                    .and_then(|b| b.try_into().ok())
+                    .map(u64::from_ne_bytes)
+            };
+            let Some(value) = map
+                .lookup(&key, MapFlags::ANY)
+                .map_err(|e| ProbeError::Read {
+                    map: "targets",
+                    reason: format!("{e}"),
+                })?
+            else {
+                continue;
+            };
+            // `struct rootpath_target`: the u32 site, padding, the u64 address.
+            let site = key.get(..4).and_then(|b| b.try_into().ok());
+            let (Some(site), Some(addr)) = (site.map(u32::from_ne_bytes), word(8)) else {
+                continue;
+            };
+            let calls = value
+                .get(..8)
+                .and_then(|b| b.try_into().ok())
+                .map_or(0, u64::from_ne_bytes);
+            out.push(SiteTarget { site, addr, calls });
+        }
+        out.sort_by_key(|t| (t.site, std::cmp::Reverse(t.calls), t.addr));
+        let lost = self
+            .skel
+            .maps
+            .site_lost
+            .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
+            .map_err(|e| ProbeError::Read {
+                map: "site_lost",
+                reason: format!("{e}"),
+            })?
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|b| b.get(..8).and_then(|x| x.try_into().ok()))
+            .map(u64::from_ne_bytes)
+            .sum();
+        Ok((out, lost))
+    }
+
     /// Hand every sample that arrives within `timeout` to `each`.
     pub fn poll(
         &self,
@@ -219,10 +348,18 @@ impl PathProbe {
             map: "samples",
             reason: format!("{e}"),
         })?;
-        ring.poll(timeout).map_err(|e| ProbeError::Read {
-            map: "samples",
-            reason: format!("{e}"),
-        })?;
+        match ring.poll(timeout) {
+            // A signal (SIGUSR1 asking for the status, Ctrl-C) ends the wait early: not
+            // an error; what has arrived is taken below and the caller looks at the
+            // signals.
+            Err(e) if e.kind() != libbpf_rs::ErrorKind::Interrupted => {
+                return Err(ProbeError::Read {
+                    map: "samples",
+                    reason: format!("{e}"),
+                });
+            }
+            _ => {}
+        }
         // The kernel wakes a reader only when the ring goes from empty to not empty; a
         // sample that arrived while no reader was built left no wake-up to wait for,
         // so whatever is there is taken, woken or not.

@@ -14,7 +14,7 @@ use crate::output;
 use anyhow::{Context, Result, bail};
 use causeway_latency::{Histogram, PeakOptions, Slice, find_peaks};
 use causeway_probe::launch::{Stopped, executable_of, start_stopped};
-use causeway_probe::{FuncProbe, ProbeTarget, Slots};
+use causeway_probe::{Attachment, FuncProbe, ProbeTarget, Slots};
 use causeway_record::signals;
 use causeway_report::{LatencyView, ProfileInput};
 use std::path::{Path, PathBuf};
@@ -140,7 +140,13 @@ pub fn run(args: &LatencyArgs) -> Result<u8> {
         args.json,
     )?;
     signals::install();
-    let probe = FuncProbe::attach(&t).with_context(|| format!("probing {symbol}"))?;
+    // CAUSEWAY_UPROBE=pair keeps the uprobe/uretprobe pair where sessions exist (to
+    // compare the two in bench/funclat.sh).
+    let probe = match std::env::var("CAUSEWAY_UPROBE").as_deref() {
+        Ok("pair") => FuncProbe::attach_as(&t, Attachment::Pair),
+        _ => FuncProbe::attach(&t),
+    }
+    .with_context(|| format!("probing {symbol}"))?;
     let probed = match stopped {
         Some(s) => {
             s.resume()?;
@@ -149,9 +155,13 @@ pub fn run(args: &LatencyArgs) -> Result<u8> {
         None => Probed::Running(t.tgid.unwrap_or(0)),
     };
     eprintln!(
-        "causeway: timing {symbol} in {} (process {}); Ctrl-C to stop",
+        "causeway: timing {symbol} in {} (process {}, {}); Ctrl-C to stop",
         t.binary.display(),
-        t.tgid.unwrap_or(0)
+        t.tgid.unwrap_or(0),
+        match probe.attachment() {
+            Attachment::Session => "uprobe session",
+            Attachment::Pair => "uprobe and uretprobe",
+        }
     );
     let (slots, slices) = probe_loop(args, &probe, probed)?;
     drop(probe);

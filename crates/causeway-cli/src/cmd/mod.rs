@@ -19,6 +19,7 @@ pub mod meta;
 pub mod record;
 pub mod report;
 pub mod rootpath;
+pub mod rootpath_indirect;
 pub mod rootpath_offline;
 pub mod rootpath_resume;
 pub mod run;

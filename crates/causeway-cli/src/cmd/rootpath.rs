@@ -2,8 +2,9 @@
 //!
 //! The probing is `causeway-probe`'s (one `PathProbe` per level), the decision
 //! `causeway-latency`'s (`Tally`), the rendering `causeway-report`'s; this module runs
-//! the phases: profile F0, choose the peak, then per level find the callees, measure,
-//! decide and descend.
+//! the phases: profile F0, choose the peak, then per level find the callees (direct
+//! ones by disassembly, indirect ones by a short pass that reads their targets:
+//! `rootpath_indirect`), measure, decide and descend.
 //!
 //! Decisions where DARC is silent or this port differs: the descent follows the best
 //! root cause of each level (the others within `--maxcount-pct` are reported as also
@@ -18,6 +19,7 @@
 //! ends at them when they win.
 
 use crate::cmd::latency_live::{Probed, target};
+use crate::cmd::rootpath_indirect::{self as indirect, LevelCallees};
 use crate::cmd::rootpath_resume::{self as resume, Saved};
 use crate::flags::rootpath::{PeakChoice, RootpathArgs};
 use crate::output;
@@ -27,8 +29,8 @@ use causeway_latency::{
     Tally, find_peaks,
 };
 use causeway_probe::calibrate;
-use causeway_probe::callees::{Site, SymbolFinder, callees_of};
-use causeway_probe::rootpath::{MAX_CALLEES, PathProbe, RawSample, Step};
+use causeway_probe::callees::{Site, SymbolFinder};
+use causeway_probe::rootpath::{PathProbe, RawSample, Step};
 use causeway_record::signals;
 use causeway_report::{RootPathStatus, RootPathView, rootpath_status_text};
 use std::time::{Duration, Instant};
@@ -104,20 +106,6 @@ fn choose_peak(
     Ok((hist, peaks, peak))
 }
 
-/// The callees of `f` that can be probed, and the count of those that cannot.
-fn probeable_callees(f: &Site, finder: &SymbolFinder) -> Result<(Vec<Site>, u32)> {
-    let c = callees_of(f)?;
-    let mut unresolved = c.unresolved;
-    let mut sites = Vec::new();
-    for (name, _plt) in &c.named {
-        match finder.find(name, &f.binary) {
-            Some(s) if sites.len() < MAX_CALLEES => sites.push(s),
-            _ => unresolved += 1,
-        }
-    }
-    Ok((sites, unresolved))
-}
-
 /// The share of F0's calls below the peak and up to its end, in the profile the peak
 /// was chosen on: which calls belong to the peak, by rank.
 fn peak_quantiles(hist: &Histogram, peak: &Peak) -> (f64, f64) {
@@ -188,21 +176,25 @@ fn measure(
     Ok(Some(tally))
 }
 
-fn level_of(f: &Site, callees: &[Site], unresolved: u32, t: &Tally, d: Decision) -> Level {
+fn level_of(f: &Site, lc: &LevelCallees, t: &Tally, d: Decision) -> Level {
     Level {
         function: f.symbol.clone(),
         samples: t.samples,
         own_maxcount: t.own,
-        callees: callees
+        callees: lc
+            .sites
             .iter()
+            .zip(&lc.indirect)
             .zip(&t.callees)
-            .map(|(s, &maxcount)| Candidate {
+            .map(|((s, &indirect), &maxcount)| Candidate {
                 function: s.symbol.clone(),
                 binary: s.binary.display().to_string(),
                 maxcount,
+                indirect,
             })
             .collect(),
-        unresolved_calls: unresolved,
+        unresolved_calls: lc.unresolved,
+        indirect_sites: lc.indirect_sites,
         preemption: Some(t.preemption()),
         interrupts: Some(t.interrupt_time()),
         decision: d,
@@ -238,17 +230,11 @@ fn level_status(
     args: &RootpathArgs,
     chosen: &Chosen,
     (f, path, levels): (&Site, &[Site], &[Level]),
-    (callees, unresolved): (&[Site], u32),
+    lc: &LevelCallees,
     t: &Tally,
 ) {
     let mut all = levels.to_vec();
-    all.push(level_of(
-        f,
-        callees,
-        unresolved,
-        t,
-        t.decide(args.maxcount_pct),
-    ));
+    all.push(level_of(f, lc, t, t.decide(args.maxcount_pct)));
     let names: Vec<String> = std::iter::once(args.func.clone())
         .chain(path.iter().map(|s| s.symbol.clone()))
         .collect();
@@ -288,55 +274,56 @@ fn descend(
         Some(sv) => (resume::path_sites(sv, f0, &finder)?, sv.levels.clone()),
         None => (Vec::new(), Vec::new()),
     };
+    let quantiles = peak_quantiles(&chosen.hist, &chosen.peak);
     loop {
         let f = path.last().unwrap_or(f0).clone();
-        let (callees, unresolved) = probeable_callees(&f, &finder)?;
+        let (mut lc, sites) = indirect::direct_callees(&f, &finder)?;
         if path.len() >= args.max_depth {
-            let stop = if callees.is_empty() {
+            let stop = if lc.sites.is_empty() && sites.is_empty() {
                 Stop::Leaf
             } else {
                 Stop::MaxDepth
             };
             return Ok((levels, path, stop, None));
         }
+        // Every call of F0 is sampled; `measure` picks the peak's by rank.
+        let mut step = Step {
+            tgid,
+            f0: f0.clone(),
+            path: path.clone(),
+            callees: Vec::new(),
+            sites: Vec::new(),
+            peak_ns: (0, u64::MAX),
+            hit_cost_ns,
+        };
+        if !sites.is_empty() {
+            let calls = indirect::discovery_calls(quantiles.1 - quantiles.0, args.start_ops);
+            let limit = Duration::from_nanos(args.phase_timeout.0 / 4);
+            if indirect::discover(&step, &sites, (calls, limit), probed, &mut lc)?.is_none() {
+                return Ok((levels, path, Stop::Interrupted, None));
+            }
+        }
+        step.callees = lc.sites.clone();
         // A leaf is measured too: its time may be time it was preempted (DARC §3.6).
         eprintln!(
             "causeway: level {}: timing {} callees of {}, its preemption and interrupts",
             path.len(),
-            callees.len(),
+            lc.sites.len(),
             f.symbol
         );
-        // Every call of F0 is sampled; `measure` picks the peak's by rank.
-        let step = Step {
-            tgid,
-            f0: f0.clone(),
-            path: path.clone(),
-            callees: callees.clone(),
-            peak_ns: (0, u64::MAX),
-            hit_cost_ns,
-        };
-        let status = |t: &Tally| {
-            level_status(
-                args,
-                chosen,
-                (&f, &path, &levels),
-                (&callees, unresolved),
-                t,
-            )
-        };
-        let quantiles = peak_quantiles(&chosen.hist, &chosen.peak);
+        let status = |t: &Tally| level_status(args, chosen, (&f, &path, &levels), &lc, t);
         let Some(tally) = measure(args, &step, quantiles, probed, &status)? else {
             return Ok((levels, path, Stop::Interrupted, None));
         };
         let d = tally.decide(args.maxcount_pct);
-        levels.push(level_of(&f, &callees, unresolved, &tally, d.clone()));
-        if let Some((stop, culprit)) = stop_of(&d, callees.is_empty(), &tally) {
+        levels.push(level_of(&f, &lc, &tally, d.clone()));
+        if let Some((stop, culprit)) = stop_of(&d, lc.sites.is_empty(), &tally) {
             return Ok((levels, path, stop, culprit));
         }
         if let Decision::Callees { causes } = &d
             && let Some(&i) = causes.first()
         {
-            path.push(callees[i].clone());
+            path.push(lc.sites[i].clone());
         }
     }
 }
@@ -370,6 +357,7 @@ pub fn run(args: &RootpathArgs) -> Result<u8> {
         f0: f0.clone(),
         path: Vec::new(),
         callees: Vec::new(),
+        sites: Vec::new(),
         peak_ns: (0, 0),
         hit_cost_ns: 0,
     })?;

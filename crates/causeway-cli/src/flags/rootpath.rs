@@ -11,14 +11,15 @@ use std::path::PathBuf;
 #[command(after_help = "\
 It profiles F0 until --start-ops calls, picks peak N (numbered from the shortest
 latencies, as `causeway latency` numbers them), then descends one level at a time:
-the callees of the function under study (found by disassembling it with objdump)
-are timed with uprobes during F0's calls that fall in the peak; after
---decision-ops such calls, the callees whose maxcount is within --maxcount-pct of
-the best are root causes and the first is studied next. Time the thread spends
-preempted or in hard IRQ handlers inside the function competes as two more
-contributors; if one wins, the path ends in \"preempted by COMM (tid N)\" or
-\"interrupt N (NAME)\". It stops in a function that is its own cause, in one with no
-callee to probe, or at --max-depth.
+the callees of the function under study (found by disassembling it with objdump;
+the targets of its indirect calls read at run time by a probe on each `call *`
+instruction, in a short pass first) are timed with uprobes during F0's calls that
+fall in the peak; after --decision-ops such calls, the callees whose maxcount is
+within --maxcount-pct of the best are root causes and the first is studied next.
+Time the thread spends preempted or in hard IRQ handlers (the local timer's
+included) inside the function competes as two more contributors; if one wins, the
+path ends in \"preempted by COMM (tid N)\" or \"interrupt N (NAME)\". It stops in a
+function that is its own cause, in one with no callee to probe, or at --max-depth.
 
 Given a TRACE of every call (a libcauseway dump), the same descent is computed from
 the recorded calls: exactly (every call of F0 in the peak, every callee, indirect

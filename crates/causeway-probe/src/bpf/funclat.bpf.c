@@ -5,6 +5,13 @@
  *
  * Per-CPU slots, so a call costs no atomic operation and no cache line bouncing
  * between CPUs; user space sums the CPUs when it reads.
+ *
+ * Two ways to attach, the same counts:
+ * - a uprobe session (kernel 6.13+, `handle_func_session`): one program runs at the
+ *   entry and, for the calls it times, at the return; the entry time is kept in the
+ *   call's session cookie and the recursion check in task-local storage, so a call
+ *   costs no hash map update or delete;
+ * - a uprobe/uretprobe pair (older kernels): the entry time in a per-thread hash map.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -115,6 +122,59 @@ int BPF_URETPROBE(handle_func_return)
 	__u64 *c = bpf_map_lookup_elem(&hist, &slot);
 	if (c)
 		(*c)++;
+	return 0;
+}
+
+/* Kernel functions of uprobe sessions (6.13+; the program is only loaded where they
+ * exist). */
+extern bool bpf_session_is_return(void) __ksym __weak;
+extern __u64 *bpf_session_cookie(void) __ksym __weak;
+
+/* Per-thread recursion state of the session program: the stack pointer at the entry
+ * of the call being timed, 0 when none is. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} timed_sp SEC(".maps");
+
+/* Returns 1 at an entry that is not timed: the kernel then skips its return. */
+SEC("uprobe.session")
+int BPF_UPROBE(handle_func_session)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 *cookie = bpf_session_cookie();
+
+	if (bpf_session_is_return()) {
+		__u64 delta = bpf_ktime_get_ns() - *cookie;
+		__u64 *sp = bpf_task_storage_get(&timed_sp, task, 0, 0);
+		if (sp)
+			*sp = 0;
+		__u32 slot = log2_u64(delta);
+		if (slot >= FUNCLAT_SLOTS)
+			slot = FUNCLAT_SLOTS - 1;
+		__u64 *c = bpf_map_lookup_elem(&hist, &slot);
+		if (c)
+			(*c)++;
+		return 0;
+	}
+	if (targ_tgid && (bpf_get_current_pid_tgid() >> 32) != targ_tgid)
+		return 1;
+	__u64 *sp = bpf_task_storage_get(&timed_sp, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!sp) {
+		count(FUNCLAT_TABLE_FULL);
+		return 1;
+	}
+	__u64 now_sp = PT_REGS_SP(ctx);
+	/* Below the timed call's frame: a recursive call, folded into the outer one. At or
+	 * above it: a new call whose predecessor's return was lost. */
+	if (*sp && now_sp < *sp) {
+		count(FUNCLAT_NESTED);
+		return 1;
+	}
+	*sp = now_sp;
+	*cookie = bpf_ktime_get_ns();
 	return 0;
 }
 

@@ -13,9 +13,16 @@
  *
  * Preemption and interrupts (§3.6): while the thread is inside the function under
  * study, scheduler switches (tp_btf/sched_switch) and hard IRQ handlers on its CPU
- * (tp_btf/irq_handler_entry/exit) are timed as two pseudo-callees of that function;
+ * (tp_btf/irq_handler_entry/exit, and the local timer's local_timer_entry/exit) are
+ * timed as two pseudo-callees of that function;
  * the time is taken out of the real callee it fell in, so the contributors do not
  * overlap and compete on equal terms in the maxcount.
+ *
+ * Indirect calls: a probe on each `call *...` instruction of the function under study
+ * reads the target from the registers (or the memory they point to) when the call is
+ * about to be made, under the same call-path filter, and counts it per site in
+ * `targets`; user space turns the targets into functions and times them like the
+ * direct callees, in a pass of its own.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -33,6 +40,8 @@ const volatile __u64 peak_hi = 0;
  * timing F0's callees would push F0's calls out of the peak they are studied for;
  * F0's latency is corrected by the hits inside it. */
 const volatile __u64 hit_cost_ns = 0;
+/* The indirect call sites probed (cookie index -> how to read the target). */
+const volatile struct rootpath_site sites[ROOTPATH_MAX_SITES] = {};
 
 struct tstate {
 	__u64 f0_start;
@@ -102,6 +111,23 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } lost SEC(".maps");
+
+/* Calls through a pointer per (site, target). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ROOTPATH_MAX_TARGETS);
+	__type(key, struct rootpath_target);
+	__type(value, __u64);
+} targets SEC(".maps");
+
+/* Indirect calls whose target could not be kept: the table was full, or the memory
+ * holding the pointer could not be read. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} site_lost SEC(".maps");
 
 static __always_inline __u32 log2_u64(__u64 v)
 {
@@ -283,6 +309,92 @@ static __always_inline void callee_return(struct tstate *s, __u32 i, __u64 now)
 		s->callee_max[i] = d;
 }
 
+/* pt_regs slot (in u64s) of each register, in x86 encoding order (rax 0 .. r15 15).
+ * A global, not a static: libbpf places a static's BTF by its symbol, which clang
+ * may not emit for one, and then drops the object's BTF. */
+const volatile __u8 reg_slot[16] = {
+	__builtin_offsetof(struct pt_regs, ax) / 8,  __builtin_offsetof(struct pt_regs, cx) / 8,
+	__builtin_offsetof(struct pt_regs, dx) / 8,  __builtin_offsetof(struct pt_regs, bx) / 8,
+	__builtin_offsetof(struct pt_regs, sp) / 8,  __builtin_offsetof(struct pt_regs, bp) / 8,
+	__builtin_offsetof(struct pt_regs, si) / 8,  __builtin_offsetof(struct pt_regs, di) / 8,
+	__builtin_offsetof(struct pt_regs, r8) / 8,  __builtin_offsetof(struct pt_regs, r9) / 8,
+	__builtin_offsetof(struct pt_regs, r10) / 8, __builtin_offsetof(struct pt_regs, r11) / 8,
+	__builtin_offsetof(struct pt_regs, r12) / 8, __builtin_offsetof(struct pt_regs, r13) / 8,
+	__builtin_offsetof(struct pt_regs, r14) / 8, __builtin_offsetof(struct pt_regs, r15) / 8,
+};
+
+#define PT_REGS_WORDS (sizeof(struct pt_regs) / 8)
+
+/* Register `r` from a copy of the registers. A copy on the stack, not the context:
+ * the verifier refuses a context read at an offset only known at run time. */
+static __always_inline __u64 reg_value(const __u64 *regs, __u8 r)
+{
+	if (r >= 16)
+		return 0;
+	__u32 k = reg_slot[r & 15];
+	barrier_var(k);
+	if (k >= PT_REGS_WORDS)
+		return 0;
+	return regs[k];
+}
+
+static __always_inline void site_lost_one(void)
+{
+	__u32 k = 0;
+	__u64 *l = bpf_map_lookup_elem(&site_lost, &k);
+	if (l)
+		(*l)++;
+}
+
+/* An indirect call of the function under study is about to be made: read and count
+ * its target. The uprobe runs before the instruction, so the registers are the ones
+ * the call will use, and the reported ip is the call instruction's. */
+static __always_inline void site_hit(struct pt_regs *ctx, struct tstate *s, __u32 i)
+{
+	if (!s->f0_depth || s->path_level != level || s->in_callee)
+		return;
+	if (i >= ROOTPATH_MAX_SITES)
+		return;
+	barrier_var(i);
+	i &= ROOTPATH_MAX_SITES - 1;
+	struct rootpath_site d = sites[i];
+	__u64 regs[PT_REGS_WORDS];
+	if (bpf_probe_read_kernel(regs, sizeof(regs), ctx)) {
+		site_lost_one();
+		return;
+	}
+	__u64 target = 0;
+	if (d.how == ROOTPATH_SITE_REG) {
+		target = reg_value(regs, d.base);
+	} else {
+		__u64 at = (__u64)d.disp;
+		if (d.how == ROOTPATH_SITE_IPREL) {
+			at += PT_REGS_IP(ctx);
+		} else {
+			if (d.base != ROOTPATH_NO_REG)
+				at += reg_value(regs, d.base);
+			if (d.index != ROOTPATH_NO_REG)
+				at += reg_value(regs, d.index) * d.scale;
+		}
+		if (bpf_probe_read_user(&target, sizeof(target), (void *)at)) {
+			site_lost_one();
+			return;
+		}
+	}
+	struct rootpath_target key = { .site = i, .addr = target };
+	__u64 *c = bpf_map_lookup_elem(&targets, &key);
+	if (c) {
+		__sync_fetch_and_add(c, 1);
+		return;
+	}
+	__u64 one = 1;
+	long err = bpf_map_update_elem(&targets, &key, &one, BPF_NOEXIST);
+	/* -EEXIST (17): another CPU added it just now; one call less counted, no matter.
+	 * Anything else: the table is full. */
+	if (err && err != -17)
+		site_lost_one();
+}
+
 static __always_inline int handle(struct pt_regs *ctx, int ret)
 {
 	__u64 now = bpf_ktime_get_ns();
@@ -312,6 +424,8 @@ static __always_inline int handle(struct pt_regs *ctx, int ret)
 			callee_return(s, index, now);
 		else
 			callee_entry(s, index, now);
+	} else if (kind == ROOTPATH_KIND_SITE && !ret) {
+		site_hit(ctx, s, index);
 	}
 	return 0;
 }
@@ -458,6 +572,39 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	return 0;
 }
 
+/* Start timing a hard interrupt on the current thread, if it is in the subtree.
+ * Returns the culprit slot to name when `irq` takes a new one, ROOTPATH_CULPRITS when
+ * there is nothing to name. */
+static __always_inline __u32 irq_begin(struct tstate *s, __u32 irq)
+{
+	__u32 k = slot_of(s->irq_no, s->irq_no_ns, irq);
+	s->irq_since = bpf_ktime_get_ns();
+	s->irq_slot = k;
+	if (k < ROOTPATH_CULPRITS && !s->irq_no_ns[k & (ROOTPATH_CULPRITS - 1)]) {
+		k &= ROOTPATH_CULPRITS - 1;
+		s->irq_no[k] = irq;
+		return k;
+	}
+	return ROOTPATH_CULPRITS;
+}
+
+static __always_inline void irq_end(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	if (targ_tgid && (id >> 32) != targ_tgid)
+		return;
+	struct tstate *s = state((__u32)id, 0);
+	if (!s || !s->irq_since)
+		return;
+	__u64 d = bpf_ktime_get_ns() - s->irq_since;
+	s->irq_since = 0;
+	s->irq_ns += d;
+	steal(s, d);
+	__u32 k = s->irq_slot;
+	if (k < ROOTPATH_CULPRITS)
+		s->irq_no_ns[k & (ROOTPATH_CULPRITS - 1)] += d ? d : 1;
+}
+
 SEC("tp_btf/irq_handler_entry")
 int BPF_PROG(on_irq_entry, int irq, struct irqaction *action)
 {
@@ -467,33 +614,40 @@ int BPF_PROG(on_irq_entry, int irq, struct irqaction *action)
 	 * a row, each timed on its own. */
 	if (!s || s->irq_since)
 		return 0;
-	__u32 k = slot_of(s->irq_no, s->irq_no_ns, (__u32)irq);
-	s->irq_since = bpf_ktime_get_ns();
-	s->irq_slot = k;
-	if (k < ROOTPATH_CULPRITS && !s->irq_no_ns[k & (ROOTPATH_CULPRITS - 1)]) {
-		k &= ROOTPATH_CULPRITS - 1;
-		s->irq_no[k] = (__u32)irq;
-		bpf_probe_read_kernel_str(s->irq_name[k], ROOTPATH_COMM, action->name);
-	}
+	__u32 k = irq_begin(s, (__u32)irq);
+	if (k < ROOTPATH_CULPRITS)
+		bpf_probe_read_kernel_str(s->irq_name[k & (ROOTPATH_CULPRITS - 1)],
+					  ROOTPATH_COMM, action->name);
 	return 0;
 }
 
 SEC("tp_btf/irq_handler_exit")
 int BPF_PROG(on_irq_exit, int irq, struct irqaction *action, int ret)
 {
+	irq_end();
+	return 0;
+}
+
+/* The local APIC timer (the scheduler tick, "LOC" in /proc/interrupts) is not an
+ * irqaction: it enters through its own vector and tracepoints. Timed as one more
+ * interrupt, numbered by its vector. */
+SEC("tp_btf/local_timer_entry")
+int BPF_PROG(on_timer_entry, int vector)
+{
 	__u64 id = bpf_get_current_pid_tgid();
-	if (targ_tgid && (id >> 32) != targ_tgid)
+	struct tstate *s = traced(id >> 32, (__u32)id);
+	if (!s || s->irq_since)
 		return 0;
-	struct tstate *s = state((__u32)id, 0);
-	if (!s || !s->irq_since)
-		return 0;
-	__u64 d = bpf_ktime_get_ns() - s->irq_since;
-	s->irq_since = 0;
-	s->irq_ns += d;
-	steal(s, d);
-	__u32 k = s->irq_slot;
+	__u32 k = irq_begin(s, (__u32)vector);
 	if (k < ROOTPATH_CULPRITS)
-		s->irq_no_ns[k & (ROOTPATH_CULPRITS - 1)] += d ? d : 1;
+		__builtin_memcpy(s->irq_name[k & (ROOTPATH_CULPRITS - 1)], "LOC", 4);
+	return 0;
+}
+
+SEC("tp_btf/local_timer_exit")
+int BPF_PROG(on_timer_exit, int vector)
+{
+	irq_end();
 	return 0;
 }
 

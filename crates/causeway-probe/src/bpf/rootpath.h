@@ -14,6 +14,37 @@
 #define ROOTPATH_KIND_F0 0ULL
 #define ROOTPATH_KIND_PATH 1ULL /* index: level on the path, 1..level */
 #define ROOTPATH_KIND_CALLEE 2ULL /* index: callee number */
+#define ROOTPATH_KIND_SITE 3ULL /* index: indirect call site number */
+
+/* Indirect call sites of the function under study probed at once (the loader counts
+ * the others as not probed). */
+#define ROOTPATH_MAX_SITES 16
+/* Distinct (site, target) pairs kept; more are counted in `site_lost`. */
+#define ROOTPATH_MAX_TARGETS 1024
+
+/* How an indirect call site's target is found (struct rootpath_site.how). */
+#define ROOTPATH_SITE_REG 1	/* the value of register `base` */
+#define ROOTPATH_SITE_MEM 2	/* 8 bytes at base + index * scale + disp */
+#define ROOTPATH_SITE_IPREL 3	/* 8 bytes at the call instruction's address + disp */
+/* `base` or `index` not used. */
+#define ROOTPATH_NO_REG 255
+
+/* One indirect call site; registers numbered as x86 encodes them (rax 0 .. r15 15). */
+struct rootpath_site {
+	__u8 how;
+	__u8 base;
+	__u8 index;
+	__u8 scale;
+	__u32 pad;
+	__s64 disp;
+};
+
+/* A target seen at a site (key of the `targets` map; the value counts the calls). */
+struct rootpath_target {
+	__u32 site;
+	__u32 pad;
+	__u64 addr;
+};
 
 /* One call of F0 whose latency fell in the peak. */
 struct rootpath_sample {

@@ -148,7 +148,8 @@ fn levels_text(f0: &str, levels: &[Level], s: &mut String) {
             } else {
                 ""
             };
-            let _ = write!(s, ", {} {}{mark}", c.function, c.maxcount);
+            let via = if c.indirect { " (via pointer)" } else { "" };
+            let _ = write!(s, ", {}{via} {}{mark}", c.function, c.maxcount);
         }
         s.push_str(&pseudo_text(
             "preempted",
@@ -162,6 +163,9 @@ fn levels_text(f0: &str, levels: &[Level], s: &mut String) {
             l.decision == Decision::Interrupts,
             false,
         ));
+        if l.indirect_sites > 0 {
+            let _ = write!(s, "; {} indirect call sites read", l.indirect_sites);
+        }
         if l.unresolved_calls > 0 {
             let _ = write!(s, "; {} call sites not probed", l.unresolved_calls);
         }
@@ -290,6 +294,7 @@ mod tests {
                 own_maxcount: t.own,
                 callees: Vec::new(),
                 unresolved_calls: 0,
+                indirect_sites: 0,
                 preemption: Some(t.preemption()),
                 interrupts: Some(t.interrupt_time()),
                 decision: t.decide(0.9),
@@ -341,6 +346,41 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("spent most of the peak's time in interrupt 11"));
+    }
+
+    #[test]
+    fn callees_found_through_a_pointer_are_marked() {
+        let mut p = preempted();
+        let l = &mut p.levels[0];
+        l.callees = vec![
+            causeway_latency::Candidate {
+                function: "log_op".into(),
+                binary: "/bin/prog".into(),
+                maxcount: 1,
+                indirect: false,
+            },
+            causeway_latency::Candidate {
+                function: "slow_handler".into(),
+                binary: "/bin/prog".into(),
+                maxcount: 58,
+                indirect: true,
+            },
+        ];
+        l.indirect_sites = 1;
+        l.decision = Decision::Callees { causes: vec![1] };
+        let text = RootPathView::new(&p).text();
+        assert!(
+            text.contains(", log_op 1, slow_handler (via pointer) 58 (root cause)"),
+            "{text}"
+        );
+        assert!(text.contains("; 1 indirect call sites read"), "{text}");
+        let json = serde_json::to_value(&p.levels[0]).unwrap();
+        assert_eq!(json["callees"][1]["indirect"], true);
+        // Absent when false or zero, as in results saved before indirect calls.
+        assert!(json["callees"][0].get("indirect").is_none());
+        p.levels[0].indirect_sites = 0;
+        let json = serde_json::to_value(&p.levels[0]).unwrap();
+        assert!(json.get("indirect_sites").is_none());
     }
 
     #[test]
