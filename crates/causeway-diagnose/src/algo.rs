@@ -485,7 +485,8 @@ pub fn find_similar(g: &EventGraph, v: VertexId, opts: &Options) -> Option<Verte
     })
 }
 
-/// Threads `v`'s thread exchanged wake-ups (or data flags) with just before `v`:
+/// Threads `v`'s thread exchanged wake-ups (or data flags, or data through a pipe or
+/// socket) with just before `v`:
 /// first those that woke it, most recent first (those it waits for when it waits),
 /// then those it only woke (a circle may go through them: a thread it woke may wait
 /// for it in turn).
@@ -496,7 +497,9 @@ pub fn peers(g: &EventGraph, v: VertexId) -> Vec<u32> {
     let list = g.thread_vertices(x.thread);
     let pos = list.partition_point(|&y| y <= v);
     let lo = pos.saturating_sub(PEER_WINDOW);
-    let linked = |kind: EdgeKind| kind == EdgeKind::Wakeup || kind == EdgeKind::DataFlag;
+    let linked = |kind: EdgeKind| {
+        kind == EdgeKind::Wakeup || kind == EdgeKind::DataFlag || kind == EdgeKind::Data
+    };
     let mut woke_it: Vec<(u64, u32)> = Vec::new();
     let mut woken: Vec<(u64, u32)> = Vec::new();
     for &y in list.get(lo..pos).unwrap_or(&[]) {
