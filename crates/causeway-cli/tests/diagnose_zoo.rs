@@ -579,11 +579,17 @@ fn before_heavy_replies(trace: &str) -> Vec<String> {
     };
     let mut out = Vec::new();
     for (i, s) in t.segments.iter().enumerate() {
-        if !(s.start_known && s.end_known && s.duration().0 >= 10_000_000) || blocked_in(s) != Some(0)
+        if !(s.start_known && s.end_known && s.duration().0 >= 10_000_000)
+            || blocked_in(s) != Some(0)
         {
             continue;
         }
-        let next = t.segments.get(i + 1..).unwrap_or(&[]).iter().find_map(blocked_in);
+        let next = t
+            .segments
+            .get(i + 1..)
+            .unwrap_or(&[])
+            .iter()
+            .find_map(blocked_in);
         if next == Some(230) {
             out.push(format!("{}ns", s.end.0 - 2_000_000 - origin.0));
         }
@@ -651,16 +657,29 @@ fn batch_loop_slices_the_long_item_to_the_request_it_read() {
 
         let d = diagnose(
             &trace,
-            &["--auto", "--no-batch-split", "--thread", "bl-loop", "--at", at],
+            &[
+                "--auto",
+                "--no-batch-split",
+                "--thread",
+                "bl-loop",
+                "--at",
+                at,
+            ],
         );
         assert_eq!(d["graph"]["batch_splits"], 0);
         if first_step_is_data_from(&d, "bl-heavy") {
             without_split_found += 1;
         }
     }
-    assert!(items >= 3, "only {items} long items in heavy_request among {ats:?}");
+    assert!(
+        items >= 3,
+        "only {items} long items in heavy_request among {ats:?}"
+    );
     // Without the split, passes where the loop turned from another client's read to
     // bl-heavy's leave the long run without its input's strong edge: the slice asks,
     // and at least one of them does not go straight to bl-heavy.
-    assert!(without_split_found < items, "{without_split_found} of {items}");
+    assert!(
+        without_split_found < items,
+        "{without_split_found} of {items}"
+    );
 }

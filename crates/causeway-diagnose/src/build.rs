@@ -20,13 +20,13 @@
 //! timer-arm edges come from the recorded signal and timer events
 //! ([`crate::signals`]).
 
+use crate::batching;
+use crate::graph::BuildCounts;
 use crate::graph::{
     BlockType, Call, Edge, EdgeKind, EventGraph, Strength, Vertex, VertexId, VertexKind, WokenBy,
 };
-use crate::graph::BuildCounts;
 use crate::objects::{self, Link, Waits};
 use crate::options::Options;
-use crate::batching;
 use causeway_format::{DurationNs, SoftirqVec, TaskState, Tid, Timestamp, Waker};
 use causeway_model::{Segment, SegmentId, SegmentState, TimeSpan, Trace};
 use causeway_stacks::SyscallSpan;

@@ -19,7 +19,13 @@ const WRITE: u32 = 1;
 const EPOLL_WAIT: u32 = 232;
 
 /// A finished system call of `tid` on descriptor `fd` of object `obj`.
-fn call(tid: u32, nr: u32, (start, end): (u64, u64), ret: i64, fd_obj_kind: [u64; 3]) -> SyscallSpan {
+fn call(
+    tid: u32,
+    nr: u32,
+    (start, end): (u64, u64),
+    ret: i64,
+    fd_obj_kind: [u64; 3],
+) -> SyscallSpan {
     SyscallSpan {
         tid: Tid(tid),
         nr,
@@ -196,8 +202,7 @@ fn blocked_read(waker: Waker) -> Trace {
 }
 
 #[test]
-fn a_read_woken_by_the_writer_keeps_only_the_wakeup_and_one_woken_by_an_interrupt_gets_data()
-{
+fn a_read_woken_by_the_writer_keeps_only_the_wakeup_and_one_woken_by_an_interrupt_gets_data() {
     let calls = [
         call(1, WRITE, (240, 250), 16, [3, 55, SOCKET]),
         call(2, READ, (40, 260), 16, [4, 55, SOCKET]),

@@ -207,14 +207,18 @@ fn replay(o: &mut Object, out: &mut Vec<Link>) {
             next += 1;
         }
         let own_end_apart = o.kind == KIND_SOCKET || o.kind == KIND_PIPE;
-        let mut need = if o.kind == KIND_ANON { u64::MAX } else { r.bytes };
+        let mut need = if o.kind == KIND_ANON {
+            u64::MAX
+        } else {
+            r.bytes
+        };
         let mut writers: Vec<(u32, Timestamp)> = Vec::new();
         let mut fresh = false;
         while need > 0 {
             // The oldest pending write on another end.
             let Some(q) = queues
                 .iter_mut()
-                .filter(|(end, q)| !(own_end_apart && **end == r.end) && !q.is_empty())
+                .filter(|(end, q)| !q.is_empty() && (!own_end_apart || **end != r.end))
                 .min_by_key(|(_, q)| q.front().map(|p| p.start))
                 .map(|(_, q)| q)
             else {
