@@ -683,3 +683,45 @@ fn batch_loop_slices_the_long_item_to_the_request_it_read() {
         "{without_split_found} of {items}"
     );
 }
+
+/// A TCP receive over loopback is woken from the network softirq, not by the thread
+/// that sent the data, so the graph has no wake-up edge into it (§3.1 leaves interrupt
+/// wake-ups out). The data edge on the connection's identity links the client's wait
+/// to the server's send: the client's earlier receive is a normal case to compare
+/// with, and its wake-up path leads to the server.
+#[test]
+fn blocking_net_links_a_tcp_receive_to_the_servers_send() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = record_zoo(dir.path(), "blocking-net", "1", &[]);
+    let at = longest_wait_at(&trace, "client-0", &[45, 47, 0]); // recvfrom, recvmsg, read
+    let d = diagnose(&trace, &["--auto", "--thread", "client-0", "--at", &at]);
+    let f = &d["findings"][0];
+    assert_eq!(f["vertex"]["thread"], "client-0");
+    assert!(
+        f["vertex"]["woken_by"]
+            .as_str()
+            .unwrap()
+            .contains("softirq"),
+        "{f:#}"
+    );
+    assert!(
+        !f["similar"].is_null(),
+        "no normal case to compare with: {f:#}"
+    );
+    let steps = f["slice"]["steps"].as_array().unwrap();
+    assert_eq!(steps[1]["vertex"]["thread"], "server-0", "{f:#}");
+    assert_eq!(steps[1]["edge"], "data written to the same object");
+    assert_eq!(steps[1]["strength"], "strong");
+    assert_eq!(steps[1]["decided"], "graph");
+    assert!(
+        f["compared"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["vertex"]["thread"] == "server-0" && c["from_normal_path"] == true),
+        "{f:#}"
+    );
+}

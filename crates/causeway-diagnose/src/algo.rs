@@ -465,8 +465,16 @@ fn most_recent(g: &EventGraph, candidates: &[Candidate]) -> usize {
     best
 }
 
+/// True if a strong data edge ends the wait `v`: a receive woken from an interrupt (a
+/// TCP receive is woken from the network softirq) whose data a recorded thread wrote.
+fn data_arrived(g: &EventGraph, v: VertexId) -> bool {
+    g.incoming(v)
+        .any(|(_, e)| e.kind == EdgeKind::Data && e.strength == Strength::Strong)
+}
+
 /// FindSimilarVertex: the most recent earlier vertex of the same thread with the same
-/// signature whose wait ended by a thread's wake-up (a normal case), if any.
+/// signature whose wait ended by a thread's wake-up, or by the arrival of data a
+/// thread wrote (a normal case), if any.
 pub fn find_similar(g: &EventGraph, v: VertexId, opts: &Options) -> Option<VertexId> {
     let x = g.vertex(v)?;
     let sig = Signature::of(x);
@@ -477,7 +485,9 @@ pub fn find_similar(g: &EventGraph, v: VertexId, opts: &Options) -> Option<Verte
             c.kind == x.kind
                 && c.duration() < opts.long
                 && match c.kind {
-                    VertexKind::Wait => matches!(c.woken_by, Some(WokenBy::Thread { .. })),
+                    VertexKind::Wait => {
+                        matches!(c.woken_by, Some(WokenBy::Thread { .. })) || data_arrived(g, y)
+                    }
                     VertexKind::Exec => true,
                 }
                 && Signature::of(c) == sig

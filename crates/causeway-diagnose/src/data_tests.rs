@@ -357,3 +357,61 @@ fn a_receive_loop_is_split_at_each_new_message_and_a_blocking_wait_ends_it() {
     assert_eq!(from(1000), 3);
     assert_eq!(from(2000), 1);
 }
+
+#[test]
+fn a_wait_ended_by_another_threads_data_is_a_normal_case_for_the_similar_vertex() {
+    use crate::find_similar;
+    use crate::graph::{BlockType, Edge, WokenBy};
+    use causeway_format::DurationNs;
+    use causeway_model::TimeSpan;
+    let wait = |thread: u32, start: u64, end: u64, by: WokenBy| Vertex {
+        thread,
+        tid: Tid(100 + thread),
+        tgid: None,
+        span: TimeSpan {
+            start: Timestamp(start),
+            end: Timestamp(end),
+        },
+        kind: VertexKind::Wait,
+        block: BlockType::Wait,
+        running: DurationNs(0),
+        runnable: DurationNs(0),
+        calls: Vec::new(),
+        yields: 0,
+        wait_call: Some(45),
+        stack: None,
+        woken_by: Some(by),
+        samples: Vec::new(),
+        complete: true,
+    };
+    let mut writer = wait(1, 0, 5, WokenBy::Timer);
+    writer.kind = VertexKind::Exec;
+    writer.block = BlockType::Running;
+    writer.wait_call = None;
+    writer.woken_by = None;
+    let net = WokenBy::Interrupt {
+        number: 3,
+        softirq: true,
+    };
+    // Thread 0 receives twice, both waits ended by the network softirq; thread 1's
+    // write ended the first one.
+    let vs = vec![wait(0, 0, 10, net), wait(0, 20, 30 * MS, net), writer];
+    let data = |strength| Edge {
+        from: VertexId(2),
+        to: VertexId(0),
+        kind: EdgeKind::Data,
+        strength,
+        ts: Timestamp(10),
+    };
+    let g = EventGraph::from_parts(vs.clone(), vec![data(Strength::Strong)]);
+    assert_eq!(
+        find_similar(&g, VertexId(1), &Options::default()),
+        Some(VertexId(0))
+    );
+    // Without the data edge (or with only a weak one) nothing says its wait ended
+    // normally.
+    let g = EventGraph::from_parts(vs.clone(), vec![data(Strength::Weak)]);
+    assert_eq!(find_similar(&g, VertexId(1), &Options::default()), None);
+    let g = EventGraph::from_parts(vs, Vec::new());
+    assert_eq!(find_similar(&g, VertexId(1), &Options::default()), None);
+}
