@@ -4,7 +4,9 @@
 //! `circular-timeout` (with the heuristic and with a replayed answers file), and the
 //! long computation sliced back to the sender's datagram in `long-cpu`, and the yield
 //! loop of `spin-flag` asking for a data flag, then (after `causeway watch` traced the
-//! flag with hardware watchpoints) naming the helper that wrote it late.
+//! flag with hardware watchpoints) naming the helper that wrote it late; the costly item
+//! of `batch-loop`'s event loop linked by its data edge to the request it read (per-item
+//! splits), and a TCP receive of `blocking-net` linked to the server's send.
 //!
 //! Needs root and the built zoo; skipped without root unless `CAUSEWAY_REQUIRE_ROOT=1`
 //! (then it fails, as in CI).
