@@ -38,6 +38,7 @@ cases=(
     "lock-chain||requester|default|wait"
     "spin-flag||waiter|default,sched_yield|run"
     "spin-flag+watch||waiter|default,sched_yield|run"
+    "batch-loop||bl-loop|default|run"
 )
 ONLY=${ONLY:-.}
 SKIP_BUSY=${SKIP_BUSY:-0}

@@ -43,6 +43,15 @@ def found(w, d):
         return writer.startswith("helper-") and any(
             f2["culprit_of"] == f["vertex"]["id"] and threads(f2) == writer for f2 in fs
         )
+    if w == "batch-loop":
+        # The loop's costly item, sliced over the data edge of the request it read to
+        # bl-heavy's write.
+        f = fs[0]
+        sl = (f.get("slice") or {}).get("steps", [])
+        return "heavy_request" in f["vertex"]["hot"] and any(
+            s["vertex"]["thread"] == "bl-heavy" and s["edge"] == "data written to the same object"
+            for s in sl
+        )
     return False
 
 

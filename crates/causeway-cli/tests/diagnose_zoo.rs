@@ -4,7 +4,9 @@
 //! `circular-timeout` (with the heuristic and with a replayed answers file), and the
 //! long computation sliced back to the sender's datagram in `long-cpu`, and the yield
 //! loop of `spin-flag` asking for a data flag, then (after `causeway watch` traced the
-//! flag with hardware watchpoints) naming the helper that wrote it late.
+//! flag with hardware watchpoints) naming the helper that wrote it late; the costly item
+//! of `batch-loop`'s event loop linked by its data edge to the request it read (per-item
+//! splits), and a TCP receive of `blocking-net` linked to the server's send.
 //!
 //! Needs root and the built zoo; skipped without root unless `CAUSEWAY_REQUIRE_ROOT=1`
 //! (then it fails, as in CI).
@@ -579,5 +581,166 @@ fn spin_flag_names_the_late_writer(dir: &std::path::Path, via: &str) {
     assert!(
         text.contains(&format!("last written by {writer}")),
         "{text}"
+    );
+}
+
+/// `--at` values just before each reply to one of `bl-heavy`'s costly requests, in time
+/// order: 2 ms before the end of each wait of `bl-heavy` in `read`, at least 10 ms long,
+/// after which it went to sleep (the reply's wait; reading its request wakes it too when
+/// it already waits, which is not the reply). The loop computes right before it replies.
+fn before_heavy_replies(trace: &str) -> Vec<String> {
+    let (m, _, _) = common::model(Path::new(trace));
+    let origin = m.span().unwrap().start;
+    let t = m.threads().find(|t| t.comm == "bl-heavy").expect("thread");
+    let blocked_in = |s: &causeway_model::Segment| match s.state {
+        causeway_model::SegmentState::Blocked { syscall, .. } => syscall,
+        _ => None,
+    };
+    let mut out = Vec::new();
+    for (i, s) in t.segments.iter().enumerate() {
+        if !(s.start_known && s.end_known && s.duration().0 >= 10_000_000)
+            || blocked_in(s) != Some(0)
+        {
+            continue;
+        }
+        let next = t
+            .segments
+            .get(i + 1..)
+            .unwrap_or(&[])
+            .iter()
+            .find_map(blocked_in);
+        if next == Some(230) {
+            out.push(format!("{}ns", s.end.0 - 2_000_000 - origin.0));
+        }
+    }
+    out
+}
+
+/// True if the slice of the diagnosis's first finding goes from the problem straight
+/// to `thread` over a strong data edge the graph chose (no question).
+fn first_step_is_data_from(d: &Value, thread: &str) -> bool {
+    let step = &d["findings"][0]["slice"]["steps"][1];
+    step["vertex"]["thread"] == thread
+        && step["edge"] == "data written to the same object"
+        && step["strength"] == "strong"
+        && step["decided"] == "graph"
+}
+
+/// An event loop that serves every ready client per `epoll_wait` pass (issue 14's
+/// per-item splits and data edges): each costly request of `bl-heavy` makes the loop
+/// run ~20 ms in the middle of a pass. The loop read that request without blocking
+/// (epoll said it was there), so no wake-up links it: the data edge on the socket's
+/// identity does, and the pass cut per item makes it the long run's only strong
+/// edge. Without the split the long run starts where the pass's peers last changed
+/// and the slice has to guess.
+#[test]
+fn batch_loop_slices_the_long_item_to_the_request_it_read() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = record_zoo(dir.path(), "batch-loop", "1", &[]);
+    let ats = before_heavy_replies(&trace);
+    assert!(ats.len() >= 5, "{} costly requests: {ats:?}", ats.len());
+    // On a loaded machine some moments miss the computation (the loop was preempted
+    // while it replied) or find it cut (a wake-up of a kernel thread in the middle of
+    // it changes the loop's peers): the items checked are the long runs in
+    // heavy_request that begin with the read of a request.
+    let (mut items, mut without_split_found) = (0, 0);
+    for at in &ats {
+        let d = diagnose(&trace, &["--auto", "--thread", "bl-loop", "--at", at]);
+        let f = &d["findings"][0];
+        assert_eq!(f["vertex"]["thread"], "bl-loop");
+        assert!(d["graph"]["data_edges"].as_u64().unwrap() > 0);
+        assert!(d["graph"]["batch_splits"].as_u64().unwrap() > 0);
+        let case = f["case"].as_str().unwrap();
+        let hot: Vec<&str> = f["vertex"]["hot"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap())
+            .collect();
+        let calls = f["vertex"]["syscalls"].as_array().unwrap();
+        if !((case == "LongRunning" || case == "LongRunnable")
+            && hot.contains(&"heavy_request")
+            && calls.first().is_some_and(|c| c == "read"))
+        {
+            continue;
+        }
+        items += 1;
+        // The item's only strong edge is the data of the request it read.
+        assert!(
+            first_step_is_data_from(&d, "bl-heavy"),
+            "at {at} the long item is not linked to bl-heavy's request: {f:#}"
+        );
+
+        let d = diagnose(
+            &trace,
+            &[
+                "--auto",
+                "--no-batch-split",
+                "--thread",
+                "bl-loop",
+                "--at",
+                at,
+            ],
+        );
+        assert_eq!(d["graph"]["batch_splits"], 0);
+        if first_step_is_data_from(&d, "bl-heavy") {
+            without_split_found += 1;
+        }
+    }
+    assert!(
+        items >= 3,
+        "only {items} long items in heavy_request among {ats:?}"
+    );
+    // Without the split, passes where the loop turned from another client's read to
+    // bl-heavy's leave the long run without its input's strong edge: the slice asks,
+    // and at least one of them does not go straight to bl-heavy.
+    assert!(
+        without_split_found < items,
+        "{without_split_found} of {items}"
+    );
+}
+
+/// A TCP receive over loopback is woken from the network softirq, not by the thread
+/// that sent the data, so the graph has no wake-up edge into it (§3.1 leaves interrupt
+/// wake-ups out). The data edge on the connection's identity links the client's wait
+/// to the server's send: the client's earlier receive is a normal case to compare
+/// with, and its wake-up path leads to the server.
+#[test]
+fn blocking_net_links_a_tcp_receive_to_the_servers_send() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = record_zoo(dir.path(), "blocking-net", "1", &[]);
+    let at = longest_wait_at(&trace, "client-0", &[45, 47, 0]); // recvfrom, recvmsg, read
+    let d = diagnose(&trace, &["--auto", "--thread", "client-0", "--at", &at]);
+    let f = &d["findings"][0];
+    assert_eq!(f["vertex"]["thread"], "client-0");
+    assert!(
+        f["vertex"]["woken_by"]
+            .as_str()
+            .unwrap()
+            .contains("softirq"),
+        "{f:#}"
+    );
+    assert!(
+        !f["similar"].is_null(),
+        "no normal case to compare with: {f:#}"
+    );
+    let steps = f["slice"]["steps"].as_array().unwrap();
+    assert_eq!(steps[1]["vertex"]["thread"], "server-0", "{f:#}");
+    assert_eq!(steps[1]["edge"], "data written to the same object");
+    assert_eq!(steps[1]["strength"], "strong");
+    assert_eq!(steps[1]["decided"], "graph");
+    assert!(
+        f["compared"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["vertex"]["thread"] == "server-0" && c["from_normal_path"] == true),
+        "{f:#}"
     );
 }

@@ -465,8 +465,16 @@ fn most_recent(g: &EventGraph, candidates: &[Candidate]) -> usize {
     best
 }
 
+/// True if a strong data edge ends the wait `v`: a receive woken from an interrupt (a
+/// TCP receive is woken from the network softirq) whose data a recorded thread wrote.
+fn data_arrived(g: &EventGraph, v: VertexId) -> bool {
+    g.incoming(v)
+        .any(|(_, e)| e.kind == EdgeKind::Data && e.strength == Strength::Strong)
+}
+
 /// FindSimilarVertex: the most recent earlier vertex of the same thread with the same
-/// signature whose wait ended by a thread's wake-up (a normal case), if any.
+/// signature whose wait ended by a thread's wake-up, or by the arrival of data a
+/// thread wrote (a normal case), if any.
 pub fn find_similar(g: &EventGraph, v: VertexId, opts: &Options) -> Option<VertexId> {
     let x = g.vertex(v)?;
     let sig = Signature::of(x);
@@ -477,7 +485,9 @@ pub fn find_similar(g: &EventGraph, v: VertexId, opts: &Options) -> Option<Verte
             c.kind == x.kind
                 && c.duration() < opts.long
                 && match c.kind {
-                    VertexKind::Wait => matches!(c.woken_by, Some(WokenBy::Thread { .. })),
+                    VertexKind::Wait => {
+                        matches!(c.woken_by, Some(WokenBy::Thread { .. })) || data_arrived(g, y)
+                    }
                     VertexKind::Exec => true,
                 }
                 && Signature::of(c) == sig
@@ -485,7 +495,8 @@ pub fn find_similar(g: &EventGraph, v: VertexId, opts: &Options) -> Option<Verte
     })
 }
 
-/// Threads `v`'s thread exchanged wake-ups (or data flags) with just before `v`:
+/// Threads `v`'s thread exchanged wake-ups (or data flags, or data through a pipe or
+/// socket) with just before `v`:
 /// first those that woke it, most recent first (those it waits for when it waits),
 /// then those it only woke (a circle may go through them: a thread it woke may wait
 /// for it in turn).
@@ -496,7 +507,9 @@ pub fn peers(g: &EventGraph, v: VertexId) -> Vec<u32> {
     let list = g.thread_vertices(x.thread);
     let pos = list.partition_point(|&y| y <= v);
     let lo = pos.saturating_sub(PEER_WINDOW);
-    let linked = |kind: EdgeKind| kind == EdgeKind::Wakeup || kind == EdgeKind::DataFlag;
+    let linked = |kind: EdgeKind| {
+        kind == EdgeKind::Wakeup || kind == EdgeKind::DataFlag || kind == EdgeKind::Data
+    };
     let mut woke_it: Vec<(u64, u32)> = Vec::new();
     let mut woken: Vec<(u64, u32)> = Vec::new();
     for &y in list.get(lo..pos).unwrap_or(&[]) {

@@ -12,14 +12,20 @@
 //! it; a fork strongly leads to the child's first vertex; a data flag's write strongly
 //! leads to the first read that sees it. Each cut adds a weak edge across it (§4.2.2).
 //!
-//! Pipes, sockets, eventfds and futexes need no edges of their own here: their waits
-//! end by the kernel's wake-up, which names the waker. Signal and timer-arm edges come
-//! from the recorded signal and timer events ([`crate::signals`]). What this does not
-//! do (yet): per-item splits of known batching loops.
+//! A wait on a pipe, socket, eventfd or futex ends by the kernel's wake-up, which
+//! names the waker. A read that found its data already queued has no wake-up: the
+//! write it took the data of is found by replaying the object's queue
+//! ([`crate::objects`]). Exec vertices of batching loops (an event loop serving many
+//! peers in one wake-up) are cut per item ([`crate::batching`]). Signal and
+//! timer-arm edges come from the recorded signal and timer events
+//! ([`crate::signals`]).
 
+use crate::batching;
+use crate::graph::BuildCounts;
 use crate::graph::{
     BlockType, Call, Edge, EdgeKind, EventGraph, Strength, Vertex, VertexId, VertexKind, WokenBy,
 };
+use crate::objects::{self, Link, Waits};
 use crate::options::Options;
 use causeway_format::{DurationNs, SoftirqVec, TaskState, Tid, Timestamp, Waker};
 use causeway_model::{Segment, SegmentId, SegmentState, TimeSpan, Trace};
@@ -37,6 +43,9 @@ struct Raw {
     vertex: Vertex,
     /// For a wait: its segment, to find the waker's segment in the model.
     segment: Option<u32>,
+    /// For a part of a cut exec vertex: why it was cut from the part before
+    /// ([`EdgeKind::PeerSplit`] or [`EdgeKind::BatchItem`]).
+    cut: Option<EdgeKind>,
 }
 
 /// Build the event graph of a trace. `syscalls` are the trace's system calls (from a
@@ -48,6 +57,18 @@ pub fn build(trace: &Trace, syscalls: &[SyscallSpan], opts: &Options) -> EventGr
         .enumerate()
         .map(|(ti, t)| thread_vertices(ti as u32, t.tid, t.tgid, &t.segments))
         .collect();
+    let thread_of: Vec<Option<u32>> = syscalls
+        .iter()
+        .map(|c| model.thread_index_at(c.tid, c.start))
+        .collect();
+    let waits = waits_of(&per_thread);
+    let tgid_of = |t: u32| model.thread_by_index(t).and_then(|t| t.tgid);
+    let links = objects::links(syscalls, &thread_of, &tgid_of, &waits);
+    let items = if opts.split_batches {
+        batch_items(syscalls, &thread_of, &links, &waits, per_thread.len())
+    } else {
+        Vec::new()
+    };
     let mut splits = 0u64;
     if opts.split_peers {
         let wakes = outgoing_wakes(trace, &per_thread);
@@ -55,8 +76,20 @@ pub fn build(trace: &Trace, syscalls: &[SyscallSpan], opts: &Options) -> EventGr
             let segs = model
                 .thread_by_index(ti as u32)
                 .map_or(&[][..], |t| t.segments.as_slice());
-            splits += split_by_peers(raws, wakes.get(&(ti as u32)), segs);
+            let mine = items.get(ti).map_or(&[][..], Vec::as_slice);
+            splits += split_by_peers(raws, wakes.get(&(ti as u32)), mine, segs);
         }
+    }
+    let mut batch_splits = 0u64;
+    for (ti, raws) in per_thread.iter_mut().enumerate() {
+        let Some(mine) = items.get(ti).filter(|l| !l.is_empty()) else {
+            continue;
+        };
+        let cuts: Vec<Timestamp> = mine.iter().map(|s| s.start).collect();
+        let segs = model
+            .thread_by_index(ti as u32)
+            .map_or(&[][..], |t| t.segments.as_slice());
+        batch_splits += cut_at(raws, &cuts, EdgeKind::BatchItem, segs);
     }
     assign_calls(trace, syscalls, &mut per_thread, opts);
     for raws in &mut per_thread {
@@ -75,18 +108,117 @@ pub fn build(trace: &Trace, syscalls: &[SyscallSpan], opts: &Options) -> EventGr
         }
     }
     let mut wait_segments = Vec::new();
+    let mut cuts = Vec::new();
     let mut vertices = Vec::new();
     for raws in per_thread {
         for r in raws {
             wait_segments.push(r.segment);
+            cuts.push(r.cut);
             vertices.push(r.vertex);
         }
     }
     let mut graph = EventGraph::from_parts(vertices, Vec::new());
-    let (edges, interrupts) = edges(trace, &graph, &wait_segments);
+    let (edges, interrupts) = edges(trace, &graph, &wait_segments, &cuts);
     graph = graph.with_edges(edges);
-    graph.set_build_counts(splits, interrupts);
+    // Data edges last: whether a wake-up already links a read needs the others.
+    let data = objects::edges(&graph, &links);
+    let data_edges = data.len() as u64;
+    if !data.is_empty() {
+        let mut all = graph.edges().to_vec();
+        all.extend(data);
+        graph = graph.with_edges(all);
+    }
+    graph.set_build_counts(BuildCounts {
+        peer_splits: splits,
+        batch_splits,
+        data_edges,
+        interrupt_wakeups: interrupts,
+    });
     graph
+}
+
+/// Each thread's waits, in time order, with what ended them.
+fn waits_of(per_thread: &[Vec<Raw>]) -> Waits {
+    Waits::new(
+        per_thread
+            .iter()
+            .map(|raws| {
+                raws.iter()
+                    .filter(|r| r.vertex.kind == VertexKind::Wait)
+                    .map(|r| (r.vertex.span, r.vertex.woken_by))
+                    .collect()
+            })
+            .collect(),
+    )
+}
+
+/// The calls that begin an item of a batching loop ([`crate::batching`]), per thread
+/// (by model index), in time order.
+fn batch_items(
+    syscalls: &[SyscallSpan],
+    thread_of: &[Option<u32>],
+    links: &[Link],
+    waits: &Waits,
+    threads: usize,
+) -> Vec<Vec<TimeSpan>> {
+    let mut new_data = vec![false; syscalls.len()];
+    for l in links.iter().filter(|l| !l.blocked && l.fresh) {
+        if let Some(x) = new_data.get_mut(l.call) {
+            *x = true;
+        }
+    }
+    let mut calls: Vec<Vec<usize>> = vec![Vec::new(); threads];
+    for (i, t) in thread_of.iter().enumerate() {
+        if let Some(list) = t.and_then(|t| calls.get_mut(t as usize)) {
+            list.push(i);
+        }
+    }
+    calls
+        .iter()
+        .enumerate()
+        .map(|(ti, list)| batching::item_calls(ti as u32, syscalls, list, &new_data, waits))
+        .collect()
+}
+
+/// Cut exec vertices at the times `cuts` (sorted) that fall strictly inside them;
+/// returns the number of cuts made.
+fn cut_at(raws: &mut Vec<Raw>, cuts: &[Timestamp], why: EdgeKind, segs: &[Segment]) -> u64 {
+    if cuts.is_empty() {
+        return 0;
+    }
+    let mut out = Vec::with_capacity(raws.len() + cuts.len());
+    let mut n = 0u64;
+    for r in raws.drain(..) {
+        if r.vertex.kind != VertexKind::Exec {
+            out.push(r);
+            continue;
+        }
+        let span = r.vertex.span;
+        let lo = cuts.partition_point(|&c| c <= span.start);
+        let hi = cuts.partition_point(|&c| c < span.end);
+        let inside = cuts.get(lo..hi).unwrap_or(&[]);
+        if inside.is_empty() {
+            out.push(r);
+            continue;
+        }
+        let mut start = span.start;
+        let mut first = true;
+        for &c in inside {
+            let mut p = part(&r, start, c, segs);
+            if !first {
+                p.cut = Some(why);
+            }
+            out.push(p);
+            start = c;
+            first = false;
+            n += 1;
+        }
+        let mut last = part(&r, start, span.end, segs);
+        last.cut = Some(why);
+        out.push(last);
+    }
+    *raws = out;
+    n
 }
 
 /// Exec and wait vertices of one thread, in time order (unknown stretches cut exec
@@ -141,6 +273,7 @@ fn thread_vertices(
                         complete: s.start_known && s.end_known,
                     },
                     segment: Some(i as u32),
+                    cut: None,
                 });
             }
             SegmentState::Unknown { .. } => flush(&mut open, &mut out),
@@ -205,6 +338,7 @@ fn exec_vertex(
             complete: first.is_some_and(|s| s.start_known) && last.is_some_and(|s| s.end_known),
         },
         segment: None,
+        cut: None,
     }
 }
 
@@ -252,10 +386,15 @@ fn outgoing_wakes(trace: &Trace, per_thread: &[Vec<Raw>]) -> BTreeMap<u32, Vec<(
 }
 
 /// Cut each exec vertex just after a wake-up it sent when the next wake-up it sends
-/// goes to another thread; returns the number of cuts.
+/// goes to another thread; returns the number of cuts. A wake-up sent inside a call
+/// that begins a batch item (`items`, in time order) cuts nothing: reading a peer's
+/// message wakes that peer if it waits on the same queue (a Unix socket's reader
+/// wakes its writer), and the item's own cut, at the call's entry, already separates
+/// the peers where the new one's work begins.
 fn split_by_peers(
     raws: &mut Vec<Raw>,
     wakes: Option<&Vec<(Timestamp, u32)>>,
+    items: &[TimeSpan],
     segs: &[Segment],
 ) -> u64 {
     let Some(wakes) = wakes else { return 0 };
@@ -275,21 +414,38 @@ fn split_by_peers(
             let (Some(a), Some(b)) = (pair.first(), pair.get(1)) else {
                 continue;
             };
-            if a.1 == b.1 || a.0 >= b.0 {
+            if a.1 == b.1 || a.0 >= b.0 || within(items, a.0) {
                 continue;
             }
             let cut = Timestamp(a.0.0 + 1);
-            out.push(part(&r, start, cut, segs));
+            let mut p = part(&r, start, cut, segs);
+            if start != span.start {
+                p.cut = Some(EdgeKind::PeerSplit);
+            }
+            out.push(p);
             start = cut;
             cuts += 1;
         }
-        out.push(part(&r, start, span.end, segs));
+        let mut last = part(&r, start, span.end, segs);
+        if start != span.start {
+            last.cut = Some(EdgeKind::PeerSplit);
+        }
+        out.push(last);
     }
     *raws = out;
     cuts
 }
 
-/// The part `[start, end)` of an exec vertex.
+/// True if `ts` falls inside one of `spans` (in time order, not overlapping).
+fn within(spans: &[TimeSpan], ts: Timestamp) -> bool {
+    let i = spans.partition_point(|s| s.start <= ts);
+    i.checked_sub(1)
+        .and_then(|i| spans.get(i))
+        .is_some_and(|s| ts <= s.end)
+}
+
+/// The part `[start, end)` of an exec vertex (it keeps the vertex's own cut reason
+/// when it begins where the vertex did).
 fn part(r: &Raw, start: Timestamp, end: Timestamp, segs: &[Segment]) -> Raw {
     let mut v = r.vertex.clone();
     v.span = TimeSpan { start, end };
@@ -299,6 +455,7 @@ fn part(r: &Raw, start: Timestamp, end: Timestamp, segs: &[Segment]) -> Raw {
     Raw {
         vertex: v,
         segment: None,
+        cut: (start == r.vertex.span.start).then_some(r.cut).flatten(),
     }
 }
 
@@ -361,7 +518,12 @@ fn assign_calls(
 
 /// The edges of a graph whose vertices are built; also the number of wake-ups by
 /// interrupts that were left out.
-fn edges(trace: &Trace, g: &EventGraph, wait_segments: &[Option<u32>]) -> (Vec<Edge>, u64) {
+fn edges(
+    trace: &Trace,
+    g: &EventGraph,
+    wait_segments: &[Option<u32>],
+    cuts: &[Option<EdgeKind>],
+) -> (Vec<Edge>, u64) {
     let model = trace.model();
     let mut out = Vec::new();
     let mut interrupts = 0u64;
@@ -421,7 +583,8 @@ fn edges(trace: &Trace, g: &EventGraph, wait_segments: &[Option<u32>]) -> (Vec<E
                     let (kind, strength) = if pv.kind == VertexKind::Wait {
                         (EdgeKind::Resume, Strength::Strong)
                     } else {
-                        (EdgeKind::PeerSplit, Strength::Weak)
+                        let why = cuts.get(i as usize).copied().flatten();
+                        (why.unwrap_or(EdgeKind::PeerSplit), Strength::Weak)
                     };
                     out.push(edge(p, kind, strength, v.span.start));
                 }

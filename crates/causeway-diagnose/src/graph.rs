@@ -143,6 +143,10 @@ pub enum EdgeKind {
     Fork,
     /// A write of a data flag seen by a later read.
     DataFlag,
+    /// A write to a pipe, socket or eventfd → the read that took its data when the
+    /// read found it queued (no wake-up links them); strong when the data came from
+    /// one thread, weak when one read took several threads' data.
+    Data,
     /// A signal: its sender to the thread it stopped, or to where it was taken.
     Signal,
     /// Program order across a blocking wait that split the thread's execution
@@ -150,6 +154,9 @@ pub enum EdgeKind {
     SameThread,
     /// Program order across a split where the thread's peers changed (§4.2.1); weak.
     PeerSplit,
+    /// Program order across a split between two items of a batching loop (an event
+    /// loop serving several peers in one wake-up, §4.2.1); weak.
+    BatchItem,
 }
 
 /// How sure the graph is of an edge (§3.1).
@@ -190,7 +197,24 @@ pub struct GraphCounts {
     pub weak: u64,
     /// Exec vertices split where their peers changed.
     pub peer_splits: u64,
+    /// Exec vertices of batching loops split per item.
+    pub batch_splits: u64,
+    /// Write → read edges on a kernel object (reads that found the data queued).
+    pub data_edges: u64,
     /// Wake-ups by interrupts left out of the graph (§3.1).
+    pub interrupt_wakeups: u64,
+}
+
+/// The counts only the builder knows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct BuildCounts {
+    /// Peer-set splits.
+    pub peer_splits: u64,
+    /// Batch item splits.
+    pub batch_splits: u64,
+    /// Data edges.
+    pub data_edges: u64,
+    /// Wake-ups by interrupts left out.
     pub interrupt_wakeups: u64,
 }
 
@@ -261,9 +285,11 @@ impl EventGraph {
     }
 
     /// Set the counts only the builder knows.
-    pub(crate) fn set_build_counts(&mut self, peer_splits: u64, interrupt_wakeups: u64) {
-        self.counts.peer_splits = peer_splits;
-        self.counts.interrupt_wakeups = interrupt_wakeups;
+    pub(crate) fn set_build_counts(&mut self, c: BuildCounts) {
+        self.counts.peer_splits = c.peer_splits;
+        self.counts.batch_splits = c.batch_splits;
+        self.counts.data_edges = c.data_edges;
+        self.counts.interrupt_wakeups = c.interrupt_wakeups;
     }
 
     /// All vertices.

@@ -14,9 +14,11 @@
 //! crate does not read files, print, or know the command line.
 
 mod algo;
+mod batching;
 mod build;
 mod error;
 mod graph;
+mod objects;
 mod options;
 mod oracle;
 mod problem;
@@ -24,6 +26,8 @@ mod result;
 mod signals;
 mod signature;
 
+#[cfg(test)]
+mod data_tests;
 #[cfg(test)]
 mod tests;
 

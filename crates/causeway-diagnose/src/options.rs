@@ -49,6 +49,8 @@ pub struct Options {
     pub yield_min: u32,
     /// Cut exec vertices where their peers change (§4.2.1).
     pub split_peers: bool,
+    /// Cut exec vertices of batching loops per item (§4.2.1, [`crate::build`]).
+    pub split_batches: bool,
     /// A slice stops after this many vertices.
     pub max_slice: usize,
     /// Culprit recursion stops at this depth.
@@ -66,6 +68,7 @@ impl Default for Options {
             long: DurationNs(5_000_000),
             yield_min: 3,
             split_peers: true,
+            split_batches: true,
             max_slice: 64,
             max_depth: 8,
             overlap_percent: 50,

@@ -18,6 +18,10 @@ pub struct SyscallSpan {
     pub tid: Tid,
     /// Syscall number (x86-64 numbering).
     pub nr: u32,
+    /// The entry's recorded arguments: for a call on a file descriptor, the
+    /// descriptor, the identity of the kernel object behind it and the object's kind
+    /// (docs/format.md); zeros where the recorder kept none.
+    pub args: [u64; 3],
     /// Entry time.
     pub start: Timestamp,
     /// Exit time; `None` if the exit was not in the trace.
@@ -72,11 +76,12 @@ impl EventExtras {
     /// Take one event (in trace order).
     pub fn push(&mut self, ev: &Event) {
         match ev.kind {
-            EventKind::SyscallEnter { tid, nr, .. } => {
+            EventKind::SyscallEnter { tid, nr, args } => {
                 self.open.insert(tid, self.out.syscalls.len());
                 self.out.syscalls.push(SyscallSpan {
                     tid,
                     nr,
+                    args,
                     start: ev.ts,
                     end: None,
                     ret: None,

@@ -65,6 +65,10 @@ pub struct DiagnoseArgs {
     /// Do not split runs where the threads they wake change (Argus §4.2.1).
     #[arg(long)]
     pub no_split: bool,
+    /// Do not split the runs of batching loops (an event loop serving several peers
+    /// after one epoll_wait, poll or select; a loop draining a socket) per item.
+    #[arg(long)]
+    pub no_batch_split: bool,
     /// Longest slice, in vertices.
     #[arg(long, default_value_t = 64)]
     pub max_slice: usize,
@@ -96,6 +100,7 @@ impl DiagnoseArgs {
             long: self.long,
             yield_min: self.yields.max(1),
             split_peers: !self.no_split,
+            split_batches: !self.no_batch_split,
             max_slice: self.max_slice.max(1),
             ..Options::default()
         }

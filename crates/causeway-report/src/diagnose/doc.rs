@@ -134,9 +134,11 @@ pub fn edge_word(k: EdgeKind) -> &'static str {
         EdgeKind::Resume => "resumed after the wait",
         EdgeKind::Fork => "fork",
         EdgeKind::DataFlag => "data flag",
+        EdgeKind::Data => "data written to the same object",
         EdgeKind::Signal => "signal",
         EdgeKind::SameThread => "same thread, before the wait",
         EdgeKind::PeerSplit => "same thread, before a peer change",
+        EdgeKind::BatchItem => "same thread, the item before in a batch",
     }
 }
 

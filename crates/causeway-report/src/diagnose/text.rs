@@ -129,9 +129,16 @@ pub fn write(d: &DiagnosisDoc, out: &mut dyn Write) -> io::Result<()> {
     let g = &d.graph;
     writeln!(
         out,
-        "event graph: {} vertices, {} edges ({} strong, {} weak); {} peer-set splits; {} \
-         interrupt wake-ups left out",
-        g.vertices, g.edges, g.strong, g.weak, g.peer_splits, g.interrupt_wakeups
+        "event graph: {} vertices, {} edges ({} strong, {} weak); {} peer-set splits, {} \
+         batch item splits; {} data edges; {} interrupt wake-ups left out",
+        g.vertices,
+        g.edges,
+        g.strong,
+        g.weak,
+        g.peer_splits,
+        g.batch_splits,
+        g.data_edges,
+        g.interrupt_wakeups
     )?;
     for (i, f) in d.findings.iter().enumerate() {
         finding(out, i, f)?;
