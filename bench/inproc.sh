@@ -27,7 +27,10 @@ scale=1
 [ -n "${SCALE:-}" ] && scale=$SCALE
 rel=${CAUSEWAY_TARGET:-target/release}
 [ -f $rel/libcauseway.a ] || { echo "inproc.sh: run make build first" >&2; exit 1; }
+# The header that goes with the library: an older build under CAUSEWAY_TARGET is
+# compared with its own trace points, not with today's.
 inc=crates/causeway-inproc/c
+[ -f "$rel/causeway.h" ] && inc=$rel
 # Functions and loops aligned the same way in every variant: with the default layout,
 # two builds of the same code differed by up to 0.4 ns per call (where a loop or a
 # function fell against a 32-byte fetch boundary), more than an off trace point costs.

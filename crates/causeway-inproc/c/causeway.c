@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/membarrier.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -74,6 +75,7 @@ static struct {
     uint64_t stall_ns;    /* 0 = no watchdog */
     int dump_at_exit;
     int kernel_dump;
+    int barrier_ok;       /* membarrier(2) registered: running threads can be copied */
     unsigned max_dumps;
     uint64_t coarse_ns;
     char dir[512];
@@ -346,6 +348,7 @@ void cw__exit_slow(struct cw_thread *t, uint64_t *p, uint64_t ts)
  * the buffer and may restart the thread without racing this store. */
 void cw__ack_stop(struct cw_thread *t, uint64_t *p)
 {
+    cw__drain_slots(); /* the control thread copies the slots once it sees the answer */
     t->parked = p;
     CW_STORE(t->cur, (uint64_t *)NULL);
     __atomic_signal_fence(__ATOMIC_RELEASE);
@@ -355,6 +358,7 @@ void cw__ack_stop(struct cw_thread *t, uint64_t *p)
 static NOINSTR void thread_gone(void *arg)
 {
     struct cw_rec *r = arg;
+    cw__drain_slots();
     pthread_mutex_lock(&g.lock);
     struct cw_thread *t = r->t;
     if (t) {
@@ -412,6 +416,25 @@ static NOINSTR int snap_stopped(struct cw_rec *r, uint64_t *pos, uint64_t wraps,
     return 0;
 }
 
+/* Registers the process for expedited membarrier (idempotent; again after fork, which
+ * starts a new address space). Returns whether copies of running threads can be
+ * flushed. */
+static NOINSTR int barrier_register(void)
+{
+    g.barrier_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    return g.barrier_ok;
+}
+
+/* Make every slot a running thread has written visible here: the trace points store
+ * with movnti, whose write-combining buffers drain on a fence or an interrupt. The
+ * expedited membarrier interrupts each CPU now running a thread of this process; a
+ * thread that is not running drained them when it left its CPU. */
+static NOINSTR int drain_running_threads(void)
+{
+    return g.barrier_ok &&
+           syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
 /* The thread did not stop (blocked in a system call, or stuck in code without trace
  * points): copy while it may run, then drop the oldest slots it could have rewritten
  * meanwhile (it writes a slot before it publishes the position). */
@@ -421,6 +444,13 @@ static NOINSTR int snap_running(struct cw_rec *r, struct cw_thread *t, struct cw
     uint64_t w1 = CW_LOAD(t->wraps);
     if (!p1)
         return 1; /* it stopped after all */
+    if (!drain_running_threads()) {
+        /* Slots before p1 may not have reached memory: decoding a stale one would
+         * invent calls, so the thread's calls are counted as lost instead. */
+        s->lost_slots = w1 * r->nslots + (uint64_t)(p1 - r->base);
+        s->flags |= CW_SNAP_FORCED;
+        return 0;
+    }
     int rc = snap_stopped(r, p1, w1, s);
     if (rc)
         return rc;
@@ -715,6 +745,7 @@ static NOINSTR void at_exit(void)
  * others' (their memory is the parent's copy), start a control thread of its own. */
 static NOINSTR void after_fork_child(void)
 {
+    barrier_register();
     pthread_mutex_init(&g.lock, NULL);
     pthread_mutex_init(&g.dump_lock, NULL);
     struct cw_rec *keep = NULL;
@@ -765,6 +796,10 @@ int cw_init(void)
         sigemptyset(&sa.sa_mask);
         sigaction(g.signo, &sa, NULL);
     }
+    if (!barrier_register())
+        fprintf(stderr, "libcauseway: membarrier(2) unavailable (%s): a dump will count "
+                        "the calls of threads that do not stop for it as lost\n",
+                strerror(errno));
     pthread_atfork(NULL, NULL, after_fork_child);
     atexit(at_exit);
     g.ready = 1;

@@ -6,7 +6,7 @@ use causeway_format::{EventKind, Marker, Tid, TraceReader};
 use causeway_inproc::api;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 const BASE_ID: usize = 0x1000;
 
@@ -102,10 +102,12 @@ fn stop_start_toggles_leave_every_dump_balanced_and_ordered() {
     // Small buffers so that they wrap many times between dumps.
     api::config("CAUSEWAY_BUFFER", "256K").unwrap();
     let done = Arc::new(AtomicBool::new(false));
+    let traced = Arc::new(AtomicUsize::new(0));
     let (tx, rx) = std::sync::mpsc::channel();
     let workers: Vec<_> = (0..8)
         .map(|i| {
             let done = done.clone();
+            let traced = traced.clone();
             let tx = tx.clone();
             std::thread::spawn(move || {
                 // SAFETY: gettid has no preconditions.
@@ -118,6 +120,9 @@ fn stop_start_toggles_leave_every_dump_balanced_and_ordered() {
                     // toggling thread running, and dumps meet blocked threads too
                     // (copied without a stop answer) as well as running ones.
                     n += 1;
+                    if n == 1 {
+                        traced.fetch_add(1, Ordering::Relaxed);
+                    }
                     if n.is_multiple_of(64) {
                         std::thread::sleep(std::time::Duration::from_micros(50));
                     }
@@ -127,6 +132,11 @@ fn stop_start_toggles_leave_every_dump_balanced_and_ordered() {
         })
         .collect();
     let tids: Vec<u32> = (0..8).map(|_| rx.recv().unwrap()).collect();
+    // Every worker must be in every dump, so none may be dumped before its first call:
+    // on two CPUs a new thread can wait a while before it first runs.
+    while traced.load(Ordering::Relaxed) < 8 {
+        std::thread::yield_now();
+    }
     let mut dumps = Vec::new();
     for round in 0..2000 {
         api::stop().unwrap();
