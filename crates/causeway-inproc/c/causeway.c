@@ -36,6 +36,7 @@ __thread struct cw_thread cw_self CW_TLS_IE = {
     .cur = cw__unseen,
     .base = cw__unseen,
     .end = cw__unseen,
+    .ring_end = cw__unseen,
 };
 int cw_clock_coarse;
 /* Referenced by nothing in the library: its only job is to be named on a link line
@@ -292,7 +293,8 @@ void cw__first(struct cw_thread *t)
     r->tid = gettid_();
     t->rec = r;
     t->base = r->base;
-    t->end = r->base + r->nslots;
+    t->ring_end = r->base + r->nslots;
+    t->end = t->ring_end;
     t->wraps = 0;
     t->stop = 0;
     t->state = 1;
@@ -480,16 +482,31 @@ static NOINSTR void restart(struct cw_thread *t, uint64_t *pos)
 {
     uint64_t *p = put_resume(t, pos, __rdtsc());
     CW_STORE(t->stop, (uintptr_t)0);
+    CW_STORE(t->end, t->ring_end);
     __atomic_signal_fence(__ATOMIC_RELEASE);
     CW_STORE(t->cur, p);
+}
+
+/* Withdraw a stop request the thread has not answered: its trace points go back to
+ * the fast path. */
+static NOINSTR void cancel_stop(struct cw_thread *t)
+{
+    CW_STORE(t->stop, (uintptr_t)0);
+    __atomic_signal_fence(__ATOMIC_RELEASE);
+    CW_STORE(t->end, t->ring_end);
 }
 
 /* Ask every live thread to stop (Figure 4 line 3) and wait a little for answers. */
 static NOINSTR void request_stop_all(struct cw_thread *self)
 {
     for (struct cw_rec *r = g.recs; r; r = r->next)
-        if (r->t && r->t != self && CW_LOAD(r->t->cur))
+        if (r->t && r->t != self && CW_LOAD(r->t->cur)) {
             CW_STORE(r->t->stop, (uintptr_t)1);
+            /* After `stop` (x86 keeps the two stores in order): a thread sent to the
+             * slow path by the lowered end finds the request there. */
+            __atomic_signal_fence(__ATOMIC_RELEASE);
+            CW_STORE(r->t->end, (uint64_t *)NULL);
+        }
     /* Threads that are running answer within a trace point; give the others (blocked,
      * descheduled, or in code without trace points) 1 ms, then copy them running. */
     uint64_t deadline = mono_ns(CLOCK_MONOTONIC) + 1000000;
@@ -543,7 +560,7 @@ static NOINSTR void resume_all(struct cw_thread *self)
         } else if (stop == 1 && !g.stopped_all) {
             /* Never answered; cancel the request. If it answers after all, the control
              * thread's next tick restarts it (stop > 1 with cur == NULL). */
-            CW_STORE(t->stop, (uintptr_t)0);
+            cancel_stop(t);
         }
     }
 }
@@ -856,7 +873,7 @@ int cw_start(void)
         if (stop > 1 && !CW_LOAD(t->cur))
             restart(t, (uint64_t *)stop);
         else if (stop == 1)
-            CW_STORE(t->stop, (uintptr_t)0); /* never stopped: cancel; a late answer is restarted by the control tick */
+            cancel_stop(t); /* never stopped; a late answer is restarted by the control tick */
     }
     pthread_mutex_unlock(&g.lock);
     cw__patch_set(1);
@@ -932,6 +949,7 @@ uint64_t cw_test_layout(uint64_t *out, uint64_t n)
         offsetof(struct cw_dump_req, ref_tsc), offsetof(struct cw_dump_req, snaps),
         offsetof(struct cw_dump_req, kernel_dump), sizeof(struct cw_thread),
         offsetof(struct cw_thread, last_hi), offsetof(struct cw_thread, parked),
+        offsetof(struct cw_thread, ring_end),
     };
     uint64_t k = sizeof v / sizeof v[0];
     for (uint64_t i = 0; i < k && i < n; i++)

@@ -45,7 +45,10 @@ extern "C" {
 
 /* Per-thread state. `cur` is Hubble's `start` (NULL: not tracing; otherwise the next
  * slot) and `stop` its `stop` (0 running, 1 stop asked, above 1 stopped at that slot).
- * Both are plain variables shared with the control thread (no atomics, no locks). */
+ * Both are plain variables shared with the control thread (no atomics, no locks).
+ * `end` is the bound the fast path checks: the ring's end, or NULL while a stop is
+ * asked, so that the next trace point takes the slow path, which answers. The fast
+ * path then needs no test of `stop` of its own (docs/libcauseway.md). */
 struct cw_thread {
     uint64_t *cur;
     uintptr_t stop;
@@ -57,6 +60,7 @@ struct cw_thread {
     uint64_t beat;      /* clock at the last cw_heartbeat() */
     uint64_t *parked;   /* where this thread last stopped (written by it alone) */
     void *rec;          /* the library's record of this thread */
+    uint64_t *ring_end; /* one past the ring's last slot (where writes wrap) */
 };
 
 struct cw_site {
@@ -132,20 +136,26 @@ CW_HOT void cw__clock_halves(uint32_t *lo, uint32_t *hi)
 CW_HOT uint64_t *cw__next(struct cw_thread *t, uint64_t *p)
 {
     ++p;
-    if (CW_UNLIKELY(p == t->end)) {
+    if (CW_UNLIKELY(p == t->ring_end)) {
         p = t->base;
         t->wraps++;
     }
     return p;
 }
 
-/* Publish the new write position, then answer a pending stop (Figure 4, lines 9-11).
- * The compiler barrier keeps the slot stores before the position store; x86 keeps
- * stores in order, so a reader that sees the position sees the slots. */
-CW_HOT void cw__commit(struct cw_thread *t, uint64_t *p)
+/* Publish the new write position (Figure 4, line 9). The compiler barrier keeps the
+ * slot stores before the position store in program order. */
+CW_HOT void cw__publish(struct cw_thread *t, uint64_t *p)
 {
     __atomic_signal_fence(__ATOMIC_RELEASE);
     CW_STORE(t->cur, p);
+}
+
+/* Publish, then answer a pending stop (Figure 4, lines 9-11): the slow paths' end. A
+ * stop request also lowers `end`, so every trace point after it comes here. */
+CW_HOT void cw__commit(struct cw_thread *t, uint64_t *p)
+{
+    cw__publish(t, p);
     if (CW_UNLIKELY(CW_LOAD(t->stop) != 0))
         cw__ack_stop(t, p);
 }
@@ -200,7 +210,7 @@ CW_HOT void cw__enter_lh(struct cw_thread *t, uint64_t *p, uintptr_t id, uint32_
         cw__enter_slow(t, p, id, ((uint64_t)hi << 32) | lo);
         return;
     }
-    cw__commit(t, cw__put_enter(p, id, lo));
+    cw__publish(t, cw__put_enter(p, id, lo));
 }
 
 CW_HOT void cw__exit_lh(struct cw_thread *t, uint64_t *p, uint32_t lo, uint32_t hi)
@@ -209,7 +219,7 @@ CW_HOT void cw__exit_lh(struct cw_thread *t, uint64_t *p, uint32_t lo, uint32_t 
         cw__exit_slow(t, p, ((uint64_t)hi << 32) | lo);
         return;
     }
-    cw__commit(t, cw__put_exit(p, lo));
+    cw__publish(t, cw__put_exit(p, lo));
 }
 
 CW_HOT void cw__enter_at(struct cw_thread *t, uint64_t *p, uintptr_t id, uint64_t ts)

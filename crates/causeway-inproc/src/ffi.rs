@@ -86,7 +86,7 @@ pub struct CwThread {
     pub stop: usize,
     /// Buffer start.
     pub base: *mut u64,
-    /// Buffer end.
+    /// Bound the fast path checks: the ring's end, or NULL while a stop is asked.
     pub end: *mut u64,
     /// High half of the newest record's clock.
     pub last_hi: u32,
@@ -100,6 +100,8 @@ pub struct CwThread {
     pub parked: *mut u64,
     /// The library's record.
     pub rec: *mut std::ffi::c_void,
+    /// One past the ring's last slot.
+    pub ring_end: *mut u64,
 }
 
 unsafe extern "C" {

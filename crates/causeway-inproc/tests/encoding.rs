@@ -57,6 +57,8 @@ fn c_encode(recs: &[Record], nslots: usize, start_hi: u32) -> (Vec<u64>, u32, u6
         beat: 0,
         parked: std::ptr::null_mut(),
         rec: std::ptr::null_mut(),
+        // SAFETY: as `end`.
+        ring_end: unsafe { base.add(nslots) },
     };
     for r in recs {
         // SAFETY: t describes buf, which outlives the calls.
@@ -145,6 +147,7 @@ fn layouts_agree_with_the_c_compiler() {
         size_of::<CwThread>(),
         offset_of!(CwThread, last_hi),
         offset_of!(CwThread, parked),
+        offset_of!(CwThread, ring_end),
     ];
     assert_eq!(n, rust.len());
     let rust: Vec<u64> = rust.iter().map(|&x| x as u64).collect();
