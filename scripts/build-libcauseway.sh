@@ -15,14 +15,20 @@ if [ ! -f "$lib" ]; then
     echo "build-libcauseway: $lib missing; run cargo build --release -p causeway-inproc" >&2
     exit 1
 fi
-cp "$lib" "$out/libcauseway.a"
-${CC:-cc} -shared -o "$out/libcauseway.so.tmp" \
+# Every file goes in under a name of its own, then is renamed into place: tests that
+# find the libraries stale link them again side by side, and none may read another's
+# half-written file.
+tmp=".tmp.$$"
+cp "$lib" "$out/libcauseway.a$tmp"
+mv "$out/libcauseway.a$tmp" "$out/libcauseway.a"
+${CC:-cc} -shared -o "$out/libcauseway.so$tmp" \
     -Wl,--whole-archive "$lib" -Wl,--no-whole-archive \
     -Wl,--version-script=crates/causeway-inproc/c/libcauseway.map \
     -Wl,-soname,libcauseway.so -Wl,-z,nodelete -Wl,--strip-debug \
     -lpthread -ldl -lm -lrt -lgcc_s
-mv "$out/libcauseway.so.tmp" "$out/libcauseway.so"
-cp crates/causeway-inproc/c/causeway.h "$out/causeway.h"
+mv "$out/libcauseway.so$tmp" "$out/libcauseway.so"
+cp crates/causeway-inproc/c/causeway.h "$out/causeway.h$tmp"
+mv "$out/causeway.h$tmp" "$out/causeway.h"
 # pkg-config files, relocatable (${pcfiledir}: they sit beside the libraries). A
 # program built with -fpatchable-function-entry alone references nothing of
 # libcauseway, so the static linker would take none of libcauseway.a (the link anchor
@@ -43,8 +49,8 @@ write_pc() { # name description libs libs.private
         echo 'Cflags: -I${includedir}'
         echo "Libs: $3"
         echo "Libs.private: $4"
-    } >"$out/$1.pc.tmp"
-    mv "$out/$1.pc.tmp" "$out/$1.pc"
+    } >"$out/$1.pc$tmp"
+    mv "$out/$1.pc$tmp" "$out/$1.pc"
 }
 deps="-lpthread -ldl -lm -lrt -lgcc_s"
 write_pc causeway "libcauseway (shared), always-on in-process call tracing" \

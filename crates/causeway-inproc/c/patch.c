@@ -77,21 +77,11 @@ static NOINSTR __attribute__((cold)) struct cw_shadow *shadow_new(void)
     return s;
 }
 
-/* A fast path recorded and saw a stop request: answer it (Figure 4). */
-static NOINSTR void answer_stop(void)
+/* The slow paths record through cw_enter/cw_exit, whose own slow paths answer a
+ * stop request (a request lowers the thread's end, see causeway.h). */
+uint64_t cw__pfe_enter_slow(const uint8_t *r1, uint64_t *slot, uint64_t unused)
 {
-    struct cw_thread *t = &cw_self;
-    uint64_t *p = CW_LOAD(t->cur);
-    if (p != NULL && CW_LOAD(t->stop) != 0)
-        cw__ack_stop(t, p);
-}
-
-uint64_t cw__pfe_enter_slow(const uint8_t *r1, uint64_t *slot, uint64_t fast)
-{
-    if (fast == CW_FAST_ACK) {
-        answer_stop();
-        return 0;
-    }
+    (void)unused;
     uint64_t fn = *(const uint64_t *)(r1 + (CW_STUB_ID - CW_STUB_R1));
     uint64_t untraced = fn + 5;
     struct cw_thread *t = &cw_self;
@@ -133,13 +123,10 @@ uint64_t cw__pfe_enter_slow(const uint8_t *r1, uint64_t *slot, uint64_t fast)
     return 0;
 }
 
-uint64_t cw__pfe_exit_slow(uint64_t *slot, uint64_t fast, uint64_t unused)
+uint64_t cw__pfe_exit_slow(uint64_t *slot, uint64_t unused1, uint64_t unused2)
 {
-    (void)unused;
-    if (fast == CW_FAST_ACK) {
-        answer_stop();
-        return 0;
-    }
+    (void)unused1;
+    (void)unused2;
     struct cw_shadow *s = cw__shadow;
     uint32_t d = s ? s->depth : 0;
     /* Newest first: the returning frame is the top unless a longjmp (or a signal

@@ -5,7 +5,7 @@
  * register, so the trampolines save only the general registers a function's entry or
  * exit can carry values in, never the vector state. Whatever may touch more (a
  * thread's first call, a clock sync, the end of the ring, a stop request, frames a
- * longjmp skipped) returns CW_FAST_SLOW or CW_FAST_ACK, and the trampoline runs the
+ * longjmp skipped) returns CW_FAST_SLOW, and the trampoline runs the
  * slow path of patch.c inside cw__pfe_full, which saves the whole vector and x87
  * state (XSAVE) around it.
  *
@@ -78,7 +78,6 @@ __asm__(".text\n"
         "  mov %rax, 0x40(%rsp)\n"
         "  jmp 1b\n"
         "3:\n"
-        "  mov %eax, %ecx\n"
         "  lea cw__pfe_enter_slow(%rip), %rdi\n"
         "  mov 0x40(%rsp), %rsi\n"
         "  lea 0x48(%rsp), %rdx\n"
@@ -110,7 +109,6 @@ __asm__(".text\n"
         "  add $0x18, %rsp\n" /* onto the slot, which holds A again */
         "  ret\n"
         "2:\n"
-        "  mov %eax, %edx\n"
         "  lea cw__pfe_exit_slow(%rip), %rdi\n"
         "  lea 0x18(%rsp), %rsi\n"
         "  call cw__pfe_full\n"
@@ -222,11 +220,10 @@ NOINSTR int cw__pfe_enter_fast(const uint8_t *r1, uint64_t *slot)
     s->depth = d + 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     uintptr_t id = *(const uint64_t *)(r1 + (CW_STUB_ID - CW_STUB_R1));
-    p = cw__put_enter(p, id, ts);
-    /* cw__commit without its call: the stop answer is the slow path's. */
-    __atomic_signal_fence(__ATOMIC_RELEASE);
-    CW_STORE(t->cur, p);
-    return CW_UNLIKELY(CW_LOAD(t->stop) != 0) ? CW_FAST_ACK : CW_FAST_DONE;
+    /* No stop test: a stop request lowers t->end, so the room check above sends the
+     * next trace point to the slow path, which answers (as in cw__publish). */
+    cw__publish(t, cw__put_enter(p, id, ts));
+    return CW_FAST_DONE;
 }
 
 /* The exit's fast path: pop the newest shadow entry if it is this frame's, put the
@@ -254,8 +251,6 @@ NOINSTR int cw__pfe_exit_fast(uint64_t *slot)
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     if (p == NULL)
         return CW_FAST_DONE; /* stopped (a dump, cw_stop): the exit goes unrecorded */
-    p = cw__put_exit(p, ts);
-    __atomic_signal_fence(__ATOMIC_RELEASE);
-    CW_STORE(t->cur, p);
-    return CW_UNLIKELY(CW_LOAD(t->stop) != 0) ? CW_FAST_ACK : CW_FAST_DONE;
+    cw__publish(t, cw__put_exit(p, ts));
+    return CW_FAST_DONE;
 }
