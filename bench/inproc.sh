@@ -12,6 +12,7 @@
 #                                 only these variants (names as in the table; uftrace
 #                                 is a variant too); default: all
 #   WORKS=0 bash bench/inproc.sh  only these work values (default 0 1 10 100 1000)
+#   PAD=16 bash bench/inproc.sh   test() at another placement (bench/inproc_layouts.sh)
 #
 # Needs `make build` (target/release/libcauseway.{a,so}) and uftrace (scripts/setup.sh).
 # Prints one line per (variant, work, run) and a table of ns per call and per trace
@@ -21,6 +22,7 @@ cd "$(dirname "$0")/.."
 mode=${1:-full}
 runs=${RUNS:-3}
 out=${OUT:-$(mktemp -d /tmp/causeway-bench-inproc.XXXXXX)}
+mkdir -p "$out"
 scale=1
 [ "$mode" = quick ] && scale=100
 # SCALE=N divides the calls of a full run by N (a shorter run on a busy machine).
@@ -35,6 +37,10 @@ inc=crates/causeway-inproc/c
 # two builds of the same code differed by up to 0.4 ns per call (where a loop or a
 # function fell against a 32-byte fetch boundary), more than an off trace point costs.
 cf="-O2 -fno-optimize-sibling-calls -falign-functions=64 -falign-loops=32 -I$inc"
+# PAD=0|16|32|48 moves test() 16-64 bytes past a 64-byte boundary (hubble.c): what
+# bench/inproc_layouts.sh sweeps, to tell a trace point's cost from its placement's.
+[ -n "${PAD:-}" ] &&
+    cf="-O2 -fno-optimize-sibling-calls -falign-functions=16 -falign-loops=32 -fno-toplevel-reorder -DPAD=$PAD -I$inc"
 libs="$rel/libcauseway.a -lpthread -ldl -lm -lrt -lgcc_s"
 src=bench/inproc/hubble.c
 cc $cf -DMODE_BASE $src -o "$out/base"
@@ -87,7 +93,7 @@ run() { # variant work calls -> "variant work calls ns_per_call"
     echo "$v $r"
 }
 
-echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p') nproc=$(nproc) mode=$mode runs=$runs"
+echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p') nproc=$(nproc) mode=$mode runs=$runs pad=${PAD:-none}"
 echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 all="base tsc cw-off cw-on cw-coarse cw-on-1slot cw-coarse-only cw-coarse-only-1slot pfe-off pfe-on pfe-coarse fi-noop fi-cw-off fi-cw-on fi-cw-coarse fi-cw-preload uftrace"
 variants=${VARIANTS:-$all}

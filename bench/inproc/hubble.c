@@ -41,6 +41,22 @@ static volatile uint64_t tsc_sink;
 #define TP_EXIT() ((void)0)
 #endif
 
+#ifdef PAD
+/* Layout sweep (bench/inproc_layouts.sh): built with -falign-functions=16 and
+ * -fno-toplevel-reorder, test() follows this function, which starts on a 64-byte
+ * boundary and is PAD + a few bytes long, so test() starts 16, 32, 48 or 64 bytes
+ * further as PAD is 0, 16, 32 or 48. The same code then runs at four placements
+ * against the instruction fetch blocks. */
+#define HUBBLE_STR2(x) #x
+#define HUBBLE_STR(x) HUBBLE_STR2(x)
+__attribute__((aligned(64), noipa, no_instrument_function)) void hubble_pad(void)
+{
+#if PAD > 0
+    __asm__ volatile(".skip " HUBBLE_STR(PAD) ", 0x90");
+#endif
+}
+#endif
+
 /* noipa: no inlining, cloning or interprocedural shortcuts, so every call is a call. */
 __attribute__((noipa)) long test(int depth, int work, long sum)
 {
