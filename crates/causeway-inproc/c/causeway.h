@@ -168,7 +168,7 @@ void cw__exit_slow(struct cw_thread *t, uint64_t *p, uint64_t ts) CW_COLD;
 /* Slot stores are non-temporal (movnti) on x86-64. A default ring (32 MiB) is far
  * larger than the caches, so every new line a plain store touches is first read from
  * memory (read for ownership) only to be overwritten; write-combined stores skip that
- * read and leave the caches to the program (measured: 0.4-0.5 ns less per trace point,
+ * read and leave the caches to the program (measured: 0.3-0.6 ns less per trace point,
  * bench/RESULTS.md). They are weakly ordered, so the stop answer ends with sfence and a
  * dump copying a thread that did not answer first runs membarrier(2), which makes every
  * running thread of the process drain its write-combining buffers (docs/libcauseway.md).
