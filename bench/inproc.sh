@@ -50,6 +50,9 @@ cc $cf -no-pie -DMODE_CW $src -o "$out/cw-nopie" $libs
 # The cheapest clock mode: trace points built to read only the coarse clock.
 cc $cf -DMODE_CW -DCW_CLOCK_COARSE $src -o "$out/cw-cc" $libs
 cc $cf -no-pie -DMODE_CW -DCW_CLOCK_COARSE $src -o "$out/cw-cc-nopie" $libs
+# Keyed trace points (CW_KEYED): each behind a 5-byte nop the library patches.
+cc $cf -DMODE_CW -DCW_KEYED $src -o "$out/cw-key" $libs
+cc $cf -no-pie -DMODE_CW -DCW_KEYED -DCW_CLOCK_COARSE $src -o "$out/cw-key-cc-nopie" $libs
 # Patched function entries: no trace point in the source, five nops per function. The
 # program references nothing of libcauseway, so the link anchor (-u) is what makes the
 # static linker take the library (and its constructor, which patches) at all.
@@ -80,6 +83,9 @@ run() { # variant work calls -> "variant work calls ns_per_call"
         cw-on-1slot) r=$("$out/cw-nopie" "$w" "$n") ;;
         cw-coarse-only) r=$("$out/cw-cc" "$w" "$n") ;;
         cw-coarse-only-1slot) r=$("$out/cw-cc-nopie" "$w" "$n") ;;
+        cw-key-off) r=$(CAUSEWAY_START=off "$out/cw-key" "$w" "$n") ;;
+        cw-key-on) r=$("$out/cw-key" "$w" "$n") ;;
+        cw-key-coarse-only-1slot) r=$("$out/cw-key-cc-nopie" "$w" "$n") ;;
         pfe-off) r=$(CAUSEWAY_START=off "$out/pfe" "$w" "$n") ;;
         pfe-on) r=$("$out/pfe" "$w" "$n") ;;
         pfe-coarse) r=$(CAUSEWAY_CLOCK=coarse "$out/pfe" "$w" "$n") ;;
@@ -95,7 +101,7 @@ run() { # variant work calls -> "variant work calls ns_per_call"
 
 echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p') nproc=$(nproc) mode=$mode runs=$runs pad=${PAD:-none}"
 echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-all="base tsc cw-off cw-on cw-coarse cw-on-1slot cw-coarse-only cw-coarse-only-1slot pfe-off pfe-on pfe-coarse fi-noop fi-cw-off fi-cw-on fi-cw-coarse fi-cw-preload uftrace"
+all="base tsc cw-off cw-on cw-coarse cw-on-1slot cw-coarse-only cw-coarse-only-1slot cw-key-off cw-key-on cw-key-coarse-only-1slot pfe-off pfe-on pfe-coarse fi-noop fi-cw-off fi-cw-on fi-cw-coarse fi-cw-preload uftrace"
 variants=${VARIANTS:-$all}
 for v in $variants; do
     case " $all " in *" $v "*) ;; *) echo "inproc.sh: unknown variant $v (known: $all)" >&2; exit 2 ;; esac
@@ -120,8 +126,9 @@ for line in open(sys.argv[1]):
     rows.setdefault((int(w), v), []).append(float(ns))
 works = sorted({w for w, _ in rows})
 order = ["base", "tsc", "cw-off", "cw-on", "cw-coarse", "cw-on-1slot", "cw-coarse-only",
-         "cw-coarse-only-1slot", "pfe-off", "pfe-on", "pfe-coarse", "fi-noop",
-         "fi-cw-off", "fi-cw-on", "fi-cw-coarse", "fi-cw-preload", "uftrace"]
+         "cw-coarse-only-1slot", "cw-key-off", "cw-key-on", "cw-key-coarse-only-1slot",
+         "pfe-off", "pfe-on", "pfe-coarse", "fi-noop", "fi-cw-off", "fi-cw-on", "fi-cw-coarse",
+         "fi-cw-preload", "uftrace"]
 print("| variant | " + " | ".join(f"work {w}: ns/call min (median)" for w in works) + " | ns per trace point at work 0 (min) |")
 print("|---|" + "---|" * (len(works) + 1))
 for v in order:

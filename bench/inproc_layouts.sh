@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 rounds=${ROUNDS:-2}
 out=${OUT:-$(mktemp -d /tmp/causeway-bench-layouts.XXXXXX)}
 mkdir -p "$out"
-variants=${VARIANTS:-"base tsc cw-off cw-on cw-on-1slot cw-coarse cw-coarse-only cw-coarse-only-1slot pfe-off fi-noop"}
+variants=${VARIANTS:-"base tsc cw-off cw-on cw-on-1slot cw-coarse-only-1slot cw-key-off cw-key-on cw-key-coarse-only-1slot pfe-off fi-noop"}
 echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p') nproc=$(nproc) rounds=$rounds runs=${RUNS:-2}"
 echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$rounds"); do

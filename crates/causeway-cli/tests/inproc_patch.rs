@@ -337,3 +337,104 @@ fn the_static_pkg_config_line_patches_a_program_referencing_nothing() {
 fn the_shared_pkg_config_line_survives_as_needed() {
     assert_patched_and_traced(Link::PkgConfigSharedAsNeeded);
 }
+
+// ---- keyed trace points (CW_KEYED) -------------------------------------------------
+
+/// Builds keyed.c, linked with libcauseway statically or as a shared library.
+fn build_keyed(dir: &Path, static_link: bool) -> PathBuf {
+    let lib = lib_dir();
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let exe = dir.join(if static_link {
+        "keyed-static"
+    } else {
+        "keyed-shared"
+    });
+    let mut cc = Command::new("cc");
+    cc.args(["-O2", "-g"])
+        .arg("-I")
+        .arg(manifest.join("../causeway-inproc/c"))
+        .arg("-o")
+        .arg(&exe)
+        .arg(manifest.join("tests/progs/keyed.c"));
+    if static_link {
+        cc.arg(lib.join("libcauseway.a"))
+            .args(["-lpthread", "-ldl", "-lm", "-lrt", "-lgcc_s"]);
+    } else {
+        cc.arg("-L")
+            .arg(&lib)
+            .arg("-lcauseway")
+            .arg(format!("-Wl,-rpath,{}", lib.display()));
+    }
+    let o = cc.output().expect("run cc");
+    assert!(
+        o.status.success(),
+        "cc keyed.c: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    exe
+}
+
+/// Runs keyed.c: every span while on is in the dump, none while off.
+fn keyed_case(static_link: bool, start_off: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build_keyed(dir.path(), static_link);
+    let mut cmd = Command::new(&exe);
+    cmd.env("CAUSEWAY_OUTPUT", dir.path())
+        .env("CAUSEWAY_TRIGGER", "signal=off,stall=off")
+        .env_remove("CAUSEWAY_PATCH")
+        .env_remove("CAUSEWAY_DISABLE")
+        .env_remove("LD_PRELOAD");
+    if start_off {
+        cmd.env("CAUSEWAY_START", "off").arg("stay-off");
+    } else {
+        cmd.env_remove("CAUSEWAY_START");
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let r: Value = serde_json::from_slice(&out.stdout).expect("the program's report");
+    // Two spans of two trace points each; a compiler may copy a trace point (more
+    // sites), never drop one.
+    assert!(r["keys"].as_u64().unwrap() >= 4, "{r}");
+    assert_eq!(r["skipped"], 0, "{r}");
+    // top(i) = 6i + 5: summed over i < 100 twice and i < 50 once; i < 1000.
+    assert_eq!(r["s"], 2 * 30_200 + 7_600, "{r}");
+    assert_eq!(r["ws"], 3_002_000, "{r}");
+    assert_eq!(r["dumped"], 0, "{r} {stderr}");
+    let trace = PathBuf::from(r["trace"].as_str().unwrap());
+    if start_off {
+        // The dump holds the threads and no call at all.
+        let o = causeway().arg("calls").arg(&trace).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains("no calls"), "{err}");
+    } else {
+        let n = 100 + 1000 + 100;
+        assert_eq!(instances(&trace, "top>leaf"), 2 * n, "{r}");
+        let top = calls_json(&trace, &["--top", "10"]);
+        let count = |name: &str| {
+            top["top"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["function"] == name)
+                .map(|f| f["calls"].as_u64().unwrap())
+        };
+        assert_eq!(count("top"), Some(n as u64), "{top:#}");
+        assert_eq!(count("leaf"), Some(2 * n as u64), "{top:#}");
+    }
+}
+
+#[test]
+fn keyed_trace_points_record_while_on_and_not_while_off() {
+    keyed_case(true, false);
+}
+
+#[test]
+fn keyed_trace_points_in_a_program_using_the_shared_library() {
+    keyed_case(false, false);
+}
+
+#[test]
+fn keyed_trace_points_stay_nops_when_tracing_starts_off() {
+    keyed_case(true, true);
+}

@@ -232,9 +232,36 @@ CW_HOT void cw__exit_at(struct cw_thread *t, uint64_t *p, uint64_t ts)
     cw__exit_lh(t, p, (uint32_t)ts, (uint32_t)(ts >> 32));
 }
 
+/* Define CW_KEYED before including this header (x86-64) to put every trace point
+ * behind a patched jump, as the kernel's static keys do: the trace point begins with a
+ * 5-byte nop, listed in the section cw_keys, which the library turns into a jump to
+ * the trace point's body while tracing is on (cw_start) and back into the nop while it
+ * is off (cw_stop, CAUSEWAY_START=off). Off then costs the nop (and at most one nop of
+ * padding, which keeps the 5 bytes inside one aligned 8-byte word so that one store
+ * patches them whole); on costs two more jumps. Each entry of cw_keys is the site and
+ * the body, as offsets from the entry. See docs/libcauseway.md, "Keyed trace points". */
+#if defined(CW_KEYED) && defined(__x86_64__)
+#define CW__KEY(body)                                                                  \
+    __asm__ goto(".p2align 3,,4\n"                                                     \
+                 "1: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"                             \
+                 ".pushsection cw_keys, \"a\"\n"                                       \
+                 ".p2align 3\n"                                                        \
+                 ".long 1b - ., %l[" #body "] - .\n"                                   \
+                 ".popsection"                                                         \
+                 :                                                                     \
+                 :                                                                     \
+                 :                                                                     \
+                 : body);                                                              \
+    return;                                                                            \
+    body:
+#else
+#define CW__KEY(body)
+#endif
+
 /* Trace points. Off (or a thread without a buffer) costs one TLS load and a branch. */
 CW_HOT void cw_enter(uintptr_t id)
 {
+    CW__KEY(cw_on);
     struct cw_thread *t = &cw_self;
     uint64_t *p = CW_LOAD(t->cur);
     if (p == NULL)
@@ -246,6 +273,7 @@ CW_HOT void cw_enter(uintptr_t id)
 
 CW_HOT void cw_exit(void)
 {
+    CW__KEY(cw_on);
     struct cw_thread *t = &cw_self;
     uint64_t *p = CW_LOAD(t->cur);
     if (CW_UNLIKELY(p == NULL))
@@ -310,6 +338,9 @@ extern const int cw_link_anchor;
  * by cw_start, to nops by cw_stop); *skipped (if not NULL): sites it had to leave
  * alone (not 8-byte aligned, or not five nops). See docs/libcauseway.md. */
 uint64_t cw_patch_sites(uint64_t *skipped);
+/* Number of keyed trace points (CW_KEYED) the library switches with cw_start/cw_stop;
+ * those it had to leave alone count in cw_patch_sites' *skipped. */
+uint64_t cw_keyed_sites(void);
 
 #ifdef __cplusplus
 }

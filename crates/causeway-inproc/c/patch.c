@@ -251,52 +251,86 @@ static NOINSTR void put_stub(uint8_t *st, const uint8_t *hdr, const uint8_t *fn)
 struct site {
     uint64_t *word; /* the aligned 8-byte word holding the site's 5 bytes */
     uint64_t off;   /* the word with the 5-byte nop */
-    uint64_t on;    /* the word with the jump to the site's stub */
+    uint64_t on;    /* the word with the jump to the site's stub (or keyed body) */
+    int keyed;      /* a keyed trace point (causeway.h, CW_KEYED), not a function entry */
 };
 
 static struct {
     pthread_mutex_t lock;
     struct site *sites;
     size_t n, cap;
+    size_t keyed; /* how many of the n are keyed trace points */
     uint64_t skipped;
     uint64_t stub_bytes; /* mapped for stubs */
     int on;
     int broken; /* mprotect refused: patching is off for good */
 } P = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* One site, with its stub at `stub` (in an area whose first 16 bytes are `hdr`).
- * Returns 1 if it took the stub, 0 if the site is left alone (counted). */
-static NOINSTR int add_site(uint8_t *at, uint8_t *stub, const uint8_t *hdr)
+/* Room for one more site; 0 if there is none (the site is then counted as skipped). */
+static NOINSTR int site_room(void)
 {
-    if (((uintptr_t)at & 7) > 3 || memcmp(at, NOP1x5, 5) != 0 ||
-        !fits_rel32(stub - (at + 5)) || !fits_rel32((at + 5) - (stub + CW_STUB_R2))) {
-        P.skipped++;
+    if (P.n < P.cap)
+        return 1;
+    size_t cap = P.cap ? P.cap * 2 : 1024;
+    struct site *s = realloc(P.sites, cap * sizeof *s);
+    if (s == NULL)
         return 0;
-    }
-    if (P.n == P.cap) {
-        size_t cap = P.cap ? P.cap * 2 : 1024;
-        struct site *s = realloc(P.sites, cap * sizeof *s);
-        if (s == NULL) {
-            P.skipped++;
-            return 0;
-        }
-        P.sites = s;
-        P.cap = cap;
-    }
-    put_stub(stub, hdr, at);
+    P.sites = s;
+    P.cap = cap;
+    return 1;
+}
+
+/* Record the site at `at`: off is the 5-byte nop, on `jmp to` (the 8-byte word holding
+ * the 5 bytes, with its other bytes as they are). */
+static NOINSTR void push_site(uint8_t *at, const uint8_t *to, int keyed)
+{
     uint64_t *word = (uint64_t *)((uintptr_t)at & ~(uintptr_t)7);
     unsigned k = (unsigned)((uintptr_t)at & 7);
     uint8_t off[8], on[8];
     memcpy(off, word, 8);
     memcpy(off + k, NOP5, 5);
     memcpy(on, off, 8);
-    on[k] = 0xe9; /* jmp stub */
-    put_rel32(on + k + 1, stub, at + 5);
+    on[k] = 0xe9;
+    put_rel32(on + k + 1, to, at + 5);
     struct site *s = &P.sites[P.n++];
     s->word = word;
     memcpy(&s->off, off, 8);
     memcpy(&s->on, on, 8);
+    s->keyed = keyed;
+    P.keyed += keyed != 0;
+}
+
+/* One site, with its stub at `stub` (in an area whose first 16 bytes are `hdr`).
+ * Returns 1 if it took the stub, 0 if the site is left alone (counted). */
+static NOINSTR int add_site(uint8_t *at, uint8_t *stub, const uint8_t *hdr)
+{
+    if (((uintptr_t)at & 7) > 3 || memcmp(at, NOP1x5, 5) != 0 ||
+        !fits_rel32(stub - (at + 5)) || !fits_rel32((at + 5) - (stub + CW_STUB_R2)) ||
+        !site_room()) {
+        P.skipped++;
+        return 0;
+    }
+    put_stub(stub, hdr, at);
+    push_site(at, stub, 0);
     return 1;
+}
+
+/* The keyed trace points of one cw_keys section: each entry is the site and the
+ * trace point's body as 32-bit offsets from the entry (causeway.h, CW__KEY). The
+ * compiler emitted the site as one 5-byte nop already, so it is patched like an entry
+ * that start-up has prepared, and at any time, threads or not. */
+static NOINSTR void add_keys(const int32_t *e, size_t n)
+{
+    for (size_t k = 0; k + 1 < n; k += 2) {
+        uint8_t *at = (uint8_t *)&e[k] + e[k];
+        const uint8_t *body = (const uint8_t *)&e[k + 1] + e[k + 1];
+        if (((uintptr_t)at & 7) > 3 || memcmp(at, NOP5, 5) != 0 ||
+            !fits_rel32(body - (at + 5)) || !site_room()) {
+            P.skipped++;
+            continue;
+        }
+        push_site(at, body, 1);
+    }
 }
 
 /* The sites of one __patchable_function_entries section (0: a function the linker
@@ -364,11 +398,14 @@ static NOINSTR int scan_object(struct dl_phdr_info *info, size_t size, void *arg
         goto done;
     names[str->sh_size] = 0;
     for (unsigned i = 0; i < eh.e_shnum; i++) {
-        if (sh[i].sh_name >= str->sh_size || !(sh[i].sh_flags & SHF_ALLOC) ||
-            strcmp(names + sh[i].sh_name, "__patchable_function_entries") != 0)
+        if (sh[i].sh_name >= str->sh_size || !(sh[i].sh_flags & SHF_ALLOC))
             continue;
-        const uint64_t *e = (const uint64_t *)(uintptr_t)(info->dlpi_addr + sh[i].sh_addr);
-        add_sites(e, sh[i].sh_size / 8);
+        const char *name = names + sh[i].sh_name;
+        uintptr_t at = info->dlpi_addr + sh[i].sh_addr;
+        if (strcmp(name, "__patchable_function_entries") == 0)
+            add_sites((const uint64_t *)at, sh[i].sh_size / 8);
+        else if (strcmp(name, "cw_keys") == 0)
+            add_keys((const int32_t *)at, sh[i].sh_size / 4);
     }
 done:
     free(names);
@@ -430,12 +467,19 @@ int cw__patch_init(int on)
     if (P.n == 0)
         goto out;
     /* Turning the five one-byte nops into one instruction is only safe while no other
-     * thread can be part-way through them: at start-up, before any thread exists. */
-    if (!one_thread()) {
+     * thread can be part-way through them: at start-up, before any thread exists.
+     * Keyed trace points are one instruction from the start and stay. */
+    if (P.n > P.keyed && !one_thread()) {
         fprintf(stderr, "libcauseway: %zu patchable function entries left alone: the "
-                        "process already had threads when the library started\n", P.n);
-        P.n = 0;
-        goto out;
+                        "process already had threads when the library started\n",
+                P.n - P.keyed);
+        size_t kept = 0;
+        for (size_t i = 0; i < P.n; i++)
+            if (P.sites[i].keyed)
+                P.sites[kept++] = P.sites[i];
+        P.n = kept;
+        if (P.n == 0)
+            goto out;
     }
     pthread_key_create(&shadow_key, shadow_free);
     xsave_setup();
@@ -469,5 +513,7 @@ uint64_t cw_patch_sites(uint64_t *skipped)
 {
     if (skipped)
         *skipped = P.skipped;
-    return P.n;
+    return P.n - P.keyed;
 }
+
+uint64_t cw_keyed_sites(void) { return P.keyed; }
