@@ -438,3 +438,54 @@ fn keyed_trace_points_in_a_program_using_the_shared_library() {
 fn keyed_trace_points_stay_nops_when_tracing_starts_off() {
     keyed_case(true, true);
 }
+
+#[test]
+fn keyed_spans_in_a_cpp_inline_function_link_and_trace_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = lib_dir();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/progs/keyed_cxx");
+    let exe = dir.path().join("keyed-cxx");
+    // -O0: the inline function stays a function, emitted in both units.
+    let o = Command::new("g++")
+        .args(["-O0", "-g"])
+        .arg("-I")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../causeway-inproc/c"))
+        .arg("-o")
+        .arg(&exe)
+        .arg(src.join("a.cpp"))
+        .arg(src.join("b.cpp"))
+        .arg(lib.join("libcauseway.a"))
+        .args(["-lpthread", "-ldl", "-lm", "-lrt", "-lgcc_s"])
+        .output()
+        .expect("run g++");
+    assert!(
+        o.status.success(),
+        "g++: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let out = Command::new(&exe)
+        .env("CAUSEWAY_OUTPUT", dir.path())
+        .env("CAUSEWAY_TRIGGER", "signal=off,stall=off")
+        .env_remove("CAUSEWAY_START")
+        .env_remove("CAUSEWAY_PATCH")
+        .env_remove("CAUSEWAY_DISABLE")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let w: Vec<&str> = stdout.split_whitespace().collect();
+    // sum over i < 10 of (7i + 1) + 7i; one copy of the function: its two sites.
+    assert_eq!(w[..3], ["640", "2", "0"], "{stdout}");
+    let top = calls_json(Path::new(w[3]), &["--top", "5"]);
+    let shared = top["top"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["function"] == "shared_fn")
+        .map(|f| f["calls"].as_u64().unwrap());
+    assert_eq!(shared, Some(20), "{top:#}");
+}

@@ -239,14 +239,16 @@ CW_HOT void cw__exit_at(struct cw_thread *t, uint64_t *p, uint64_t ts)
  * is off (cw_stop, CAUSEWAY_START=off). Off then costs the nop (and at most one nop of
  * padding, which keeps the 5 bytes inside one aligned 8-byte word so that one store
  * patches them whole); on costs two more jumps. Each entry of cw_keys is the site and
- * the body, as offsets from the entry. See docs/libcauseway.md, "Keyed trace points". */
+ * the body, as offsets from the entry; the entries are linked to the code's section
+ * ("o"), so a C++ inline function's copies that the linker drops take theirs along.
+ * See docs/libcauseway.md, "Keyed trace points". */
 #if defined(CW_KEYED) && defined(__x86_64__)
 #define CW__KEY(body)                                                                  \
     __asm__ goto(".p2align 3,,4\n"                                                     \
-                 "1: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"                             \
-                 ".pushsection cw_keys, \"a\"\n"                                       \
+                 ".Lcw_key%=: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"                    \
+                 ".pushsection cw_keys, \"ao\", @progbits, .Lcw_key%=\n"               \
                  ".p2align 3\n"                                                        \
-                 ".long 1b - ., %l[" #body "] - .\n"                                   \
+                 ".long .Lcw_key%= - ., %l[" #body "] - .\n"                           \
                  ".popsection"                                                         \
                  :                                                                     \
                  :                                                                     \
