@@ -21,30 +21,21 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Builds patched.c, linked `static` (libcauseway.a) or shared (libcauseway.so).
-fn build(dir: &Path, static_link: bool) -> PathBuf {
-    let lib = common::libcauseway()
-        .parent()
-        .expect("libcauseway.so has a directory")
-        .to_path_buf();
+/// Compiles `src` (C, or C++ by its name) with libcauseway's header: `flags`, then
+/// linked with libcauseway.a (`static_link`) or libcauseway.so (found by rpath).
+fn compile(src: &[PathBuf], exe: &Path, flags: &[&str], static_link: bool) {
+    let lib = lib_dir();
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let exe = dir.join(if static_link {
-        "patched-static"
-    } else {
-        "patched-shared"
-    });
-    let mut cc = Command::new("cc");
-    cc.args([
-        "-O2",
-        "-g",
-        "-fpatchable-function-entry=5",
-        "-Wno-prio-ctor-dtor",
-    ])
-    .arg("-I")
-    .arg(manifest.join("../causeway-inproc/c"))
-    .arg("-o")
-    .arg(&exe)
-    .arg(manifest.join("tests/progs/patched.c"));
+    let cxx = src
+        .iter()
+        .any(|p| p.extension().is_some_and(|e| e == "cpp"));
+    let mut cc = Command::new(if cxx { "g++" } else { "cc" });
+    cc.args(flags)
+        .arg("-I")
+        .arg(manifest.join("../causeway-inproc/c"))
+        .arg("-o")
+        .arg(exe)
+        .args(src);
     if static_link {
         cc.arg(lib.join("libcauseway.a"))
             .args(["-lpthread", "-ldl", "-lm", "-lrt", "-lgcc_s"]);
@@ -54,9 +45,46 @@ fn build(dir: &Path, static_link: bool) -> PathBuf {
             .arg("-lcauseway")
             .arg(format!("-Wl,-rpath,{}", lib.display()));
     }
-    let st = cc.status().expect("run cc");
-    assert!(st.success(), "cc failed on patched.c");
+    let o = cc.output().expect("run the compiler");
+    assert!(
+        o.status.success(),
+        "compiling {src:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// A test program of tests/progs.
+fn prog(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/progs")
+        .join(name)
+}
+
+/// Builds patched.c, linked `static` (libcauseway.a) or shared (libcauseway.so).
+fn build(dir: &Path, static_link: bool) -> PathBuf {
+    let exe = dir.join(if static_link {
+        "patched-static"
+    } else {
+        "patched-shared"
+    });
+    let flags = [
+        "-O2",
+        "-g",
+        "-fpatchable-function-entry=5",
+        "-Wno-prio-ctor-dtor",
+    ];
+    compile(&[prog("patched.c")], &exe, &flags, static_link);
     exe
+}
+
+/// Calls of `name` in a `causeway calls --top` JSON answer.
+fn top_calls(top: &Value, name: &str) -> Option<u64> {
+    top["top"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["function"] == name)
+        .map(|f| f["calls"].as_u64().unwrap())
 }
 
 fn calls_json(trace: &Path, args: &[&str]) -> Value {
@@ -140,14 +168,7 @@ fn case(static_link: bool, one_buffer: bool) {
     assert_eq!(instances(&trace, "jump_deep>top_a"), 0);
     assert_eq!(instances(&trace, "jump_top>top_a"), 0);
     let top = calls_json(&trace, &["--top", "100"]);
-    let count = |name: &str| {
-        top["top"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["function"] == name)
-            .map(|f| f["calls"].as_u64().unwrap())
-    };
+    let count = |name: &str| top_calls(&top, name);
     assert_eq!(count("top_a"), Some(top_a as u64), "{top:#}");
     assert_eq!(count("leaf_c"), Some(2 * top_a as u64), "{top:#}");
     assert_eq!(count("scale"), Some(if one_buffer { 1 } else { 2 }));
@@ -342,35 +363,12 @@ fn the_shared_pkg_config_line_survives_as_needed() {
 
 /// Builds keyed.c, linked with libcauseway statically or as a shared library.
 fn build_keyed(dir: &Path, static_link: bool) -> PathBuf {
-    let lib = lib_dir();
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let exe = dir.join(if static_link {
         "keyed-static"
     } else {
         "keyed-shared"
     });
-    let mut cc = Command::new("cc");
-    cc.args(["-O2", "-g"])
-        .arg("-I")
-        .arg(manifest.join("../causeway-inproc/c"))
-        .arg("-o")
-        .arg(&exe)
-        .arg(manifest.join("tests/progs/keyed.c"));
-    if static_link {
-        cc.arg(lib.join("libcauseway.a"))
-            .args(["-lpthread", "-ldl", "-lm", "-lrt", "-lgcc_s"]);
-    } else {
-        cc.arg("-L")
-            .arg(&lib)
-            .arg("-lcauseway")
-            .arg(format!("-Wl,-rpath,{}", lib.display()));
-    }
-    let o = cc.output().expect("run cc");
-    assert!(
-        o.status.success(),
-        "cc keyed.c: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    compile(&[prog("keyed.c")], &exe, &["-O2", "-g"], static_link);
     exe
 }
 
@@ -411,14 +409,7 @@ fn keyed_case(static_link: bool, start_off: bool) {
         let n = 100 + 1000 + 100;
         assert_eq!(instances(&trace, "top>leaf"), 2 * n, "{r}");
         let top = calls_json(&trace, &["--top", "10"]);
-        let count = |name: &str| {
-            top["top"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|f| f["function"] == name)
-                .map(|f| f["calls"].as_u64().unwrap())
-        };
+        let count = |name: &str| top_calls(&top, name);
         assert_eq!(count("top"), Some(n as u64), "{top:#}");
         assert_eq!(count("leaf"), Some(2 * n as u64), "{top:#}");
     }
@@ -442,27 +433,10 @@ fn keyed_trace_points_stay_nops_when_tracing_starts_off() {
 #[test]
 fn keyed_spans_in_a_cpp_inline_function_link_and_trace_once() {
     let dir = tempfile::tempdir().unwrap();
-    let lib = lib_dir();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/progs/keyed_cxx");
     let exe = dir.path().join("keyed-cxx");
     // -O0: the inline function stays a function, emitted in both units.
-    let o = Command::new("g++")
-        .args(["-O0", "-g"])
-        .arg("-I")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../causeway-inproc/c"))
-        .arg("-o")
-        .arg(&exe)
-        .arg(src.join("a.cpp"))
-        .arg(src.join("b.cpp"))
-        .arg(lib.join("libcauseway.a"))
-        .args(["-lpthread", "-ldl", "-lm", "-lrt", "-lgcc_s"])
-        .output()
-        .expect("run g++");
-    assert!(
-        o.status.success(),
-        "g++: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let src = [prog("keyed_cxx/a.cpp"), prog("keyed_cxx/b.cpp")];
+    compile(&src, &exe, &["-O0", "-g"], true);
     let out = Command::new(&exe)
         .env("CAUSEWAY_OUTPUT", dir.path())
         .env("CAUSEWAY_TRIGGER", "signal=off,stall=off")
@@ -481,11 +455,5 @@ fn keyed_spans_in_a_cpp_inline_function_link_and_trace_once() {
     // sum over i < 10 of (7i + 1) + 7i; one copy of the function: its two sites.
     assert_eq!(w[..3], ["640", "2", "0"], "{stdout}");
     let top = calls_json(Path::new(w[3]), &["--top", "5"]);
-    let shared = top["top"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["function"] == "shared_fn")
-        .map(|f| f["calls"].as_u64().unwrap());
-    assert_eq!(shared, Some(20), "{top:#}");
+    assert_eq!(top_calls(&top, "shared_fn"), Some(20), "{top:#}");
 }
