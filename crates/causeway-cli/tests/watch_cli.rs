@@ -155,7 +155,7 @@ fn a_variable_of_a_shared_object_is_found_and_told_apart_by_lib_name() {
     // the library, zeroes the rest of the page after its data (where the variable is)
     // from the main thread: a watch armed quickly enough records those writes too, at
     // other instructions and before any setter's (seen once in a loaded CI run).
-    let setter_ip = ev.iter().filter(|e| e.2).next_back().map(|e| e.3);
+    let setter_ip = ev.iter().rfind(|e| e.2).map(|e| e.3);
     let w: Vec<u32> = ev
         .iter()
         .filter(|e| e.2 && Some(e.3) == setter_ip)
