@@ -23,6 +23,7 @@ rel=target/release
 [ -f $rel/libcauseway.so ] || { echo "inproc_python.sh: run make build first" >&2; exit 1; }
 bash scripts/build-python.sh >&2
 out=${OUT:-$(mktemp -d /tmp/causeway-bench-inproc-python.XXXXXX)}
+mkdir -p "$out"
 raw=$out/raw.txt
 : >"$raw"
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); $(lscpu | sed -n 's/^Model name: *//p'); $(nproc) CPUs"
