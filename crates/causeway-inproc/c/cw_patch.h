@@ -66,8 +66,8 @@ int cw__pfe_exit_fast(uint64_t *slot) CW_INTERNAL;
  * through the stub) or the address to return to instead (the function's body: the
  * call is not traced and returns straight to its caller). Exit: puts the caller's
  * return address back into *slot. */
-uint64_t cw__pfe_enter_slow(const uint8_t *r1, uint64_t *slot, uint64_t unused) CW_INTERNAL;
-uint64_t cw__pfe_exit_slow(uint64_t *slot, uint64_t unused1, uint64_t unused2) CW_INTERNAL;
+uint64_t cw__pfe_enter_slow(const uint8_t *r1, uint64_t *slot) CW_INTERNAL;
+uint64_t cw__pfe_exit_slow(uint64_t *slot) CW_INTERNAL;
 
 /* The trampolines (asm), the stubs' targets. */
 void cw__pfe_enter(void) CW_INTERNAL;

@@ -21,6 +21,10 @@
  * skipped and counted). After each batch of stores, membarrier(SYNC_CORE) makes every
  * thread of the process serialize before it runs code again, as cross-modifying code
  * must. See docs/libcauseway.md, "Patched function entries".
+ *
+ * The same site list switches keyed trace points (causeway.h, CW_KEYED): inline trace
+ * points whose compiled first instruction is a 5-byte nop, listed in the section
+ * cw_keys, which becomes a jump to the trace point's body while tracing is on.
  */
 #define _GNU_SOURCE
 #include "causeway.h"
@@ -79,9 +83,8 @@ static NOINSTR __attribute__((cold)) struct cw_shadow *shadow_new(void)
 
 /* The slow paths record through cw_enter/cw_exit, whose own slow paths answer a
  * stop request (a request lowers the thread's end, see causeway.h). */
-uint64_t cw__pfe_enter_slow(const uint8_t *r1, uint64_t *slot, uint64_t unused)
+uint64_t cw__pfe_enter_slow(const uint8_t *r1, uint64_t *slot)
 {
-    (void)unused;
     uint64_t fn = *(const uint64_t *)(r1 + (CW_STUB_ID - CW_STUB_R1));
     uint64_t untraced = fn + 5;
     struct cw_thread *t = &cw_self;
@@ -123,10 +126,8 @@ uint64_t cw__pfe_enter_slow(const uint8_t *r1, uint64_t *slot, uint64_t unused)
     return 0;
 }
 
-uint64_t cw__pfe_exit_slow(uint64_t *slot, uint64_t unused1, uint64_t unused2)
+uint64_t cw__pfe_exit_slow(uint64_t *slot)
 {
-    (void)unused1;
-    (void)unused2;
     struct cw_shadow *s = cw__shadow;
     uint32_t d = s ? s->depth : 0;
     /* Newest first: the returning frame is the top unless a longjmp (or a signal

@@ -117,7 +117,8 @@ __asm__(".text\n"
 
         /* cw__pfe_full(fn, a, b, c): fn(a, b, c) with the vector and x87 state saved
          * (XSAVE of the components in cw__xsave_mask, or FXSAVE without XSAVE). The
-         * general registers are the callers' business. */
+         * general registers are the callers' business. A fn of fewer parameters
+         * (the slow paths take two and one) ignores the rest, as the ABI allows. */
         ".p2align 4\n"
         ".globl cw__pfe_full\n"
         ".hidden cw__pfe_full\n"
