@@ -457,3 +457,95 @@ fn keyed_spans_in_a_cpp_inline_function_link_and_trace_once() {
     let top = calls_json(Path::new(w[3]), &["--top", "5"]);
     assert_eq!(top_calls(&top, "shared_fn"), Some(20), "{top:#}");
 }
+
+// ---- libraries loaded with dlopen ------------------------------------------------------
+
+/// keyed_dlopen.c loads two builds of keyed_plugin.c after the library started: the
+/// keyed trace points of the first are found by the control thread alone, its patched
+/// entry by `cw_rescan()` from the only thread; the second library, loaded while
+/// another thread runs, gets its keyed trace points and not its patched entry; after
+/// the first is unloaded, switching tracing off and on again writes nothing where it
+/// was, and its sites are forgotten.
+#[test]
+fn trace_points_of_libraries_loaded_later_are_switched_and_forgotten_when_unloaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let inc = Path::new(env!("CARGO_MANIFEST_DIR")).join("../causeway-inproc/c");
+    let mut plugs = Vec::new();
+    for n in ["plug1", "plug2"] {
+        let so = dir.path().join(format!("lib{n}.so"));
+        let o = Command::new("cc")
+            .args([
+                "-O2",
+                "-g",
+                "-fPIC",
+                "-shared",
+                "-fpatchable-function-entry=5",
+            ])
+            .arg(format!("-DPLUG={n}"))
+            .arg("-I")
+            .arg(&inc)
+            .arg("-o")
+            .arg(&so)
+            .arg(prog("keyed_plugin.c"))
+            .output()
+            .expect("run the compiler");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        plugs.push(so);
+    }
+    let exe = dir.path().join("keyed-dlopen");
+    compile(&[prog("keyed_dlopen.c")], &exe, &["-O2", "-g"], false);
+    let out = Command::new(&exe)
+        .args(&plugs)
+        .env("CAUSEWAY_OUTPUT", dir.path())
+        .env("CAUSEWAY_TRIGGER", "signal=off,stall=off")
+        .env_remove("CAUSEWAY_START")
+        .env_remove("CAUSEWAY_PATCH")
+        .env_remove("CAUSEWAY_DISABLE")
+        .env_remove("LD_PRELOAD")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let r: Value = serde_json::from_slice(&out.stdout).expect("the program's report");
+    let keys: Vec<u64> = r["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    // Two spans of two trace points in each library (a compiler may copy one).
+    assert_eq!(keys[0], 0, "{r}");
+    assert!(keys[1] >= 4 && keys[2] >= keys[1] + 4, "{r}");
+    assert_eq!(keys[3], keys[2] - keys[1], "plug1's sites forgotten: {r}");
+    // The control thread ticks every 100 ms here.
+    assert!(r["waited_ms"].as_u64().unwrap() < 3000, "{r}");
+    assert_eq!(r["entries"], serde_json::json!([0, 1, 1]), "{r}");
+    assert_eq!(r["skipped"], 1, "plug2's entry left alone: {r}");
+    assert!(
+        stderr.contains("libplug2.so: 1 patchable function entries not patched yet"),
+        "{stderr}"
+    );
+    assert_eq!(r["rescan"], serde_json::json!([0, 0]), "{r}");
+    // top(i) = 6i + 5, entry(i) = 2i + 1.
+    assert_eq!(r["s1"], 30_200 + 10_000, "{r}");
+    assert_eq!(r["s2"], 320 + 100 + 320, "{r}");
+    assert_eq!(r["dumped"], serde_json::json!([0, 0]), "{r} {stderr}");
+
+    let first = calls_json(
+        Path::new(r["traces"][0].as_str().unwrap()),
+        &["--top", "20"],
+    );
+    let count = |name: &str| top_calls(&first, name);
+    assert_eq!(count("plug1_top"), Some(100), "{first:#}");
+    assert_eq!(count("plug1_leaf"), Some(200), "{first:#}");
+    assert_eq!(count("plug1_entry"), Some(100), "{first:#}");
+    assert_eq!(count("plug2_top"), Some(10), "{first:#}");
+    assert_eq!(count("plug2_leaf"), Some(20), "{first:#}");
+    assert_eq!(count("plug2_entry"), None, "not patched: {first:#}");
+    let second = calls_json(
+        Path::new(r["traces"][1].as_str().unwrap()),
+        &["--top", "20"],
+    );
+    assert_eq!(top_calls(&second, "plug2_top"), Some(20), "{second:#}");
+    assert_eq!(top_calls(&second, "plug2_leaf"), Some(40), "{second:#}");
+}

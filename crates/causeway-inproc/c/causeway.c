@@ -728,6 +728,7 @@ static NOINSTR void *control_main(void *arg)
         if (now >= next_watch) {
             watchdog_tick();
             restart_late();
+            cw__patch_poll();
             next_watch = now + (g.stall_ns ? g.stall_ns / 4 : 100000000ull);
         }
     }
@@ -757,6 +758,10 @@ static NOINSTR void at_exit(void)
             fprintf(stderr, "libcauseway: exit dump failed: %s\n", strerror(-rc));
     }
 }
+
+/* Around fork: the child gets the sites' lock free, not held by a thread it lacks. */
+static NOINSTR void patch_lock(void) { cw__patch_lock(1); }
+static NOINSTR void patch_unlock(void) { cw__patch_lock(0); }
 
 /* The child of a fork has only the forking thread: keep its buffer, forget the
  * others' (their memory is the parent's copy), start a control thread of its own. */
@@ -817,6 +822,7 @@ int cw_init(void)
         fprintf(stderr, "libcauseway: membarrier(2) unavailable (%s): a dump will count "
                         "the calls of threads that do not stop for it as lost\n",
                 strerror(errno));
+    pthread_atfork(patch_lock, patch_unlock, patch_unlock);
     pthread_atfork(NULL, NULL, after_fork_child);
     atexit(at_exit);
     g.ready = 1;
@@ -855,7 +861,7 @@ int cw_stop(void)
     request_stop_all(self);
     pthread_mutex_unlock(&g.lock);
     /* Patched entries back to nops: off costs them alone. */
-    cw__patch_set(0);
+    cw__patch_set(0, g.control_running);
     return 0;
 }
 
@@ -876,7 +882,7 @@ int cw_start(void)
             cancel_stop(t); /* never stopped; a late answer is restarted by the control tick */
     }
     pthread_mutex_unlock(&g.lock);
-    cw__patch_set(1);
+    cw__patch_set(1, g.control_running);
     return 0;
 }
 
@@ -902,6 +908,13 @@ int cw_config(const char *key, const char *value)
         rc = -ENOTSUP;
     pthread_mutex_unlock(&g.dump_lock);
     return rc;
+}
+
+int cw_rescan(void)
+{
+    if (!g.ready)
+        return -EINVAL;
+    return cw__patch_set(-1, g.control_running);
 }
 
 const char *cw_last_dump(void) { return g.dumps ? g.last_path : NULL; }

@@ -344,6 +344,13 @@ uint64_t cw_patch_sites(uint64_t *skipped);
 /* Number of keyed trace points (CW_KEYED) the library switches with cw_start/cw_stop;
  * those it had to leave alone count in cw_patch_sites' *skipped. */
 uint64_t cw_keyed_sites(void);
+/* Find the trace points of libraries loaded with dlopen since the library last looked
+ * (and forget those unloaded) now, rather than at the control thread's next tick
+ * (100 ms, or a quarter of the stall threshold). The patchable entries of a new library
+ * are prepared only if the caller is the process's only thread (besides the library's
+ * own); until then they count in cw_patch_sites' *skipped. Returns 0 or a negative
+ * errno. See docs/libcauseway.md, "Libraries loaded later". */
+int cw_rescan(void);
 
 #ifdef __cplusplus
 }

@@ -12,12 +12,22 @@
  * PC-relative from the trampolines' assembly. */
 #define CW_INTERNAL __attribute__((visibility("hidden")))
 
-/* Find the program's and its libraries' patchable entries and put each in its state:
- * a jump to its stub (on) or one 5-byte nop (off). At start-up only (the process must
- * still be single-threaded). Returns 0 or a negative errno. */
+/* Find the patchable entries and keyed trace points of the program and its libraries
+ * and put each in its state: a jump (on) or one 5-byte nop (off). At start-up, before
+ * the control thread exists. Returns 0 or a negative errno. */
 int cw__patch_init(int on);
-/* Switch every site on or off (any time after cw__patch_init). */
-int cw__patch_set(int on);
+/* Switch every site on (1), off (0), or to the state it should be in (-1), after
+ * finding those of libraries loaded since the last walk and forgetting those unloaded.
+ * `own`: the library's own threads, so a caller that is the only other thread may
+ * prepare the patchable entries of new libraries; -1 if the caller cannot tell. */
+int cw__patch_set(int on, int own);
+/* The control thread's periodic look for libraries loaded or unloaded since the last
+ * walk (cheap when there is none): keyed trace points of a library loaded with dlopen
+ * are switched within one tick. */
+void cw__patch_poll(void);
+/* Take (1) or release (0) the sites' lock: around fork, so the child never inherits it
+ * held by a thread it does not have. */
+void cw__patch_lock(int lock);
 
 /* A site's stub (patch.c writes them, STUB_BYTES each, near the sites):
  *    0  call cw__pfe_enter    90 e8 rel32, or ff 15 rel32 through the area's pointer

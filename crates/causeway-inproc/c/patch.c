@@ -249,11 +249,32 @@ static NOINSTR void put_stub(uint8_t *st, const uint8_t *hdr, const uint8_t *fn)
 
 /* ---- finding and patching the sites ------------------------------------------------ */
 
+/* Sites are found per loaded object (the program, its libraries, and libraries loaded
+ * later with dlopen) and written only while the dynamic linker's list of objects is
+ * locked with the object in it (inside dl_iterate_phdr's callback for that object):
+ * dlclose takes the object off the list under that lock before it unmaps it, so a
+ * site is never written after its code is gone. Each write is a compare-and-swap from
+ * the word the library left there: a word that changed behind its back (code replaced
+ * some other way) is left alone and its site dropped, never overwritten. */
+
 struct site {
     uint64_t *word; /* the aligned 8-byte word holding the site's 5 bytes */
     uint64_t off;   /* the word with the 5-byte nop */
     uint64_t on;    /* the word with the jump to the site's stub (or keyed body) */
+    uint64_t cur;   /* the word the library last wrote or found there */
+    uint32_t obj;   /* its object's number (struct obj.id) */
     int keyed;      /* a keyed trace point (causeway.h, CW_KEYED), not a function entry */
+};
+
+/* A loaded object the library has scanned. */
+struct obj {
+    uintptr_t addr;    /* dlpi_addr */
+    const void *phdr;  /* dlpi_phdr: with addr and name, tells it from a later object */
+    char *name;        /* dlpi_name ("" for the program) */
+    uint32_t id;       /* its sites' obj */
+    unsigned gen;      /* the last walk that saw it */
+    size_t first, n;   /* its sites: P.sites[first .. first + n) */
+    size_t pending;    /* patchable entries found while other threads could run them */
 };
 
 static struct {
@@ -261,9 +282,15 @@ static struct {
     struct site *sites;
     size_t n, cap;
     size_t keyed; /* how many of the n are keyed trace points */
-    uint64_t skipped;
+    struct obj *objs;
+    size_t nobjs, objcap;
+    uint32_t next_id;
+    unsigned gen;
+    unsigned long long adds, subs; /* dl_iterate_phdr's load and unload counts, last walk */
+    uint64_t skipped; /* sites left alone for good (alignment, no stub in reach, changed) */
     uint64_t stub_bytes; /* mapped for stubs */
     int on;
+    int ready;  /* the shadow stacks, XSAVE size and membarrier set up */
     int broken; /* mprotect refused: patching is off for good */
 } P = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -281,9 +308,9 @@ static NOINSTR int site_room(void)
     return 1;
 }
 
-/* Record the site at `at`: off is the 5-byte nop, on `jmp to` (the 8-byte word holding
- * the 5 bytes, with its other bytes as they are). */
-static NOINSTR void push_site(uint8_t *at, const uint8_t *to, int keyed)
+/* Record the site at `at` of object `obj`: off is the 5-byte nop, on `jmp to` (the
+ * 8-byte word holding the 5 bytes, with its other bytes as they are). */
+static NOINSTR void push_site(uint8_t *at, const uint8_t *to, int keyed, uint32_t obj)
 {
     uint64_t *word = (uint64_t *)((uintptr_t)at & ~(uintptr_t)7);
     unsigned k = (unsigned)((uintptr_t)at & 7);
@@ -295,15 +322,17 @@ static NOINSTR void push_site(uint8_t *at, const uint8_t *to, int keyed)
     put_rel32(on + k + 1, to, at + 5);
     struct site *s = &P.sites[P.n++];
     s->word = word;
+    memcpy(&s->cur, word, 8); /* five one-byte nops for an entry, the nop for a key */
     memcpy(&s->off, off, 8);
     memcpy(&s->on, on, 8);
+    s->obj = obj;
     s->keyed = keyed;
     P.keyed += keyed != 0;
 }
 
 /* One site, with its stub at `stub` (in an area whose first 16 bytes are `hdr`).
  * Returns 1 if it took the stub, 0 if the site is left alone (counted). */
-static NOINSTR int add_site(uint8_t *at, uint8_t *stub, const uint8_t *hdr)
+static NOINSTR int add_site(uint8_t *at, uint8_t *stub, const uint8_t *hdr, uint32_t obj)
 {
     if (((uintptr_t)at & 7) > 3 || memcmp(at, NOP1x5, 5) != 0 ||
         !fits_rel32(stub - (at + 5)) || !fits_rel32((at + 5) - (stub + CW_STUB_R2)) ||
@@ -312,7 +341,7 @@ static NOINSTR int add_site(uint8_t *at, uint8_t *stub, const uint8_t *hdr)
         return 0;
     }
     put_stub(stub, hdr, at);
-    push_site(at, stub, 0);
+    push_site(at, stub, 0, obj);
     return 1;
 }
 
@@ -320,7 +349,7 @@ static NOINSTR int add_site(uint8_t *at, uint8_t *stub, const uint8_t *hdr)
  * trace point's body as 32-bit offsets from the entry (causeway.h, CW__KEY). The
  * compiler emitted the site as one 5-byte nop already, so it is patched like an entry
  * that start-up has prepared, and at any time, threads or not. */
-static NOINSTR void add_keys(const int32_t *e, size_t n)
+static NOINSTR void add_keys(const int32_t *e, size_t n, uint32_t obj)
 {
     for (size_t k = 0; k + 1 < n; k += 2) {
         uint8_t *at = (uint8_t *)&e[k] + e[k];
@@ -330,25 +359,34 @@ static NOINSTR void add_keys(const int32_t *e, size_t n)
             P.skipped++;
             continue;
         }
-        push_site(at, body, 1);
+        push_site(at, body, 1, obj);
     }
 }
 
-/* The sites of one __patchable_function_entries section (0: a function the linker
- * discarded), their stubs in one area mapped near them. */
-static NOINSTR void add_sites(const uint64_t *e, size_t n)
+/* Live entries (0: a function the linker discarded) of a __patchable_function_entries
+ * section. */
+static NOINSTR size_t live_entries(const uint64_t *e, size_t n)
+{
+    size_t live = 0;
+    for (size_t k = 0; k < n; k++)
+        live += e[k] != 0;
+    return live;
+}
+
+/* The sites of one __patchable_function_entries section, their stubs in one area
+ * mapped near them. */
+static NOINSTR void add_sites(const uint64_t *e, size_t n, uint32_t obj)
 {
     uintptr_t lo = UINTPTR_MAX, hi = 0;
-    size_t live = 0;
+    size_t live = live_entries(e, n);
+    if (live == 0)
+        return;
     for (size_t k = 0; k < n; k++) {
         if (!e[k])
             continue;
-        live++;
         lo = e[k] < lo ? e[k] : lo;
         hi = e[k] + 5 > hi ? e[k] + 5 : hi;
     }
-    if (live == 0)
-        return;
     size_t bytes = ((live + 1) * CW_STUB_BYTES + 4095) & ~(size_t)4095;
     uint8_t *area = map_near(lo, hi, bytes);
     if (area == NULL) {
@@ -360,25 +398,25 @@ static NOINSTR void add_sites(const uint64_t *e, size_t n)
     memcpy(area, tramp, sizeof tramp);
     uint8_t *st = area + CW_STUB_BYTES;
     for (size_t k = 0; k < n; k++)
-        if (e[k] && add_site((uint8_t *)(uintptr_t)e[k], st, area))
+        if (e[k] && add_site((uint8_t *)(uintptr_t)e[k], st, area, obj))
             st += CW_STUB_BYTES;
+    /* Stub areas stay mapped when their object is unloaded: a thread could still be
+     * returning through one (a few pages per object ever loaded). */
     mprotect(area, bytes, PROT_READ | PROT_EXEC);
     P.stub_bytes += bytes;
 }
 
-/* The __patchable_function_entries sections of one loaded object, from its file's
- * section headers (sections are not in the program headers); the entries themselves
- * are read from memory, where the dynamic linker has relocated them. */
-static NOINSTR int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
+/* What scan_object takes from an object's sections. */
+enum { SCAN_KEYS = 1, SCAN_ENTRIES = 2, COUNT_ENTRIES = 4 };
+
+/* The cw_keys and __patchable_function_entries sections of one loaded object, from its
+ * file's section headers (sections are not in the program headers); the entries
+ * themselves are read from memory, where the dynamic linker has relocated them.
+ * Returns the live patchable entries seen (added with SCAN_ENTRIES, counted only with
+ * COUNT_ENTRIES). */
+static NOINSTR size_t scan_object(const char *path, uintptr_t base, struct obj *o, int what)
 {
-    (void)size;
-    int *first = arg;
-    const char *path = info->dlpi_name;
-    if (*first)
-        path = "/proc/self/exe"; /* the program itself comes first, unnamed */
-    *first = 0;
-    if (path == NULL || *path == 0)
-        return 0;
+    size_t entries = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
@@ -402,20 +440,25 @@ static NOINSTR int scan_object(struct dl_phdr_info *info, size_t size, void *arg
         if (sh[i].sh_name >= str->sh_size || !(sh[i].sh_flags & SHF_ALLOC))
             continue;
         const char *name = names + sh[i].sh_name;
-        uintptr_t at = info->dlpi_addr + sh[i].sh_addr;
-        if (strcmp(name, "__patchable_function_entries") == 0)
-            add_sites((const uint64_t *)at, sh[i].sh_size / 8);
-        else if (strcmp(name, "cw_keys") == 0)
-            add_keys((const int32_t *)at, sh[i].sh_size / 4);
+        uintptr_t at = base + sh[i].sh_addr;
+        if (strcmp(name, "__patchable_function_entries") == 0) {
+            const uint64_t *e = (const uint64_t *)at;
+            entries += live_entries(e, sh[i].sh_size / 8);
+            if (what & SCAN_ENTRIES)
+                add_sites(e, sh[i].sh_size / 8, o->id);
+        } else if (strcmp(name, "cw_keys") == 0 && (what & SCAN_KEYS)) {
+            add_keys((const int32_t *)at, sh[i].sh_size / 4, o->id);
+        }
     }
 done:
     free(names);
     free(sh);
     close(fd);
-    return 0;
+    return entries;
 }
 
-static NOINSTR int one_thread(void)
+/* Threads of the process, from /proc (0 if unknown). */
+static NOINSTR int thread_count(void)
 {
     FILE *f = fopen("/proc/self/status", "re");
     if (!f)
@@ -426,95 +469,300 @@ static NOINSTR int one_thread(void)
         if (!strncmp(line, "Threads:", 8))
             n = atoi(line + 8);
     fclose(f);
-    return n == 1;
+    return n;
 }
 
-/* Store `on` or `off` into every site, a page opened for writing at a time. */
-static NOINSTR int write_sites(int on)
+/* Once, before the first site is written: what the trampolines and writes need. */
+static NOINSTR void setup_once(void)
 {
-    const long pg = 4096;
+    if (P.ready)
+        return;
+    P.ready = 1;
+    pthread_key_create(&shadow_key, shadow_free);
+    xsave_setup();
+    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
+}
+
+/* Sites in object order, so each object's sites are one run; `first` and `n` of each
+ * object recomputed. After sites were added or dropped. */
+static NOINSTR int by_obj(const void *a, const void *b)
+{
+    const struct site *x = a, *y = b;
+    return (x->obj > y->obj) - (x->obj < y->obj);
+}
+
+static NOINSTR void reindex(void)
+{
+    qsort(P.sites, P.n, sizeof *P.sites, by_obj);
+    size_t i = 0;
+    for (size_t k = 0; k < P.nobjs; k++) {
+        struct obj *o = &P.objs[k];
+        while (i < P.n && P.sites[i].obj < o->id)
+            i++;
+        o->first = i;
+        while (i < P.n && P.sites[i].obj == o->id)
+            i++;
+        o->n = i - o->first;
+    }
+    P.keyed = 0;
+    for (size_t j = 0; j < P.n; j++)
+        P.keyed += P.sites[j].keyed != 0;
+}
+
+/* Store each of an object's sites in state `on` (compare-and-swap from the word left
+ * there), a page opened for writing at a time. Returns 0, or a negative errno if a page
+ * could not be made writable. Sites found changed are marked for dropping (word NULL). */
+static NOINSTR int write_obj(const struct obj *o, int on, int *wrote, int *dropped)
+{
+    const uintptr_t pg = 4096;
     uintptr_t open_page = 0;
     int rc = 0;
-    for (size_t i = 0; i < P.n && rc == 0; i++) {
-        uintptr_t page = (uintptr_t)P.sites[i].word & ~(uintptr_t)(pg - 1);
+    for (size_t i = o->first; i < o->first + o->n; i++) {
+        struct site *s = &P.sites[i];
+        uint64_t want = on ? s->on : s->off;
+        if (s->word == NULL || s->cur == want)
+            continue;
+        uintptr_t page = (uintptr_t)s->word & ~(pg - 1);
         if (page != open_page) {
             if (open_page)
-                mprotect((void *)open_page, (size_t)pg, PROT_READ | PROT_EXEC);
+                mprotect((void *)open_page, pg, PROT_READ | PROT_EXEC);
             open_page = 0;
-            if (mprotect((void *)page, (size_t)pg, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) {
+            if (mprotect((void *)page, pg, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) {
                 rc = -errno;
                 break;
             }
             open_page = page;
         }
-        __atomic_store_n(P.sites[i].word, on ? P.sites[i].on : P.sites[i].off, __ATOMIC_RELEASE);
+        uint64_t expect = s->cur;
+        if (__atomic_compare_exchange_n(s->word, &expect, want, 0, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED)) {
+            s->cur = want;
+            *wrote = 1;
+        } else {
+            s->word = NULL;
+            P.skipped++;
+            *dropped = 1;
+        }
     }
     if (open_page)
-        mprotect((void *)open_page, (size_t)pg, PROT_READ | PROT_EXEC);
-    /* Every thread serializes before it next runs user code (cross-modifying code). */
-    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
+        mprotect((void *)open_page, pg, PROT_READ | PROT_EXEC);
     return rc;
+}
+
+/* One walk over the loaded objects. */
+struct walk {
+    int first;   /* the next object is the program (it comes first, unnamed) */
+    int own;     /* the library's own threads, or -1 (walk()) */
+    int alone;   /* no other thread can be running the program's code (-1: not known yet) */
+    int poll;    /* stop at once if no object came or went since the last walk */
+    int stopped; /* it did: not every object was seen */
+    int wrote;   /* some site was written: serialize the threads */
+    int dropped; /* some site was found changed */
+    int rc;      /* the first write error */
+};
+
+/* Whether the caller's thread is the only one that can run the program's code: asked
+ * only when an object has patchable entries to prepare (it reads /proc). */
+static NOINSTR int alone(struct walk *w)
+{
+    if (w->alone < 0)
+        w->alone = thread_count() == 1 + w->own;
+    return w->alone;
+}
+
+static NOINSTR struct obj *find_obj(struct dl_phdr_info *info)
+{
+    const char *name = info->dlpi_name ? info->dlpi_name : "";
+    for (size_t k = 0; k < P.nobjs; k++) {
+        struct obj *o = &P.objs[k];
+        if (o->addr == info->dlpi_addr && o->phdr == (const void *)info->dlpi_phdr &&
+            !strcmp(o->name, name))
+            return o;
+    }
+    return NULL;
+}
+
+static NOINSTR struct obj *new_obj(struct dl_phdr_info *info)
+{
+    if (P.nobjs == P.objcap) {
+        size_t cap = P.objcap ? P.objcap * 2 : 32;
+        struct obj *a = realloc(P.objs, cap * sizeof *a);
+        if (!a)
+            return NULL;
+        P.objs = a;
+        P.objcap = cap;
+    }
+    char *name = strdup(info->dlpi_name ? info->dlpi_name : "");
+    if (!name)
+        return NULL;
+    struct obj *o = &P.objs[P.nobjs++];
+    memset(o, 0, sizeof *o);
+    o->addr = info->dlpi_addr;
+    o->phdr = info->dlpi_phdr;
+    o->name = name;
+    o->id = P.next_id++;
+    return o;
+}
+
+static NOINSTR int walk_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct walk *w = arg;
+    const char *path = info->dlpi_name;
+    int program = w->first;
+    w->first = 0;
+    if (program) {
+        path = "/proc/self/exe";
+        if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+            if (w->poll && info->dlpi_adds == P.adds && info->dlpi_subs == P.subs) {
+                w->stopped = 1; /* nothing loaded or unloaded since the last walk */
+                return 1;
+            }
+            P.adds = info->dlpi_adds;
+            P.subs = info->dlpi_subs;
+        }
+    }
+    if (path == NULL || *path == 0)
+        return 0; /* the vDSO */
+    struct obj *o = find_obj(info);
+    size_t before = P.n;
+    if (o == NULL) {
+        o = new_obj(info);
+        if (o == NULL)
+            return 0;
+        size_t entries = scan_object(path, info->dlpi_addr, o, SCAN_KEYS | COUNT_ENTRIES);
+        if (entries && alone(w))
+            scan_object(path, info->dlpi_addr, o, SCAN_ENTRIES);
+        else if (entries) {
+            o->pending = entries;
+            fprintf(stderr,
+                    "libcauseway: %s: %zu patchable function entries not patched yet: "
+                    "other threads could be running them (cw_rescan() from the process's "
+                    "only thread patches them)\n",
+                    program ? "the program" : path, entries);
+        }
+    } else if (o->pending && alone(w)) {
+        scan_object(path, info->dlpi_addr, o, SCAN_ENTRIES);
+        o->pending = 0;
+    }
+    o->gen = P.gen;
+    if (P.n != before) {
+        setup_once();
+        reindex();
+    }
+    if (!P.broken && o->n) {
+        int rc = write_obj(o, P.on, &w->wrote, &w->dropped);
+        if (rc && !w->rc)
+            w->rc = rc;
+    }
+    return 0;
+}
+
+/* Drop the objects the last full walk did not see (unloaded), with their sites, and
+ * the sites found changed. Objects are in id order and so are their sites' runs, so
+ * the sites kept move only down. */
+static NOINSTR void forget_gone(void)
+{
+    size_t kept = 0, n = 0;
+    for (size_t k = 0; k < P.nobjs; k++) {
+        struct obj o = P.objs[k];
+        if (o.gen != P.gen) {
+            free(o.name);
+            continue;
+        }
+        for (size_t i = o.first; i < o.first + o.n; i++)
+            if (P.sites[i].word)
+                P.sites[n++] = P.sites[i];
+        P.objs[kept++] = o;
+    }
+    P.nobjs = kept;
+    P.n = n;
+    reindex();
+}
+
+/* Walk the loaded objects: find the sites of new ones, put every site in state P.on.
+ * `own`: the library's own threads (which never run the program's code), or -1 when
+ * the caller cannot tell whether another thread is running the program's code. */
+static NOINSTR int walk(int own, int poll)
+{
+    if (P.broken)
+        return 0;
+    struct walk w = {.first = 1, .own = own, .alone = own < 0 ? 0 : -1, .poll = poll};
+    P.gen++;
+    dl_iterate_phdr(walk_object, &w);
+    int gone = w.dropped;
+    for (size_t k = 0; k < P.nobjs && !w.stopped; k++)
+        gone |= P.objs[k].gen != P.gen;
+    if (gone && !w.stopped)
+        forget_gone();
+    if (w.wrote)
+        /* Every thread serializes before it next runs user code (cross-modifying code). */
+        syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
+    if (w.rc) {
+        fprintf(stderr, "libcauseway: cannot patch code: %s\n", strerror(-w.rc));
+        P.broken = 1;
+    }
+    return w.rc;
 }
 
 int cw__patch_init(int on)
 {
     const char *v = getenv("CAUSEWAY_PATCH");
-    if (v && (!strcmp(v, "off") || !strcmp(v, "0")))
+    if (v && (!strcmp(v, "off") || !strcmp(v, "0"))) {
+        P.broken = 1; /* never patch */
         return 0;
+    }
     pthread_mutex_lock(&P.lock);
-    int first = 1;
-    dl_iterate_phdr(scan_object, &first);
-    int rc = 0;
-    if (P.n == 0)
-        goto out;
+    P.on = on;
     /* Turning the five one-byte nops into one instruction is only safe while no other
      * thread can be part-way through them: at start-up, before any thread exists.
-     * Keyed trace points are one instruction from the start and stay. */
-    if (P.n > P.keyed && !one_thread()) {
-        fprintf(stderr, "libcauseway: %zu patchable function entries left alone: the "
-                        "process already had threads when the library started\n",
-                P.n - P.keyed);
-        size_t kept = 0;
-        for (size_t i = 0; i < P.n; i++)
-            if (P.sites[i].keyed)
-                P.sites[kept++] = P.sites[i];
-        P.n = kept;
-        if (P.n == 0)
-            goto out;
-    }
-    pthread_key_create(&shadow_key, shadow_free);
-    xsave_setup();
-    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
-    rc = write_sites(on);
-    if (rc) {
-        fprintf(stderr, "libcauseway: cannot patch function entries: %s\n", strerror(-rc));
-        P.broken = 1;
-    } else {
-        P.on = on;
-    }
-out:
+     * Keyed trace points are one instruction from the start and need no such care. */
+    int rc = walk(0, 0);
     pthread_mutex_unlock(&P.lock);
     return rc;
 }
 
-int cw__patch_set(int on)
+int cw__patch_set(int on, int own)
 {
     pthread_mutex_lock(&P.lock);
-    int rc = 0;
-    if (P.n && !P.broken && P.on != on) {
-        rc = write_sites(on);
-        if (rc == 0)
-            P.on = on;
-    }
+    if (on >= 0)
+        P.on = on;
+    int rc = walk(own, 0);
     pthread_mutex_unlock(&P.lock);
     return rc;
+}
+
+void cw__patch_poll(void)
+{
+    pthread_mutex_lock(&P.lock);
+    walk(-1, 1);
+    pthread_mutex_unlock(&P.lock);
+}
+
+void cw__patch_lock(int lock)
+{
+    if (lock)
+        pthread_mutex_lock(&P.lock);
+    else
+        pthread_mutex_unlock(&P.lock);
 }
 
 uint64_t cw_patch_sites(uint64_t *skipped)
 {
+    pthread_mutex_lock(&P.lock);
+    uint64_t pending = 0;
+    for (size_t k = 0; k < P.nobjs; k++)
+        pending += P.objs[k].pending;
     if (skipped)
-        *skipped = P.skipped;
-    return P.n - P.keyed;
+        *skipped = P.skipped + pending;
+    uint64_t n = P.n - P.keyed;
+    pthread_mutex_unlock(&P.lock);
+    return n;
 }
 
-uint64_t cw_keyed_sites(void) { return P.keyed; }
+uint64_t cw_keyed_sites(void)
+{
+    pthread_mutex_lock(&P.lock);
+    uint64_t n = P.keyed;
+    pthread_mutex_unlock(&P.lock);
+    return n;
+}
