@@ -346,10 +346,8 @@ uint64_t cw_patch_sites(uint64_t *skipped);
 uint64_t cw_keyed_sites(void);
 /* Find the trace points of libraries loaded with dlopen since the library last looked
  * (and forget those unloaded) now, rather than at the control thread's next tick
- * (100 ms, or a quarter of the stall threshold). The patchable entries of a new library
- * are prepared only if the caller is the process's only thread (besides the library's
- * own); until then they count in cw_patch_sites' *skipped. Returns 0 or a negative
- * errno. See docs/libcauseway.md, "Libraries loaded later". */
+ * (100 ms, or a quarter of the stall threshold). Returns 0 or a negative errno. See
+ * docs/libcauseway.md, "Libraries loaded later". */
 int cw_rescan(void);
 
 #ifdef __cplusplus

@@ -19,7 +19,8 @@ int cw__patch_init(int on);
 /* Switch every site on (1), off (0), or to the state it should be in (-1), after
  * finding those of libraries loaded since the last walk and forgetting those unloaded.
  * `own`: the library's own threads, so a caller that is the only other thread may
- * prepare the patchable entries of new libraries; -1 if the caller cannot tell. */
+ * prepare the patchable entries of new libraries (else they are switched by one byte);
+ * -1 if the caller cannot tell. */
 int cw__patch_set(int on, int own);
 /* The control thread's periodic look for libraries loaded or unloaded since the last
  * walk (cheap when there is none): keyed trace points of a library loaded with dlopen

@@ -6,7 +6,8 @@
  * (the process still single-threaded) each site's five nops become one five-byte nop,
  * and each site gets a stub of its own near it (cw_patch.h has the layout); turning
  * tracing on replaces the nop with `jmp stub`, off puts the nop back. Off therefore
- * costs the nop alone.
+ * costs the nop alone. Entries found while other threads may run them are switched by
+ * their first byte instead ("entries switched by one byte" below).
  *
  * The stub calls the entry trampoline, then calls the function's body itself, so the
  * body returns into the stub and the stub's exit trampoline returns to the caller: the
@@ -257,13 +258,18 @@ static NOINSTR void put_stub(uint8_t *st, const uint8_t *hdr, const uint8_t *fn)
  * the word the library left there: a word that changed behind its back (code replaced
  * some other way) is left alone and its site dropped, never overwritten. */
 
+/* A function entry prepared at start-up (five one-byte nops made one 5-byte nop, which
+ * becomes `jmp stub`), a keyed trace point (causeway.h, CW_KEYED), or a function entry
+ * whose first byte alone is switched (below, "Entries switched by one byte"). */
+enum site_kind { SITE_ENTRY, SITE_KEY, SITE_ENTRY_BYTE };
+
 struct site {
     uint64_t *word; /* the aligned 8-byte word holding the site's 5 bytes */
     uint64_t off;   /* the word with the 5-byte nop */
     uint64_t on;    /* the word with the jump to the site's stub (or keyed body) */
     uint64_t cur;   /* the word the library last wrote or found there */
     uint32_t obj;   /* its object's number (struct obj.id) */
-    int keyed;      /* a keyed trace point (causeway.h, CW_KEYED), not a function entry */
+    int kind;       /* enum site_kind */
 };
 
 /* A loaded object the library has scanned. */
@@ -274,7 +280,6 @@ struct obj {
     uint32_t id;       /* its sites' obj */
     unsigned gen;      /* the last walk that saw it */
     size_t first, n;   /* its sites: P.sites[first .. first + n) */
-    size_t pending;    /* patchable entries found while other threads could run them */
 };
 
 static struct {
@@ -292,6 +297,7 @@ static struct {
     int on;
     int ready;  /* the shadow stacks, XSAVE size and membarrier set up */
     int broken; /* mprotect refused: patching is off for good */
+    int by_byte; /* CAUSEWAY_PATCH=byte: every entry switched by one byte */
 } P = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Room for one more site; 0 if there is none (the site is then counted as skipped). */
@@ -310,7 +316,7 @@ static NOINSTR int site_room(void)
 
 /* Record the site at `at` of object `obj`: off is the 5-byte nop, on `jmp to` (the
  * 8-byte word holding the 5 bytes, with its other bytes as they are). */
-static NOINSTR void push_site(uint8_t *at, const uint8_t *to, int keyed, uint32_t obj)
+static NOINSTR void push_site(uint8_t *at, const uint8_t *to, int kind, uint32_t obj)
 {
     uint64_t *word = (uint64_t *)((uintptr_t)at & ~(uintptr_t)7);
     unsigned k = (unsigned)((uintptr_t)at & 7);
@@ -326,8 +332,8 @@ static NOINSTR void push_site(uint8_t *at, const uint8_t *to, int keyed, uint32_
     memcpy(&s->off, off, 8);
     memcpy(&s->on, on, 8);
     s->obj = obj;
-    s->keyed = keyed;
-    P.keyed += keyed != 0;
+    s->kind = kind;
+    P.keyed += kind == SITE_KEY;
 }
 
 /* One site, with its stub at `stub` (in an area whose first 16 bytes are `hdr`).
@@ -341,7 +347,7 @@ static NOINSTR int add_site(uint8_t *at, uint8_t *stub, const uint8_t *hdr, uint
         return 0;
     }
     put_stub(stub, hdr, at);
-    push_site(at, stub, 0, obj);
+    push_site(at, stub, SITE_ENTRY, obj);
     return 1;
 }
 
@@ -359,7 +365,7 @@ static NOINSTR void add_keys(const int32_t *e, size_t n, uint32_t obj)
             P.skipped++;
             continue;
         }
-        push_site(at, body, 1, obj);
+        push_site(at, body, SITE_KEY, obj);
     }
 }
 
@@ -406,20 +412,147 @@ static NOINSTR void add_sites(const uint64_t *e, size_t n, uint32_t obj)
     P.stub_bytes += bytes;
 }
 
-/* What scan_object takes from an object's sections. */
-enum { SCAN_KEYS = 1, SCAN_ENTRIES = 2, COUNT_ENTRIES = 4 };
+/* ---- entries switched by one byte ---------------------------------------------------
+ *
+ * Preparing an entry (its five one-byte nops made one instruction) is unsafe while
+ * another thread may be part-way through the nops. The entries of a library loaded
+ * while threads run (or of a program that has threads when the library starts) are
+ * switched by their first byte alone instead: 0x90 (off: five one-byte nops) or 0xe9,
+ * which with the four nops after it reads `jmp rel32` with rel32 = 0x90909090, a jump
+ * MIRROR_BACK bytes back from the site. The library maps pages there, the sites'
+ * mirror, each site's mirror holding `jmp stub`. The four bytes a thread part-way
+ * through the nops may still run never change, and a one-byte store is atomic, so no
+ * thread ever runs a torn instruction. Off costs five nops rather than one; on, one
+ * jump more than a prepared entry. */
+#define MIRROR_BACK ((uintptr_t)0x6f6f6f6b) /* -(5 + (int32_t)0x90909090) */
+
+static NOINSTR int by_addr(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The mirror pages mapped so far for one section, in ascending order (its sites are
+ * taken in ascending order). */
+struct mirror {
+    uintptr_t *pages;
+    size_t n, cap;
+    uintptr_t refused; /* the last page that could not be mapped */
+};
+
+/* Whether the page at `page` is mapped for the mirror (mapping it if need be). */
+static NOINSTR int mirror_page(struct mirror *m, uintptr_t page)
+{
+    if (m->n && m->pages[m->n - 1] == page)
+        return 1;
+    if (page == m->refused)
+        return 0;
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        uintptr_t *a = realloc(m->pages, cap * sizeof *a);
+        if (!a)
+            return 0;
+        m->pages = a;
+        m->cap = cap;
+    }
+    void *p = mmap((void *)page, 4096, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p != MAP_FAILED && (uintptr_t)p != page)
+        munmap(p, 4096); /* an old kernel ignored the flag */
+    if (p == MAP_FAILED || (uintptr_t)p != page) {
+        m->refused = page;
+        return 0;
+    }
+    memset(p, 0xcc, 4096);
+    m->pages[m->n++] = page;
+    return 1;
+}
+
+/* Record a site switched by its first byte: off is the word as it is, on the same with
+ * 0xe9 at the site. Any alignment: only the one byte changes. */
+static NOINSTR void push_byte_site(uint8_t *at, uint32_t obj)
+{
+    uint64_t *word = (uint64_t *)((uintptr_t)at & ~(uintptr_t)7);
+    uint8_t on[8];
+    memcpy(on, word, 8);
+    on[(uintptr_t)at & 7] = 0xe9;
+    struct site *s = &P.sites[P.n++];
+    s->word = word;
+    memcpy(&s->cur, word, 8);
+    s->off = s->cur;
+    memcpy(&s->on, on, 8);
+    s->obj = obj;
+    s->kind = SITE_ENTRY_BYTE;
+}
+
+/* The sites of one __patchable_function_entries section, switched by one byte: their
+ * mirrors, and their stubs in one area mapped near the mirrors (which are within rel32
+ * reach of the sites, 1.74 GiB away). */
+static NOINSTR void add_sites_by_byte(const uint64_t *e, size_t n, uint32_t obj)
+{
+    size_t live = live_entries(e, n);
+    uint64_t *at = live ? malloc(live * sizeof *at) : NULL;
+    if (at == NULL) {
+        P.skipped += live;
+        return;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (e[i])
+            at[k++] = e[i];
+    qsort(at, live, sizeof *at, by_addr);
+    uint8_t *area = NULL;
+    size_t bytes = ((live + 1) * CW_STUB_BYTES + 4095) & ~(size_t)4095;
+    if (at[0] > MIRROR_BACK + ((uintptr_t)1 << 24))
+        area = map_near(at[0] - MIRROR_BACK, at[live - 1] + 5 - MIRROR_BACK, bytes);
+    if (area == NULL) {
+        P.skipped += live;
+        free(at);
+        return;
+    }
+    memset(area, 0xcc, bytes);
+    uint64_t tramp[2] = {(uint64_t)(uintptr_t)cw__pfe_enter, (uint64_t)(uintptr_t)cw__pfe_exit};
+    memcpy(area, tramp, sizeof tramp);
+    uint8_t *st = area + CW_STUB_BYTES;
+    struct mirror m = {0};
+    for (k = 0; k < live; k++) {
+        uint8_t *site = (uint8_t *)(uintptr_t)at[k];
+        uint8_t *mir = site - MIRROR_BACK;
+        uintptr_t pg = (uintptr_t)mir & ~(uintptr_t)4095;
+        if (memcmp(site, NOP1x5, 5) != 0 || !fits_rel32(st - (mir + 5)) ||
+            !fits_rel32((site + 5) - (st + CW_STUB_R2)) || !mirror_page(&m, pg) ||
+            !mirror_page(&m, ((uintptr_t)mir + 4) & ~(uintptr_t)4095) || !site_room()) {
+            P.skipped++;
+            continue;
+        }
+        put_stub(st, area, site);
+        mir[0] = 0xe9;
+        put_rel32(mir + 1, st, mir + 5);
+        push_byte_site(site, obj);
+        st += CW_STUB_BYTES;
+    }
+    for (size_t i = 0; i < m.n; i++)
+        mprotect((void *)m.pages[i], 4096, PROT_READ | PROT_EXEC);
+    mprotect(area, bytes, PROT_READ | PROT_EXEC);
+    P.stub_bytes += bytes + m.n * 4096;
+    free(m.pages);
+    free(at);
+}
+
+
+struct walk;
+static int alone(struct walk *w);
 
 /* The cw_keys and __patchable_function_entries sections of one loaded object, from its
  * file's section headers (sections are not in the program headers); the entries
  * themselves are read from memory, where the dynamic linker has relocated them.
- * Returns the live patchable entries seen (added with SCAN_ENTRIES, counted only with
- * COUNT_ENTRIES). */
-static NOINSTR size_t scan_object(const char *path, uintptr_t base, struct obj *o, int what)
+ * Patchable entries are prepared if no other thread can be running them, else
+ * switched by one byte. */
+static NOINSTR void scan_object(const char *path, uintptr_t base, uint32_t id, struct walk *w)
 {
-    size_t entries = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return 0;
+        return;
     Elf64_Ehdr eh;
     Elf64_Shdr *sh = NULL;
     char *names = NULL;
@@ -443,18 +576,21 @@ static NOINSTR size_t scan_object(const char *path, uintptr_t base, struct obj *
         uintptr_t at = base + sh[i].sh_addr;
         if (strcmp(name, "__patchable_function_entries") == 0) {
             const uint64_t *e = (const uint64_t *)at;
-            entries += live_entries(e, sh[i].sh_size / 8);
-            if (what & SCAN_ENTRIES)
-                add_sites(e, sh[i].sh_size / 8, o->id);
-        } else if (strcmp(name, "cw_keys") == 0 && (what & SCAN_KEYS)) {
-            add_keys((const int32_t *)at, sh[i].sh_size / 4, o->id);
+            size_t n = sh[i].sh_size / 8;
+            if (live_entries(e, n) == 0)
+                continue;
+            if (alone(w))
+                add_sites(e, n, id);
+            else
+                add_sites_by_byte(e, n, id);
+        } else if (strcmp(name, "cw_keys") == 0) {
+            add_keys((const int32_t *)at, sh[i].sh_size / 4, id);
         }
     }
 done:
     free(names);
     free(sh);
     close(fd);
-    return entries;
 }
 
 /* Threads of the process, from /proc (0 if unknown). */
@@ -506,7 +642,7 @@ static NOINSTR void reindex(void)
     }
     P.keyed = 0;
     for (size_t j = 0; j < P.n; j++)
-        P.keyed += P.sites[j].keyed != 0;
+        P.keyed += P.sites[j].kind == SITE_KEY;
 }
 
 /* Store each of an object's sites in state `on` (compare-and-swap from the word left
@@ -566,7 +702,7 @@ struct walk {
 static NOINSTR int alone(struct walk *w)
 {
     if (w->alone < 0)
-        w->alone = thread_count() == 1 + w->own;
+        w->alone = !P.by_byte && thread_count() == 1 + w->own;
     return w->alone;
 }
 
@@ -629,20 +765,7 @@ static NOINSTR int walk_object(struct dl_phdr_info *info, size_t size, void *arg
         o = new_obj(info);
         if (o == NULL)
             return 0;
-        size_t entries = scan_object(path, info->dlpi_addr, o, SCAN_KEYS | COUNT_ENTRIES);
-        if (entries && alone(w))
-            scan_object(path, info->dlpi_addr, o, SCAN_ENTRIES);
-        else if (entries) {
-            o->pending = entries;
-            fprintf(stderr,
-                    "libcauseway: %s: %zu patchable function entries not patched yet: "
-                    "other threads could be running them (cw_rescan() from the process's "
-                    "only thread patches them)\n",
-                    program ? "the program" : path, entries);
-        }
-    } else if (o->pending && alone(w)) {
-        scan_object(path, info->dlpi_addr, o, SCAN_ENTRIES);
-        o->pending = 0;
+        scan_object(path, info->dlpi_addr, o->id, w);
     }
     o->gen = P.gen;
     if (P.n != before) {
@@ -711,6 +834,7 @@ int cw__patch_init(int on)
         P.broken = 1; /* never patch */
         return 0;
     }
+    P.by_byte = v && !strcmp(v, "byte");
     pthread_mutex_lock(&P.lock);
     P.on = on;
     /* Turning the five one-byte nops into one instruction is only safe while no other
@@ -749,11 +873,8 @@ void cw__patch_lock(int lock)
 uint64_t cw_patch_sites(uint64_t *skipped)
 {
     pthread_mutex_lock(&P.lock);
-    uint64_t pending = 0;
-    for (size_t k = 0; k < P.nobjs; k++)
-        pending += P.objs[k].pending;
     if (skipped)
-        *skipped = P.skipped + pending;
+        *skipped = P.skipped;
     uint64_t n = P.n - P.keyed;
     pthread_mutex_unlock(&P.lock);
     return n;

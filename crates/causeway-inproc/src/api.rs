@@ -95,6 +95,14 @@ pub fn start() -> Result<(), ControlError> {
     check(unsafe { ffi::cw_start() })
 }
 
+/// Find the trace points (keyed, patched entries) of libraries loaded with `dlopen`
+/// since the library last looked, now rather than at its control thread's next tick;
+/// call it after loading a plugin. See docs/libcauseway.md, "Libraries loaded later".
+pub fn rescan() -> Result<(), ControlError> {
+    // SAFETY: no preconditions.
+    check(unsafe { ffi::cw_rescan() })
+}
+
 /// Path of the last trace written.
 pub fn last_dump() -> Option<PathBuf> {
     // SAFETY: returns NULL or a NUL-terminated string owned by the library.

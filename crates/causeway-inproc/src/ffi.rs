@@ -125,6 +125,8 @@ unsafe extern "C" {
     pub fn cw_config(key: *const c_char, value: *const c_char) -> i32;
     /// Initialize (idempotent).
     pub fn cw_init() -> i32;
+    /// Find the trace points of libraries loaded since the last look, now.
+    pub fn cw_rescan() -> i32;
     /// Test hook: encode an entry into `t` at clock `ts`.
     pub fn cw_test_enter(t: *mut CwThread, id: usize, ts: u64);
     /// Test hook: encode an exit into `t` at clock `ts`.

@@ -145,6 +145,11 @@ fn stop_start_toggles_leave_every_dump_balanced_and_ordered() {
         if round % 200 == 199 {
             dumps.push(api::dump("toggle test").unwrap());
         }
+        if round % 500 == 0 {
+            // A look for new libraries while the workers trace: finds none, changes
+            // nothing.
+            api::rescan().unwrap();
+        }
     }
     done.store(true, Ordering::Relaxed);
     for w in workers {

@@ -3,13 +3,12 @@
  * argv[2]: two builds of keyed_plugin.c). Tracing is on from the start.
  *
  *  1. dlopen plug1 with only the control thread beside main, and wait (at most 3 s)
- *     until the library finds its keyed trace points by itself; call plug1_top 100
- *     times. Its patched entry cannot be prepared by the control thread (main could
- *     be running it); cw_rescan() from main, the process's only thread, prepares it:
- *     call plug1_entry 100 times.
+ *     until the library finds its trace points by itself; call plug1_top 100 times and
+ *     plug1_entry 100 times. cw_rescan() finds nothing more.
  *  2. Start a thread that waits, dlopen plug2, cw_rescan(): its keyed trace points are
- *     switched, its patched entry is left alone (another thread could be in it); call
- *     plug2_top 10 times and plug2_entry 10 times.
+ *     switched, and its patched entry, which another thread could be running, is
+ *     switched by its first byte; call plug2_top 10 times and plug2_entry 10 times.
+ *     The entry's five bytes, read while on and after cw_stop, are reported.
  *  3. Dump (plug1's names are read from its memory: before it goes).
  *  4. dlclose plug1, then cw_stop and cw_start: nothing may be written where plug1 was.
  *     Call plug2_top 10 times more and dump again.
@@ -22,7 +21,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <time.h>
+#include <string.h>
 #include <unistd.h>
 
 typedef long (*fn)(long);
@@ -88,6 +87,11 @@ int main(int argc, char **argv)
     pthread_create(&th, NULL, waiter, NULL);
     void *h2 = load(argv[2]);
     int rescan2 = cw_rescan();
+    unsigned char on5[5], off5[5];
+    memcpy(on5, (const void *)(uintptr_t)sym(h2, "plug2_entry"), 5);
+    cw_stop();
+    memcpy(off5, (const void *)(uintptr_t)sym(h2, "plug2_entry"), 5);
+    cw_start();
     uint64_t keys2 = cw_keyed_sites(), entries2 = cw_patch_sites(&skipped);
     long s2 = 0;
     fn top2 = sym(h2, "plug2_top"), entry2 = sym(h2, "plug2_entry");
@@ -113,11 +117,13 @@ int main(int argc, char **argv)
     int dumped2 = cw_dump("dlclose");
     printf("{\"keys\":[%llu,%llu,%llu,%llu],\"entries\":[%llu,%llu,%llu],\"skipped\":%llu,"
            "\"waited_ms\":%d,\"rescan\":[%d,%d],\"s1\":%ld,\"s2\":%ld,\"dumped\":[%d,%d],"
-           "\"traces\":[\"%s\",\"%s\"]}\n",
+           "\"traces\":[\"%s\",\"%s\"],\"entry_on\":\"%02x%02x%02x%02x%02x\","
+           "\"entry_off\":\"%02x%02x%02x%02x%02x\"}\n",
            (unsigned long long)keys0, (unsigned long long)keys1, (unsigned long long)keys2,
            (unsigned long long)keys3, (unsigned long long)entries0,
            (unsigned long long)entries1, (unsigned long long)entries2,
            (unsigned long long)skipped, waited_ms, rescan1, rescan2, s1, s2, dumped1, dumped2,
-           trace1, cw_last_dump() ? cw_last_dump() : "");
+           trace1, cw_last_dump() ? cw_last_dump() : "", on5[0], on5[1], on5[2], on5[3],
+           on5[4], off5[0], off5[1], off5[2], off5[3], off5[4]);
     return 0;
 }
