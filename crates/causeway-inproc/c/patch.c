@@ -280,6 +280,8 @@ struct obj {
     uint32_t id;       /* its sites' obj */
     unsigned gen;      /* the last walk that saw it */
     size_t first, n;   /* its sites: P.sites[first .. first + n) */
+    uintptr_t *mirror; /* its mirror pages (entries switched by one byte) */
+    size_t nmirror;
 };
 
 static struct {
@@ -294,6 +296,8 @@ static struct {
     unsigned long long adds, subs; /* dl_iterate_phdr's load and unload counts, last walk */
     uint64_t skipped; /* sites left alone for good (alignment, no stub in reach, changed) */
     uint64_t stub_bytes; /* mapped for stubs */
+    uintptr_t *spare;    /* mirror pages of unloaded objects, for a library loaded again */
+    size_t nspare;
     int on;
     int ready;  /* the shadow stacks, XSAVE size and membarrier set up */
     int broken; /* mprotect refused: patching is off for good */
@@ -460,8 +464,16 @@ static NOINSTR int mirror_page(struct mirror *m, uintptr_t page)
     if (p != MAP_FAILED && (uintptr_t)p != page)
         munmap(p, 4096); /* an old kernel ignored the flag */
     if (p == MAP_FAILED || (uintptr_t)p != page) {
-        m->refused = page;
-        return 0;
+        /* A library loaded again where it was before finds its old mirror there. */
+        size_t k = 0;
+        while (k < P.nspare && P.spare[k] != page)
+            k++;
+        if (k == P.nspare || mprotect((void *)page, 4096, PROT_READ | PROT_WRITE) != 0) {
+            m->refused = page;
+            return 0;
+        }
+        P.spare[k] = P.spare[--P.nspare];
+        p = (void *)page;
     }
     memset(p, 0xcc, 4096);
     m->pages[m->n++] = page;
@@ -488,7 +500,7 @@ static NOINSTR void push_byte_site(uint8_t *at, uint32_t obj)
 /* The sites of one __patchable_function_entries section, switched by one byte: their
  * mirrors, and their stubs in one area mapped near the mirrors (which are within rel32
  * reach of the sites, 1.74 GiB away). */
-static NOINSTR void add_sites_by_byte(const uint64_t *e, size_t n, uint32_t obj)
+static NOINSTR void add_sites_by_byte(const uint64_t *e, size_t n, struct obj *o)
 {
     size_t live = live_entries(e, n);
     uint64_t *at = live ? malloc(live * sizeof *at) : NULL;
@@ -528,13 +540,19 @@ static NOINSTR void add_sites_by_byte(const uint64_t *e, size_t n, uint32_t obj)
         put_stub(st, area, site);
         mir[0] = 0xe9;
         put_rel32(mir + 1, st, mir + 5);
-        push_byte_site(site, obj);
+        push_byte_site(site, o->id);
         st += CW_STUB_BYTES;
     }
     for (size_t i = 0; i < m.n; i++)
         mprotect((void *)m.pages[i], 4096, PROT_READ | PROT_EXEC);
     mprotect(area, bytes, PROT_READ | PROT_EXEC);
     P.stub_bytes += bytes + m.n * 4096;
+    uintptr_t *all = realloc(o->mirror, (o->nmirror + m.n) * sizeof *all);
+    if (all) { /* else the pages are never reused: a library loaded again skips them */
+        memcpy(all + o->nmirror, m.pages, m.n * sizeof *all);
+        o->mirror = all;
+        o->nmirror += m.n;
+    }
     free(m.pages);
     free(at);
 }
@@ -548,7 +566,7 @@ static int alone(struct walk *w);
  * themselves are read from memory, where the dynamic linker has relocated them.
  * Patchable entries are prepared if no other thread can be running them, else
  * switched by one byte. */
-static NOINSTR void scan_object(const char *path, uintptr_t base, uint32_t id, struct walk *w)
+static NOINSTR void scan_object(const char *path, uintptr_t base, struct obj *o, struct walk *w)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -580,11 +598,11 @@ static NOINSTR void scan_object(const char *path, uintptr_t base, uint32_t id, s
             if (live_entries(e, n) == 0)
                 continue;
             if (alone(w))
-                add_sites(e, n, id);
+                add_sites(e, n, o->id);
             else
-                add_sites_by_byte(e, n, id);
+                add_sites_by_byte(e, n, o);
         } else if (strcmp(name, "cw_keys") == 0) {
-            add_keys((const int32_t *)at, sh[i].sh_size / 4, id);
+            add_keys((const int32_t *)at, sh[i].sh_size / 4, o->id);
         }
     }
 done:
@@ -765,7 +783,7 @@ static NOINSTR int walk_object(struct dl_phdr_info *info, size_t size, void *arg
         o = new_obj(info);
         if (o == NULL)
             return 0;
-        scan_object(path, info->dlpi_addr, o->id, w);
+        scan_object(path, info->dlpi_addr, o, w);
     }
     o->gen = P.gen;
     if (P.n != before) {
@@ -789,6 +807,13 @@ static NOINSTR void forget_gone(void)
     for (size_t k = 0; k < P.nobjs; k++) {
         struct obj o = P.objs[k];
         if (o.gen != P.gen) {
+            uintptr_t *sp = realloc(P.spare, (P.nspare + o.nmirror) * sizeof *sp);
+            if (sp) {
+                memcpy(sp + P.nspare, o.mirror, o.nmirror * sizeof *sp);
+                P.spare = sp;
+                P.nspare += o.nmirror;
+            }
+            free(o.mirror);
             free(o.name);
             continue;
         }

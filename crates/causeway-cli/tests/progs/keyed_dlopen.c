@@ -11,7 +11,8 @@
  *     The entry's five bytes, read while on and after cw_stop, are reported.
  *  3. Dump (plug1's names are read from its memory: before it goes).
  *  4. dlclose plug1, then cw_stop and cw_start: nothing may be written where plug1 was.
- *     Call plug2_top 10 times more and dump again.
+ *     Call plug2_top 10 times more. Load plug1 again (usually where it was: its
+ *     entry's old mirror is reused), cw_rescan(), call plug1_entry 10 times, dump.
  *
  * Prints one JSON line: the counts of sites at each step, the sums, and the traces.
  */
@@ -108,6 +109,12 @@ int main(int argc, char **argv)
     uint64_t keys3 = cw_keyed_sites();
     for (int i = 0; i < 10; i++)
         s2 += top2(i);
+    h1 = load(argv[1]);
+    int rescan3 = cw_rescan();
+    fn entry1b = sym(h1, "plug1_entry");
+    for (int i = 0; i < 10; i++)
+        s1 += entry1b(i);
+    uint64_t skipped3 = 0, entries3 = cw_patch_sites(&skipped3);
 
     pthread_mutex_lock(&mu);
     done = 1;
@@ -115,14 +122,15 @@ int main(int argc, char **argv)
     pthread_mutex_unlock(&mu);
     pthread_join(th, NULL);
     int dumped2 = cw_dump("dlclose");
-    printf("{\"keys\":[%llu,%llu,%llu,%llu],\"entries\":[%llu,%llu,%llu],\"skipped\":%llu,"
-           "\"waited_ms\":%d,\"rescan\":[%d,%d],\"s1\":%ld,\"s2\":%ld,\"dumped\":[%d,%d],"
+    printf("{\"keys\":[%llu,%llu,%llu,%llu],\"entries\":[%llu,%llu,%llu,%llu],"
+           "\"skipped\":[%llu,%llu],\"same_place\":%d,\"waited_ms\":%d,\"rescan\":[%d,%d,%d],\"s1\":%ld,\"s2\":%ld,\"dumped\":[%d,%d],"
            "\"traces\":[\"%s\",\"%s\"],\"entry_on\":\"%02x%02x%02x%02x%02x\","
            "\"entry_off\":\"%02x%02x%02x%02x%02x\"}\n",
            (unsigned long long)keys0, (unsigned long long)keys1, (unsigned long long)keys2,
            (unsigned long long)keys3, (unsigned long long)entries0,
            (unsigned long long)entries1, (unsigned long long)entries2,
-           (unsigned long long)skipped, waited_ms, rescan1, rescan2, s1, s2, dumped1, dumped2,
+           (unsigned long long)entries3, (unsigned long long)skipped,
+           (unsigned long long)skipped3, entry1b == entry1, waited_ms, rescan1, rescan2, rescan3, s1, s2, dumped1, dumped2,
            trace1, cw_last_dump() ? cw_last_dump() : "", on5[0], on5[1], on5[2], on5[3],
            on5[4], off5[0], off5[1], off5[2], off5[3], off5[4]);
     return 0;
