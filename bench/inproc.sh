@@ -2,7 +2,8 @@
 # Hubble's trace point microbenchmark (§8.1 Listing 1) for libcauseway, with its peers
 # in the same run: the bare TSC read, a no-op -finstrument-functions hook, and uftrace.
 # libcauseway's variants: inline trace points (TSC, coarse clock, coarse-only build),
-# patched -fpatchable-function-entry sites, -finstrument-functions hooks.
+# patched -fpatchable-function-entry sites (prepared at start-up, or switched by their
+# first byte: pfe-byte-*), -finstrument-functions hooks.
 #
 #   bash bench/inproc.sh          full: 2*10^8 calls at work 0 per variant and run, fewer
 #                                 as work grows; 3 runs make ~10^9 calls per variant
@@ -89,6 +90,8 @@ run() { # variant work calls -> "variant work calls ns_per_call"
         pfe-off) r=$(CAUSEWAY_START=off "$out/pfe" "$w" "$n") ;;
         pfe-on) r=$("$out/pfe" "$w" "$n") ;;
         pfe-coarse) r=$(CAUSEWAY_CLOCK=coarse "$out/pfe" "$w" "$n") ;;
+        pfe-byte-off) r=$(CAUSEWAY_PATCH=byte CAUSEWAY_START=off "$out/pfe" "$w" "$n") ;;
+        pfe-byte-on) r=$(CAUSEWAY_PATCH=byte "$out/pfe" "$w" "$n") ;;
         fi-noop) r=$("$out/fi-noop" "$w" "$n") ;;
         fi-cw-off) r=$(CAUSEWAY_START=off "$out/fi-cw" "$w" "$n") ;;
         fi-cw-on) r=$("$out/fi-cw" "$w" "$n") ;;
@@ -101,7 +104,7 @@ run() { # variant work calls -> "variant work calls ns_per_call"
 
 echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p') nproc=$(nproc) mode=$mode runs=$runs pad=${PAD:-none}"
 echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-all="base tsc cw-off cw-on cw-coarse cw-on-1slot cw-coarse-only cw-coarse-only-1slot cw-key-off cw-key-on cw-key-coarse-only-1slot pfe-off pfe-on pfe-coarse fi-noop fi-cw-off fi-cw-on fi-cw-coarse fi-cw-preload uftrace"
+all="base tsc cw-off cw-on cw-coarse cw-on-1slot cw-coarse-only cw-coarse-only-1slot cw-key-off cw-key-on cw-key-coarse-only-1slot pfe-off pfe-on pfe-coarse pfe-byte-off pfe-byte-on fi-noop fi-cw-off fi-cw-on fi-cw-coarse fi-cw-preload uftrace"
 variants=${VARIANTS:-$all}
 for v in $variants; do
     case " $all " in *" $v "*) ;; *) echo "inproc.sh: unknown variant $v (known: $all)" >&2; exit 2 ;; esac
@@ -127,7 +130,7 @@ for line in open(sys.argv[1]):
 works = sorted({w for w, _ in rows})
 order = ["base", "tsc", "cw-off", "cw-on", "cw-coarse", "cw-on-1slot", "cw-coarse-only",
          "cw-coarse-only-1slot", "cw-key-off", "cw-key-on", "cw-key-coarse-only-1slot",
-         "pfe-off", "pfe-on", "pfe-coarse", "fi-noop", "fi-cw-off", "fi-cw-on", "fi-cw-coarse",
+         "pfe-off", "pfe-on", "pfe-coarse", "pfe-byte-off", "pfe-byte-on", "fi-noop", "fi-cw-off", "fi-cw-on", "fi-cw-coarse",
          "fi-cw-preload", "uftrace"]
 print("| variant | " + " | ".join(f"work {w}: ns/call min (median)" for w in works) + " | ns per trace point at work 0 (min) |")
 print("|---|" + "---|" * (len(works) + 1))
