@@ -637,12 +637,15 @@ static NOINSTR void setup_once(void)
     syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
 }
 
-/* Sites in object order, so each object's sites are one run; `first` and `n` of each
- * object recomputed. After sites were added or dropped. */
+/* Sites in object order, so each object's sites are one run, and by address within
+ * it, so its writes open each page once; `first` and `n` of each object recomputed.
+ * After sites were added or dropped. */
 static NOINSTR int by_obj(const void *a, const void *b)
 {
     const struct site *x = a, *y = b;
-    return (x->obj > y->obj) - (x->obj < y->obj);
+    if (x->obj != y->obj)
+        return (x->obj > y->obj) - (x->obj < y->obj);
+    return (x->word > y->word) - (x->word < y->word);
 }
 
 static NOINSTR void reindex(void)
