@@ -60,6 +60,19 @@ fn prog(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// A test program run with its traces written to `out`, with `trigger`, and nothing
+/// of the caller's environment that would change how the library starts.
+fn traced(exe: &Path, out: &Path, trigger: &str) -> Command {
+    let mut cmd = Command::new(exe);
+    cmd.env("CAUSEWAY_OUTPUT", out)
+        .env("CAUSEWAY_TRIGGER", trigger)
+        .env_remove("CAUSEWAY_START")
+        .env_remove("CAUSEWAY_PATCH")
+        .env_remove("CAUSEWAY_DISABLE")
+        .env_remove("LD_PRELOAD");
+    cmd
+}
+
 /// Builds patched.c, linked `static` (libcauseway.a) or shared (libcauseway.so).
 fn build(dir: &Path, static_link: bool) -> PathBuf {
     let exe = dir.join(if static_link {
@@ -126,15 +139,10 @@ fn instances(trace: &Path, sig: &str) -> usize {
 fn case(static_link: bool, one_buffer: bool, by_byte: bool) {
     let dir = tempfile::tempdir().unwrap();
     let exe = build(dir.path(), static_link);
-    let mut cmd = Command::new(&exe);
-    cmd.env("CAUSEWAY_OUTPUT", dir.path())
-        .env("CAUSEWAY_TRIGGER", "signal=off,stall=off")
-        .env("CAUSEWAY_THREADS", if one_buffer { "1" } else { "16" })
-        .env_remove("CAUSEWAY_START");
+    let mut cmd = traced(&exe, dir.path(), "signal=off,stall=off");
+    cmd.env("CAUSEWAY_THREADS", if one_buffer { "1" } else { "16" });
     if by_byte {
         cmd.env("CAUSEWAY_PATCH", "byte");
-    } else {
-        cmd.env_remove("CAUSEWAY_PATCH");
     }
     let out = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -298,13 +306,7 @@ fn build_plain(dir: &Path, link: Link) -> PathBuf {
 /// Runs the program with an exit dump; returns its entry bytes, its sum and the
 /// traces it wrote.
 fn run_plain(exe: &Path, out: &Path) -> (String, i64, Vec<PathBuf>) {
-    let o = Command::new(exe)
-        .env("CAUSEWAY_OUTPUT", out)
-        .env("CAUSEWAY_TRIGGER", "exit,signal=off,stall=off")
-        .env_remove("CAUSEWAY_START")
-        .env_remove("CAUSEWAY_PATCH")
-        .env_remove("CAUSEWAY_DISABLE")
-        .env_remove("LD_PRELOAD")
+    let o = traced(exe, out, "exit,signal=off,stall=off")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
@@ -392,16 +394,9 @@ fn build_keyed(dir: &Path, static_link: bool) -> PathBuf {
 fn keyed_case(static_link: bool, start_off: bool) {
     let dir = tempfile::tempdir().unwrap();
     let exe = build_keyed(dir.path(), static_link);
-    let mut cmd = Command::new(&exe);
-    cmd.env("CAUSEWAY_OUTPUT", dir.path())
-        .env("CAUSEWAY_TRIGGER", "signal=off,stall=off")
-        .env_remove("CAUSEWAY_PATCH")
-        .env_remove("CAUSEWAY_DISABLE")
-        .env_remove("LD_PRELOAD");
+    let mut cmd = traced(&exe, dir.path(), "signal=off,stall=off");
     if start_off {
         cmd.env("CAUSEWAY_START", "off").arg("stay-off");
-    } else {
-        cmd.env_remove("CAUSEWAY_START");
     }
     let out = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -453,12 +448,7 @@ fn keyed_spans_in_a_cpp_inline_function_link_and_trace_once() {
     // -O0: the inline function stays a function, emitted in both units.
     let src = [prog("keyed_cxx/a.cpp"), prog("keyed_cxx/b.cpp")];
     compile(&src, &exe, &["-O0", "-g"], true);
-    let out = Command::new(&exe)
-        .env("CAUSEWAY_OUTPUT", dir.path())
-        .env("CAUSEWAY_TRIGGER", "signal=off,stall=off")
-        .env_remove("CAUSEWAY_START")
-        .env_remove("CAUSEWAY_PATCH")
-        .env_remove("CAUSEWAY_DISABLE")
+    let out = traced(&exe, dir.path(), "signal=off,stall=off")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -511,14 +501,8 @@ fn trace_points_of_libraries_loaded_later_are_switched_and_forgotten_when_unload
     }
     let exe = dir.path().join("keyed-dlopen");
     compile(&[prog("keyed_dlopen.c")], &exe, &["-O2", "-g"], false);
-    let out = Command::new(&exe)
+    let out = traced(&exe, dir.path(), "signal=off,stall=off")
         .args(&plugs)
-        .env("CAUSEWAY_OUTPUT", dir.path())
-        .env("CAUSEWAY_TRIGGER", "signal=off,stall=off")
-        .env_remove("CAUSEWAY_START")
-        .env_remove("CAUSEWAY_PATCH")
-        .env_remove("CAUSEWAY_DISABLE")
-        .env_remove("LD_PRELOAD")
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
