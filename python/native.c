@@ -583,6 +583,18 @@ static PyObject *py_dump_count(PyObject *self, PyObject *unused)
     return PyLong_FromUnsignedLongLong(cw_dump_count());
 }
 
+static PyObject *py_rescan(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    int rc = cw_rescan();
+    if (rc < 0) {
+        errno = -rc;
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_config(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -641,6 +653,9 @@ static PyMethodDef methods[] = {
     {"config", py_config, METH_VARARGS,
      "config(key, value)\n--\n\nChange CAUSEWAY_OUTPUT, CAUSEWAY_MAX_DUMPS or CAUSEWAY_BUFFER."},
     {"tracing", py_tracing, METH_NOARGS, "tracing()\n--\n\nWhether Python calls are traced."},
+    {"rescan", py_rescan, METH_NOARGS,
+     "rescan()\n--\n\nFind the trace points of extension modules and libraries loaded since "
+     "the library last looked, now (it looks by itself every 100 ms)."},
     {"name_of", py_name_of, METH_O,
      "name_of(function)\n--\n\nThe name a function's calls carry in a dump."},
     {NULL, NULL, 0, NULL},

@@ -480,3 +480,71 @@ fn python313_runs_an_unchanged_script_traced() {
         unchanged_case(&py);
     }
 }
+
+/// A native extension with keyed trace points (tests/progs/cwext.c), imported after
+/// tracing started: its spans are in the dump under the Python function that called
+/// them (tests/progs/py_native.py).
+fn native_case(py: &Python) {
+    let lib = libcauseway();
+    let libdir = lib.parent().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let include = Command::new(&py.exe)
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['include'])",
+        ])
+        .output()
+        .unwrap();
+    let include = String::from_utf8_lossy(&include.stdout).trim().to_string();
+    let o = Command::new("cc")
+        .args(["-O2", "-g", "-fPIC", "-shared"])
+        .arg(format!("-I{include}"))
+        .arg("-I")
+        .arg(repo().join("crates/causeway-inproc/c"))
+        .arg("-o")
+        .arg(dir.path().join("cwext.so"))
+        .arg(prog("cwext.c"))
+        .arg("-L")
+        .arg(libdir)
+        .arg("-lcauseway")
+        .arg(format!("-Wl,-rpath,{}", libdir.display()))
+        .output()
+        .expect("run the compiler");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = Command::new(&py.exe)
+        .arg(prog("py_native.py"))
+        .arg(dir.path())
+        .env("PYTHONPATH", &py.module_dir)
+        .env("CAUSEWAY_PY_HOOK", py.hook)
+        .env("CAUSEWAY_OUTPUT", dir.path())
+        .env("CAUSEWAY_TRIGGER", "signal=off,stall=off")
+        .env_remove("CAUSEWAY_START")
+        .env_remove("CAUSEWAY_PATCH")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "Python {}: {}",
+        py.version,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // 50 calls of work(10): the sum of 3i + 1 over i < 10 is 145.
+    assert_eq!(report["total"], 50 * 145, "{report}");
+    let trace = PathBuf::from(report["trace"].as_str().unwrap());
+    let v = calls_json(&trace, &["--match", "outer>cwext_work>cwext_leaf"]);
+    let instances = v["matches"]["instances"].as_array().unwrap().len();
+    assert_eq!(instances, 500, "Python {}: {v:#}", py.version);
+}
+
+#[test]
+fn python311_native_keyed_trace_points_of_an_extension_imported_later() {
+    native_case(&python311());
+}
+
+#[test]
+fn python312_native_keyed_trace_points_of_an_extension_imported_later() {
+    if let Some(py) = newer("3.12") {
+        native_case(&py);
+    }
+}
