@@ -320,15 +320,15 @@ fn long_cpu_slices_the_long_run_back_to_the_senders_datagram() {
         .map(|x| x.as_str().unwrap())
         .collect();
     assert!(hot.contains(&"long_computation"), "{hot:?}");
-    // The slice goes back through the loop's receive to the sender that sent the
-    // datagram, over a strong wake-up edge.
+    // The slice goes back to the sender that sent the datagram: over a strong wake-up
+    // edge through the loop's blocked receive, or, when the loop was still busy as the
+    // datagram arrived (a loaded machine) and read it without blocking, over the data
+    // edge of the socket. Either way the sender's sendto is on it.
     let steps = f["slice"]["steps"].as_array().unwrap();
     let sender = steps
         .iter()
         .find(|s| s["vertex"]["thread"] == "sender")
         .unwrap_or_else(|| panic!("no sender on the slice: {f:#}"));
-    assert_eq!(sender["edge"], "wake-up");
-    assert_eq!(sender["strength"], "strong");
     let calls: Vec<&str> = sender["vertex"]["syscalls"]
         .as_array()
         .unwrap()
@@ -336,6 +336,11 @@ fn long_cpu_slices_the_long_run_back_to_the_senders_datagram() {
         .map(|x| x.as_str().unwrap())
         .collect();
     assert!(calls.iter().any(|c| c.starts_with("sendto")), "{calls:?}");
+    if sender["edge"] == "data written to the same object" {
+        return;
+    }
+    assert_eq!(sender["edge"], "wake-up", "{f:#}");
+    assert_eq!(sender["strength"], "strong", "{f:#}");
     let recv = steps
         .iter()
         .find(|s| s["vertex"]["thread"] == "event-loop" && s["vertex"]["kind"] == "wait")
