@@ -264,9 +264,9 @@ static NOINSTR void put_stub(uint8_t *st, const uint8_t *hdr, const uint8_t *fn)
 enum site_kind { SITE_ENTRY, SITE_KEY, SITE_ENTRY_BYTE };
 
 struct site {
-    uint64_t *word; /* the aligned 8-byte word holding the site's 5 bytes */
-    uint64_t off;   /* the word with the 5-byte nop */
-    uint64_t on;    /* the word with the jump to the site's stub (or keyed body) */
+    uint64_t *word; /* the aligned 8-byte word holding the site's 5 bytes (its first) */
+    uint64_t off;   /* the word with the 5-byte nop (five one-byte nops) */
+    uint64_t on;    /* the word with the jump to the site's stub, keyed body (or mirror) */
     uint64_t cur;   /* the word the library last wrote or found there */
     uint32_t obj;   /* its object's number (struct obj.id) */
     int kind;       /* enum site_kind */
