@@ -16,6 +16,7 @@ mod common;
 
 use common::{causeway, libcauseway, target_dir};
 use serde_json::Value;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -250,24 +251,33 @@ fn watchdog_case(py: &Python) {
 }
 
 /// Runs py_names.py (with `arg`) and returns its report and the functions of its dump.
-fn names_run(py: &Python, arg: Option<&str>) -> (Value, Vec<String>) {
-    let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(&py.exe)
-        .arg(prog("py_names.py"))
-        .args(arg)
+/// Runs a test script of tests/progs with the module, its traces written to `out`;
+/// returns the JSON report it prints.
+fn run_script(py: &Python, script: &str, args: &[&OsStr], out: &Path) -> Value {
+    let o = Command::new(&py.exe)
+        .arg(prog(script))
+        .args(args)
         .env("PYTHONPATH", &py.module_dir)
         .env("CAUSEWAY_PY_HOOK", py.hook)
-        .env("CAUSEWAY_OUTPUT", dir.path())
+        .env("CAUSEWAY_OUTPUT", out)
         .env("CAUSEWAY_TRIGGER", "signal=off,stall=off")
+        .env_remove("CAUSEWAY_START")
+        .env_remove("CAUSEWAY_PATCH")
         .output()
         .unwrap();
     assert!(
-        out.status.success(),
+        o.status.success(),
         "Python {}: {}",
         py.version,
-        String::from_utf8_lossy(&out.stderr)
+        String::from_utf8_lossy(&o.stderr)
     );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn names_run(py: &Python, arg: Option<&str>) -> (Value, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let args: Vec<&OsStr> = arg.iter().map(OsStr::new).collect();
+    let report = run_script(py, "py_names.py", &args, dir.path());
     let trace = PathBuf::from(report["trace"].as_str().unwrap());
     assert_eq!(traces_in(dir.path()), std::slice::from_ref(&trace));
     let v = calls_json(&trace, &["--top", "1000"]);
@@ -511,24 +521,7 @@ fn native_case(py: &Python) {
         .output()
         .expect("run the compiler");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = Command::new(&py.exe)
-        .arg(prog("py_native.py"))
-        .arg(dir.path())
-        .env("PYTHONPATH", &py.module_dir)
-        .env("CAUSEWAY_PY_HOOK", py.hook)
-        .env("CAUSEWAY_OUTPUT", dir.path())
-        .env("CAUSEWAY_TRIGGER", "signal=off,stall=off")
-        .env_remove("CAUSEWAY_START")
-        .env_remove("CAUSEWAY_PATCH")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "Python {}: {}",
-        py.version,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = run_script(py, "py_native.py", &[dir.path().as_os_str()], dir.path());
     // 50 calls of work(10): the sum of 3i + 1 over i < 10 is 145.
     assert_eq!(report["total"], 50 * 145, "{report}");
     let trace = PathBuf::from(report["trace"].as_str().unwrap());
