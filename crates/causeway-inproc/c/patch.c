@@ -318,6 +318,21 @@ static NOINSTR int site_room(void)
     return 1;
 }
 
+/* Append a site whose word holds `off` or `on` (the caller checked the room); it is
+ * found holding what the word holds now. */
+static NOINSTR void record_site(uint64_t *word, const uint8_t off[8], const uint8_t on[8],
+                                int kind, uint32_t obj)
+{
+    struct site *s = &P.sites[P.n++];
+    s->word = word;
+    memcpy(&s->cur, word, 8); /* five one-byte nops for an entry, the nop for a key */
+    memcpy(&s->off, off, 8);
+    memcpy(&s->on, on, 8);
+    s->obj = obj;
+    s->kind = kind;
+    P.keyed += kind == SITE_KEY;
+}
+
 /* Record the site at `at` of object `obj`: off is the 5-byte nop, on `jmp to` (the
  * 8-byte word holding the 5 bytes, with its other bytes as they are). */
 static NOINSTR void push_site(uint8_t *at, const uint8_t *to, int kind, uint32_t obj)
@@ -330,14 +345,7 @@ static NOINSTR void push_site(uint8_t *at, const uint8_t *to, int kind, uint32_t
     memcpy(on, off, 8);
     on[k] = 0xe9;
     put_rel32(on + k + 1, to, at + 5);
-    struct site *s = &P.sites[P.n++];
-    s->word = word;
-    memcpy(&s->cur, word, 8); /* five one-byte nops for an entry, the nop for a key */
-    memcpy(&s->off, off, 8);
-    memcpy(&s->on, on, 8);
-    s->obj = obj;
-    s->kind = kind;
-    P.keyed += kind == SITE_KEY;
+    record_site(word, off, on, kind, obj);
 }
 
 /* One site, with its stub at `stub` (in an area whose first 16 bytes are `hdr`).
@@ -383,6 +391,23 @@ static NOINSTR size_t live_entries(const uint64_t *e, size_t n)
     return live;
 }
 
+/* A stub area for `live` stubs within rel32 reach of [lo, hi): int3-filled, its first
+ * 16 bytes the trampolines' addresses (the header the indirect stub forms read). Sets
+ * *bytes; NULL (the stubs counted as skipped) if no room is near. */
+static NOINSTR uint8_t *stub_area(uintptr_t lo, uintptr_t hi, size_t live, size_t *bytes)
+{
+    *bytes = ((live + 1) * CW_STUB_BYTES + 4095) & ~(size_t)4095;
+    uint8_t *area = map_near(lo, hi, *bytes);
+    if (area == NULL) {
+        P.skipped += live;
+        return NULL;
+    }
+    memset(area, 0xcc, *bytes);
+    uint64_t tramp[2] = {(uint64_t)(uintptr_t)cw__pfe_enter, (uint64_t)(uintptr_t)cw__pfe_exit};
+    memcpy(area, tramp, sizeof tramp);
+    return area;
+}
+
 /* The sites of one __patchable_function_entries section, their stubs in one area
  * mapped near them. */
 static NOINSTR void add_sites(const uint64_t *e, size_t n, uint32_t obj)
@@ -397,15 +422,10 @@ static NOINSTR void add_sites(const uint64_t *e, size_t n, uint32_t obj)
         lo = e[k] < lo ? e[k] : lo;
         hi = e[k] + 5 > hi ? e[k] + 5 : hi;
     }
-    size_t bytes = ((live + 1) * CW_STUB_BYTES + 4095) & ~(size_t)4095;
-    uint8_t *area = map_near(lo, hi, bytes);
-    if (area == NULL) {
-        P.skipped += live;
+    size_t bytes;
+    uint8_t *area = stub_area(lo, hi, live, &bytes);
+    if (area == NULL)
         return;
-    }
-    memset(area, 0xcc, bytes);
-    uint64_t tramp[2] = {(uint64_t)(uintptr_t)cw__pfe_enter, (uint64_t)(uintptr_t)cw__pfe_exit};
-    memcpy(area, tramp, sizeof tramp);
     uint8_t *st = area + CW_STUB_BYTES;
     for (size_t k = 0; k < n; k++)
         if (e[k] && add_site((uint8_t *)(uintptr_t)e[k], st, area, obj))
@@ -485,16 +505,11 @@ static NOINSTR int mirror_page(struct mirror *m, uintptr_t page)
 static NOINSTR void push_byte_site(uint8_t *at, uint32_t obj)
 {
     uint64_t *word = (uint64_t *)((uintptr_t)at & ~(uintptr_t)7);
-    uint8_t on[8];
-    memcpy(on, word, 8);
+    uint8_t off[8], on[8];
+    memcpy(off, word, 8);
+    memcpy(on, off, 8);
     on[(uintptr_t)at & 7] = 0xe9;
-    struct site *s = &P.sites[P.n++];
-    s->word = word;
-    memcpy(&s->cur, word, 8);
-    s->off = s->cur;
-    memcpy(&s->on, on, 8);
-    s->obj = obj;
-    s->kind = SITE_ENTRY_BYTE;
+    record_site(word, off, on, SITE_ENTRY_BYTE, obj);
 }
 
 /* The sites of one __patchable_function_entries section, switched by one byte: their
@@ -513,18 +528,16 @@ static NOINSTR void add_sites_by_byte(const uint64_t *e, size_t n, struct obj *o
         if (e[i])
             at[k++] = e[i];
     qsort(at, live, sizeof *at, by_addr);
+    size_t bytes = 0;
     uint8_t *area = NULL;
-    size_t bytes = ((live + 1) * CW_STUB_BYTES + 4095) & ~(size_t)4095;
-    if (at[0] > MIRROR_BACK + ((uintptr_t)1 << 24))
-        area = map_near(at[0] - MIRROR_BACK, at[live - 1] + 5 - MIRROR_BACK, bytes);
-    if (area == NULL) {
+    if (at[0] > MIRROR_BACK + ((uintptr_t)1 << 24)) /* else: below the mirror's reach */
+        area = stub_area(at[0] - MIRROR_BACK, at[live - 1] + 5 - MIRROR_BACK, live, &bytes);
+    else
         P.skipped += live;
+    if (area == NULL) {
         free(at);
         return;
     }
-    memset(area, 0xcc, bytes);
-    uint64_t tramp[2] = {(uint64_t)(uintptr_t)cw__pfe_enter, (uint64_t)(uintptr_t)cw__pfe_exit};
-    memcpy(area, tramp, sizeof tramp);
     uint8_t *st = area + CW_STUB_BYTES;
     struct mirror m = {0};
     for (k = 0; k < live; k++) {
