@@ -123,7 +123,7 @@ impl Resolver<'_> {
 pub(crate) fn thread_waits(th: &Thread, r: &Resolver<'_>) -> (Vec<Wait>, WaitStats) {
     let mut stats = WaitStats::default();
     let mut waits: Vec<Wait> = Vec::new();
-    for seg in &th.segments {
+    for (i, seg) in (0u32..).zip(&th.segments) {
         if let SegmentState::Blocked {
             waker,
             switch_out_stack,
@@ -131,6 +131,13 @@ pub(crate) fn thread_waits(th: &Thread, r: &Resolver<'_>) -> (Vec<Wait>, WaitSta
         } = seg.state
         {
             let (key, waker_stack) = match &waker {
+                // Data a recorded thread sent: that thread, never the device or the
+                // kernel thread that carried it (wPerf's NIC pseudo thread is for data
+                // from outside the recording).
+                Some(w) if let Some(d) = th.data_wake(i) => (
+                    r.entity(d.sender, d.link_time(w.ts)),
+                    PackedStack::from_ref(w.waker_stack),
+                ),
                 Some(w) => (r.waker(th.tid, w), PackedStack::from_ref(w.waker_stack)),
                 None if !seg.end_known => {
                     // The recording (or the thread) ended during the wait.

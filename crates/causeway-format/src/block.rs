@@ -31,6 +31,8 @@ pub enum BlockKind {
     Frames,
     /// Stacks; range = ids.
     Stacks,
+    /// Socket flows; range = ids (format 1.4).
+    Flows,
     /// End-of-trace statistics (JSON).
     Stats,
     /// The index of all blocks (last block of a finished trace).
@@ -52,6 +54,7 @@ impl BlockKind {
             BlockKind::Stacks => 7,
             BlockKind::Stats => 8,
             BlockKind::Index => 9,
+            BlockKind::Flows => 10,
             BlockKind::Unknown(c) => c,
         }
     }
@@ -67,6 +70,7 @@ impl BlockKind {
             7 => BlockKind::Stacks,
             8 => BlockKind::Stats,
             9 => BlockKind::Index,
+            10 => BlockKind::Flows,
             c => BlockKind::Unknown(c),
         }
     }
@@ -82,6 +86,7 @@ impl BlockKind {
             BlockKind::Stacks => "stacks",
             BlockKind::Stats => "stats",
             BlockKind::Index => "index",
+            BlockKind::Flows => "flows",
             BlockKind::Unknown(_) => "unknown",
         }
     }

@@ -155,6 +155,10 @@ impl<'a> ByteReader<'a> {
     pub fn varint_u32(&mut self) -> Result<u32, ReadFail> {
         u32::try_from(self.varint()?).map_err(|_| ReadFail::BadVarint)
     }
+    /// A varint that must fit in 16 bits.
+    pub fn varint_u16(&mut self) -> Result<u16, ReadFail> {
+        u16::try_from(self.varint()?).map_err(|_| ReadFail::BadVarint)
+    }
     /// Zigzag signed varint.
     #[inline]
     pub fn svarint(&mut self) -> Result<i64, ReadFail> {

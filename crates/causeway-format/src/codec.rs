@@ -308,6 +308,9 @@ fn encode_sized(s: &mut ByteWriter, cur: u64, kind: &EventKind) -> u8 {
         | EventKind::SignalDeliver { .. }
         | EventKind::TimerArm { .. }
         | EventKind::TimerExpire { .. } => crate::codec_signals::encode(s, cur, kind),
+        EventKind::SockSend { .. } | EventKind::SockReady { .. } => {
+            crate::codec_sockets::encode(s, cur, kind)
+        }
         // Compact kinds never get here.
         _ => 0,
     }
@@ -985,6 +988,9 @@ impl<'a> ChunkDecoder<'a> {
             crate::codec_signals::code::SIGNAL_GENERATE
                 ..=crate::codec_signals::code::TIMER_EXPIRE => {
                 crate::codec_signals::decode(p, c, cur)?
+            }
+            crate::codec_sockets::code::SOCK_SEND..=crate::codec_sockets::code::SOCK_READY => {
+                crate::codec_sockets::decode(p, c, cur)?
             }
             _ => return Ok(None),
         };

@@ -7,6 +7,7 @@
 use crate::dataflag::DataFlagAccess;
 use crate::ids::{Cpu, DevId, StackId, StringId, Tgid, Tid, Timestamp};
 pub use crate::signals::{Signal, SignalResult};
+use crate::sockets::FlowId;
 use serde::{Deserialize, Serialize};
 
 /// One trace event: what happened, when, and on which CPU.
@@ -234,6 +235,36 @@ pub enum EventKind {
     TimerExpire {
         /// The timer's identity (as in [`EventKind::TimerArm`]).
         timer: u64,
+    },
+    // ---- sockets (format 1.4; see crate::sockets) ----
+    /// A recorded thread sent data on a socket (`sock_send_length`, at the end of the
+    /// send: on loopback the receiver may already have been woken by then).
+    SockSend {
+        /// The sending thread.
+        tid: Tid,
+        /// The socket, from the sender's side.
+        flow: FlowId,
+        /// Bytes sent.
+        bytes: u32,
+        /// TCP: the sequence number just past the last byte sent (the socket's
+        /// `write_seq` after the send); `None` for other transports.
+        seq: Option<u32>,
+    },
+    /// The wake-up just before this event on the same CPU and at the same time was the
+    /// network stack telling a socket's waiter that data arrived (`sk_data_ready`).
+    SockReady {
+        /// The woken thread.
+        wakee: Tid,
+        /// The thread current on the CPU when the data arrived: the sender itself on
+        /// loopback or a Unix socket, a `ksoftirqd`, or any thread a softirq
+        /// interrupted (0: the idle task).
+        host: Tid,
+        /// The socket, from the receiver's side (`remote` is the datagram's source for
+        /// an unconnected datagram socket).
+        flow: FlowId,
+        /// TCP: the next sequence number expected (`rcv_nxt`): the data that woke the
+        /// waiter ends just before it. `None` for other transports.
+        seq: Option<u32>,
     },
 }
 
@@ -635,11 +666,15 @@ pub enum EventKindTag {
     TimerArm,
     /// [`EventKind::TimerExpire`]
     TimerExpire,
+    /// [`EventKind::SockSend`]
+    SockSend,
+    /// [`EventKind::SockReady`]
+    SockReady,
 }
 
 impl EventKindTag {
     /// Every tag, in display order.
-    pub const ALL: [EventKindTag; 23] = [
+    pub const ALL: [EventKindTag; 25] = [
         EventKindTag::SchedSwitch,
         EventKindTag::Wakeup,
         EventKindTag::WakeupNew,
@@ -663,6 +698,8 @@ impl EventKindTag {
         EventKindTag::SignalDeliver,
         EventKindTag::TimerArm,
         EventKindTag::TimerExpire,
+        EventKindTag::SockSend,
+        EventKindTag::SockReady,
     ];
 
     /// snake_case name, as used in `--kind` filters and JSON.
@@ -691,6 +728,8 @@ impl EventKindTag {
             EventKindTag::SignalDeliver => "signal_deliver",
             EventKindTag::TimerArm => "timer_arm",
             EventKindTag::TimerExpire => "timer_expire",
+            EventKindTag::SockSend => "sock_send",
+            EventKindTag::SockReady => "sock_ready",
         }
     }
 
@@ -744,6 +783,8 @@ impl EventKind {
             EventKind::SignalDeliver { .. } => EventKindTag::SignalDeliver,
             EventKind::TimerArm { .. } => EventKindTag::TimerArm,
             EventKind::TimerExpire { .. } => EventKindTag::TimerExpire,
+            EventKind::SockSend { .. } => EventKindTag::SockSend,
+            EventKind::SockReady { .. } => EventKindTag::SockReady,
         }
     }
 
@@ -775,7 +816,11 @@ impl EventKind {
             | EventKind::Stack { tid, .. }
             | EventKind::Marker { tid, .. }
             | EventKind::SignalDeliver { tid, .. }
-            | EventKind::TimerArm { tid, .. } => (Some(tid), None, None),
+            | EventKind::TimerArm { tid, .. }
+            | EventKind::SockSend { tid, .. } => (Some(tid), None, None),
+            EventKind::SockReady { wakee, host, .. } => {
+                (Some(wakee), Some(host).filter(|t| t.0 != 0), None)
+            }
             EventKind::SignalGenerate { sender, target, .. } => {
                 (Some(sender).filter(|t| t.0 != 0), Some(target), None)
             }

@@ -25,6 +25,7 @@ pub mod block;
 pub mod bytes;
 pub mod codec;
 mod codec_signals;
+mod codec_sockets;
 pub mod dataflag;
 pub mod error;
 pub mod event;
@@ -34,6 +35,7 @@ mod predict;
 pub mod reader;
 pub mod salvage;
 pub mod signals;
+pub mod sockets;
 pub mod syscalls;
 pub mod table_codec;
 pub mod tables;
@@ -54,6 +56,7 @@ pub use reader::{ChunkInfo, MergedEvents, TimeRange, TraceReader};
 pub use tables::{
     Frame, FrameSpace, InlinedFrame, Mapping, ProcessInfo, Stack, Tables, ThreadIndex, ThreadInfo,
 };
+pub use sockets::{Endpoint, Flow, FlowId, SockFamily, SockProto};
 pub use units::UnitError;
 pub use writer::{TraceWriter, WriterOptions, write_to_vec};
 
@@ -63,7 +66,7 @@ pub const FILE_MAGIC: [u8; 8] = *b"CAUSEWAY";
 pub const VERSION_MAJOR: u16 = 1;
 /// Minor version: a newer minor only adds sized event kinds, table fields, block kinds
 /// or header fields, all of which an older reader skips.
-pub const VERSION_MINOR: u16 = 3;
+pub const VERSION_MINOR: u16 = 4;
 /// Magic, versions, header length and header CRC.
 pub const FILE_HEADER_FIXED_LEN: usize = 20;
 /// Largest header JSON a reader accepts.

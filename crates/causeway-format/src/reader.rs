@@ -529,6 +529,14 @@ impl<R: Read + Seek> TraceReader<R> {
                 }),
                 file_len,
             ),
+            BlockKind::Flows => load_rows(
+                &mut t.flows,
+                &raw,
+                e,
+                i,
+                Some(&crate::sockets::Flow::missing),
+                file_len,
+            ),
             BlockKind::Stats => serde_json::from_slice(&raw)
                 .map(|s| self.stats = s)
                 .map_err(|err| FormatError::Corrupt {

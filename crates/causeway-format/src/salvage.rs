@@ -74,7 +74,7 @@ pub struct ScannedTrace {
     /// the reader refuses such a file (salvage leaves those blocks out).
     pub id_clashes: usize,
     /// Next free id of the id tables (strings, frames, stacks) while scanning.
-    next_id: [u64; 3],
+    next_id: [u64; 4],
 }
 
 /// What [`scan`] found.
@@ -136,6 +136,7 @@ fn id_slot(kind: BlockKind) -> Option<usize> {
         BlockKind::Strings => Some(0),
         BlockKind::Frames => Some(1),
         BlockKind::Stacks => Some(2),
+        BlockKind::Flows => Some(3),
         _ => None,
     }
 }
@@ -193,6 +194,7 @@ fn check_block(
         BlockKind::Mappings => check_rows::<Mapping>(scratch, &h)?,
         BlockKind::Frames => check_rows::<Frame>(scratch, &h)?,
         BlockKind::Stacks => check_rows::<Stack>(scratch, &h)?,
+        BlockKind::Flows => check_rows::<crate::sockets::Flow>(scratch, &h)?,
         BlockKind::Stats => {
             serde_json::from_slice::<TraceStats>(scratch)
                 .map_err(|e| format!("statistics do not parse: {e}"))?;
@@ -239,7 +241,7 @@ impl Scanner<'_> {
             index_span: None,
             index_ok: false,
             id_clashes: 0,
-            next_id: [0; 3],
+            next_id: [0; 4],
         });
         self.open = true;
     }
@@ -418,7 +420,7 @@ pub fn scan(data: &[u8]) -> ScanReport {
             index_span: None,
             index_ok: false,
             id_clashes: 0,
-            next_id: [0; 3],
+            next_id: [0; 4],
         });
     }
     if let Some(first) = rep.traces.first() {
@@ -579,7 +581,7 @@ fn select_blocks<'r>(
     let mut seen = std::collections::HashSet::new();
     // Next free id of the id tables (strings, frames, stacks): a block that overlaps
     // rows already kept cannot be loaded after them, so it is left out.
-    let mut next_id = [0u64; 3];
+    let mut next_id = [0u64; 4];
     // A lower bound of the salvaged file's length so far (the reader checks the gap
     // against the whole file, which is longer).
     let mut pos = FILE_HEADER_FIXED_LEN as u64;
@@ -590,6 +592,7 @@ fn select_blocks<'r>(
             BlockKind::Strings => Some(0),
             BlockKind::Frames => Some(1),
             BlockKind::Stacks => Some(2),
+            BlockKind::Flows => Some(3),
             _ => None,
         };
         if !seen.insert((h.kind, h.cpu, h.range_start, h.range_end, h.count, h.crc)) {

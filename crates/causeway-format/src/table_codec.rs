@@ -184,3 +184,37 @@ impl Row for Stack {
         Ok(Stack { frames, truncated })
     }
 }
+
+/// Flow rows (format 1.4): family, protocol, then each end as its 16 address bytes and
+/// its port.
+impl Row for crate::sockets::Flow {
+    fn encode(&self, w: &mut ByteWriter) {
+        w.varint(self.family.0 as u64);
+        w.varint(self.proto.0 as u64);
+        for e in [&self.local, &self.remote] {
+            w.buf.extend_from_slice(&e.addr);
+            w.varint(e.port as u64);
+        }
+    }
+    fn decode(r: &mut ByteReader<'_>) -> Result<Self, ReadFail> {
+        use crate::sockets::{Endpoint, SockFamily, SockProto};
+        let family = SockFamily(r.varint_u16()?);
+        let proto = SockProto(r.varint_u16()?);
+        let mut end = || -> Result<Endpoint, ReadFail> {
+            let mut addr = [0u8; 16];
+            addr.copy_from_slice(r.take(16)?);
+            Ok(Endpoint {
+                addr,
+                port: r.varint_u16()?,
+            })
+        };
+        let local = end()?;
+        let remote = end()?;
+        Ok(crate::sockets::Flow {
+            family,
+            proto,
+            local,
+            remote,
+        })
+    }
+}

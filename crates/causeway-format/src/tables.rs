@@ -5,6 +5,7 @@
 //! a reader concatenates all blocks of a table into one [`Tables`].
 
 use crate::ids::{FrameId, StackId, StringId, Tgid, Tid, Timestamp};
+use crate::sockets::{Flow, FlowId};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -159,6 +160,9 @@ pub struct Tables {
     pub frames: Vec<Frame>,
     /// Stacks by [`StackId`].
     pub stacks: Vec<Stack>,
+    /// Socket flows by [`FlowId`] (format 1.4; empty before).
+    #[serde(default)]
+    pub flows: Vec<Flow>,
 }
 
 /// Shown for ids that point past the end of a table (a damaged or salvaged trace).
@@ -176,6 +180,11 @@ impl Tables {
     /// The frame with this id.
     pub fn frame(&self, id: FrameId) -> Option<&Frame> {
         self.frames.get(id.0 as usize)
+    }
+
+    /// The flow with this id.
+    pub fn flow(&self, id: FlowId) -> Option<&Flow> {
+        self.flows.get(id.0 as usize)
     }
 
     /// The stack with this id.

@@ -15,6 +15,7 @@ use crate::event::{Event, EventKind};
 use crate::header::{Header, TraceStats};
 use crate::ids::{FrameId, StackId, StringId};
 use crate::table_codec::{Row, put_row};
+use crate::sockets::{Flow, FlowId};
 use crate::tables::{Frame, Mapping, ProcessInfo, Stack, ThreadInfo};
 use crate::{FILE_MAGIC, TRAILER_MAGIC, VERSION_MAJOR, VERSION_MINOR};
 use std::collections::HashMap;
@@ -221,12 +222,14 @@ pub struct TraceWriter<W: Write> {
     string_ids: HashMap<String, StringId>,
     frame_ids: HashMap<Frame, FrameId>,
     stack_ids: HashMap<Stack, StackId>,
+    flow_ids: HashMap<Flow, FlowId>,
     strings: PendingTable<String>,
     threads: PendingTable<ThreadInfo>,
     processes: PendingTable<ProcessInfo>,
     mappings: PendingTable<Mapping>,
     frames: PendingTable<Frame>,
     stacks: PendingTable<Stack>,
+    flows: PendingTable<Flow>,
     stats: TraceStats,
 }
 
@@ -252,12 +255,14 @@ impl<W: Write> TraceWriter<W> {
             string_ids: HashMap::new(),
             frame_ids: HashMap::new(),
             stack_ids: HashMap::new(),
+            flow_ids: HashMap::new(),
             strings: PendingTable::new(),
             threads: PendingTable::new(),
             processes: PendingTable::new(),
             mappings: PendingTable::new(),
             frames: PendingTable::new(),
             stacks: PendingTable::new(),
+            flows: PendingTable::new(),
             stats: TraceStats::default(),
         };
         // Id 0 is the empty string, so "unknown" fields can use StringId(0).
@@ -284,6 +289,17 @@ impl<W: Write> TraceWriter<W> {
         let id = FrameId(self.frames.next_id() as u32);
         self.frames.pending.push(f.clone());
         self.frame_ids.insert(f, id);
+        id
+    }
+
+    /// The id of `f` in the flow table, adding it if new.
+    pub fn intern_flow(&mut self, f: Flow) -> FlowId {
+        if let Some(&id) = self.flow_ids.get(&f) {
+            return id;
+        }
+        let id = FlowId(self.flows.next_id() as u32);
+        self.flows.pending.push(f);
+        self.flow_ids.insert(f, id);
         id
     }
 
@@ -396,6 +412,7 @@ impl<W: Write> TraceWriter<W> {
         flush(&mut self.sink, BlockKind::Mappings, &mut self.mappings, l)?;
         flush(&mut self.sink, BlockKind::Frames, &mut self.frames, l)?;
         flush(&mut self.sink, BlockKind::Stacks, &mut self.stacks, l)?;
+        flush(&mut self.sink, BlockKind::Flows, &mut self.flows, l)?;
         Ok(())
     }
 

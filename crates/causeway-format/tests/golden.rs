@@ -1,6 +1,6 @@
 //! The golden trace: a small file committed to the repository that pins the format.
 //!
-//! `tests/data/golden-v1.3.cwt` must be rebuilt byte for byte by [`common::build_golden`]
+//! `tests/data/golden-v1.4.cwt` must be rebuilt byte for byte by [`common::build_golden`]
 //! and read back as the expected events. If either fails after a change to the crate,
 //! the change altered the bytes on disk: make it deliberate (bump `VERSION_MINOR` for an
 //! addition older readers skip, `VERSION_MAJOR` otherwise, update `docs/format.md`) and
@@ -14,7 +14,34 @@ use causeway_format::{EventKindTag, TraceReader, VERSION_MAJOR, VERSION_MINOR};
 use std::path::PathBuf;
 
 fn golden_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1.4.cwt")
+}
+
+/// The 1.3 golden file (before the socket event kinds and the flow table).
+fn golden_v1_3_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1.3.cwt")
+}
+
+/// The golden file's content as files before 1.4 hold it (no socket kinds, no flows).
+fn before_1_4(mut built: common::Built) -> common::Built {
+    let added = [EventKindTag::SockSend, EventKindTag::SockReady];
+    built.events.retain(|e| !added.contains(&e.kind.tag()));
+    built.tables.flows.clear();
+    built.stats.events = built.events.len() as u64;
+    built
+}
+
+/// A 1.3 file still reads as the same header, tables and events (less what 1.4 added).
+#[test]
+fn golden_v1_3_still_reads() {
+    let built = before_1_4(common::build_golden());
+    let bytes = std::fs::read(golden_v1_3_path()).expect("1.3 golden file is committed");
+    let mut rd = TraceReader::from_bytes(&bytes).expect("1.3 golden opens");
+    assert_eq!(rd.minor_version(), 3);
+    assert_eq!(rd.header(), &common::golden_header());
+    assert_eq!(rd.tables(), &built.tables);
+    let events: Vec<_> = rd.events().collect::<Result<_, _>>().expect("events read");
+    assert_eq!(events, built.events);
 }
 
 /// The 1.2 golden file (before the signal and timer event kinds).
@@ -24,7 +51,8 @@ fn golden_v1_2_path() -> PathBuf {
 
 /// The golden file's content as files before 1.3 hold it (without the signal and
 /// timer kinds).
-fn before_1_3(mut built: common::Built) -> common::Built {
+fn before_1_3(built: common::Built) -> common::Built {
+    let mut built = before_1_4(built);
     let added = [
         EventKindTag::SignalGenerate,
         EventKindTag::SignalDeliver,
@@ -138,7 +166,7 @@ fn golden_file_reads_as_expected() {
     let built = common::build_golden();
     let bytes = std::fs::read(golden_path()).expect("golden file is committed");
     let mut rd = TraceReader::from_bytes(&bytes).expect("golden opens");
-    assert_eq!(rd.minor_version(), 3);
+    assert_eq!(rd.minor_version(), 4);
     assert_eq!(rd.header(), &common::golden_header());
     // Every block carries the file's tag.
     let rep = causeway_format::salvage::check(&bytes);
@@ -182,6 +210,7 @@ fn golden_file_reads_as_expected() {
         BlockKind::Mappings,
         BlockKind::Frames,
         BlockKind::Stacks,
+        BlockKind::Flows,
         BlockKind::Stats,
         BlockKind::Events,
     ] {

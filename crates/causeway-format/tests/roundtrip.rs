@@ -167,6 +167,22 @@ fn event_kind() -> impl Strategy<Value = EventKind> {
             }
         ),
         1 => any::<u64>().prop_map(|timer| EventKind::TimerExpire { timer }),
+        1 => (tid(), any::<u32>(), any::<u32>(), proptest::option::of(any::<u32>())).prop_map(
+            |(tid, flow, bytes, seq)| EventKind::SockSend {
+                tid,
+                flow: causeway_format::FlowId(flow),
+                bytes,
+                seq,
+            }
+        ),
+        1 => (tid(), tid(), any::<u32>(), proptest::option::of(any::<u32>())).prop_map(
+            |(wakee, host, flow, seq)| EventKind::SockReady {
+                wakee,
+                host,
+                flow: causeway_format::FlowId(flow),
+                seq,
+            }
+        ),
         2 => (tid(), marker()).prop_map(|(tid, marker)| EventKind::Marker { tid, marker }),
         1 => any::<u64>().prop_map(|count| EventKind::Lost { count }),
     ]

@@ -116,15 +116,20 @@ fn thread_wakes(
         if tid.is_idle() {
             continue;
         }
+        // Data a thread sent: its segment when it sent it (see DataWake::link_time).
+        let at = match th.data_wakes.is_empty() {
+            true => w.ts,
+            false => th.data_wake(si).map_or(w.ts, |d| d.link_time(w.ts)),
+        };
         if let Some(wt) = ranges
             .get(&tid)
-            .and_then(|r| incarnation(threads, r.clone(), w.ts))
+            .and_then(|r| incarnation(threads, r.clone(), at))
         {
             let wakee = SegmentId {
                 thread: ti,
                 index: si,
             };
-            out.push((wt, w.ts, wakee));
+            out.push((wt, at, wakee));
         }
     }
     out

@@ -72,7 +72,13 @@ impl Model {
             .map(|(_, waker)| *waker)
     }
 
-    /// A segment by id.
+    /// For a wait ended by data that a recorded thread sent on a socket, how: the
+    /// sender (also the wait's waker), the flow, the bytes and when they were sent.
+    pub fn data_wake(&self, wakee: SegmentId) -> Option<&crate::DataWake> {
+        self.thread_by_index(wakee.thread)?.data_wake(wakee.index)
+    }
+
+    /// The segment with this id.
     pub fn segment(&self, id: SegmentId) -> Option<&Segment> {
         self.threads
             .get(id.thread as usize)

@@ -177,4 +177,11 @@ impl Segment {
             _ => None,
         }
     }
+
+    pub(crate) fn wake_mut(&mut self) -> Option<&mut WakeInfo> {
+        match &mut self.state {
+            SegmentState::Blocked { waker, .. } => waker.as_mut(),
+            _ => None,
+        }
+    }
 }

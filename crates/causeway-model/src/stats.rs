@@ -140,6 +140,18 @@ pub struct ModelStats {
     /// flush machinery completes them after the flush it sent instead). Expected.
     #[serde(default)]
     pub dataless_flush_completions: u64,
+    /// Waits ended by socket data that a recorded thread sent: their waker is that
+    /// thread (see [`crate::DataWake`]).
+    #[serde(default)]
+    pub data_wakes: u64,
+    /// Waits ended by socket data no recorded thread sent (another host, a process
+    /// outside the recording): their waker stays the device that delivered it.
+    #[serde(default)]
+    pub data_wakes_from_outside: u64,
+    /// Socket-data marks whose wake-up ended no wait of the model (the thread was
+    /// running, or the wake-up was not seen). Expected now and then.
+    #[serde(default)]
+    pub data_marks_unattached: u64,
 }
 
 impl ModelStats {

@@ -4,6 +4,7 @@
 //! thread exited, the model holds two `Thread`s with the same tid, ordered by time.
 
 use crate::segment::{Segment, TimeSpan};
+use crate::sockets::DataWake;
 use crate::totals::ThreadTotals;
 use causeway_format::{Marker, Tgid, Tid, Timestamp};
 use serde::{Deserialize, Serialize};
@@ -53,6 +54,10 @@ pub struct Thread {
     pub annotations: Vec<Annotation>,
     /// Time per state and counters.
     pub totals: ThreadTotals,
+    /// Waits ended by data that a recorded thread sent on a socket, in segment order
+    /// (see [`crate::Model::data_wake`]).
+    #[serde(default)]
+    pub data_wakes: Vec<DataWake>,
 }
 
 impl Thread {
@@ -85,6 +90,14 @@ impl Thread {
     pub fn identity_at(&self, ts: Timestamp) -> Option<&ThreadIdentity> {
         let i = self.identity.partition_point(|r| r.since <= ts);
         self.identity.get(i.saturating_sub(1))
+    }
+
+    /// The data wake-up that ended blocked segment `index`, if data ended it.
+    pub fn data_wake(&self, index: u32) -> Option<&DataWake> {
+        self.data_wakes
+            .binary_search_by_key(&index, |d| d.segment)
+            .ok()
+            .and_then(|i| self.data_wakes.get(i))
     }
 
     /// True if the thread was created during the recording.

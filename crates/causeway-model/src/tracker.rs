@@ -59,6 +59,10 @@ pub(crate) struct ThreadBuild {
     pub(crate) wakeups_not_blocked: u64,
     pub(crate) first_seen: Timestamp,
     pub(crate) last_seen: Timestamp,
+    /// Socket data that ended waits of this thread, until its senders are found.
+    pub(crate) readies: Vec<crate::sockets::Ready>,
+    /// Waits ended by data a recorded thread sent, by segment.
+    pub(crate) data_wakes: Vec<crate::sockets::DataWake>,
 }
 
 impl ThreadBuild {
@@ -79,6 +83,8 @@ impl ThreadBuild {
             wakeups_not_blocked: 0,
             first_seen: ts,
             last_seen: ts,
+            readies: Vec::new(),
+            data_wakes: Vec::new(),
         }
     }
 

@@ -42,6 +42,10 @@ pub struct EventSet {
     /// Timers armed by recorded threads and their expiry (rare next to switches: part
     /// of the default; bench/RESULTS.md has the cost).
     pub timer: bool,
+    /// Sends on sockets and the socket whose data ended a wait (two rare records per
+    /// message next to the switches and wake-ups it causes: part of the default, so
+    /// a wake-up delivered by the network stack names the thread that sent the data).
+    pub sock: bool,
 }
 
 impl EventSet {
@@ -56,6 +60,7 @@ impl EventSet {
         syscall: true,
         signal: true,
         timer: true,
+        sock: true,
     };
 
     /// The default: everything but syscalls. Syscall entry and exit double the events of
@@ -74,7 +79,7 @@ impl EventSet {
 
     /// Names accepted by [`EventSet::parse`].
     pub const NAMES: &'static [&'static str] = &[
-        "sched", "proc", "irq", "softirq", "block", "net", "syscall", "signal", "timer",
+        "sched", "proc", "irq", "softirq", "block", "net", "syscall", "signal", "timer", "socket",
     ];
 
     /// Parse `sched,block,...`, `all`, `default` (all but syscall), or `all,-net` (a
@@ -92,6 +97,7 @@ impl EventSet {
             syscall: false,
             signal: false,
             timer: false,
+            sock: false,
         };
         let items: Vec<&str> = s
             .split(',')
@@ -132,6 +138,7 @@ impl EventSet {
                 "syscall" | "syscalls" => &mut set.syscall,
                 "signal" | "signals" => &mut set.signal,
                 "timer" | "timers" => &mut set.timer,
+                "socket" | "sockets" | "sock" => &mut set.sock,
                 _ => {
                     return Err(ConfigError::EventGroup {
                         name: name.to_string(),
@@ -157,6 +164,7 @@ impl EventSet {
             (self.syscall, g::EV_SYSCALL),
             (self.signal, g::EV_SIGNAL),
             (self.timer, g::EV_TIMER),
+            (self.sock, g::EV_SOCK),
         ]
         .iter()
         .filter(|(on, _)| *on)
@@ -411,11 +419,15 @@ mod tests {
             }
         );
         let none =
-            EventSet::parse("-sched,-proc,-irq,-softirq,-block,-net,-signal,-timer").unwrap();
+            EventSet::parse("-sched,-proc,-irq,-softirq,-block,-net,-signal,-timer,-socket")
+                .unwrap();
         assert!(none.is_empty());
         let s = EventSet::parse("signal,timer").unwrap();
         assert!(s.signal && s.timer && !s.sched);
         assert_eq!(s.bits(), 128 | 256);
+        let s = EventSet::parse("socket").unwrap();
+        assert_eq!(s.bits(), 512);
+        assert!(EventSet::DEFAULT.sock);
     }
 
     #[test]

@@ -70,6 +70,8 @@ pub struct Converter {
     pub processes: Vec<ProcessInfo>,
     /// Mapping rows in the order learned.
     pub mappings: Vec<Mapping>,
+    /// Socket flows in the order learned.
+    pub flows: crate::socket_events::FlowTable,
     /// Processes being recorded (known to user space).
     pub targets: BTreeSet<u32>,
     /// Processes whose mappings must be read again.
@@ -665,6 +667,11 @@ impl Converter {
             }
             // The stack trailer below is the whole event.
             Body::Sample => self.count("cpu_samples", 1),
+            b @ (Body::SockSend { .. } | Body::SockReady { .. }) => {
+                if let Some(kind) = crate::socket_events::socket_event(&mut self.flows, tid, &b) {
+                    self.push(ts, cpu, kind);
+                }
+            }
             b @ (Body::Signal { .. } | Body::Timer { .. }) => {
                 if let Some(kind) = crate::signal_events::signal_timer_event(tid, b) {
                     self.push(ts, cpu, kind);

@@ -29,6 +29,7 @@ pub mod sampling;
 mod signal_events;
 pub mod signals;
 pub mod sink;
+pub mod socket_events;
 pub mod stacks;
 pub mod strings;
 pub mod syscalls;

@@ -86,7 +86,30 @@ fn wanted(cfg: &RecordConfig) -> Vec<&'static str> {
     if cfg.events.timer {
         v.push("hrtimer_start");
     }
+    if cfg.events.sock && socket_tracepoints() {
+        v.extend(["sock_send_length", "sk_data_ready"]);
+    }
     v
+}
+
+/// Whether the kernel has the socket tracepoints (`sock_send_length` and
+/// `sk_data_ready`, Linux 6.5): without them a recording still works, and wake-ups by
+/// the network stack keep their device as waker. Asked of tracefs where it is
+/// mounted, else of the kernel's version.
+fn socket_tracepoints() -> bool {
+    let roots = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+    for r in roots {
+        let events = std::path::Path::new(r).join("events");
+        if events.is_dir() {
+            return events.join("sock/sk_data_ready").exists()
+                && events.join("sock/sock_send_length").exists();
+        }
+    }
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let mut parts = release.trim().split(['.', '-']);
+    let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    (major, minor) >= (6, 5)
 }
 
 fn configure(open: &mut OpenRecorderSkel<'static>, cfg: &RecordConfig, family: Family) {

@@ -32,6 +32,8 @@ mod ty {
     pub const SIGNAL_DELIVER: u16 = rec_type::REC_SIGNAL_DELIVER.0 as u16;
     pub const TIMER_ARM: u16 = rec_type::REC_TIMER_ARM.0 as u16;
     pub const TIMER_EXPIRE: u16 = rec_type::REC_TIMER_EXPIRE.0 as u16;
+    pub const SOCK_SEND: u16 = rec_type::REC_SOCK_SEND.0 as u16;
+    pub const SOCK_READY: u16 = rec_type::REC_SOCK_READY.0 as u16;
 }
 
 use crate::skel::types;
@@ -120,6 +122,23 @@ pub struct RawStack {
     pub user: Vec<u64>,
     /// Kernel return addresses.
     pub kernel: Vec<u64>,
+}
+
+/// A socket's two ends as the BPF side wrote them (`struct rec_flow`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RawFlow {
+    /// This side's address (IPv6 or IPv4-mapped; a Unix socket's object hash).
+    pub local_addr: [u8; 16],
+    /// The other side's address.
+    pub remote_addr: [u8; 16],
+    /// This side's port.
+    pub local_port: u16,
+    /// The other side's port.
+    pub remote_port: u16,
+    /// Address family.
+    pub family: u16,
+    /// IP protocol, or the Unix socket type.
+    pub proto: u16,
 }
 
 /// Body of one record.
@@ -258,6 +277,25 @@ pub enum Body {
         /// Process-wide, generate only.
         group: bool,
     },
+    /// Data sent on a socket by the header's thread.
+    SockSend {
+        /// The socket's ends from the sender's side.
+        flow: RawFlow,
+        /// Bytes sent.
+        bytes: u32,
+        /// TCP `write_seq` after the send.
+        seq: Option<u32>,
+    },
+    /// The wake-up record just before (same time) was caused by data arriving on a
+    /// socket; the header's thread is the one current then.
+    SockReady {
+        /// The socket's ends from the receiver's side.
+        flow: RawFlow,
+        /// The woken thread.
+        wakee_tid: u32,
+        /// TCP `rcv_nxt`.
+        seq: Option<u32>,
+    },
     /// A timer armed by the header's thread, or one such timer expiring.
     Timer {
         /// Expired (true) or armed.
@@ -388,6 +426,7 @@ pub fn parse(b: &[u8]) -> Result<Record, RecordError> {
         ty::SIGNAL_GENERATE | ty::SIGNAL_DELIVER | ty::TIMER_ARM | ty::TIMER_EXPIRE => {
             signal_timer_body(typ, &mut c)?
         }
+        ty::SOCK_SEND | ty::SOCK_READY => sock_body(typ, &mut c)?,
         other => return Err(RecordError::UnknownType(other)),
     };
     let stack = if flags & REC_F_STACK != 0 {
@@ -504,6 +543,36 @@ fn device_body(typ: u16, c: &mut Cursor<'_>) -> Result<Body, RecordError> {
 }
 
 /// The body of a signal or timer record.
+/// The body of a socket send or a socket's data arriving.
+fn sock_body(typ: u16, c: &mut Cursor<'_>) -> Result<Body, RecordError> {
+    let mut flow = RawFlow::default();
+    for a in [&mut flow.local_addr, &mut flow.remote_addr] {
+        for b in a.iter_mut() {
+            *b = c.u8()?;
+        }
+    }
+    flow.local_port = c.u16()?;
+    flow.remote_port = c.u16()?;
+    flow.family = c.u16()?;
+    flow.proto = c.u16()?;
+    let (n, seq, has_seq) = (c.u32()?, c.u32()?, c.u32()? != 0);
+    c.skip(4)?;
+    let seq = has_seq.then_some(seq);
+    Ok(if typ == ty::SOCK_SEND {
+        Body::SockSend {
+            flow,
+            bytes: n,
+            seq,
+        }
+    } else {
+        Body::SockReady {
+            flow,
+            wakee_tid: n,
+            seq,
+        }
+    })
+}
+
 fn signal_timer_body(typ: u16, c: &mut Cursor<'_>) -> Result<Body, RecordError> {
     Ok(match typ {
         ty::SIGNAL_GENERATE | ty::SIGNAL_DELIVER => {
@@ -938,6 +1007,49 @@ mod abi {
         );
         let r = record(ty::TIMER_EXPIRE, &tm);
         assert!(matches!(r.body, Body::Timer { expire: true, .. }));
+    }
+
+    #[test]
+    fn socket_fields_sit_where_the_c_side_puts_them() {
+        let mut flow = types::rec_flow {
+            local_port: 5000,
+            remote_port: 41230,
+            family: 2,
+            proto: 6,
+            ..Default::default()
+        };
+        flow.local_addr[15] = 1;
+        flow.remote_addr[15] = 2;
+        let send = types::rec_sock_send {
+            flow,
+            bytes: 64,
+            seq: 0xdead_beef,
+            has_seq: 1,
+            pad: 0,
+        };
+        let r = record(ty::SOCK_SEND, &send);
+        let Body::SockSend { flow: f, bytes, seq } = r.body else {
+            panic!("not a send: {:?}", r.body);
+        };
+        assert_eq!((bytes, seq), (64, Some(0xdead_beef)));
+        assert_eq!((f.local_port, f.remote_port, f.family, f.proto), (5000, 41230, 2, 6));
+        assert_eq!((f.local_addr[15], f.remote_addr[15]), (1, 2));
+        let ready = types::rec_sock_ready {
+            flow,
+            wakee_tid: 77,
+            seq: 5,
+            has_seq: 0,
+            pad: 0,
+        };
+        let r = record(ty::SOCK_READY, &ready);
+        assert!(matches!(
+            r.body,
+            Body::SockReady {
+                wakee_tid: 77,
+                seq: None,
+                ..
+            }
+        ));
     }
 
     #[test]

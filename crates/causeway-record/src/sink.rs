@@ -71,6 +71,7 @@ struct Sent {
     threads: usize,
     processes: usize,
     mappings: usize,
+    flows: usize,
 }
 
 impl Sent {
@@ -93,6 +94,10 @@ impl Sent {
             w.add_mapping(m.clone());
         }
         self.mappings = conv.mappings.len();
+        for f in &conv.flows.all()[self.flows..] {
+            w.intern_flow(*f);
+        }
+        self.flows = conv.flows.all().len();
     }
 }
 

@@ -60,8 +60,8 @@ pub struct RecordArgs {
     /// Stop after this long: `10` (seconds), `10s`, `500ms`, `2min` (above zero).
     #[arg(short, long, value_name = "DURATION", value_parser = positive_duration)]
     pub duration: Option<DurationNs>,
-    /// Event groups: a comma list of sched, proc, irq, softirq, block, net, syscall;
-    /// `default` is all but syscall (syscall events double the events of a
+    /// Event groups: a comma list of sched, proc, irq, softirq, block, net, signal,
+    /// timer, socket, syscall; `default` is all but syscall (syscall events double the events of a
     /// syscall-heavy program), `all` adds syscalls, `all,-net` removes a group (a list
     /// that starts with a removal, `-net`, removes it from `default`).
     #[arg(short, long, default_value = "default", value_name = "GROUPS", allow_hyphen_values = true, value_parser = EventSet::parse)]
@@ -484,7 +484,7 @@ mod tests {
         let a = parse(&[
             "-a",
             "--events",
-            "-sched,-proc,-irq,-softirq,-block,-net,-signal,-timer",
+            "-sched,-proc,-irq,-softirq,-block,-net,-signal,-timer,-socket",
             "--sample",
             "0",
         ])
@@ -497,7 +497,7 @@ mod tests {
         let a = parse(&[
             "-a",
             "--events",
-            "-sched,-proc,-irq,-softirq,-block,-net,-signal,-timer",
+            "-sched,-proc,-irq,-softirq,-block,-net,-signal,-timer,-socket",
         ])
         .unwrap();
         assert!(a.resolve(Vec::new()).unwrap().config.events.is_empty());

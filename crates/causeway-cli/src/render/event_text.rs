@@ -129,6 +129,46 @@ pub fn details(names: &Names<'_>, ev: &Event) -> String {
         | EventKind::SignalDeliver { .. }
         | EventKind::TimerArm { .. }
         | EventKind::TimerExpire { .. } => signal_timer_text(names, ev),
+        EventKind::SockSend { .. } | EventKind::SockReady { .. } => socket_text(names, ev),
+    }
+}
+
+/// The fields of a socket event.
+fn socket_text(names: &Names<'_>, ev: &Event) -> String {
+    let l = |tid| names.label(tid, ev.ts);
+    let flow = |id: causeway_format::FlowId| {
+        names
+            .tables()
+            .flow(id)
+            .map_or_else(|| "<missing flow>".to_string(), |f| f.label())
+    };
+    let seq = |s: Option<u32>| s.map(|q| format!(" seq {q}")).unwrap_or_default();
+    match ev.kind {
+        EventKind::SockSend {
+            tid,
+            flow: f,
+            bytes,
+            seq: q,
+        } => format!("{} sent {bytes} bytes on {}{}", l(tid), flow(f), seq(q)),
+        EventKind::SockReady {
+            wakee,
+            host,
+            flow: f,
+            seq: q,
+        } => {
+            let on = if host.0 == 0 {
+                "an idle CPU".to_string()
+            } else {
+                l(host)
+            };
+            format!(
+                "data for {} on {}{} (arrived on {on})",
+                l(wakee),
+                flow(f),
+                seq(q)
+            )
+        }
+        _ => String::new(),
     }
 }
 

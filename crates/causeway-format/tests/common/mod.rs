@@ -124,6 +124,18 @@ pub fn build_golden() -> Built {
         exe: worker,
         cmdline: worker,
     });
+    let flow_out = w.intern_flow(causeway_format::Flow {
+        family: causeway_format::SockFamily::INET,
+        proto: causeway_format::SockProto::TCP,
+        local: causeway_format::Endpoint::v4([127, 0, 0, 1], 41230),
+        remote: causeway_format::Endpoint::v4([127, 0, 0, 1], 5000),
+    });
+    let flow_in = w.intern_flow(causeway_format::Flow {
+        family: causeway_format::SockFamily::UNIX,
+        proto: causeway_format::SockProto(1),
+        local: causeway_format::Endpoint::object(u64::MAX),
+        remote: causeway_format::Endpoint::default(),
+    });
     w.add_thread(ThreadInfoLite(100, 100, 0, bash).into());
     w.add_thread(ThreadInfoLite(101, 100, 0, worker).into());
     w.add_mapping(Mapping {
@@ -598,6 +610,27 @@ pub fn build_golden() -> Built {
             c1,
             EventKind::TimerExpire {
                 timer: 0xdead_beef_1234,
+            },
+        ),
+        // Format 1.4: a send on a loopback connection and the wake-up its data caused.
+        ev(
+            1_002_950,
+            c0,
+            EventKind::SockSend {
+                tid: Tid(100),
+                flow: flow_out,
+                bytes: 64,
+                seq: Some(u32::MAX),
+            },
+        ),
+        ev(
+            1_002_960,
+            c1,
+            EventKind::SockReady {
+                wakee: Tid(200),
+                host: Tid(0),
+                flow: flow_in,
+                seq: None,
             },
         ),
     ]);

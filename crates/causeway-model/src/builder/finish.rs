@@ -19,6 +19,8 @@ impl ModelBuilder<'_> {
         let mut builds: Vec<ThreadBuild> = self.threads.into_values();
         builds.append(&mut self.retired);
         let tables = self.tables;
+        let sends = std::mem::take(&mut self.sends);
+        crate::sockets::resolve(&tables.flows, sends, &mut builds, &mut self.stats);
         let mut threads: Vec<Thread> = builds
             .into_iter()
             .map(|mut b| {
@@ -106,5 +108,6 @@ fn finish_thread(tables: &Tables, b: ThreadBuild) -> Thread {
         segments: b.segments,
         annotations: b.annotations,
         totals,
+        data_wakes: b.data_wakes,
     }
 }

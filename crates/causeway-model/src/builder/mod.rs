@@ -20,6 +20,7 @@
 mod context;
 mod finish;
 mod lost;
+mod socket;
 mod stack;
 mod switch;
 mod threads;
@@ -89,6 +90,8 @@ pub struct ModelBuilder<'t> {
     stats: ModelStats,
     /// The trace holds only the recorded processes' scheduler events.
     partial: bool,
+    /// Sends on sockets, paired with the wake-ups their data caused at the end.
+    sends: crate::sockets::SendLog,
 }
 
 impl<'t> ModelBuilder<'t> {
@@ -111,6 +114,7 @@ impl<'t> ModelBuilder<'t> {
             proc_events: ProcessEvents::default(),
             stats: ModelStats::default(),
             partial: header.scope == causeway_format::Scope::Processes,
+            sends: Default::default(),
         }
     }
 
@@ -142,7 +146,8 @@ impl<'t> ModelBuilder<'t> {
         let c = ev.cpu;
         let trace_start = self.trace_start();
         let cpu = self.cpus.get_or_insert(c, trace_start);
-        if !matches!(ev.kind, EventKind::Stack { .. }) {
+        // A stack or a socket mark follows its event: the pending stack target lives on.
+        if !matches!(ev.kind, EventKind::Stack { .. } | EventKind::SockReady { .. }) {
             cpu.pending = None;
         }
         match ev.kind {
@@ -210,6 +215,18 @@ impl<'t> ModelBuilder<'t> {
                 self.touch(tid, ts)
             }
             EventKind::SignalGenerate { .. } | EventKind::TimerExpire { .. } => {}
+            EventKind::SockSend {
+                tid,
+                flow,
+                bytes,
+                seq,
+            } => self.on_sock_send(ts, tid, flow, bytes, seq),
+            EventKind::SockReady {
+                wakee,
+                host,
+                flow,
+                seq,
+            } => self.on_sock_ready(ts, wakee, host, flow, seq),
         }
         if let Some(cpu) = self.cpus.get_mut(c) {
             cpu.last_ts = Some(ts);

@@ -6,7 +6,7 @@
 #ifndef CAUSEWAY_ABI_H
 #define CAUSEWAY_ABI_H
 
-#define RECORD_ABI 5
+#define RECORD_ABI 6
 
 /* ---- settings, written into read-only data by user space before load ---- */
 
@@ -28,6 +28,7 @@ enum event_group {
 	EV_SYSCALL = 64,
 	EV_SIGNAL = 128, /* signal generate and deliver */
 	EV_TIMER = 256, /* hrtimer arm, and expiry of timers a recorded thread armed */
+	EV_SOCK = 512, /* sends on sockets, and which socket's data ended a wait */
 };
 
 /* Which user frames a frame-pointer walk keeps (`stack_mode`; Uscope's modes). */
@@ -104,6 +105,8 @@ enum rec_type {
 	REC_SIGNAL_DELIVER = 22, /* header: the receiving thread */
 	REC_TIMER_ARM = 23, /* header: the arming thread */
 	REC_TIMER_EXPIRE = 24, /* header tid/tgid 0 */
+	REC_SOCK_SEND = 25, /* header: the sending thread */
+	REC_SOCK_READY = 26, /* follows its REC_WAKING (same ts); header: the current thread */
 };
 
 /* Who ran the code that woke a thread. */
@@ -147,6 +150,36 @@ struct rec_wake {
 	__u32 target_cpu;
 	__u32 waker_kind;
 	__u32 irq_or_vec;
+	__u32 pad;
+};
+
+/* A socket's two ends from the side of the thread that used it. IP addresses are
+ * IPv6 or IPv4-mapped; a Unix socket's ends are keyed hashes of the kernel objects
+ * (in the first 8 bytes), never addresses. Ports in host byte order. */
+struct rec_flow {
+	__u8 local_addr[16];
+	__u8 remote_addr[16];
+	__u16 local_port;
+	__u16 remote_port;
+	__u16 family;
+	__u16 proto; /* IP protocol, or the socket type for Unix sockets */
+};
+
+/* rec_hdr.tid / tgid are the sender */
+struct rec_sock_send {
+	struct rec_flow flow;
+	__u32 bytes;
+	__u32 seq; /* TCP: write_seq after the send (valid when has_seq) */
+	__u32 has_seq;
+	__u32 pad;
+};
+
+/* rec_hdr.tid / tgid are the thread current when the data arrived */
+struct rec_sock_ready {
+	struct rec_flow flow;
+	__u32 wakee_tid;
+	__u32 seq; /* TCP: rcv_nxt (valid when has_seq) */
+	__u32 has_seq;
 	__u32 pad;
 };
 

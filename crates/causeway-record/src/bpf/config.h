@@ -39,6 +39,8 @@ struct abi_layouts {
 	struct rec_task task;
 	struct rec_signal signal;
 	struct rec_timer timer;
+	struct rec_sock_send sock_send;
+	struct rec_sock_ready sock_ready;
 	struct rec_maps_changed maps_changed;
 	struct rec_stack stack;
 	struct rec_ustack ustack;

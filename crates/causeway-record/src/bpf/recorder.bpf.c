@@ -27,6 +27,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* ---- handlers ---- */
 
+static __always_inline void emit_sock_ready(__u32 wakee_tid, __u32 cur_tid, __u32 cur_tgid,
+					    __u64 ts);
+
 static __always_inline void on_switch(void *ctx, bool preempt, struct task_struct *prev,
 				      struct task_struct *next, unsigned int prev_state)
 {
@@ -94,7 +97,8 @@ static __always_inline void on_wake(void *ctx, struct task_struct *p, __u16 type
 	struct scratch *s = get_scratch();
 	if (!s)
 		return;
-	struct rec_hdr *h = begin(s, type, cur_tid, cur_tgid, bpf_ktime_get_ns());
+	__u64 ts = bpf_ktime_get_ns();
+	struct rec_hdr *h = begin(s, type, cur_tid, cur_tgid, ts);
 	struct rec_wake *b = (void *)(s->buf + sizeof(*h));
 	b->wakee_tid = wakee_tid;
 	b->wakee_tgid = wakee_tgid;
@@ -110,6 +114,8 @@ static __always_inline void on_wake(void *ctx, struct task_struct *p, __u16 type
 		add_stack(ctx, s, h, sizeof(*b), STACK_KIND_WAKER, kind == WAKER_THREAD, kern);
 	}
 	submit(s->buf, h->len);
+	if (type == REC_WAKING)
+		emit_sock_ready(wakee_tid, cur_tid, cur_tgid, ts);
 }
 
 static __always_inline void on_fork(struct task_struct *parent, struct task_struct *child)
@@ -257,6 +263,7 @@ static __always_inline void on_softirq(unsigned int vec, bool entry)
 	if (cc) {
 		cc->vec = vec;
 		cc->in_softirq = entry;
+		cc->sirq_gen++;
 	}
 	if (!(events & EV_SOFTIRQ) || !irq_interesting())
 		return;
@@ -329,6 +336,7 @@ static __always_inline void on_net(struct net_device *dev, __u32 len, bool xmit)
 
 #include "fd_identity.h"
 #include "signal_timer.h"
+#include "sockets.h"
 
 #define NR_MMAP 9
 #define PROT_EXEC 4
@@ -499,5 +507,7 @@ BOTH(net_dev_xmit, ARGS(struct sk_buff *skb, int rc, struct net_device *dev, uns
      on_net(dev, len, true))
 BOTH(netif_receive_skb, ARGS(struct sk_buff *skb),
      on_net(BPF_CORE_READ(skb, dev), BPF_CORE_READ(skb, len), false))
+BOTH(sock_send_length, ARGS(struct sock *sk, int ret, int flags), on_sock_send(sk, ret))
+BOTH(sk_data_ready, ARGS(const struct sock *sk), on_sk_data_ready(sk))
 BOTH(sys_enter, ARGS(struct pt_regs *regs, long id), on_sys_enter(ctx, regs, id))
 BOTH(sys_exit, ARGS(struct pt_regs *regs, long ret), on_sys_exit(regs, ret))

@@ -86,6 +86,17 @@ struct cpu_ctx {
 	__u32 in_softirq;
 	__u32 in_hrtimer;
 	__u32 depth;
+	/* Counts softirq entries and exits: a socket made ready in one softirq run does
+	 * not explain a wake-up in the next. */
+	__u32 sirq_gen;
+	/* The last socket made ready on this CPU (sk_data_ready), the thread current
+	 * then, the softirq generation and the time; the next wake-up in the same
+	 * context within a few microseconds is the one it caused. */
+	__u32 ready_tid;
+	__u32 ready_gen;
+	__u32 ready_pad;
+	__u64 ready_sk;
+	__u64 ready_ts;
 };
 
 struct {

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Sockets: which thread's data ended a wait. A send by a recorded thread is recorded
+ * with its socket's two ends (sock_send_length); when the network stack tells a socket
+ * that data arrived (sk_data_ready), the next wake-up in the same context is the one
+ * that data caused, and it is followed by a record naming the socket from the
+ * receiver's side. User space pairs the two (the ends swapped, and for TCP the
+ * sequence numbers), so a wake-up run by a softirq on loopback or by ksoftirqd names
+ * the thread that sent the data. Part of recorder.bpf.c, included after
+ * fd_identity.h (it uses mix()); not a standalone header. */
+#ifndef CAUSEWAY_SOCKETS_H
+#define CAUSEWAY_SOCKETS_H
+
+#define SK_AF_UNIX 1
+#define SK_AF_INET 2
+#define SK_AF_INET6 10
+#define SK_IPPROTO_TCP 6
+#define SK_IPPROTO_UDP 17
+/* sk_data_ready and the wake-up it causes are a microsecond or two apart; a wake-up
+ * further away in the same context is not taken as its consequence. */
+#define READY_WINDOW_NS 20000
+
+/* A kernel pointer as a plain number: a BTF tracepoint's arguments are trusted
+ * pointers, on which the verifier refuses arithmetic (the hash in mix()). */
+static __always_inline __u64 ptr_value(const void *p)
+{
+	__u64 v = 0;
+	bpf_probe_read_kernel(&v, sizeof(v), &p);
+	return v;
+}
+
+static __always_inline void put_object(__u8 *dst, __u64 id)
+{
+	__builtin_memcpy(dst, &id, sizeof(id));
+}
+
+static __always_inline void put_v4(__u8 *dst, __u32 addr)
+{
+	dst[10] = 0xff;
+	dst[11] = 0xff;
+	__builtin_memcpy(dst + 12, &addr, sizeof(addr));
+}
+
+/* The source of the newest datagram queued on an unconnected datagram socket: the
+ * end that sent the data that just arrived. */
+static __always_inline void datagram_source(__u64 skv, struct rec_flow *f)
+{
+	const struct sock *sk = (const struct sock *)skv;
+	__u64 head = skv + bpf_core_field_offset(struct sock, sk_receive_queue);
+	__u64 skb = (__u64)BPF_CORE_READ(sk, sk_receive_queue.prev);
+	if (!skb || skb == head)
+		return;
+	const struct sk_buff *b = (const struct sk_buff *)skb;
+	unsigned char *base = BPF_CORE_READ(b, head);
+	__u16 nh = BPF_CORE_READ(b, network_header);
+	__u16 th = BPF_CORE_READ(b, transport_header);
+	__u8 ver = 0;
+	__u16 sport = 0;
+	bpf_probe_read_kernel(&ver, 1, base + nh);
+	bpf_probe_read_kernel(&sport, 2, base + th);
+	if (ver >> 4 == 4) {
+		__u32 a = 0;
+		bpf_probe_read_kernel(&a, 4, base + nh + 12);
+		__builtin_memset(f->remote_addr, 0, sizeof(f->remote_addr));
+		put_v4(f->remote_addr, a);
+	} else if (ver >> 4 == 6) {
+		bpf_probe_read_kernel(f->remote_addr, 16, base + nh + 8);
+	} else {
+		return;
+	}
+	f->remote_port = bpf_ntohs(sport);
+}
+
+/* The ends of a socket (given as a number) from its own side; false for families
+ * other than Unix, IPv4 and IPv6. */
+static __always_inline bool read_flow(__u64 skv, struct rec_flow *f, bool ready)
+{
+	const struct sock *sk = (const struct sock *)skv;
+	__builtin_memset(f, 0, sizeof(*f));
+	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	f->family = family;
+	if (family == SK_AF_UNIX) {
+		f->proto = BPF_CORE_READ(sk, sk_type);
+		__u64 peer = (__u64)BPF_CORE_READ((struct unix_sock *)sk, peer);
+		put_object(f->local_addr, mix(skv));
+		if (peer)
+			put_object(f->remote_addr, mix(peer));
+		return true;
+	}
+	if (family != SK_AF_INET && family != SK_AF_INET6)
+		return false;
+	f->proto = BPF_CORE_READ(sk, sk_protocol);
+	f->local_port = BPF_CORE_READ(sk, __sk_common.skc_num);
+	f->remote_port = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	if (family == SK_AF_INET) {
+		put_v4(f->local_addr, BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr));
+		put_v4(f->remote_addr, BPF_CORE_READ(sk, __sk_common.skc_daddr));
+	} else {
+		BPF_CORE_READ_INTO(&f->local_addr, sk, __sk_common.skc_v6_rcv_saddr);
+		BPF_CORE_READ_INTO(&f->remote_addr, sk, __sk_common.skc_v6_daddr);
+	}
+	if (ready && f->proto == SK_IPPROTO_UDP && f->remote_port == 0)
+		datagram_source(skv, f);
+	return true;
+}
+
+static __always_inline void on_sock_send(struct sock *sk, int ret)
+{
+	if (!(events & EV_SOCK) || ret <= 0)
+		return;
+	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
+	__u32 tgid = BPF_CORE_READ(cur, tgid);
+	if (!is_mine(tgid, cur))
+		return;
+	__u32 tid = BPF_CORE_READ(cur, pid);
+	struct scratch *s = get_scratch();
+	if (!s)
+		return;
+	struct rec_hdr *h = begin(s, REC_SOCK_SEND, tid, tgid, bpf_ktime_get_ns());
+	struct rec_sock_send *b = (void *)(s->buf + sizeof(*h));
+	__u64 skv = ptr_value(sk);
+	if (!read_flow(skv, &b->flow, false))
+		return;
+	b->bytes = ret;
+	b->seq = 0;
+	b->has_seq = 0;
+	b->pad = 0;
+	if (b->flow.proto == SK_IPPROTO_TCP && b->flow.family != SK_AF_UNIX) {
+		b->seq = BPF_CORE_READ((struct tcp_sock *)skv, write_seq);
+		b->has_seq = 1;
+	}
+	h->len = sizeof(*h) + sizeof(*b);
+	submit(s->buf, h->len);
+}
+
+static __always_inline void on_sk_data_ready(const struct sock *sk)
+{
+	if (!(events & EV_SOCK))
+		return;
+	struct cpu_ctx *cc = get_cpuctx();
+	if (!cc)
+		return;
+	cc->ready_sk = ptr_value(sk);
+	cc->ready_tid = (__u32)bpf_get_current_pid_tgid();
+	cc->ready_gen = cc->sirq_gen;
+	cc->ready_ts = bpf_ktime_get_ns();
+}
+
+/* After a wake-up record at `ts` by the context of `cur_tid`: if a socket was made
+ * ready just before in the same context, say which (once: the socket's first
+ * wake-up is the waiter its data was for). */
+static __always_inline void emit_sock_ready(__u32 wakee_tid, __u32 cur_tid, __u32 cur_tgid,
+					    __u64 ts)
+{
+	if (!(events & EV_SOCK))
+		return;
+	struct cpu_ctx *cc = get_cpuctx();
+	if (!cc || !cc->ready_sk)
+		return;
+	__u64 skv = cc->ready_sk;
+	bool same = cc->ready_tid == cur_tid && cc->ready_gen == cc->sirq_gen &&
+		    ts - cc->ready_ts < READY_WINDOW_NS;
+	cc->ready_sk = 0;
+	if (!same)
+		return;
+	struct scratch *s = get_scratch();
+	if (!s)
+		return;
+	struct rec_hdr *h = begin(s, REC_SOCK_READY, cur_tid, cur_tgid, ts);
+	struct rec_sock_ready *b = (void *)(s->buf + sizeof(*h));
+	if (!read_flow(skv, &b->flow, true))
+		return;
+	b->wakee_tid = wakee_tid;
+	b->seq = 0;
+	b->has_seq = 0;
+	b->pad = 0;
+	if (b->flow.proto == SK_IPPROTO_TCP && b->flow.family != SK_AF_UNIX) {
+		b->seq = BPF_CORE_READ((struct tcp_sock *)skv, rcv_nxt);
+		b->has_seq = 1;
+	}
+	h->len = sizeof(*h) + sizeof(*b);
+	submit(s->buf, h->len);
+}
+#endif
