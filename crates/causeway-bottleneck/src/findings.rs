@@ -265,6 +265,17 @@ pub struct Quality {
     pub before_exec_waits: u64,
     /// Their total length.
     pub before_exec: DurationNs,
+    /// Threads' last waits ended just before they exited (told to stop, or a join
+    /// of the last worker): left out.
+    pub exit_waits: u64,
+    /// Their total length.
+    pub exit: DurationNs,
+    /// Waits ended by socket data that a recorded thread sent, whose waker is that
+    /// thread rather than the device or kernel thread that carried the data.
+    pub data_wakes: u64,
+    /// Waits ended by socket data from outside the recording (their device stays
+    /// the waker).
+    pub data_wakes_from_outside: u64,
     /// Edges lighter than this are listed but not used to find knots and sinks (see
     /// [`crate::Options::min_edge_fraction`]).
     pub min_edge: DurationNs,

@@ -48,6 +48,10 @@ pub(crate) struct WaitStats {
     /// Waits that ended before the thread's process exec'd (launcher code).
     pub(crate) before_exec_waits: u64,
     pub(crate) before_exec_ns: u64,
+    /// A thread's last wait, ended just before it exited: it waited to be told to
+    /// stop, not for work (see [`EXIT_GRACE_NS`]).
+    pub(crate) exit_waits: u64,
+    pub(crate) exit_ns: u64,
 }
 
 impl WaitStats {
@@ -62,8 +66,20 @@ impl WaitStats {
         self.unended_ns += o.unended_ns;
         self.before_exec_waits += o.before_exec_waits;
         self.before_exec_ns += o.before_exec_ns;
+        self.exit_waits += o.exit_waits;
+        self.exit_ns += o.exit_ns;
     }
 }
+
+/// A thread's last wait counts as a shutdown hand-off when another thread ended it and
+/// the thread exits within this long of its wake-up: a worker parked on its queue until the program tells it
+/// to stop, a main thread joining the last worker. Such a wait is for the end of the
+/// run, not for work, and its waker (the thread that shut the program down) made
+/// every worker look like it waited for it: in `pipeline-commit` the reply threads'
+/// last waits on the main thread closed a cycle clients → reply → main → client
+/// process → clients that hid the knot {sync, disk}. A recording of a running
+/// server (`-p`, `--duration`) has no such waits.
+pub(crate) const EXIT_GRACE_NS: u64 = 10_000_000;
 
 /// `entity_of` value of a thread outside the analysis: a thread of a process the
 /// recording did not follow. It has no entity; its wake-ups point to the "other
@@ -164,7 +180,18 @@ pub(crate) fn thread_waits(th: &Thread, r: &Resolver<'_>) -> (Vec<Wait>, WaitSta
         .tgid
         .and_then(|g| r.facts.exec_time(g))
         .map_or(0, |t| t.0);
+    // The last wait, if the thread exits right after it.
+    let exit_wait = th.exited.and_then(|x| {
+        let last = waits.last()?;
+        let told = matches!(last.waker, WakerKey::Entity(_));
+        (told && x.0.saturating_sub(last.end) <= EXIT_GRACE_NS).then_some(last.start)
+    });
     waits.retain(|w| {
+        if Some(w.start) == exit_wait {
+            stats.exit_waits += 1;
+            stats.exit_ns += w.len();
+            return false;
+        }
         if w.end <= exec {
             stats.before_exec_waits += 1;
             stats.before_exec_ns += w.len();

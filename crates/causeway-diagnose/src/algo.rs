@@ -67,12 +67,15 @@ pub fn diagnose(
             needs_data_flag: None,
             decisions: Vec::new(),
             counts: g.counts(),
+            chain: Vec::new(),
         },
         path: Vec::new(),
         halted: false,
     };
     run.diagnose(problem, 0, None);
-    run.out
+    let mut out = run.out;
+    out.chain = crate::chain::culprit_chain(g, &out);
+    out
 }
 
 /// State of one diagnosis.
@@ -554,9 +557,12 @@ pub fn peers(g: &EventGraph, v: VertexId) -> Vec<u32> {
 /// x86-64 `nanosleep` and `clock_nanosleep`.
 const SLEEPS: [u32; 2] = [35, 230];
 
-/// True for a wait in a sleep call that its own timer ended.
+/// True for a wait in a sleep call that its own timer ended (the call from the
+/// recorded system calls, else from the frames where it blocked).
 fn is_sleep(v: &crate::graph::Vertex) -> bool {
-    v.woken_by == Some(WokenBy::Timer) && v.wait_call.is_some_and(|c| SLEEPS.contains(&c))
+    v.woken_by == Some(WokenBy::Timer)
+        && (v.wait_call.is_some_and(|c| SLEEPS.contains(&c))
+            || v.waits_on == Some(crate::WaitKind::Sleep))
 }
 
 /// True if the waits `members` form a circle: each ended by a wake-up from another

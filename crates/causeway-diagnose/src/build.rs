@@ -111,14 +111,22 @@ pub fn build(trace: &Trace, syscalls: &[SyscallSpan], opts: &Options) -> EventGr
     let mut cuts = Vec::new();
     let mut vertices = Vec::new();
     for raws in per_thread {
-        for r in raws {
+        for mut r in raws {
+            if let Some(index) = r.segment {
+                let seg = causeway_model::SegmentId {
+                    thread: r.vertex.thread,
+                    index,
+                };
+                let kind = crate::waitkind::classify(&r.vertex, Some(seg), model, trace.tables());
+                r.vertex.waits_on = Some(kind);
+            }
             wait_segments.push(r.segment);
             cuts.push(r.cut);
             vertices.push(r.vertex);
         }
     }
     let mut graph = EventGraph::from_parts(vertices, Vec::new());
-    let (edges, interrupts) = edges(trace, &graph, &wait_segments, &cuts);
+    let (edges, interrupts, socket_wakeups) = edges(trace, &graph, &wait_segments, &cuts);
     graph = graph.with_edges(edges);
     // Data edges last: whether a wake-up already links a read needs the others.
     let data = objects::edges(&graph, &links);
@@ -133,6 +141,7 @@ pub fn build(trace: &Trace, syscalls: &[SyscallSpan], opts: &Options) -> EventGr
         batch_splits,
         data_edges,
         interrupt_wakeups: interrupts,
+        socket_wakeups,
     });
     graph
 }
@@ -269,6 +278,7 @@ fn thread_vertices(
                         wait_call: syscall,
                         stack: switch_out_stack,
                         woken_by: s.end_known.then(|| woken_by(s.wake().map(|w| w.waker))),
+                        waits_on: None,
                         samples: Vec::new(),
                         complete: s.start_known && s.end_known,
                     },
@@ -332,6 +342,7 @@ fn exec_vertex(
             calls: Vec::new(),
             yields: 0,
             wait_call: None,
+            waits_on: None,
             stack: None,
             woken_by: None,
             samples: Vec::new(),
@@ -523,10 +534,11 @@ fn edges(
     g: &EventGraph,
     wait_segments: &[Option<u32>],
     cuts: &[Option<EdgeKind>],
-) -> (Vec<Edge>, u64) {
+) -> (Vec<Edge>, u64, u64) {
     let model = trace.model();
     let mut out = Vec::new();
     let mut interrupts = 0u64;
+    let mut socket = 0u64;
     for (i, v) in (0u32..).zip(g.vertices()) {
         let id = VertexId(i);
         let list = g.thread_vertices(v.thread);
@@ -546,17 +558,24 @@ fn edges(
                     .filter(|(_, pv)| pv.kind == VertexKind::Exec && pv.span.end == v.span.start);
                 match v.woken_by {
                     Some(WokenBy::Thread { .. }) => {
-                        let seg = wait_segments.get(i as usize).copied().flatten();
+                        let seg = wait_segments
+                            .get(i as usize)
+                            .copied()
+                            .flatten()
+                            .map(|index| SegmentId {
+                                thread: v.thread,
+                                index,
+                            });
+                        // Socket data: the sender's vertex when it sent it (on loopback
+                        // the wake-up itself; later when a softirq delivered it).
+                        let data = seg.and_then(|s| model.data_wake(s));
+                        let at = data.map_or(v.span.end, |d| d.link_time(v.span.end));
                         let waker = seg
-                            .and_then(|index| {
-                                model.waker_segment(SegmentId {
-                                    thread: v.thread,
-                                    index,
-                                })
-                            })
-                            .and_then(|w| g.vertex_at(w.thread, v.span.end));
+                            .and_then(|s| model.waker_segment(s))
+                            .and_then(|w| g.vertex_at(w.thread, at));
                         if let Some(w) = waker.filter(|&w| w != id) {
-                            out.push(edge(w, EdgeKind::Wakeup, Strength::Strong, v.span.end));
+                            out.push(edge(w, EdgeKind::Wakeup, Strength::Strong, at));
+                            socket += u64::from(data.is_some());
                         }
                     }
                     Some(WokenBy::Timer) => {
@@ -599,7 +618,7 @@ fn edges(
     }
     out.extend(flag_edges(trace, g));
     out.extend(crate::signals::signal_edges(trace, g));
-    (out, interrupts)
+    (out, interrupts, socket)
 }
 
 /// The parent's vertex at a thread's creation, for its first vertex.

@@ -381,6 +381,7 @@ fn a_wait_ended_by_another_threads_data_is_a_normal_case_for_the_similar_vertex(
         wait_call: Some(45),
         stack: None,
         woken_by: Some(by),
+        waits_on: None,
         samples: Vec::new(),
         complete: true,
     };

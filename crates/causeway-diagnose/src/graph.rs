@@ -115,6 +115,9 @@ pub struct Vertex {
     pub stack: Option<StackRef>,
     /// For a wait: what ended it (`None` if it did not end in the trace).
     pub woken_by: Option<WokenBy>,
+    /// For a wait: what it waited on (a socket, a lock, a sleep...), see
+    /// [`crate::WaitKind`]; `None` for runs.
+    pub waits_on: Option<crate::WaitKind>,
     /// On-CPU samples inside the span, counted by user stack (most first).
     pub samples: Vec<(Option<StackId>, u32)>,
     /// True if both ends were observed (not a bound of the recording or of a loss).
@@ -203,6 +206,9 @@ pub struct GraphCounts {
     pub data_edges: u64,
     /// Wake-ups by interrupts left out of the graph (§3.1).
     pub interrupt_wakeups: u64,
+    /// Wake-up edges from the thread that sent a socket's data to the wait it ended
+    /// (the recorder's socket events; the network stack ran the wake-up).
+    pub socket_wakeups: u64,
 }
 
 /// The counts only the builder knows.
@@ -216,6 +222,8 @@ pub(crate) struct BuildCounts {
     pub data_edges: u64,
     /// Wake-ups by interrupts left out.
     pub interrupt_wakeups: u64,
+    /// Socket data wake-ups linked to their sender.
+    pub socket_wakeups: u64,
 }
 
 /// Vertices, edges and the index of incoming edges.
@@ -290,6 +298,7 @@ impl EventGraph {
         self.counts.batch_splits = c.batch_splits;
         self.counts.data_edges = c.data_edges;
         self.counts.interrupt_wakeups = c.interrupt_wakeups;
+        self.counts.socket_wakeups = c.socket_wakeups;
     }
 
     /// All vertices.

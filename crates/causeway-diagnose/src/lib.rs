@@ -16,6 +16,7 @@
 mod algo;
 mod batching;
 mod build;
+mod chain;
 mod error;
 mod graph;
 mod objects;
@@ -25,6 +26,7 @@ mod problem;
 mod result;
 mod signals;
 mod signature;
+mod waitkind;
 
 #[cfg(test)]
 mod data_tests;
@@ -45,10 +47,11 @@ pub use oracle::{
 };
 pub use problem::problem_vertex;
 pub use result::{
-    Case, CircularWait, Compared, Decision, Diagnosis, Finding, Slice, SliceEnd, SliceStep,
+    Case, CircularWait, Compared, Decision, Diagnosis, Finding, Hop, Slice, SliceEnd, SliceStep,
 };
 pub use signals::stop_signal;
 pub use signature::Signature;
+pub use waitkind::WaitKind;
 
 use causeway_model::Trace;
 use causeway_stacks::SyscallSpan;

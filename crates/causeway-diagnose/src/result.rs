@@ -152,6 +152,18 @@ pub struct Diagnosis {
     pub decisions: Vec<Decision>,
     /// The graph's size.
     pub counts: GraphCounts,
+    /// The culprit chain, the problem first: each vertex with what it waited on for
+    /// the next one (the last: what it waited on itself, or the CPU for a run).
+    pub chain: Vec<Hop>,
+}
+
+/// One hop of the culprit chain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Hop {
+    /// The vertex (a finding's).
+    pub vertex: VertexId,
+    /// What it waited on.
+    pub kind: crate::WaitKind,
 }
 
 impl Diagnosis {

@@ -34,6 +34,7 @@ fn vx(thread: u32, start: u64, end: u64, kind: VertexKind, block: BlockType) -> 
         wait_call: None,
         stack: None,
         woken_by: None,
+        waits_on: None,
         samples: Vec::new(),
         complete: true,
     }

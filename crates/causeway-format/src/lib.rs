@@ -53,10 +53,10 @@ pub use header::{
 };
 pub use ids::{Cpu, DevId, DurationNs, FrameId, StackId, StringId, Tgid, Tid, Timestamp};
 pub use reader::{ChunkInfo, MergedEvents, TimeRange, TraceReader};
+pub use sockets::{Endpoint, Flow, FlowId, SockFamily, SockProto};
 pub use tables::{
     Frame, FrameSpace, InlinedFrame, Mapping, ProcessInfo, Stack, Tables, ThreadIndex, ThreadInfo,
 };
-pub use sockets::{Endpoint, Flow, FlowId, SockFamily, SockProto};
 pub use units::UnitError;
 pub use writer::{TraceWriter, WriterOptions, write_to_vec};
 

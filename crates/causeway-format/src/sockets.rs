@@ -49,7 +49,9 @@ impl SockProto {
 /// One end of a flow: an address and port for IP sockets (IPv4 as an IPv4-mapped IPv6
 /// address), or for a Unix socket a keyed hash of the kernel object (`addr`'s first 8
 /// bytes, little-endian; port 0), stable while it lives and never its address.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 pub struct Endpoint {
     /// IPv6 (or IPv4-mapped) address, or the object's identity.
     pub addr: [u8; 16],

@@ -270,12 +270,16 @@ mod tests {
         let sends = [send(100, 7, 10, None), send(260, 8, 10, None)];
         // Delivered inside 8's send (8 hosted the softirq).
         assert_eq!(
-            matching_send(&sends, &ready(250, 8, None), false).unwrap().tid,
+            matching_send(&sends, &ready(250, 8, None), false)
+                .unwrap()
+                .tid,
             Tid(8)
         );
         // Delivered later by ksoftirqd (tid 15): the latest send before.
         assert_eq!(
-            matching_send(&sends, &ready(250, 15, None), false).unwrap().tid,
+            matching_send(&sends, &ready(250, 15, None), false)
+                .unwrap()
+                .tid,
             Tid(7)
         );
         assert!(matching_send(&sends, &ready(50, 15, None), false).is_none());

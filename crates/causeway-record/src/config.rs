@@ -418,9 +418,8 @@ mod tests {
                 ..EventSet::DEFAULT
             }
         );
-        let none =
-            EventSet::parse("-sched,-proc,-irq,-softirq,-block,-net,-signal,-timer,-socket")
-                .unwrap();
+        let none = EventSet::parse("-sched,-proc,-irq,-softirq,-block,-net,-signal,-timer,-socket")
+            .unwrap();
         assert!(none.is_empty());
         let s = EventSet::parse("signal,timer").unwrap();
         assert!(s.signal && s.timer && !s.sched);

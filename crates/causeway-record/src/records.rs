@@ -1028,11 +1028,19 @@ mod abi {
             pad: 0,
         };
         let r = record(ty::SOCK_SEND, &send);
-        let Body::SockSend { flow: f, bytes, seq } = r.body else {
+        let Body::SockSend {
+            flow: f,
+            bytes,
+            seq,
+        } = r.body
+        else {
             panic!("not a send: {:?}", r.body);
         };
         assert_eq!((bytes, seq), (64, Some(0xdead_beef)));
-        assert_eq!((f.local_port, f.remote_port, f.family, f.proto), (5000, 41230, 2, 6));
+        assert_eq!(
+            (f.local_port, f.remote_port, f.family, f.proto),
+            (5000, 41230, 2, 6)
+        );
         assert_eq!((f.local_addr[15], f.remote_addr[15]), (1, 2));
         let ready = types::rec_sock_ready {
             flow,

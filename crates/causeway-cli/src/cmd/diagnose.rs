@@ -116,7 +116,8 @@ pub fn run(args: &DiagnoseArgs) -> Result<u8> {
         );
     }
     let view = DiagnosisView::new(&d, &l.trace, &graph)
-        .context("the diagnosis names a vertex the graph does not have")?;
+        .context("the diagnosis names a vertex the graph does not have")?
+        .verbose(args.verbose);
     // Lost events are said before the diagnosis (a missing wake-up can hide a link).
     output::emit_with(
         &view,

@@ -76,6 +76,10 @@ pub struct DiagnoseArgs {
     /// took, on standard error.
     #[arg(long)]
     pub timing: bool,
+    /// Text: every step of each slice and every thread compared (by default the first
+    /// few, with a count of the rest). JSON always has everything.
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 impl DiagnoseArgs {

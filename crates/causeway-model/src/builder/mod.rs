@@ -147,7 +147,10 @@ impl<'t> ModelBuilder<'t> {
         let trace_start = self.trace_start();
         let cpu = self.cpus.get_or_insert(c, trace_start);
         // A stack or a socket mark follows its event: the pending stack target lives on.
-        if !matches!(ev.kind, EventKind::Stack { .. } | EventKind::SockReady { .. }) {
+        if !matches!(
+            ev.kind,
+            EventKind::Stack { .. } | EventKind::SockReady { .. }
+        ) {
             cpu.pending = None;
         }
         match ev.kind {

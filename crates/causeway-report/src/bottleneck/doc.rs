@@ -222,6 +222,11 @@ pub(crate) struct QualityDoc {
     pub(crate) before_exec_waits: u64,
     #[serde(rename = "before_exec_ns", serialize_with = "secs_as_ns")]
     pub(crate) before_exec_s: f64,
+    pub(crate) exit_waits: u64,
+    #[serde(rename = "exit_ns", serialize_with = "secs_as_ns")]
+    pub(crate) exit_s: f64,
+    pub(crate) data_wakes: u64,
+    pub(crate) data_wakes_from_outside: u64,
     #[serde(rename = "min_edge_ns", serialize_with = "secs_as_ns")]
     pub(crate) min_edge_s: f64,
     pub(crate) false_wakeups_removed: u64,

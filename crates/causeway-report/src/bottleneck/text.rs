@@ -241,7 +241,7 @@ pub(crate) fn render(r: &Doc) -> String {
     let q = &r.quality;
     let _ = writeln!(
         out,
-        "data: {} events lost, {} model anomalies, {} waits ({:.3}s) with no known waker, {} unended at the end of the recording ({:.3}s), {} before exec ({:.3}s), {} false wake-ups removed ({} unmatched), {} busy-waits ({} without a releaser), {} cascade cycles cut, {} cascades cut at the step budget",
+        "data: {} events lost, {} model anomalies, {} waits ({:.3}s) with no known waker, {} unended at the end of the recording ({:.3}s), {} before exec ({:.3}s), {} before exit ({:.3}s), {} woken by socket data from a recorded sender ({} from outside), {} false wake-ups removed ({} unmatched), {} busy-waits ({} without a releaser), {} cascade cycles cut, {} cascades cut at the step budget",
         q.lost_events,
         q.model_anomalies,
         q.unattributed_waits,
@@ -250,6 +250,10 @@ pub(crate) fn render(r: &Doc) -> String {
         q.unended_s,
         q.before_exec_waits,
         q.before_exec_s,
+        q.exit_waits,
+        q.exit_s,
+        q.data_wakes,
+        q.data_wakes_from_outside,
         q.false_wakeups_removed,
         q.false_wakeups_unmatched,
         q.spins,

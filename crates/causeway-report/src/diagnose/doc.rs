@@ -95,9 +95,22 @@ pub struct DecisionDoc {
     pub by: &'static str,
 }
 
+/// One hop of the culprit chain.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HopDoc {
+    /// The vertex.
+    pub vertex: VertexDoc,
+    /// What it waited on for the next hop (the last hop: what it waited on itself):
+    /// `socket`, `pipe`, `lock`, `futex`, `child exit`, `signal`, `sleep`, `timer`,
+    /// `disk`, `CPU`, `poll` or `wait`.
+    pub kind: &'static str,
+}
+
 /// The whole diagnosis.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct DiagnosisDoc {
+    /// The verdict: the culprit chain, the problem first, one hop per culprit.
+    pub chain: Vec<HopDoc>,
     /// The problem vertex.
     pub problem: VertexDoc,
     /// Reported vertices.
@@ -281,7 +294,18 @@ pub fn build(d: &Diagnosis, trace: &Trace, g: &EventGraph) -> Option<DiagnosisDo
             by: decided_word(x.by),
         })
         .collect();
+    let chain = d
+        .chain
+        .iter()
+        .filter_map(|h| {
+            Some(HopDoc {
+                vertex: n.vertex(h.vertex)?,
+                kind: h.kind.name(),
+            })
+        })
+        .collect();
     Some(DiagnosisDoc {
+        chain,
         problem: n.vertex(d.problem)?,
         findings,
         circles,

@@ -25,6 +25,7 @@ use std::io::Write;
 #[derive(Clone, Debug, PartialEq)]
 pub struct DiagnosisView {
     doc: DiagnosisDoc,
+    verbose: bool,
 }
 
 impl DiagnosisView {
@@ -33,7 +34,15 @@ impl DiagnosisView {
     pub fn new(d: &Diagnosis, trace: &Trace, graph: &EventGraph) -> Option<DiagnosisView> {
         Some(DiagnosisView {
             doc: doc::build(d, trace, graph)?,
+            verbose: false,
         })
+    }
+
+    /// Show every step of every slice and every thread compared in the text (JSON
+    /// always has them).
+    pub fn verbose(mut self, on: bool) -> DiagnosisView {
+        self.verbose = on;
+        self
     }
 
     /// The document (for tests and other renderers).
@@ -52,7 +61,7 @@ impl View for DiagnosisView {
     }
 
     fn write_text(&self, out: &mut dyn Write) -> Result<(), ReportError> {
-        text::write(&self.doc, out)?;
+        text::write(&self.doc, self.verbose, out)?;
         Ok(())
     }
 

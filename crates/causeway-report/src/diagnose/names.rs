@@ -42,6 +42,9 @@ pub struct VertexDoc {
     pub woken_by: Option<String>,
     /// For a wait: the system call it blocked in.
     pub wait_call: Option<String>,
+    /// For a wait: what it waited on (`socket`, `pipe`, `lock`, `futex`, `child exit`,
+    /// `signal`, `sleep`, `timer`, `disk`, `poll`, `wait`).
+    pub waits_on: Option<&'static str>,
     /// System calls, repeats collapsed (`write x3`).
     pub syscalls: Vec<String>,
     /// Top frames where it blocked (innermost first).
@@ -133,6 +136,7 @@ impl<'a> Namer<'a> {
             block: block_word(v.block),
             woken_by: v.woken_by.map(|w| woken_word(self.trace, w)),
             wait_call: v.wait_call.map(|n| syscall_label(n).into_owned()),
+            waits_on: v.waits_on.map(|k| k.name()),
             syscalls,
             frames,
             samples: v.samples.iter().map(|(_, n)| n).sum(),

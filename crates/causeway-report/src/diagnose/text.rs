@@ -1,9 +1,60 @@
-//! The text form of the diagnosis: the problem, the culprit chain with slices and
-//! comparisons, circular waits, and every decision.
+//! The text form of the diagnosis: the verdict first (the culprit chain, one line per
+//! hop with what each waited on), then the evidence: each finding with its slice and
+//! comparisons, circular waits, and every decision. Without `verbose`, slices show
+//! their first steps and comparisons their first threads, each with a count of the
+//! rest, so a diagnosis of a real system-wide recording stays readable; JSON keeps
+//! everything.
 
-use super::doc::{DiagnosisDoc, FindingDoc, SliceDoc};
+use super::doc::{DiagnosisDoc, FindingDoc, HopDoc, SliceDoc};
 use super::names::{VertexDoc, line};
+use crate::format::millis;
 use std::io::{self, Write};
+
+/// Slice steps shown per slice without `verbose`.
+const STEPS: usize = 3;
+
+/// Threads compared shown per finding without `verbose`.
+const COMPARED: usize = 3;
+
+/// One line per hop: who, how long, what it waited on for the next.
+fn verdict(out: &mut dyn Write, chain: &[HopDoc]) -> io::Result<()> {
+    let Some(first) = chain.first() else {
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "verdict: {} ({}) {} {:.3} ms; culprit chain, each waiting on the next:",
+        first.vertex.thread,
+        first.vertex.tid,
+        first.vertex.block,
+        millis(first.vertex.duration_ns)
+    )?;
+    let width = chain
+        .iter()
+        .map(|h| h.vertex.thread.len() + h.vertex.tid.to_string().len() + 3)
+        .max()
+        .unwrap_or(0);
+    for (i, h) in chain.iter().enumerate() {
+        let who = format!("{} ({})", h.vertex.thread, h.vertex.tid);
+        let how = match (i + 1 == chain.len(), h.kind) {
+            (true, "sleep") => "sleep: it chose to wait, the end of the chain".to_string(),
+            (true, "CPU") => "CPU: busy the whole time, the end of the chain".to_string(),
+            (true, k) => format!("{k}: the end of what the trace shows"),
+            (false, k) => k.to_string(),
+        };
+        writeln!(
+            out,
+            "  {}{who:<width$}  {:>12}  {how}",
+            if i == 0 { "   " } else { "<- " },
+            format!(
+                "{} {:.1} ms",
+                h.vertex.block.split(' ').next().unwrap_or(""),
+                millis(h.vertex.duration_ns)
+            ),
+        )?;
+    }
+    Ok(())
+}
 
 fn details(out: &mut dyn Write, v: &VertexDoc, pad: &str) -> io::Result<()> {
     if let Some(w) = &v.woken_by {
@@ -26,8 +77,10 @@ fn details(out: &mut dyn Write, v: &VertexDoc, pad: &str) -> io::Result<()> {
     Ok(())
 }
 
-fn slice(out: &mut dyn Write, s: &SliceDoc, pad: &str) -> io::Result<()> {
-    for st in s.steps.iter().skip(1) {
+fn slice(out: &mut dyn Write, s: &SliceDoc, pad: &str, verbose: bool) -> io::Result<()> {
+    let n = s.steps.len().saturating_sub(1);
+    let shown = if verbose { n } else { n.min(STEPS) };
+    for st in s.steps.iter().skip(1).take(shown) {
         writeln!(
             out,
             "{pad}<- {}  [{}, {}, by {}]",
@@ -38,10 +91,17 @@ fn slice(out: &mut dyn Write, s: &SliceDoc, pad: &str) -> io::Result<()> {
         )?;
         details(out, &st.vertex, &format!("{pad}     "))?;
     }
+    if shown < n {
+        writeln!(
+            out,
+            "{pad}... {} more steps (--verbose shows them)",
+            n - shown
+        )?;
+    }
     writeln!(out, "{pad}(slice ended: {})", s.end)
 }
 
-fn finding(out: &mut dyn Write, i: usize, f: &FindingDoc) -> io::Result<()> {
+fn finding(out: &mut dyn Write, i: usize, f: &FindingDoc, verbose: bool) -> io::Result<()> {
     let pad = "   ".repeat(f.depth as usize);
     let role = match f.culprit_of {
         None => "problem".to_string(),
@@ -78,11 +138,11 @@ fn finding(out: &mut dyn Write, i: usize, f: &FindingDoc) -> io::Result<()> {
         (Some(s), Some(sl)) => {
             writeln!(out, "{inner}similar earlier vertex {}: {}", s.id, line(s))?;
             writeln!(out, "{inner}its normal wake-up path:")?;
-            slice(out, sl, &inner)?;
+            slice(out, sl, &inner, verbose)?;
         }
         (None, Some(sl)) => {
             writeln!(out, "{inner}slice back to its cause:")?;
-            slice(out, sl, &inner)?;
+            slice(out, sl, &inner, verbose)?;
         }
         (_, None) if !f.compared.is_empty() && f.flag_writer.is_none() => writeln!(
             out,
@@ -91,7 +151,12 @@ fn finding(out: &mut dyn Write, i: usize, f: &FindingDoc) -> io::Result<()> {
         )?,
         _ => {}
     }
-    for c in &f.compared {
+    let shown = if verbose {
+        f.compared.len()
+    } else {
+        f.compared.len().min(COMPARED)
+    };
+    for c in f.compared.iter().take(shown) {
         writeln!(
             out,
             "{inner}meanwhile {} [{}, covers {}% of the wait{}]",
@@ -99,6 +164,13 @@ fn finding(out: &mut dyn Write, i: usize, f: &FindingDoc) -> io::Result<()> {
             c.case,
             c.overlap_percent,
             if c.from_normal_path { "" } else { ", peer" }
+        )?;
+    }
+    if shown < f.compared.len() {
+        writeln!(
+            out,
+            "{inner}... {} more threads compared (--verbose shows them)",
+            f.compared.len() - shown
         )?;
     }
     Ok(())
@@ -124,13 +196,15 @@ fn loop_place(v: &VertexDoc) -> String {
 }
 
 /// Write the whole report.
-pub fn write(d: &DiagnosisDoc, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "why is it stuck: {}", line(&d.problem))?;
+pub fn write(d: &DiagnosisDoc, verbose: bool, out: &mut dyn Write) -> io::Result<()> {
+    verdict(out, &d.chain)?;
+    writeln!(out, "\nevidence\nwhy is it stuck: {}", line(&d.problem))?;
     let g = &d.graph;
     writeln!(
         out,
         "event graph: {} vertices, {} edges ({} strong, {} weak); {} peer-set splits, {} \
-         batch item splits; {} data edges; {} interrupt wake-ups left out",
+         batch item splits; {} data edges; {} socket wake-ups linked to their sender; {} \
+         interrupt wake-ups left out",
         g.vertices,
         g.edges,
         g.strong,
@@ -138,10 +212,11 @@ pub fn write(d: &DiagnosisDoc, out: &mut dyn Write) -> io::Result<()> {
         g.peer_splits,
         g.batch_splits,
         g.data_edges,
+        g.socket_wakeups,
         g.interrupt_wakeups
     )?;
     for (i, f) in d.findings.iter().enumerate() {
-        finding(out, i, f)?;
+        finding(out, i, f, verbose)?;
     }
     for c in &d.circles {
         let names: Vec<String> = c
