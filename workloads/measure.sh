@@ -21,7 +21,7 @@ reps=${2:-3}
 max_foreign=${MAX_FOREIGN:-0.75}
 progs=${PROGS:-"blocking-write lock-contention load-imbalance circular-timeout
        spin-flag long-cpu two-peaks blocking-net prefork-lock group-commit
-       stopped-peer lock-chain"}
+       stopped-peer lock-chain batch-loop pipeline-commit lock-holder-idle"}
 hz=$(getconf CLK_TCK)
 
 make -s -C "$here"

@@ -1,6 +1,6 @@
 /* Disk and socket helpers shared by the workloads that write a log or talk over
  * over pipes and loopback (blocking-write, blocking-net, prefork-lock, group-commit,
- * lock-chain, stopped-peer). */
+ * lock-chain, stopped-peer, pipeline-commit, lock-holder-idle). */
 #ifndef CAUSEWAY_WORKLOAD_IO_H
 #define CAUSEWAY_WORKLOAD_IO_H
 
