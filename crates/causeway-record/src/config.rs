@@ -426,7 +426,8 @@ mod tests {
         assert_eq!(s.bits(), 128 | 256);
         let s = EventSet::parse("socket").unwrap();
         assert_eq!(s.bits(), 512);
-        assert!(EventSet::DEFAULT.sock);
+        let default = EventSet::DEFAULT;
+        assert!(default.sock);
     }
 
     #[test]

@@ -1,0 +1,241 @@
+//! Causality through sockets, on real recordings (real eBPF, the default event groups):
+//! a wake-up delivered by the network stack names the thread that sent the data.
+//!
+//! - `socket-kinds` (tests/progs): ping-pong over TCP and UDP on loopback, a Unix
+//!   stream socket pair and pipes; every wait of one side is ended by the other side,
+//!   and the TCP, UDP and Unix ones carry the data wake-up that says so;
+//! - `lock-holder-idle`: `diagnose --auto` on the victim's stall names the whole chain
+//!   victim ← worker (socket) ← lock holder (lock) ← its client (socket) ← script
+//!   (pipe) ← sleep, within 80 lines of text;
+//! - `pipeline-commit`: the top finding of `bottleneck` is the knot {sync, disk} at
+//!   `fdatasync`, reached from the clients through the reply threads.
+//!
+//! Needs root and the built zoo; skipped without root unless `CAUSEWAY_REQUIRE_ROOT=1`
+//! (then it fails, as in CI).
+
+mod common;
+
+use causeway_format::{Tid, Waker};
+use causeway_model::{Model, SegmentId, SegmentState};
+use common::{build_prog, can_record, causeway, record, workload};
+use serde_json::Value;
+use std::path::Path;
+use std::sync::Mutex;
+
+/// One recording at a time (the workloads use both CPUs).
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn record_default(out: &Path, cmd: &[&str]) {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut a = vec!["--"];
+    a.extend_from_slice(cmd);
+    record(out, &a);
+}
+
+fn tid_of(m: &Model, comm: &str) -> (u32, Tid) {
+    let (i, t) = m
+        .threads()
+        .enumerate()
+        .find(|(_, t)| t.comm == comm)
+        .unwrap_or_else(|| panic!("no thread {comm}"));
+    (i as u32, t.tid)
+}
+
+/// Of `waiter`'s waits that a wake-up ended: how many `waker` ended, and how many of
+/// those carry socket data from it.
+fn woken_by(m: &Model, waiter: &str, waker: &str) -> (usize, usize, usize) {
+    let (wi, _) = tid_of(m, waiter);
+    let (_, wt) = tid_of(m, waker);
+    let th = m.thread_by_index(wi).unwrap();
+    let (mut all, mut by, mut data) = (0, 0, 0);
+    for (i, s) in (0u32..).zip(&th.segments) {
+        let SegmentState::Blocked { waker: Some(w), .. } = s.state else {
+            continue;
+        };
+        all += 1;
+        if w.waker == (Waker::Thread { tid: wt }) {
+            by += 1;
+            let id = SegmentId {
+                thread: wi,
+                index: i,
+            };
+            if m.data_wake(id).is_some_and(|d| d.sender == wt) {
+                data += 1;
+            }
+        }
+    }
+    (all, by, data)
+}
+
+#[test]
+fn socket_wakeups_name_the_thread_that_sent_the_data() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build_prog(dir.path(), "socket-kinds");
+    let out = dir.path().join("sk.cwt");
+    record_default(&out, &[bin.to_str().unwrap()]);
+    let (m, _, _) = common::model(&out);
+    assert!(m.stats().data_wakes >= 400, "{:?}", m.stats());
+    for kind in ["tcp", "udp", "unix", "pipe"] {
+        let pong = format!("{kind}-pong");
+        let ping = format!("{kind}-ping");
+        // The pong blocks for every message (the ping sleeps before sending).
+        let (all, by, data) = woken_by(&m, &pong, &ping);
+        assert!(all >= 190, "{pong}: {all} waits ended");
+        assert!(
+            by * 10 >= all * 9,
+            "{pong}: {by} of {all} waits ended by {ping}"
+        );
+        // Every message's wake-up carries its data (a Unix stream reader also wakes
+        // its peer after reading: those wake-ups carry none).
+        if kind != "pipe" {
+            assert!(
+                data >= 190,
+                "{pong}: {data} of {by} wake-ups by {ping} carry its socket data"
+            );
+        }
+        // No wait of either side is left to a softirq or a kernel thread.
+        for (a, b) in [(&pong, &ping), (&ping, &pong)] {
+            let (wi, _) = tid_of(&m, a);
+            let th = m.thread_by_index(wi).unwrap();
+            let (_, bt) = tid_of(&m, b);
+            let to_kernel = th
+                .segments
+                .iter()
+                .filter_map(|s| s.wake())
+                .filter(|w| {
+                    matches!(w.waker, Waker::Softirq { .. }) || {
+                        matches!(w.waker, Waker::Thread { tid } if tid != bt && tid.0 != 0
+                        && m.thread(tid).is_some_and(|t| t.comm.starts_with("ksoftirqd")))
+                    }
+                })
+                .count();
+            assert_eq!(to_kernel, 0, "{a}: waits left to the network stack");
+        }
+    }
+}
+
+/// `causeway diagnose ARGS TRACE` → (stdout, status).
+fn diagnose(trace: &Path, args: &[&str]) -> String {
+    let o = causeway()
+        .arg("diagnose")
+        .args(args)
+        .arg(trace)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        o.status.code().is_some_and(|c| c <= 1),
+        "diagnose {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+#[test]
+fn lock_holder_idle_names_the_chain_to_the_scripts_sleep() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("lh.cwt");
+    let exe = workload("lock-holder-idle");
+    record_default(
+        &out,
+        &[
+            exe.to_str().unwrap(),
+            "--seconds",
+            "4",
+            "--sleep-ms",
+            "3000",
+        ],
+    );
+    let args = ["--auto", "--thread", "lh-victim", "--stall", "wait"];
+    let mut j = vec!["--json"];
+    j.extend_from_slice(&args);
+    let d: Value = serde_json::from_str(&diagnose(&out, &j)).expect("diagnose JSON");
+    let chain: Vec<(String, String)> = d["chain"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["vertex"]["thread"].as_str().unwrap().to_string(),
+                h["kind"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want = [
+        ("lh-victim", "socket"),
+        ("lh-worker-0", "lock"),
+        ("lh-worker-1", "socket"),
+        ("lh-hold-client", "pipe"),
+        ("lh-script", "sleep"),
+    ];
+    let got: Vec<(&str, &str)> = chain
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    assert_eq!(got, want, "{d:#}");
+    assert!(d["graph"]["socket_wakeups"].as_u64().unwrap() > 0);
+    assert!(d["circles"].as_array().unwrap().is_empty(), "{d:#}");
+    let text = diagnose(&out, &args);
+    assert!(text.starts_with("verdict: lh-victim"), "{text}");
+    let lines = text.lines().count();
+    assert!(lines <= 80, "{lines} lines:\n{text}");
+}
+
+#[test]
+fn pipeline_commit_knot_is_the_sync_thread_and_the_disk() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pc.cwt");
+    let exe = workload("pipeline-commit");
+    let d = dir.path().to_str().unwrap();
+    record_default(&out, &[exe.to_str().unwrap(), "--seconds", "2", "--dir", d]);
+    let o = causeway()
+        .args(["bottleneck", "--json"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: Value = serde_json::from_slice(&o.stdout).expect("bottleneck JSON");
+    let name = |v: &Value| -> String {
+        let i = v.as_u64().unwrap() as usize;
+        r["vertices"][i]["label"].as_str().unwrap_or("").to_string()
+    };
+    let knot = &r["knots"][0];
+    let mut members: Vec<String> = knot["vertices"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no knot: {r:#}"))
+        .iter()
+        .map(name)
+        .collect();
+    members.sort();
+    assert_eq!(members.len(), 2, "top knot {members:?}");
+    assert!(members.iter().any(|m| m.starts_with("sync")), "{members:?}");
+    assert!(members.iter().any(|m| m.starts_with("disk")), "{members:?}");
+    // The clients' waits reach the reply threads, not the loopback device.
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("fdatasync"), "no fdatasync stack in the knot");
+    // (Connection set-up is still the loopback's: a connect() ends by the stack's
+    // handshake, not by data a thread sent.)
+    let edges = r["edges"].as_array().unwrap();
+    let client_to = |to: &str| -> u64 {
+        edges
+            .iter()
+            .filter(|e| name(&e["from"]).starts_with("client-") && name(&e["to"]).starts_with(to))
+            .map(|e| e["direct_ns"].as_u64().unwrap())
+            .sum()
+    };
+    let (reply, nic) = (client_to("reply-"), client_to("nic"));
+    assert!(reply > 0, "no client -> reply edge");
+    assert!(
+        nic * 100 < reply,
+        "clients still wait for the loopback device: {nic} ns against {reply} ns on the replies"
+    );
+}
