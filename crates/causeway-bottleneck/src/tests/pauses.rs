@@ -209,3 +209,38 @@ fn with_no_knot_the_answer_is_not_the_runtime_thread_or_its_timer() {
     let t = run(&few, &es);
     assert_eq!(t.sinks.first().map(|s| s.vertex), Some(VertexId(TIMER)));
 }
+
+#[test]
+fn a_stage_fed_by_other_threads_is_no_brief_stopper() {
+    // The JVM pipeline's shape: nine threads wait on the sync thread 0.48 ms at a time,
+    // 2.7 % of their waiting, as a safepoint's waiters do; but the sync thread's own
+    // waits end by the threads that queue requests for it (and by the disk), not by a
+    // timer: every request passes through it.
+    const WAITERS: usize = 0;
+    const FEEDERS: usize = 2;
+    let vs = vertices(&[
+        (VertexKind::SimilarThreads, 9, 60 * S, S),
+        (VertexKind::Thread, 1, 1_800 * MS, 200 * MS),
+        (VertexKind::SimilarThreads, 4, 8 * S, S),
+        (VertexKind::Disk { device: None }, 0, 0, 0),
+    ]);
+    let sync = 1;
+    let es = edges(&[
+        (WAITERS, sync, 1_600 * MS, 3_300, 1_600 * MS),
+        (sync, FEEDERS, 1_200 * MS, 3_000, 1_200 * MS),
+        (sync, 3, 600 * MS, 3_000, 600 * MS),
+        (FEEDERS, WAITERS, 8 * S, 4_000, 8 * S),
+    ]);
+    assert!(pauses::find(&vs, &es).is_empty());
+    // The same waits on a thread that sleeps on a timer in between: a stopper.
+    let vs2 = vertices(&[
+        (VertexKind::SimilarThreads, 9, 60 * S, S),
+        (VertexKind::Thread, 1, 1_800 * MS, 200 * MS),
+        (VertexKind::Timer, 0, 0, 0),
+    ]);
+    let es2 = edges(&[
+        (WAITERS, sync, 1_600 * MS, 3_300, 1_600 * MS),
+        (sync, 2, 1_800 * MS, 3_000, 1_800 * MS),
+    ]);
+    assert_eq!(pauses::find(&vs2, &es2).len(), 1);
+}
