@@ -30,6 +30,9 @@ pub(crate) struct Entity {
     pub(crate) kind: EntityKind,
     /// Time-ordered, non-overlapping.
     pub(crate) waits: Vec<Wait>,
+    /// Time blocked in shutdown hand-offs (`WaitStats::exit_ns`): on no edge, but
+    /// part of the time the entity spent off a CPU.
+    pub(crate) exit_ns: u64,
 }
 
 /// A name with its digits removed, so `worker-3` and `worker-12` compare equal.
@@ -101,7 +104,15 @@ pub(crate) fn build(kinds: Vec<EntityKind>, r: &Resolver<'_>) -> (Vec<Entity>, W
         .map(|kind| match kind {
             EntityKind::Thread(i) => {
                 let (waits, stats) = thread_waits(&r.threads[i], r);
-                (Entity { kind, waits }, stats)
+                let exit_ns = stats.exit_ns;
+                (
+                    Entity {
+                        kind,
+                        waits,
+                        exit_ns,
+                    },
+                    stats,
+                )
             }
             EntityKind::ShortTerm(ref members) => {
                 let mut stats = WaitStats::default();
@@ -112,7 +123,15 @@ pub(crate) fn build(kinds: Vec<EntityKind>, r: &Resolver<'_>) -> (Vec<Entity>, W
                     parts.push((&r.threads[m], w));
                 }
                 let waits = virtual_waits(&parts, r);
-                (Entity { kind, waits }, stats)
+                let exit_ns = stats.exit_ns;
+                (
+                    Entity {
+                        kind,
+                        waits,
+                        exit_ns,
+                    },
+                    stats,
+                )
             }
         })
         .collect();

@@ -170,7 +170,7 @@ fn make_vertex(
                 if matches!(ent.kind, EntityKind::ShortTerm(_)) {
                     kind = VertexKind::ShortTermThreads;
                 }
-                waiting += ent.waits.iter().map(|w| w.len()).sum::<u64>();
+                waiting += ent.waits.iter().map(|w| w.len()).sum::<u64>() + ent.exit_ns;
                 for i in member_threads(&ent.kind) {
                     let t = &threads[i];
                     running += t.totals.running.0;

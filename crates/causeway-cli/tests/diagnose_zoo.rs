@@ -6,7 +6,8 @@
 //! loop of `spin-flag` asking for a data flag, then (after `causeway watch` traced the
 //! flag with hardware watchpoints) naming the helper that wrote it late; the costly item
 //! of `batch-loop`'s event loop linked by its data edge to the request it read (per-item
-//! splits), and a TCP receive of `blocking-net` linked to the server's send.
+//! splits), and a TCP receive of `blocking-net` linked to the server's send (by the
+//! recorded socket data).
 //!
 //! Needs root and the built zoo; skipped without root unless `CAUSEWAY_REQUIRE_ROOT=1`
 //! (then it fails, as in CI).
@@ -756,20 +757,24 @@ fn blocking_net_links_a_tcp_receive_to_the_servers_send() {
     let d = diagnose(&trace, &["--auto", "--thread", "client-0", "--at", &at]);
     let f = &d["findings"][0];
     assert_eq!(f["vertex"]["thread"], "client-0");
+    // The network softirq ran the wake-up; the recorded socket data names the server
+    // thread that wrote the reply as its waker, and the wait as a socket's.
     assert!(
         f["vertex"]["woken_by"]
             .as_str()
             .unwrap()
-            .contains("softirq"),
+            .contains("server-0"),
         "{f:#}"
     );
+    assert_eq!(f["vertex"]["waits_on"], "socket", "{f:#}");
+    assert!(d["graph"]["socket_wakeups"].as_u64().unwrap() > 0);
     assert!(
         !f["similar"].is_null(),
         "no normal case to compare with: {f:#}"
     );
     let steps = f["slice"]["steps"].as_array().unwrap();
     assert_eq!(steps[1]["vertex"]["thread"], "server-0", "{f:#}");
-    assert_eq!(steps[1]["edge"], "data written to the same object");
+    assert_eq!(steps[1]["edge"], "wake-up");
     assert_eq!(steps[1]["strength"], "strong");
     assert_eq!(steps[1]["decided"], "graph");
     assert!(
