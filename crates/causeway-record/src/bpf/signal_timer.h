@@ -89,7 +89,7 @@ static __always_inline void on_hrtimer_start(struct hrtimer *t)
 	__u32 tgid = BPF_CORE_READ(cur, tgid);
 	if (!is_mine(tgid, cur))
 		return;
-	__u64 addr = (__u64)t;
+	__u64 addr = ptr_value(t);
 	__u8 one = 1;
 	bpf_map_update_elem(&armed_timers, &addr, &one, BPF_ANY);
 	struct scratch *s = get_scratch();
@@ -110,7 +110,7 @@ static __always_inline void on_hrtimer_expire(struct hrtimer *t)
 {
 	if (!(events & EV_TIMER))
 		return;
-	__u64 addr = (__u64)t;
+	__u64 addr = ptr_value(t);
 	if (!bpf_map_lookup_elem(&armed_timers, &addr))
 		return;
 	bpf_map_delete_elem(&armed_timers, &addr);

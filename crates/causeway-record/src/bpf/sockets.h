@@ -15,18 +15,14 @@
 #define SK_AF_INET6 10
 #define SK_IPPROTO_TCP 6
 #define SK_IPPROTO_UDP 17
-/* sk_data_ready and the wake-up it causes are a microsecond or two apart; a wake-up
- * further away in the same context is not taken as its consequence. */
-#define READY_WINDOW_NS 20000
-
-/* A kernel pointer as a plain number: a BTF tracepoint's arguments are trusted
- * pointers, on which the verifier refuses arithmetic (the hash in mix()). */
-static __always_inline __u64 ptr_value(const void *p)
-{
-	__u64 v = 0;
-	bpf_probe_read_kernel(&v, sizeof(v), &p);
-	return v;
-}
+/* How far a wake-up may follow the socket's sk_data_ready in the same context to be
+ * taken as its consequence. In one softirq run (the generation count bounds it) the
+ * receive path may take tens of microseconds on a loaded VM (50 us seen between a
+ * loopback packet's receive and the wake-up); in a thread's own context (a Unix
+ * socket's send) the two are a microsecond apart, and a later wake-up by the same
+ * thread is likely another hand-off. */
+#define READY_WINDOW_SOFTIRQ_NS 1000000
+#define READY_WINDOW_THREAD_NS 50000
 
 static __always_inline void put_object(__u8 *dst, __u64 id)
 {
@@ -157,8 +153,9 @@ static __always_inline void emit_sock_ready(__u32 wakee_tid, __u32 cur_tid, __u3
 	if (!cc || !cc->ready_sk)
 		return;
 	__u64 skv = cc->ready_sk;
+	__u64 window = cc->in_softirq ? READY_WINDOW_SOFTIRQ_NS : READY_WINDOW_THREAD_NS;
 	bool same = cc->ready_tid == cur_tid && cc->ready_gen == cc->sirq_gen &&
-		    ts - cc->ready_ts < READY_WINDOW_NS;
+		    ts - cc->ready_ts < window;
 	cc->ready_sk = 0;
 	if (!same)
 		return;
