@@ -6,7 +6,7 @@
 CARGO ?= cargo
 RELEASE := target/release
 
-.PHONY: all setup build workloads demo test lint unit-tests bench fuzz clean install
+.PHONY: all setup build workloads demo test lint unit-tests bench fuzz clean install realworld
 
 all: build
 
@@ -42,6 +42,12 @@ test: build lint unit-tests
 
 bench: build
 	$(CARGO) bench -p causeway-format
+
+# Unmodified programs under their own load, each with a known cause (realworld/README.md):
+# installs them, records, analyses, judges; writes realworld/RESULTS.md. Not part of test.
+# CAUSEWAY=path picks the binary (default target/release/causeway, built by `make build`).
+realworld:
+	bash realworld/run.sh
 
 # Fuzz the trace reader (needs a nightly toolchain and cargo-fuzz).
 fuzz:

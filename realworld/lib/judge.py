@@ -1,0 +1,219 @@
+"""Shared judging of the real-world cases, from causeway's --json output.
+
+Each case's judge.py says what the right answer is (which threads, by process id and
+thread name) and calls `judge_knot` (bottleneck) or `judge_chain` (diagnose); the
+verdict and a one-line description of causeway's top finding go to OUT/result.json,
+which realworld/run.sh collects into RESULTS.md.
+"""
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import time
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def load_output(out, name):
+    """An analysis's --json output, or None when it wrote none that parses (a crash, a
+    refused trace): the case then fails and says so, with the analysis's stderr."""
+    try:
+        return load(os.path.join(out, name))
+    except (OSError, ValueError):
+        return None
+
+
+def no_output(out, name):
+    err = os.path.join(out, name.replace(".json", ".err"))
+    text = open(err).read().strip().splitlines() if os.path.exists(err) else []
+    return "no JSON from causeway (%s)" % (text[-1][:200] if text else "no error output")
+
+
+class Want:
+    """One expected member of an answer: a thread of process `pid` whose name matches
+    `comm` (a regular expression), or a device whose kind is `device` ("disk")."""
+
+    def __init__(self, role, pid=None, comm=None, device=None):
+        self.role, self.pid, self.comm, self.device = role, pid, comm, device
+
+    def thread_matches(self, pid, comm):
+        if self.device:
+            return False
+        if self.pid is not None and int(pid) != int(self.pid):
+            return False
+        return self.comm is None or re.search(self.comm, comm or "") is not None
+
+    def vertex_matches(self, v):
+        kind = v.get("kind", {}).get("type")
+        if self.device:
+            return kind == self.device
+        return any(self.thread_matches(t["pid"], t["comm"]) for t in v.get("threads", []))
+
+    def __str__(self):
+        if self.device:
+            return "a %s" % self.device
+        return "%s (%s%s)" % (self.role, "pid %s" % self.pid if self.pid else "any process",
+                              ", thread /%s/" % self.comm if self.comm else "")
+
+
+# ---- bottleneck ----------------------------------------------------------------------
+
+def top_finding(doc):
+    """The answer the report leads with: the first knot, else the first sink."""
+    verts = {v["id"]: v for v in doc["vertices"]}
+    if doc.get("knots"):
+        k = doc["knots"][0]
+        members = [verts[i] for i in k["vertices"]]
+        return "knot", members, "knot {%s}" % ", ".join(v["label"] for v in members)
+    if doc.get("sinks"):
+        s = doc["sinks"][0]
+        v = verts[s["vertex"]]
+        advice = re.split(r" \(\d[\d.]*s of waiting", s.get("advice") or "")[0]
+        return "sink", [v], "no knot; sink %s%s" % (v["label"], ": " + advice if advice else "")
+    return None, [], "no knot and no sink"
+
+
+def judge_knot(out, name, must, must_not=()):
+    """Pass when the top finding of OUT/NAME (`bottleneck --json`) is a knot holding
+    every `must` and no `must_not`. Returns (passed, the finding in words, why not)."""
+    doc = load_output(out, name)
+    if doc is None:
+        return False, no_output(out, name), "the analysis failed"
+    kind, members, desc = top_finding(doc)
+    missing = [w for w in must if not any(w.vertex_matches(v) for v in members)]
+    extra = [w for w in must_not if any(w.vertex_matches(v) for v in members)]
+    ok = kind == "knot" and not missing and not extra
+    if not ok:
+        # Say where the right answer is, when the report has it further down.
+        verts = {v["id"]: v for v in doc["vertices"]}
+        for k in doc.get("knots", [])[1:]:
+            ms = [verts[i] for i in k["vertices"]]
+            if all(any(w.vertex_matches(v) for v in ms) for w in must) and \
+                    not any(any(w.vertex_matches(v) for v in ms) for w in must_not):
+                desc += " (the expected knot is knot %d: {%s})" % (
+                    k["rank"], ", ".join(v["label"] for v in ms))
+                break
+    why = []
+    if kind != "knot":
+        why.append("the top finding is not a knot")
+    why += ["missing %s" % w for w in missing]
+    why += ["holds %s" % w for w in extra]
+    return ok, desc, "; ".join(why)
+
+
+# ---- diagnose ------------------------------------------------------------------------
+
+def chain_vertices(doc):
+    """Every vertex the diagnosis put on its chain: the findings (problem, culprits, the
+    culprits' culprits), the steps of their slices, and any hop list at the top level."""
+    out = []
+
+    def walk(x):
+        if isinstance(x, dict):
+            if "tid" in x and "pid" in x and ("thread" in x or "comm" in x):
+                out.append(x)
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    for f in doc.get("findings", []):
+        walk(f.get("vertex"))
+        walk(f.get("slice"))
+        walk(f.get("flag_writer"))
+    for key in ("verdict", "chain", "culprit_chain", "hops"):
+        walk(doc.get(key))
+    return out
+
+
+def culprit_line(doc, most=6):
+    """The findings in order, one name per thread: what the report says the chain is
+    (the first `most` of them, and how many more)."""
+    names = []
+    for f in doc.get("findings", []):
+        v = f["vertex"]
+        n = "%s (%s)" % (v.get("thread"), v.get("tid"))
+        if n not in names:
+            names.append(n)
+    if not names:
+        return "no finding"
+    more = " ← … (%d more)" % (len(names) - most) if len(names) > most else ""
+    return " ← ".join(names[:most]) + more
+
+
+def judge_chain(out, name, hops):
+    """Pass when the diagnosis in OUT/NAME (`diagnose --json`) visits every hop."""
+    doc = load_output(out, name)
+    if doc is None:
+        return False, no_output(out, name), "the analysis failed"
+    seen = chain_vertices(doc)
+    missing = [h for h in hops
+               if not any(h.thread_matches(v["pid"], v.get("thread") or v.get("comm"))
+                          for v in seen)]
+    ok = not missing and bool(doc.get("findings"))
+    why = "; ".join("missing %s" % h for h in missing)
+    return ok, culprit_line(doc), why
+
+
+# ---- result --------------------------------------------------------------------------
+
+def machine():
+    for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
+        if line.startswith("Model name:"):
+            return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
+def binary_id(out):
+    """The binary the case ran (run.sh's private copy) and where it came from."""
+    path = os.path.join(os.path.dirname(os.path.abspath(out)), ".bin", "causeway")
+    if not os.path.exists(path):
+        return None
+    with open(path, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()[:12]
+    # The file name and hash, never the directory: results are committed, and a path
+    # names the machine they ran on.
+    name = os.path.basename(os.environ.get("CAUSEWAY", "target/release/causeway"))
+    return "%s (sha256 %s)" % (name, digest)
+
+
+def load_average(out):
+    """The machine's load when the case started (rw_start saved it): other work running
+    beside a case changes its figures."""
+    path = os.path.join(out, "loadavg")
+    text = open(path).read() if os.path.exists(path) else open("/proc/loadavg").read()
+    return " ".join(text.split()[:3])
+
+
+def write_result(out, case, program, expected, finding, ok, why, extra=None):
+    fix_path = os.path.join(out, "fix.json")
+    res = {
+        "case": case,
+        "program": program,
+        "expected": expected,
+        "finding": finding,
+        "pass": bool(ok),
+        "why": why,
+        "fix": load(fix_path) if os.path.exists(fix_path) else None,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "cpu": "%s, %d CPUs" % (machine(), os.cpu_count()),
+        "load_average": load_average(out),
+        "causeway": binary_id(out),
+    }
+    if extra:
+        res.update(extra)
+    with open(os.path.join(out, "result.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    print("%s: %s" % (case, "PASS" if ok else "FAIL"))
+    print("  expected: %s" % expected)
+    print("  causeway: %s" % finding)
+    if why:
+        print("  why:      %s" % why)
+    return 0 if ok else 1
+
