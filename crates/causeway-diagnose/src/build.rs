@@ -117,7 +117,7 @@ pub fn build(trace: &Trace, syscalls: &[SyscallSpan], opts: &Options) -> EventGr
                     thread: r.vertex.thread,
                     index,
                 };
-                let kind = crate::waitkind::classify(&r.vertex, Some(seg), model, trace.tables());
+                let kind = crate::classify::classify(&r.vertex, Some(seg), model, trace.tables());
                 r.vertex.waits_on = Some(kind);
             }
             wait_segments.push(r.segment);

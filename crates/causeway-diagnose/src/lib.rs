@@ -17,6 +17,7 @@ mod algo;
 mod batching;
 mod build;
 mod chain;
+mod classify;
 mod error;
 mod graph;
 mod objects;

@@ -22,8 +22,6 @@
 //! thread that merely hosted the delivery (a `ksoftirqd`, or whatever thread a softirq
 //! interrupted) is never the waker of such a wake-up.
 
-use crate::stats::ModelStats;
-use crate::tracker::ThreadBuild;
 use causeway_format::{Flow, FlowId, SockProto, Tid, Timestamp, Waker};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
@@ -95,7 +93,7 @@ impl SendLog {
 
     /// Sends grouped by the flow they left on, keyed by that flow (several flow ids
     /// can name the same flow in a merged trace).
-    fn by_sender_flow(self, flows: &[Flow]) -> FxHashMap<Flow, Vec<Send>> {
+    pub(crate) fn by_sender_flow(self, flows: &[Flow]) -> FxHashMap<Flow, Vec<Send>> {
         let mut out: FxHashMap<Flow, Vec<Send>> = FxHashMap::default();
         for (id, v) in self.by_flow {
             if let Some(f) = flows.get(id.0 as usize) {
@@ -119,7 +117,7 @@ fn covers(send: &Send, seq: u32) -> bool {
 }
 
 /// The send whose data a ready event announced, among the sends on its reversed flow.
-fn matching_send<'a>(sends: &'a [Send], r: &Ready, tcp: bool) -> Option<&'a Send> {
+pub(crate) fn matching_send<'a>(sends: &'a [Send], r: &Ready, tcp: bool) -> Option<&'a Send> {
     let at = sends.partition_point(|s| s.ts < r.ts);
     if tcp && let Some(seq) = r.seq {
         // Nearest in time first: a sequence number is unique within 4 GiB of traffic.
@@ -160,7 +158,10 @@ fn matching_send<'a>(sends: &'a [Send], r: &Ready, tcp: bool) -> Option<&'a Send
 
 /// The sends that may have carried data arriving on `flow` (receiver's side): those
 /// on the reversed flow, or from the same source by an unconnected datagram socket.
-fn candidates<'a>(sends: &'a FxHashMap<Flow, Vec<Send>>, flow: &Flow) -> Option<&'a [Send]> {
+pub(crate) fn candidates<'a>(
+    sends: &'a FxHashMap<Flow, Vec<Send>>,
+    flow: &Flow,
+) -> Option<&'a [Send]> {
     let back = flow.reversed();
     if let Some(v) = sends.get(&back) {
         return Some(v);
@@ -174,52 +175,6 @@ fn candidates<'a>(sends: &'a FxHashMap<Flow, Vec<Send>>, flow: &Flow) -> Option<
         }
     }
     None
-}
-
-/// Tie every recorded "data arrived" wake-up to its sender: rewrite the segment's
-/// waker and record a [`DataWake`] in `data_wakes` (per build, in segment order).
-pub(crate) fn resolve(
-    flows: &[Flow],
-    log: SendLog,
-    builds: &mut [ThreadBuild],
-    stats: &mut ModelStats,
-) {
-    let sends = log.by_sender_flow(flows);
-    for b in builds.iter_mut() {
-        let readies = std::mem::take(&mut b.readies);
-        for r in readies {
-            let Some(flow) = flows.get(r.flow.0 as usize) else {
-                continue;
-            };
-            let tcp = flow.proto == SockProto::TCP && flow.family.is_ip();
-            let found = candidates(&sends, flow).and_then(|v| matching_send(v, &r, tcp));
-            let Some(send) = found else {
-                stats.data_wakes_from_outside += 1;
-                continue;
-            };
-            let Some(w) = b
-                .segments
-                .get_mut(r.segment as usize)
-                .and_then(|s| s.wake_mut())
-            else {
-                continue;
-            };
-            let recorded_waker = w.waker;
-            w.waker = Waker::Thread { tid: send.tid };
-            stats.data_wakes += 1;
-            b.data_wakes.push(DataWake {
-                segment: r.segment,
-                flow: r.flow,
-                sender: send.tid,
-                sent: send.ts,
-                bytes: send.bytes,
-                host: r.host,
-                recorded_waker,
-            });
-        }
-        b.data_wakes.sort_by_key(|d| d.segment);
-        b.data_wakes.dedup_by_key(|d| d.segment);
-    }
 }
 
 #[cfg(test)]

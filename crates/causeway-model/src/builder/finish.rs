@@ -20,7 +20,7 @@ impl ModelBuilder<'_> {
         builds.append(&mut self.retired);
         let tables = self.tables;
         let sends = std::mem::take(&mut self.sends);
-        crate::sockets::resolve(&tables.flows, sends, &mut builds, &mut self.stats);
+        super::socket::resolve(&tables.flows, sends, &mut builds, &mut self.stats);
         let mut threads: Vec<Thread> = builds
             .into_iter()
             .map(|mut b| {

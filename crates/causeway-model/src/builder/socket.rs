@@ -1,10 +1,12 @@
 //! Socket events: sends are logged; a "data arrived" mark is attached to the wait its
-//! wake-up just ended. Both are paired in [`crate::sockets::resolve`] when the model is
+//! wake-up just ended. Both are paired in [`resolve`] when the model is
 //! finished (on loopback a send's record comes after the wake-up it caused).
 
 use super::ModelBuilder;
-use crate::sockets::{Ready, Send};
-use causeway_format::{FlowId, Tid, Timestamp};
+use crate::sockets::{DataWake, Ready, Send, SendLog, candidates, matching_send};
+use crate::stats::ModelStats;
+use crate::tracker::ThreadBuild;
+use causeway_format::{Flow, FlowId, SockProto, Tid, Timestamp, Waker};
 
 impl ModelBuilder<'_> {
     pub(super) fn on_sock_send(
@@ -58,5 +60,51 @@ impl ModelBuilder<'_> {
             }),
             None => self.stats.data_marks_unattached += 1,
         }
+    }
+}
+
+/// Tie every recorded "data arrived" wake-up to its sender: rewrite the segment's
+/// waker and record a [`DataWake`] in `data_wakes` (per build, in segment order).
+pub(super) fn resolve(
+    flows: &[Flow],
+    log: SendLog,
+    builds: &mut [ThreadBuild],
+    stats: &mut ModelStats,
+) {
+    let sends = log.by_sender_flow(flows);
+    for b in builds.iter_mut() {
+        let readies = std::mem::take(&mut b.readies);
+        for r in readies {
+            let Some(flow) = flows.get(r.flow.0 as usize) else {
+                continue;
+            };
+            let tcp = flow.proto == SockProto::TCP && flow.family.is_ip();
+            let found = candidates(&sends, flow).and_then(|v| matching_send(v, &r, tcp));
+            let Some(send) = found else {
+                stats.data_wakes_from_outside += 1;
+                continue;
+            };
+            let Some(w) = b
+                .segments
+                .get_mut(r.segment as usize)
+                .and_then(|s| s.wake_mut())
+            else {
+                continue;
+            };
+            let recorded_waker = w.waker;
+            w.waker = Waker::Thread { tid: send.tid };
+            stats.data_wakes += 1;
+            b.data_wakes.push(DataWake {
+                segment: r.segment,
+                flow: r.flow,
+                sender: send.tid,
+                sent: send.ts,
+                bytes: send.bytes,
+                host: r.host,
+                recorded_waker,
+            });
+        }
+        b.data_wakes.sort_by_key(|d| d.segment);
+        b.data_wakes.dedup_by_key(|d| d.segment);
     }
 }

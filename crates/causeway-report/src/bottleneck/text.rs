@@ -2,7 +2,7 @@
 //! stacks, the advice sentence, then background knots, sinks, devices and the plain
 //! off-CPU ranking for comparison.
 
-use super::doc::{CpuProfileDoc, Doc, EdgeDoc, KnotDoc, PauseDoc, SinkDoc, StackDoc};
+use super::doc::{CpuProfileDoc, Doc, EdgeDoc, KnotDoc, PauseDoc, QualityDoc, SinkDoc, StackDoc};
 use causeway_bottleneck::EdgeKind;
 use std::fmt::Write;
 
@@ -216,29 +216,8 @@ cascade: a wait's time also counts for whoever held up its waker, so edge second
 
 ";
 
-/// The report as text.
-pub(crate) fn render(r: &Doc) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "causeway bottleneck: {:.3}s recorded{}; refinement threshold {:.3}s ({:.0}%); {}",
-        r.duration_s,
-        r.recorded_at
-            .as_ref()
-            .map_or_else(String::new, |t| format!(" from {t}")),
-        r.threshold_s,
-        if r.duration_s > 0.0 {
-            r.threshold_s / r.duration_s * 100.0
-        } else {
-            0.0
-        },
-        if r.merged {
-            "similar and short-term threads merged"
-        } else {
-            "raw threads (--no-merge)"
-        }
-    );
-    let q = &r.quality;
+/// The `data:` line: what the analysis could not attribute or left out, and why.
+fn data_line(out: &mut String, q: &QualityDoc) {
     let _ = writeln!(
         out,
         "data: {} events lost, {} model anomalies, {} waits ({:.3}s) with no known waker, {} unended at the end of the recording ({:.3}s), {} before exec ({:.3}s), {} before exit ({:.3}s), {} woken by socket data from a recorded sender ({} from outside), {} false wake-ups removed ({} unmatched), {} busy-waits ({} without a releaser), {} cascade cycles cut, {} cascades cut at the step budget",
@@ -261,6 +240,31 @@ pub(crate) fn render(r: &Doc) -> String {
         q.cascade_cycles_cut,
         q.cascade_budget_cut
     );
+}
+
+/// The report as text.
+pub(crate) fn render(r: &Doc) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "causeway bottleneck: {:.3}s recorded{}; refinement threshold {:.3}s ({:.0}%); {}",
+        r.duration_s,
+        r.recorded_at
+            .as_ref()
+            .map_or_else(String::new, |t| format!(" from {t}")),
+        r.threshold_s,
+        if r.duration_s > 0.0 {
+            r.threshold_s / r.duration_s * 100.0
+        } else {
+            0.0
+        },
+        if r.merged {
+            "similar and short-term threads merged"
+        } else {
+            "raw threads (--no-merge)"
+        }
+    );
+    data_line(&mut out, &r.quality);
     match &r.processes {
         Some(p) => {
             let pids: Vec<String> = p.iter().map(u32::to_string).collect();

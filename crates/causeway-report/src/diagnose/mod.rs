@@ -160,7 +160,14 @@ pub(crate) mod tests {
         assert_eq!(json["problem"]["thread"], "waiter");
         assert_eq!(json["findings"][0]["case"], "LongWait");
         let text = rendered(&view, Format::Text);
-        assert!(text.starts_with("why is it stuck: waiter (1)"), "{text}");
+        // The verdict first: the chain, one line per hop, as JSON's `chain` has it.
+        assert!(text.starts_with("verdict: waiter (1)"), "{text}");
+        let chain = json["chain"].as_array().unwrap();
+        assert_eq!(chain.len(), 2, "{json}");
+        assert_eq!(chain[1]["vertex"]["thread"], "worker");
+        assert_eq!(chain[1]["kind"], "CPU");
+        assert!(text.contains("<- worker (2)"), "{text}");
+        assert!(text.contains("\nwhy is it stuck: waiter (1)"), "{text}");
         assert!(text.contains("LongWait (problem"), "{text}");
         assert!(
             text.contains(&format!("{} queries", json["queries"])),
