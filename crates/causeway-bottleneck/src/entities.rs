@@ -101,38 +101,29 @@ pub(crate) fn assign(
 pub(crate) fn build(kinds: Vec<EntityKind>, r: &Resolver<'_>) -> (Vec<Entity>, WaitStats) {
     let per: Vec<(Entity, WaitStats)> = kinds
         .into_par_iter()
-        .map(|kind| match kind {
-            EntityKind::Thread(i) => {
-                let (waits, stats) = thread_waits(&r.threads[i], r);
-                let exit_ns = stats.exit_ns;
-                (
-                    Entity {
-                        kind,
-                        waits,
-                        exit_ns,
-                    },
-                    stats,
-                )
-            }
-            EntityKind::ShortTerm(ref members) => {
-                let mut stats = WaitStats::default();
-                let mut parts = Vec::with_capacity(members.len());
-                for &m in members {
-                    let (w, s) = thread_waits(&r.threads[m], r);
-                    stats.add(&s);
-                    parts.push((&r.threads[m], w));
+        .map(|kind| {
+            let (waits, stats) = match kind {
+                EntityKind::Thread(i) => thread_waits(&r.threads[i], r),
+                EntityKind::ShortTerm(ref members) => {
+                    let mut stats = WaitStats::default();
+                    let mut parts = Vec::with_capacity(members.len());
+                    for &m in members {
+                        let (w, s) = thread_waits(&r.threads[m], r);
+                        stats.add(&s);
+                        parts.push((&r.threads[m], w));
+                    }
+                    (virtual_waits(&parts, r), stats)
                 }
-                let waits = virtual_waits(&parts, r);
-                let exit_ns = stats.exit_ns;
-                (
-                    Entity {
-                        kind,
-                        waits,
-                        exit_ns,
-                    },
-                    stats,
-                )
-            }
+            };
+            let exit_ns = stats.exit_ns;
+            (
+                Entity {
+                    kind,
+                    waits,
+                    exit_ns,
+                },
+                stats,
+            )
         })
         .collect();
     let mut total = WaitStats::default();
