@@ -173,11 +173,15 @@ fn from_a_recording_the_lock_and_sleep_make_the_slow_peaks_and_the_fix_removes_t
     assert_eq!(s["label"], "blocked waits");
     // The slow waits are gone: their peak vanished, or (when a loaded machine blurs the
     // plain run's waits into one broad peak) that peak's mode moved down by at least
-    // two octaves, to the fast waits left after the fix.
+    // two octaves, to the fast waits left after the fix; or the waits themselves are
+    // gone: the fixed run's op threads never block, and what is left (the main
+    // thread's join, about a second) makes a "peak" that moves up (seen on a clean
+    // CI run here: 3,879 waits before, 1 after).
+    let ops = |side: &str| s[side]["ops"].as_u64().unwrap_or(0);
     let gone = s["changes"].as_array().unwrap().iter().any(|c| {
         let mode = |side: &str| c[side]["mode_from_ns"].as_u64().unwrap_or(0);
         c["change"] == "vanished" || (c["change"] == "moved" && mode("after") * 4 <= mode("before"))
-    });
+    }) || ops("after") * 20 <= ops("before");
     assert!(gone, "no slow peak vanished or moved down in {s}");
     assert!(s["emd_octaves"].as_f64().unwrap() > 0.0);
 }
