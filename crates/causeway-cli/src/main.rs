@@ -37,6 +37,12 @@ fn main() -> ExitCode {
         // SAFETY: restoring the default disposition of one signal at start-up.
         unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     }
+    // libbpf's messages stay off the terminal unless `record -v` asks for them.
+    causeway_record::liblog::init(match &cli.command {
+        flags::Command::Record(a) => a.verbose,
+        flags::Command::Watch(a) => a.record.verbose,
+        _ => false,
+    });
     let result = match &cli.command {
         flags::Command::Info(a) => cmd::info::run(a),
         flags::Command::Check(a) => cmd::check::run(a),

@@ -331,6 +331,10 @@ pub struct RecordConfig {
     /// Load raw tracepoints even where BTF tracepoints work (a test switch for the
     /// fallback path).
     pub force_raw_tracepoints: bool,
+    /// Pretend the verifier refuses the BTF programs of these tracepoints (their attach
+    /// target is made one the kernel does not have): a test switch for the fallback of
+    /// single programs to their raw entry point.
+    pub refuse_btf: Vec<String>,
     /// Reuse earlier unwinds of a stack that starts at the same registers and holds the
     /// same words where the earlier unwind read (off: a benchmark switch).
     pub unwind_memo: bool,
@@ -363,6 +367,7 @@ impl RecordConfig {
             poll_interval: Duration::from_millis(100),
             sample_hz: DEFAULT_SAMPLE_HZ,
             force_raw_tracepoints: false,
+            refuse_btf: Vec::new(),
             unwind_memo: true,
         }
     }

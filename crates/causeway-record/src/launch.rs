@@ -59,14 +59,20 @@ fn find_in_path(cmd: &str) -> Result<String, &'static str> {
 impl Launched {
     /// Fork `argv`; the child execs only after [`Launched::release`].
     pub fn fork(argv: &[String]) -> Result<Launched, RecordError> {
-        Launched::fork_with(argv, false)
+        Launched::fork_with(argv, false, false)
     }
 
     /// [`Launched::fork`], and if `stop_at_exec` the child also stops at its exec
     /// (it asks to be traced first), before running one instruction of the program:
     /// [`Launched::wait_exec_stop`] waits for that, [`Launched::detach`] lets it go.
-    /// A data-flag watch attaches there, so that no access goes unseen.
-    pub fn fork_with(argv: &[String], stop_at_exec: bool) -> Result<Launched, RecordError> {
+    /// A data-flag watch attaches there, so that no access goes unseen. If
+    /// `stdout_to_stderr`, the program's standard output is its standard error: the
+    /// caller's own standard output then carries only what it prints (`--json`).
+    pub fn fork_with(
+        argv: &[String],
+        stop_at_exec: bool,
+        stdout_to_stderr: bool,
+    ) -> Result<Launched, RecordError> {
         let Some(first) = argv.first() else {
             return Err(RecordError::Spawn(String::new(), "no command given".into()));
         };
@@ -91,7 +97,7 @@ impl Launched {
             ));
         }
         // SAFETY: the child only calls async-signal-safe functions (read, close,
-        // execv, _exit) on memory prepared before the fork.
+        // dup2, execv, _exit) on memory prepared before the fork.
         let pid = unsafe { libc::fork() };
         if pid < 0 {
             return Err(RecordError::Io(
@@ -106,6 +112,9 @@ impl Launched {
                 let n = libc::read(fds[0], (&mut b as *mut u8).cast(), 1);
                 if n != 1 {
                     libc::_exit(126);
+                }
+                if stdout_to_stderr {
+                    libc::dup2(2, 1);
                 }
                 if stop_at_exec
                     && libc::ptrace(

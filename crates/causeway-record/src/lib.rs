@@ -12,13 +12,15 @@
 //! tables), [`stacks`] (dedup and symbolization), [`sink`] (file or flight window;
 //! [`outfile`] writes it crash-safely through a temporary file, [`previous`] keeps a
 //! file it replaces as `NAME.old`),
-//! [`trigger`] (dump conditions), [`run`] (the recording loop).
+//! [`trigger`] (dump conditions), [`run`] (the recording loop); [`liblog`] keeps
+//! libbpf's messages off the terminal unless asked for.
 
 pub mod config;
 pub mod convert;
 mod error;
 pub mod inproc;
 pub mod launch;
+pub mod liblog;
 pub mod outfile;
 pub mod previous;
 mod probes;

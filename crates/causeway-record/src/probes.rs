@@ -1,8 +1,11 @@
 //! Loading the BPF programs, filling their maps and attaching them.
 //!
 //! Each handler exists as a BTF tracepoint and as a raw tracepoint. The BTF family is
-//! loaded first; if the kernel refuses it (no BTF for a tracepoint, an old kernel) the
-//! whole object is opened again with the raw family, whose bodies are the same.
+//! loaded first; if the verifier refuses some of its programs, the object is opened
+//! again with the raw entry point for just those (their bodies are the same), named in
+//! a one-line warning; if the BTF family cannot load at all (no BTF for a tracepoint,
+//! an old kernel), the whole object is opened with the raw family. libbpf's messages
+//! (the verifier's log) go through [`crate::liblog`]: silent unless asked for.
 
 use crate::config::{RecordConfig, StackMode, Target};
 use crate::error::RecordError;
@@ -45,6 +48,81 @@ pub struct Probes {
     rings: Vec<MapHandle>,
     /// The entry point family in use.
     pub family: Family,
+    /// Tracepoints loaded as raw tracepoints because the verifier refused their BTF
+    /// program (the rest are of `family`).
+    pub raw_fallback: Vec<String>,
+}
+
+/// How often a load is retried with more programs moved to the raw family before the
+/// whole object is: each retry costs a full verification (~1 s).
+const MAX_FALLBACK_ROUNDS: usize = 3;
+
+/// Load the object: the BTF family, with refused programs moved to their raw entry
+/// point one round at a time, else the raw family whole. Returns the skeleton, its base
+/// family and the tracepoints that fell back.
+fn load(
+    cfg: &RecordConfig,
+    rings: &[MapHandle],
+) -> Result<(RecorderSkel<'static>, Family, Vec<String>), RecordError> {
+    let whole_raw = Families {
+        base: Family::Raw,
+        raw: &[],
+    };
+    if cfg.force_raw_tracepoints {
+        return Ok((
+            open_and_load(cfg, &whole_raw, rings)?,
+            Family::Raw,
+            Vec::new(),
+        ));
+    }
+    let mut raw: Vec<String> = Vec::new();
+    let mut btf_err = None;
+    for _ in 0..=MAX_FALLBACK_ROUNDS {
+        crate::liblog::clear();
+        let families = Families {
+            base: Family::Btf,
+            raw: &raw,
+        };
+        match open_and_load(cfg, &families, rings) {
+            Ok(s) => return Ok((s, Family::Btf, raw)),
+            Err(e) => btf_err = Some(e),
+        }
+        let refused = crate::liblog::refused_programs(&crate::liblog::lines());
+        let new: Vec<String> = refused
+            .iter()
+            .filter_map(|p| p.strip_prefix(Family::Btf.prefix()))
+            .filter(|tp| !raw.iter().any(|r| r == tp))
+            .map(str::to_string)
+            .collect();
+        if new.is_empty() {
+            break;
+        }
+        raw.extend(new);
+    }
+    let btf_log = crate::liblog::tail(6);
+    crate::liblog::clear();
+    open_and_load(cfg, &whole_raw, rings)
+        .map(|s| (s, Family::Raw, Vec::new()))
+        .map_err(|raw_err| {
+            let mut log = btf_log;
+            log.extend(crate::liblog::tail(6));
+            RecordError::Load(format!(
+                "BTF tracepoints: {}; raw tracepoints: {raw_err}{}",
+                btf_err.map(|e| e.to_string()).unwrap_or_default(),
+                log_hint(&log)
+            ))
+        })
+}
+
+/// The end of libbpf's log for an error message, or where to find it.
+fn log_hint(log: &[String]) -> String {
+    if crate::liblog::verbose() || log.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nlast lines of libbpf's log (all of it with -v):\n  {}",
+        log.join("\n  ")
+    )
 }
 
 /// Tracepoints whose handler is needed for a configuration (without family prefix).
@@ -112,7 +190,24 @@ fn socket_tracepoints() -> bool {
     (major, minor) >= (6, 5)
 }
 
-fn configure(open: &mut OpenRecorderSkel<'static>, cfg: &RecordConfig, family: Family) {
+/// Which entry point each handler is loaded as: `base`, except the tracepoints in `raw`
+/// (programs of the BTF family the verifier refused), which load as raw tracepoints.
+struct Families<'a> {
+    base: Family,
+    raw: &'a [String],
+}
+
+impl Families<'_> {
+    fn of(&self, tracepoint: &str) -> Family {
+        if self.raw.iter().any(|r| r == tracepoint) {
+            Family::Raw
+        } else {
+            self.base
+        }
+    }
+}
+
+fn configure(open: &mut OpenRecorderSkel<'static>, cfg: &RecordConfig, families: &Families) {
     let rodata = open
         .maps
         .rodata_data
@@ -154,10 +249,20 @@ fn configure(open: &mut OpenRecorderSkel<'static>, cfg: &RecordConfig, family: F
         let load = if name == SAMPLE_PROG {
             cfg.sample_hz > 0
         } else {
-            name.strip_prefix(family.prefix())
-                .is_some_and(|tp| want.contains(&tp))
+            [Family::Btf, Family::Raw].into_iter().any(|f| {
+                name.strip_prefix(f.prefix())
+                    .is_some_and(|tp| want.contains(&tp) && families.of(tp) == f)
+            })
         };
         p.set_autoload(load);
+        let refuse = name
+            .strip_prefix(Family::Btf.prefix())
+            .is_some_and(|tp| cfg.refuse_btf.iter().any(|r| r == tp));
+        if load && refuse {
+            // As a socket filter the body calls helpers that type may not use: the
+            // verifier refuses this one program, as it would a real incompatibility.
+            p.set_prog_type(libbpf_rs::ProgramType::SocketFilter);
+        }
     }
 }
 
@@ -179,7 +284,7 @@ fn random_key() -> u64 {
 
 fn open_and_load(
     cfg: &RecordConfig,
-    family: Family,
+    families: &Families,
     rings: &[MapHandle],
 ) -> Result<RecorderSkel<'static>, RecordError> {
     // The skeleton borrows its open-object storage for its whole life; one recorder
@@ -190,7 +295,7 @@ fn open_and_load(
     let mut open = builder
         .open(storage)
         .map_err(|e| RecordError::Load(format!("opening the BPF object: {e}")))?;
-    configure(&mut open, cfg, family);
+    configure(&mut open, cfg, families);
     let ncpu = rings.len() as u32;
     open.maps
         .rings
@@ -231,21 +336,7 @@ impl Probes {
                 .map_err(|e| RecordError::Load(format!("creating ring buffer for CPU {c}: {e}")))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let (skel, family) = if cfg.force_raw_tracepoints {
-            (open_and_load(cfg, Family::Raw, &rings)?, Family::Raw)
-        } else {
-            match open_and_load(cfg, Family::Btf, &rings) {
-                Ok(s) => (s, Family::Btf),
-                Err(btf_err) => match open_and_load(cfg, Family::Raw, &rings) {
-                    Ok(s) => (s, Family::Raw),
-                    Err(raw_err) => {
-                        return Err(RecordError::Load(format!(
-                            "BTF tracepoints: {btf_err}; raw tracepoints: {raw_err}"
-                        )));
-                    }
-                },
-            }
-        };
+        let (skel, family, raw_fallback) = load(cfg, &rings)?;
         for (c, r) in rings.iter().enumerate() {
             let fd = r.as_fd();
             let raw = std::os::fd::AsRawFd::as_raw_fd(&fd);
@@ -267,6 +358,7 @@ impl Probes {
             _sampler: None,
             rings,
             family,
+            raw_fallback,
         };
         for &t in tgids {
             probes.track(t)?;

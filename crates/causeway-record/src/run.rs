@@ -61,6 +61,9 @@ pub struct Request {
     /// Leave the launched command running when the recording ends before it (the
     /// default ends it: see [`Launched::terminate`]).
     pub keep_command: bool,
+    /// Send the launched command's standard output to standard error, so that this
+    /// process's standard output holds only its own output (`--json`).
+    pub command_stdout_to_stderr: bool,
     /// Watch this variable of the (one) recorded process with hardware watchpoints:
     /// its accesses go into the trace as data-flag events.
     pub watch: Option<crate::watch::WatchSpec>,
@@ -76,6 +79,9 @@ pub enum Notice {
         /// PIDs recorded from the start.
         pids: Vec<u32>,
     },
+    /// The verifier refused the BTF tracepoint programs of these tracepoints: they run
+    /// as raw tracepoints (the same records; a little more cost per event).
+    RawFallback(Vec<String>),
     /// About once a second.
     Progress {
         /// Events converted so far.
@@ -164,6 +170,14 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
     let ring = ring_reader(s.probes.as_ref().expect("probes attached"), &pending)?;
     let start = Instant::now();
     let mut last_progress = Instant::now();
+    let raw_fallback = s
+        .probes
+        .as_ref()
+        .map(|p| p.raw_fallback.clone())
+        .unwrap_or_default();
+    if !raw_fallback.is_empty() {
+        notify(Notice::RawFallback(raw_fallback));
+    }
     notify(Notice::Started {
         family: s.family,
         pids: s.initial.clone(),
@@ -249,7 +263,8 @@ fn start(req: &Request, notify: &mut dyn FnMut(Notice)) -> Result<Session, Recor
     let mut child = match &req.command {
         Some(argv) => {
             // A watched command stops at its exec, to be watched from there on.
-            let mut l = Launched::fork_with(argv, req.watch.is_some())?;
+            let mut l =
+                Launched::fork_with(argv, req.watch.is_some(), req.command_stdout_to_stderr)?;
             if req.keep_command {
                 l.keep_running();
             }

@@ -26,7 +26,7 @@ fn trace_path(args: &BottleneckArgs) -> Result<PathBuf> {
         .with_context(|| format!("creating {}", args.out_dir.display()))?;
     let trace = args.out_dir.join("bottleneck.cwt");
     eprintln!("recording {} ...", args.command.join(" "));
-    record::record_command(&args.command, &trace)?;
+    record::record_command(&args.command, &trace, args.json)?;
     Ok(trace)
 }
 

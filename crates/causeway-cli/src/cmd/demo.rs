@@ -50,7 +50,7 @@ pub fn run(args: &DemoArgs) -> Result<u8> {
         "--seconds".to_string(),
         seconds.to_string(),
     ];
-    record::record_command(&cmd, &trace)?;
+    record::record_command(&cmd, &trace, false)?;
     eprintln!(
         "\n== causeway info --comm blocking-write {}",
         trace.display()

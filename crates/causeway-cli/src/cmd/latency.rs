@@ -44,7 +44,7 @@ fn trace_path(args: &LatencyArgs) -> Result<PathBuf> {
         .with_context(|| format!("creating {}", args.out_dir.display()))?;
     let trace = args.out_dir.join("latency.cwt");
     eprintln!("recording {} ...", args.command.join(" "));
-    record::record_command_with_syscalls(&args.command, &trace)?;
+    record::record_command_with_syscalls(&args.command, &trace, args.json)?;
     Ok(trace)
 }
 

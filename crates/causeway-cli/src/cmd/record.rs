@@ -123,23 +123,29 @@ fn writing_line(temp: &std::path::Path) -> String {
 }
 
 /// Record `cmd` (launched and followed) into `out` with the default settings; used by
-/// `causeway demo` and `causeway bottleneck -- CMD`.
-pub fn record_command(cmd: &[String], out: &std::path::Path) -> Result<Summary> {
-    record_command_config(cmd, out, RecordConfig::new(Target::Pids(Vec::new())))
+/// `causeway demo` and `causeway bottleneck -- CMD`. With `json` the command's standard
+/// output goes to stderr: the caller's stdout is for its JSON.
+pub fn record_command(cmd: &[String], out: &std::path::Path, json: bool) -> Result<Summary> {
+    record_command_config(cmd, out, RecordConfig::new(Target::Pids(Vec::new())), json)
 }
 
 /// [`record_command`] with the syscall group on (the default, blocking syscalls): what
 /// `causeway latency -- CMD` profiles.
-pub fn record_command_with_syscalls(cmd: &[String], out: &std::path::Path) -> Result<Summary> {
+pub fn record_command_with_syscalls(
+    cmd: &[String],
+    out: &std::path::Path,
+    json: bool,
+) -> Result<Summary> {
     let mut config = RecordConfig::new(Target::Pids(Vec::new()));
     config.events.syscall = true;
-    record_command_config(cmd, out, config)
+    record_command_config(cmd, out, config, json)
 }
 
 fn record_command_config(
     cmd: &[String],
     out: &std::path::Path,
     config: RecordConfig,
+    json: bool,
 ) -> Result<Summary> {
     let req = Request {
         config,
@@ -148,6 +154,7 @@ fn record_command_config(
         command: Some(cmd.to_vec()),
         command_line: std::env::args().collect(),
         keep_command: false,
+        command_stdout_to_stderr: json,
         watch: None,
     };
     let mut notify = |n: Notice| {
@@ -296,6 +303,19 @@ fn watch_line(s: &Summary) -> Option<String> {
     ))
 }
 
+/// The warning for tracepoints whose BTF program the verifier refused.
+fn fallback_line(tracepoints: &[String]) -> String {
+    format!(
+        "causeway: warning: the kernel's verifier refused the BTF tracepoint program of {}; {} (the same records; `-v` shows the verifier's log)",
+        tracepoints.join(", "),
+        if tracepoints.len() == 1 {
+            "it runs as a raw tracepoint"
+        } else {
+            "they run as raw tracepoints"
+        },
+    )
+}
+
 /// Run `causeway record`.
 pub fn run(a: &RecordArgs) -> Result<u8> {
     run_request(a, a.resolve(std::env::args().collect())?)
@@ -332,6 +352,8 @@ pub fn run_request(a: &RecordArgs, req: Request) -> Result<u8> {
                 eprintln!("causeway: asked in-process tracer {pid} to dump its calls too");
             }
         }
+        // Said even with --json: a warning.
+        Notice::RawFallback(tps) => eprintln!("{}", fallback_line(&tps)),
         // Said even with --json: the user's file was moved.
         Notice::KeptPrevious(old) => {
             eprintln!("{}{}", if tty { "\r" } else { "" }, kept_line(&old));

@@ -52,7 +52,8 @@ pub struct BottleneckArgs {
     /// is kept as `bottleneck.cwt.old`).
     #[arg(long, default_value = "bottleneck-out")]
     pub out_dir: PathBuf,
-    /// Command to record and analyze (after `--`).
+    /// Command to record and analyze (after `--`). With `--json` its standard output
+    /// goes to stderr, so that stdout holds only the JSON.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
 }

@@ -166,7 +166,8 @@ pub struct LatencyArgs {
     /// (`latency.cwt`).
     #[arg(long, default_value = "latency-out")]
     pub out_dir: PathBuf,
-    /// Command to record or to probe (after `--`).
+    /// Command to record or to probe (after `--`). With `--json` its standard output
+    /// goes to stderr, so that stdout holds only the JSON.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
 }

@@ -124,9 +124,9 @@ pub struct RecordArgs {
     /// name).
     #[arg(long, requires = "flight", value_name = "COND", value_parser = Condition::parse)]
     pub trigger: Option<Condition>,
-    /// Print the summary as JSON on stdout, or into FILE with `--json=FILE` (the
-    /// recorded command shares stdout; the summary comes after it has ended). Warnings
-    /// still go to stderr.
+    /// Print the summary as JSON on stdout, or into FILE with `--json=FILE`. With the
+    /// JSON on stdout, the standard output of `-- CMD` goes to stderr, so that stdout
+    /// parses as JSON. Warnings still go to stderr.
     #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
     pub json: Option<PathBuf>,
     /// Leave the command of `-- CMD` running when the recording ends before it
@@ -135,6 +135,11 @@ pub struct RecordArgs {
     /// workload.
     #[arg(long)]
     pub no_kill: bool,
+    /// Show libbpf's messages on stderr (among them the kernel verifier's log when it
+    /// refuses a program); by default they are kept out of the output, and a refused
+    /// program is named in a one-line warning.
+    #[arg(short, long)]
+    pub verbose: bool,
     /// Watch a variable of the recorded process (one: `-p PID` or `-- CMD`) with
     /// hardware watchpoints: a symbol of its executable, or an address (`0x...`). Its
     /// writes and reads go into the trace as data-flag events, which `causeway
@@ -154,6 +159,10 @@ pub struct RecordArgs {
     /// Use raw tracepoints even where BTF tracepoints work (tests the fallback).
     #[arg(long, hide = true)]
     pub raw_tracepoints: bool,
+    /// Make the BTF program of this tracepoint fail to load (tests the per-program
+    /// fallback to its raw tracepoint).
+    #[arg(long, hide = true, value_name = "TRACEPOINT")]
+    pub test_refuse_btf: Vec<String>,
     /// Unwind every copied stack afresh, without reusing earlier unwinds (a benchmark
     /// switch for the unwind memo).
     #[arg(long, hide = true)]
@@ -267,6 +276,7 @@ impl RecordArgs {
             command: (!self.command.is_empty()).then(|| self.command.clone()),
             command_line,
             keep_command: self.no_kill,
+            command_stdout_to_stderr: self.json.as_deref() == Some(std::path::Path::new("-")),
             watch: self.watch.clone().map(|target| WatchSpec {
                 target,
                 len: self.watch_len,
@@ -330,6 +340,7 @@ impl RecordArgs {
             cfg.buffer_per_cpu = (n as u32).next_power_of_two();
         }
         cfg.force_raw_tracepoints = self.raw_tracepoints;
+        cfg.refuse_btf = self.test_refuse_btf.clone();
         cfg.unwind_memo = !self.no_unwind_memo;
         Ok(cfg)
     }
