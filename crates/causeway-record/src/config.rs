@@ -335,6 +335,8 @@ pub struct RecordConfig {
     /// target is made one the kernel does not have): a test switch for the fallback of
     /// single programs to their raw entry point.
     pub refuse_btf: Vec<String>,
+    /// Where JIT-compiled code gets its names: perf maps, jitdump files, asking JVMs.
+    pub jit_symbols: crate::stacks::JitSymbols,
     /// Reuse earlier unwinds of a stack that starts at the same registers and holds the
     /// same words where the earlier unwind read (off: a benchmark switch).
     pub unwind_memo: bool,
@@ -368,6 +370,7 @@ impl RecordConfig {
             sample_hz: DEFAULT_SAMPLE_HZ,
             force_raw_tracepoints: false,
             refuse_btf: Vec::new(),
+            jit_symbols: crate::stacks::JitSymbols::Auto,
             unwind_memo: true,
         }
     }

@@ -104,6 +104,10 @@ pub struct Converter {
     reread: BTreeSet<u32>,
     /// Scoped mode and frame budget applied to DWARF-unwound stacks.
     user_scope: (StackMode, usize),
+    /// Where JIT-compiled code gets its names.
+    pub jit_symbols: crate::stacks::JitSymbols,
+    /// JIT tables of processes that exited, read as they exited.
+    jit_at_exit: HashMap<u32, crate::jitmap::JitTable>,
 }
 
 impl Converter {
@@ -247,6 +251,29 @@ impl Converter {
             stacks: &self.stacks,
             mappings: &self.mappings,
             strings: &self.strings,
+            jit_at_exit: &self.jit_at_exit,
+        }
+    }
+
+    /// A process that ran JIT-compiled code exits: read its JIT tables now, before a
+    /// later process with its id writes over its perf map. Only processes that mapped
+    /// anonymous executable memory or a jitdump file are looked at.
+    fn note_jit_at_exit(&mut self, tgid: u32) {
+        if self.jit_symbols == crate::stacks::JitSymbols::Off {
+            return;
+        }
+        let mapped: Vec<&str> = self
+            .mappings
+            .iter()
+            .filter(|m| m.tgid.0 == tgid)
+            .map(|m| self.strings.get(m.path))
+            .collect();
+        let jit = mapped
+            .iter()
+            .any(|p| p.is_empty() || p.starts_with('[') || crate::jitmap::is_jitdump(p));
+        if jit {
+            let t = crate::jitmap::read_tables(tgid, &mapped);
+            self.jit_at_exit.insert(tgid, t);
         }
     }
 
@@ -532,6 +559,7 @@ impl Converter {
             Body::Exit => {
                 if tid == tgid {
                     self.unwinder.forget(tgid);
+                    self.note_jit_at_exit(tgid);
                 }
                 self.push(ts, cpu, EventKind::Exit { tid: Tid(tid) })
             }

@@ -19,6 +19,7 @@ pub mod config;
 pub mod convert;
 mod error;
 pub mod inproc;
+pub mod jitmap;
 pub mod launch;
 pub mod liblog;
 pub mod outfile;

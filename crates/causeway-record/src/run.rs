@@ -126,6 +126,9 @@ pub struct Summary {
     /// Recorder counters (also in the trace's statistics): unwinding outcomes by
     /// reason, stacks whose copy went missing, records that did not parse.
     pub counters: std::collections::BTreeMap<String, u64>,
+    /// JVMs asked to write their perf map (`jcmd PID Compiler.perfmap`) to name their
+    /// JIT-compiled frames.
+    pub jvms_asked: Vec<u32>,
     /// The watched variable's address and length, if `--watch` found it mapped.
     pub watched: Option<(u64, u8)>,
 }
@@ -320,7 +323,7 @@ fn start(req: &Request, notify: &mut dyn FnMut(Notice)) -> Result<Session, Recor
     }
     let nrings = probes.rings().len();
     Ok(Session {
-        symbols: Symbols::new(cfg.debug_dirs.clone()),
+        symbols: Symbols::new(cfg.debug_dirs.clone()).with_jit(cfg.jit_symbols),
         family: probes.family,
         probes: Some(probes),
         cfg,
@@ -431,6 +434,7 @@ fn seed_converter(
     let mut c = Converter::new(matches!(cfg.target, Target::All));
     c.set_user_scope(cfg.stack_mode, cfg.stack_depth as usize);
     c.set_unwind_memo(cfg.unwind_memo);
+    c.jit_symbols = cfg.jit_symbols;
     for (irq, name) in procfs::irq_names() {
         c.set_irq_name(irq, &name);
     }
@@ -617,7 +621,19 @@ impl Session {
             stopped_command: None,
             target_processes: self.conv.recorded_processes(),
             elapsed,
-            counters: self.conv.counters.clone(),
+            counters: self
+                .conv
+                .counters
+                .iter()
+                .map(|(k, v)| (k.clone(), *v))
+                .chain(
+                    self.symbols
+                        .counters()
+                        .into_iter()
+                        .map(|(k, v)| (k.into(), v)),
+                )
+                .collect(),
+            jvms_asked: self.symbols.jvms_asked.clone(),
             watched,
         })
     }

@@ -268,6 +268,9 @@ impl StreamSink {
         for (k, v) in &conv.counters {
             self.writer.add_counter(k, *v);
         }
+        for (k, v) in symbols.counters() {
+            self.writer.add_counter(k, v);
+        }
         // What crash safety cost: the checkpoints and their fdatasync time.
         self.writer.add_counter("checkpoints", self.checkpoints);
         if let Some(s) = self.syncer.take() {

@@ -4,6 +4,7 @@
 //! dump), against the mappings recorded while the processes lived: the files are read,
 //! not the processes, so processes that exited during the recording still get names.
 
+use crate::jitmap::JitTable;
 use crate::strings::Strings;
 use blazesym::symbolize::source::{Elf, Kernel, Source};
 use blazesym::symbolize::{Input, Symbolized, Symbolizer};
@@ -208,6 +209,35 @@ pub struct StackSources<'a> {
     pub mappings: &'a [Mapping],
     /// The strings the mapping paths refer to.
     pub strings: &'a Strings,
+    /// JIT tables read when their processes exited.
+    pub jit_at_exit: &'a HashMap<u32, JitTable>,
+}
+
+impl StackSources<'_> {
+    /// The paths a process mapped executable (jitdump files among them).
+    fn mapped_paths(&self, tgid: u32) -> Vec<&str> {
+        self.mappings
+            .iter()
+            .filter(|m| m.tgid.0 == tgid)
+            .map(|m| self.strings.get(m.path))
+            .collect()
+    }
+}
+
+/// The module name of frames named from a JIT table (perf map or jitdump).
+pub const JIT_MODULE: &str = "[jit]";
+
+/// Where JIT-compiled code (anonymous executable memory) gets its names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum JitSymbols {
+    /// Perf maps and jitdump files, and a running HotSpot JVM without a perf map is
+    /// asked to write one (`jcmd PID Compiler.perfmap`).
+    #[default]
+    Auto,
+    /// Only the perf maps and jitdump files that exist.
+    Read,
+    /// Unnamed (bare addresses).
+    Off,
 }
 
 /// Symbolizes addresses of recorded stacks, caching per address.
@@ -216,6 +246,16 @@ pub struct Symbols {
     /// Read DWARF (embedded or separate); off when the debug directories are empty.
     debug_syms: bool,
     cache: HashMap<(u32, u64), Sym>,
+    /// Where JIT-compiled code gets its names.
+    jit_mode: JitSymbols,
+    /// JIT tables of processes alive at symbolization, read on first need.
+    jit: HashMap<u32, JitTable>,
+    /// JVMs asked to write their perf map (`jcmd`), for the summary.
+    pub jvms_asked: Vec<u32>,
+    /// Distinct addresses in anonymous executable memory: named from a JIT table, and
+    /// left unnamed.
+    jit_named: u64,
+    jit_unnamed: u64,
 }
 
 impl Default for Symbols {
@@ -234,7 +274,54 @@ impl Symbols {
             debug_syms: debug_dirs.as_ref().is_none_or(|d| !d.is_empty()),
             symbolizer: Symbolizer::builder().set_debug_dirs(debug_dirs).build(),
             cache: HashMap::new(),
+            jit_mode: JitSymbols::Auto,
+            jit: HashMap::new(),
+            jvms_asked: Vec::new(),
+            jit_named: 0,
+            jit_unnamed: 0,
         }
+    }
+
+    /// Counters for the trace statistics: addresses of JIT-compiled code named and left
+    /// unnamed (zero ones left out).
+    pub fn counters(&self) -> Vec<(&'static str, u64)> {
+        [
+            ("jit_addresses_named", self.jit_named),
+            ("jit_addresses_unnamed", self.jit_unnamed),
+            ("jit_jvms_asked", self.jvms_asked.len() as u64),
+        ]
+        .into_iter()
+        .filter(|(_, v)| *v > 0)
+        .collect()
+    }
+
+    /// Where JIT-compiled code gets its names (default [`JitSymbols::Auto`]).
+    pub fn with_jit(mut self, mode: JitSymbols) -> Symbols {
+        self.jit_mode = mode;
+        self
+    }
+
+    /// The name of JIT-compiled code at `addr` in process `tgid`, from the table read
+    /// at its exit or, for a live process, read now (a JVM asked first, in `Auto`).
+    fn jit_name(&mut self, conv: StackSources<'_>, tgid: u32, addr: u64) -> Option<String> {
+        if self.jit_mode == JitSymbols::Off {
+            return None;
+        }
+        if let Some(t) = conv.jit_at_exit.get(&tgid) {
+            return t.lookup(addr).map(str::to_string);
+        }
+        if !self.jit.contains_key(&tgid) {
+            let mapped = conv.mapped_paths(tgid);
+            if self.jit_mode == JitSymbols::Auto && crate::jitmap::is_hotspot(&mapped) {
+                let exe = crate::procfs::exe(tgid).unwrap_or_default();
+                if !exe.is_empty() && crate::jitmap::ask_jvm(tgid, &exe) {
+                    self.jvms_asked.push(tgid);
+                }
+            }
+            self.jit
+                .insert(tgid, crate::jitmap::read_tables(tgid, &mapped));
+        }
+        self.jit[&tgid].lookup(addr).map(str::to_string)
     }
 
     /// Symbolize every address of these stacks that is not cached yet.
@@ -260,7 +347,30 @@ impl Symbols {
                     .iter()
                     .rev()
                     .find(|m| m.tgid.0 == k.tgid && m.start <= a && a < m.end);
-                match m {
+                let in_file = m.filter(|m| {
+                    let p = conv.strings.get(m.path);
+                    p.starts_with('/') && !crate::jitmap::is_jitdump(p)
+                });
+                if in_file.is_none() {
+                    // Anonymous executable memory (or none known): JIT-compiled code.
+                    let sym = match self.jit_name(conv, k.tgid, a) {
+                        Some(name) => {
+                            self.jit_named += 1;
+                            Sym {
+                                module: JIT_MODULE.into(),
+                                name,
+                                ..Sym::default()
+                            }
+                        }
+                        None => {
+                            self.jit_unnamed += 1;
+                            Sym::default()
+                        }
+                    };
+                    self.cache.insert((k.tgid, a), sym);
+                    continue;
+                }
+                match in_file {
                     Some(m) => {
                         let path = conv.strings.get(m.path);
                         // Return addresses point after the call: look up the call.

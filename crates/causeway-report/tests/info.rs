@@ -42,6 +42,7 @@ fn report_with(
         lost_by_cpu: BTreeMap::from([(0, 2)]),
         skipped_unknown_events: 0,
         skipped_unknown_blocks: 0,
+        frame_names: Default::default(),
         stats,
         samples_by_thread: BTreeMap::from([(1, 3)]),
         recorded,

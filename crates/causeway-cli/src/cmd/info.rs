@@ -37,6 +37,7 @@ pub fn trace_facts<'a, R: std::io::Read + std::io::Seek>(
             .map(|t| (t.0, trace.facts().samples(t).len() as u64))
             .collect(),
         recorded: trace.facts().recorded(),
+        frame_names: causeway_report::FrameNames::count(trace.tables()),
     }
 }
 

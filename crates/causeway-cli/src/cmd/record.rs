@@ -272,12 +272,43 @@ fn print_text_summary(s: &Summary) {
     if let Some(line) = unwind_line(&s.counters) {
         eprintln!("causeway: {line}");
     }
+    if let Some(line) = jit_line(s) {
+        eprintln!("causeway: {line}");
+    }
     if let Some(line) = command_line_end(s) {
         eprintln!("causeway: {line}");
     }
     if let Some(line) = watch_line(s) {
         eprintln!("causeway: {line}");
     }
+}
+
+/// One line on JIT-compiled code: how many of its addresses got names (from perf maps
+/// and jitdump files), which JVMs were asked for theirs, and how to name the rest.
+fn jit_line(s: &Summary) -> Option<String> {
+    let get = |k: &str| s.counters.get(k).copied().unwrap_or(0);
+    let (named, unnamed) = (get("jit_addresses_named"), get("jit_addresses_unnamed"));
+    if named + unnamed == 0 {
+        return None;
+    }
+    let asked = if s.jvms_asked.is_empty() {
+        String::new()
+    } else {
+        let pids: Vec<String> = s.jvms_asked.iter().map(u32::to_string).collect();
+        format!(
+            "; asked JVM {} for its perf map (jcmd PID Compiler.perfmap)",
+            pids.join(",")
+        )
+    };
+    let hint = if unnamed > 0 {
+        "; name the rest with the runtime's perf map (java -XX:+DumpPerfMapAtExit, node --perf-basic-prof, python3.12 -X perf)"
+    } else {
+        ""
+    };
+    Some(format!(
+        "JIT code: {named} of {} addresses named from perf maps and jitdump files{asked}{hint}",
+        named + unnamed
+    ))
 }
 
 /// One line on the watched variable: where, how, and what was kept of its accesses.
@@ -429,8 +460,25 @@ mod tests {
             target_processes: 1,
             elapsed: std::time::Duration::from_secs(1),
             counters: Default::default(),
+            jvms_asked: Vec::new(),
             watched: None,
         }
+    }
+
+    #[test]
+    fn the_jit_line_says_what_was_named_and_how_to_name_the_rest() {
+        let mut s = clean_summary();
+        assert_eq!(jit_line(&s), None);
+        s.counters.insert("jit_addresses_named".into(), 3);
+        let l = jit_line(&s).unwrap();
+        assert!(l.contains("3 of 3 addresses named"), "{l}");
+        assert!(!l.contains("name the rest"), "{l}");
+        s.counters.insert("jit_addresses_unnamed".into(), 1);
+        s.jvms_asked = vec![42];
+        let l = jit_line(&s).unwrap();
+        assert!(l.contains("3 of 4"), "{l}");
+        assert!(l.contains("asked JVM 42"), "{l}");
+        assert!(l.contains("-XX:+DumpPerfMapAtExit"), "{l}");
     }
 
     #[test]

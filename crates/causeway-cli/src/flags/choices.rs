@@ -5,6 +5,7 @@
 //! library type with `From`, so the names users type live in one place.
 
 use causeway_format::EventKindTag;
+use causeway_record::stacks::JitSymbols;
 use causeway_record::{KernelStacks, StackMode, Unwind};
 use clap::ValueEnum;
 use clap::builder::PossibleValue;
@@ -152,5 +153,26 @@ mod tests {
             KernelStacks::from(KernelStacksArg::from_str("auto", false).unwrap()),
             KernelStacks::Auto
         );
+    }
+}
+
+/// `--jit-symbols`: where JIT-compiled frames get their names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum JitArg {
+    /// Perf maps and jitdump files; running JVMs asked for theirs.
+    Auto,
+    /// Only the perf maps and jitdump files that exist.
+    Read,
+    /// JIT frames stay addresses.
+    Off,
+}
+
+impl From<JitArg> for JitSymbols {
+    fn from(a: JitArg) -> JitSymbols {
+        match a {
+            JitArg::Auto => JitSymbols::Auto,
+            JitArg::Read => JitSymbols::Read,
+            JitArg::Off => JitSymbols::Off,
+        }
     }
 }

@@ -4,7 +4,7 @@
 //! [`RecordArgs::resolve`] checks what spans several flags (exactly one target) and
 //! builds the recorder's configuration; it starts nothing. `cmd::record` runs it.
 
-use super::choices::{KernelStacksArg, StackModeArg, StackPlace, UnwindArg};
+use super::choices::{JitArg, KernelStacksArg, StackModeArg, StackPlace, UnwindArg};
 use super::values::{FlagError, PathList, path_list, pid, positive_duration};
 use anyhow::{Result, bail};
 use causeway_format::DurationNs;
@@ -163,6 +163,12 @@ pub struct RecordArgs {
     /// fallback to its raw tracepoint).
     #[arg(long, hide = true, value_name = "TRACEPOINT")]
     pub test_refuse_btf: Vec<String>,
+    /// Names of JIT-compiled code (anonymous executable memory): `auto` reads the perf
+    /// maps (/tmp/perf-PID.map) and jitdump files the runtimes wrote, and asks a running
+    /// HotSpot JVM without one to write it (`jcmd PID Compiler.perfmap`) at the end;
+    /// `read` only reads what exists; `off` leaves those frames as addresses.
+    #[arg(long, value_name = "HOW", value_enum, default_value_t = JitArg::Auto)]
+    pub jit_symbols: JitArg,
     /// Unwind every copied stack afresh, without reusing earlier unwinds (a benchmark
     /// switch for the unwind memo).
     #[arg(long, hide = true)]
@@ -341,6 +347,7 @@ impl RecordArgs {
         }
         cfg.force_raw_tracepoints = self.raw_tracepoints;
         cfg.refuse_btf = self.test_refuse_btf.clone();
+        cfg.jit_symbols = self.jit_symbols.into();
         cfg.unwind_memo = !self.no_unwind_memo;
         Ok(cfg)
     }

@@ -35,6 +35,8 @@ pub struct TraceFacts<'a> {
     /// The processes a per-process recording followed (`None`: every process counts),
     /// as the model's facts say.
     pub recorded: Option<&'a BTreeSet<Tgid>>,
+    /// How many user frames have names ([`super::FrameNames::count`]).
+    pub frame_names: super::FrameNames,
 }
 
 /// Which threads the rankings cover, and how many rows each shows.
@@ -131,6 +133,7 @@ impl InfoReport {
             clock_inversions: facts.stats.clock_inversions,
             cpu_samples: facts.samples_by_thread.values().sum(),
             counters: facts.stats.counters.clone(),
+            frame_names: facts.frame_names,
             trigger: facts.stats.trigger,
             model_anomalies: model.stats().anomalies(),
             model_stats: model.stats().clone(),

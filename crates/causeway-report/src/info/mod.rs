@@ -3,10 +3,12 @@
 //! ([`TraceFacts`]) and the model; the JSON form is the report serialized as is.
 
 mod build;
+mod frames;
 mod report;
 mod text;
 
 pub use build::{Selection, TraceFacts};
+pub use frames::FrameNames;
 pub use report::{InfoReport, ThreadRow};
 
 use crate::error::ReportError;

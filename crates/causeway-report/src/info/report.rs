@@ -73,6 +73,8 @@ pub struct InfoReport {
     pub cpu_samples: u64,
     /// Recorder counters stored in the trace.
     pub counters: BTreeMap<String, u64>,
+    /// How many user frames have names, and why the others do not.
+    pub frame_names: super::FrameNames,
     /// What made a flight recorder dump this trace, if it is a dump.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trigger: Option<causeway_format::TriggerMark>,

@@ -25,6 +25,32 @@ fn trigger_line(out: &mut String, r: &InfoReport) {
     }
 }
 
+/// One line on user frames without names, and how to name them.
+fn frame_names(out: &mut String, r: &InfoReport) {
+    let n = &r.frame_names;
+    if n.user == 0 {
+        return;
+    }
+    let _ = write!(
+        out,
+        "\nuser frames: {} distinct, {} unnamed ({} in files without symbols, {} in anonymous memory)",
+        n.user,
+        n.unnamed(),
+        n.unnamed_in_files,
+        n.unnamed_anonymous
+    );
+    if n.jit_named > 0 {
+        let _ = write!(out, "; {} JIT frames named from perf maps", n.jit_named);
+    }
+    if n.unnamed_anonymous > 0 {
+        let _ = write!(
+            out,
+            "; JIT code is named from the runtime's perf map (java -XX:+DumpPerfMapAtExit, node --perf-basic-prof, python3.12 -X perf)"
+        );
+    }
+    let _ = writeln!(out);
+}
+
 /// The recorder counters stored in the trace.
 fn counters(out: &mut String, r: &InfoReport) {
     if !r.counters.is_empty() {
@@ -160,6 +186,7 @@ pub(crate) fn render(r: &InfoReport) -> String {
         let _ = writeln!(out, "  {k:<16} {n:>12}");
     }
     trigger_line(&mut out, r);
+    frame_names(&mut out, r);
     counters(&mut out, r);
     table(
         &mut out,

@@ -1,0 +1,241 @@
+//! Names of JIT-compiled code, which lives in anonymous memory that no ELF file
+//! describes. Runtimes publish them in two conventions perf reads too:
+//!
+//! - the perf map, `/tmp/perf-PID.map`: one `START SIZE NAME` line (hex) per function,
+//!   written by the JVM (`-XX:+DumpPerfMapAtExit`, `jcmd PID Compiler.perfmap`), Node
+//!   (`--perf-basic-prof`) and Python 3.12+ (`-X perf`);
+//! - jitdump, `jit-PID.dump`: binary code-load records, found because the runtime maps
+//!   the file executable (its path is among the process's mappings).
+//!
+//! A table is read once per process: when the process exits (the file may be reused by
+//! a later process with the same id) or when stacks are symbolized at the end of the
+//! recording. A running HotSpot JVM without a perf map is asked to write one (`jcmd`),
+//! unless the configuration says not to.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// One JIT-compiled function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct JitSym {
+    start: u64,
+    end: u64,
+    /// Order of appearance: where code was freed and reused, the later entry names it.
+    seq: u32,
+    name: String,
+}
+
+/// The JIT functions of one process.
+#[derive(Clone, Debug, Default)]
+pub struct JitTable {
+    /// Sorted by start.
+    syms: Vec<JitSym>,
+    /// The longest function: how far back a lookup must look.
+    longest: u64,
+}
+
+impl JitTable {
+    fn from_entries(entries: Vec<(u64, u64, String)>) -> JitTable {
+        let mut syms: Vec<JitSym> = entries
+            .into_iter()
+            .enumerate()
+            .filter(|(_, (_, size, _))| *size > 0)
+            .map(|(i, (start, size, name))| JitSym {
+                start,
+                end: start.saturating_add(size),
+                seq: i as u32,
+                name,
+            })
+            .collect();
+        syms.sort_by_key(|s| (s.start, s.seq));
+        let longest = syms.iter().map(|s| s.end - s.start).max().unwrap_or(0);
+        JitTable { syms, longest }
+    }
+
+    /// Add another source's entries (a jitdump after the perf map: later wins).
+    fn extend(&mut self, more: JitTable) {
+        let base = self.syms.len() as u32;
+        let mut all = std::mem::take(&mut self.syms);
+        all.extend(more.syms.into_iter().map(|mut s| {
+            s.seq += base;
+            s
+        }));
+        all.sort_by_key(|s| (s.start, s.seq));
+        self.longest = self.longest.max(more.longest);
+        self.syms = all;
+    }
+
+    /// Number of functions.
+    pub fn len(&self) -> usize {
+        self.syms.len()
+    }
+
+    /// No functions.
+    pub fn is_empty(&self) -> bool {
+        self.syms.is_empty()
+    }
+
+    /// The function holding `addr`: of several (code freed and reused), the latest.
+    pub fn lookup(&self, addr: u64) -> Option<&str> {
+        let upto = self.syms.partition_point(|s| s.start <= addr);
+        let from = addr.saturating_sub(self.longest);
+        self.syms[..upto]
+            .iter()
+            .rev()
+            .take_while(|s| s.start >= from)
+            .filter(|s| addr < s.end)
+            .max_by_key(|s| s.seq)
+            .map(|s| s.name.as_str())
+    }
+}
+
+/// Parse a perf map: `START SIZE NAME` per line, START and SIZE in hex (with or
+/// without `0x`); lines that do not parse are skipped.
+pub fn parse_perf_map(text: &str) -> Vec<(u64, u64, String)> {
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok();
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.splitn(3, ' ');
+            let start = hex(f.next()?)?;
+            let size = hex(f.next()?)?;
+            let name = f.next()?.trim();
+            (!name.is_empty()).then(|| (start, size, name.to_string()))
+        })
+        .collect()
+}
+
+/// Code-load records of a jitdump file (a moved function is named at its new place).
+fn read_jitdump(path: &Path) -> Vec<(u64, u64, String)> {
+    use linux_perf_data::jitdump::{JitDumpReader, JitDumpRecord};
+    let Ok(file) = std::fs::File::open(path) else {
+        return Vec::new();
+    };
+    let Ok(mut reader) = JitDumpReader::new(file) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut names: HashMap<u64, String> = HashMap::new();
+    while let Ok(Some(raw)) = reader.next_record() {
+        match raw.parse() {
+            Ok(JitDumpRecord::CodeLoad(r)) => {
+                let name = String::from_utf8_lossy(&r.function_name.as_slice()).into_owned();
+                names.insert(r.code_index, name.clone());
+                out.push((r.code_addr, r.code_bytes.len() as u64, name));
+            }
+            Ok(JitDumpRecord::CodeMove(r)) => {
+                if let Some(name) = names.get(&r.code_index) {
+                    out.push((r.new_code_addr, r.code_size, name.clone()));
+                }
+            }
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    out
+}
+
+/// Whether a mapped path is a jitdump file (`…/jit-PID.dump`).
+pub fn is_jitdump(path: &str) -> bool {
+    Path::new(path)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("jit-") && n.ends_with(".dump"))
+}
+
+/// Where a process's perf map is.
+fn perf_map_path(tgid: u32) -> PathBuf {
+    PathBuf::from(format!("/tmp/perf-{tgid}.map"))
+}
+
+/// Read a process's JIT tables: its perf map and the jitdump files among `mapped`.
+pub fn read_tables(tgid: u32, mapped: &[&str]) -> JitTable {
+    let mut t = match std::fs::read_to_string(perf_map_path(tgid)) {
+        Ok(text) => JitTable::from_entries(parse_perf_map(&text)),
+        Err(_) => JitTable::default(),
+    };
+    for p in mapped.iter().filter(|p| is_jitdump(p)) {
+        t.extend(JitTable::from_entries(read_jitdump(Path::new(p))));
+    }
+    t
+}
+
+/// Ask a running HotSpot JVM to write its perf map (`jcmd PID Compiler.perfmap`, the
+/// JDK's own tool, found beside its `java` or on PATH). Returns whether a map exists
+/// afterwards. Bounded: a JVM that does not answer within 10 s is left alone.
+pub fn ask_jvm(tgid: u32, exe: &str) -> bool {
+    if perf_map_path(tgid).exists() {
+        return true;
+    }
+    let beside = Path::new(exe).with_file_name("jcmd");
+    let jcmd = if beside.is_file() {
+        beside
+    } else {
+        PathBuf::from("jcmd")
+    };
+    let Ok(mut child) = std::process::Command::new(jcmd)
+        .arg(tgid.to_string())
+        .arg("Compiler.perfmap")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+    else {
+        return false;
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break;
+            }
+        }
+    }
+    perf_map_path(tgid).exists()
+}
+
+/// Whether a process with these mapped paths is a HotSpot JVM.
+pub fn is_hotspot(mapped: &[&str]) -> bool {
+    mapped.iter().any(|p| p.ends_with("/libjvm.so"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn perf_map_lines_are_parsed_and_the_latest_entry_wins() {
+        let text = "7f0000001000 40 Interpreter\n\
+                    0x7f0000002000 0x100 LFoo;::bar\n\
+                    garbage line\n\
+                    7f0000002000 80 LFoo;::baz (recompiled)\n\
+                    7f0000003000 0 empty\n";
+        let e = parse_perf_map(text);
+        assert_eq!(e.len(), 4);
+        assert_eq!(e[1], (0x7f0000002000, 0x100, "LFoo;::bar".to_string()));
+        let t = JitTable::from_entries(e);
+        assert_eq!(t.len(), 3); // the empty function is dropped
+        assert_eq!(t.lookup(0x7f0000001010), Some("Interpreter"));
+        assert_eq!(t.lookup(0x7f0000001040), None);
+        // Both cover 0x...2010: the later line names it; past its end the older does.
+        assert_eq!(t.lookup(0x7f0000002010), Some("LFoo;::baz (recompiled)"));
+        assert_eq!(t.lookup(0x7f00000020f0), Some("LFoo;::bar"));
+        assert_eq!(t.lookup(0x7f0000000fff), None);
+    }
+
+    #[test]
+    fn jitdump_paths_are_recognized() {
+        assert!(is_jitdump(
+            "/root/.debug/jit/java-jit-20260101/jit-1234.dump"
+        ));
+        assert!(is_jitdump("jit-1.dump"));
+        assert!(!is_jitdump("/usr/lib/libjit.so"));
+        assert!(is_hotspot(&["/usr/lib/jvm/x/lib/server/libjvm.so"]));
+    }
+}
