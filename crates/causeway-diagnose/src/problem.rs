@@ -6,7 +6,7 @@
 
 use crate::error::DiagnoseError;
 use crate::graph::VertexKind;
-use crate::graph::{EventGraph, VertexId};
+use crate::graph::{EdgeKind, EventGraph, VertexId};
 use crate::options::{Problem, StallKind, ThreadSelector};
 use causeway_format::{Tid, Timestamp, TriggerMark};
 use causeway_model::Trace;
@@ -92,6 +92,16 @@ fn eligible(trace: &Trace, g: &EventGraph, v: VertexId) -> bool {
         .is_none_or(|e| x.span.start >= e)
 }
 
+/// Whether vertex `v` is of the kind of stall asked for.
+fn kind_ok(g: &EventGraph, v: VertexId, stall: StallKind) -> bool {
+    let k = g.vertex(v).map(|x| x.kind);
+    match stall {
+        StallKind::Any => true,
+        StallKind::Wait => k == Some(VertexKind::Wait),
+        StallKind::Run => k == Some(VertexKind::Exec),
+    }
+}
+
 /// The longest eligible vertex of the kind asked among `threads` (all if `None`).
 fn longest(
     trace: &Trace,
@@ -99,14 +109,6 @@ fn longest(
     threads: Option<&[u32]>,
     stall: StallKind,
 ) -> Option<VertexId> {
-    let kind_ok = |v: VertexId| {
-        let k = g.vertex(v).map(|x| x.kind);
-        match stall {
-            StallKind::Any => true,
-            StallKind::Wait => k == Some(VertexKind::Wait),
-            StallKind::Run => k == Some(VertexKind::Exec),
-        }
-    };
     let ids: Box<dyn Iterator<Item = VertexId>> = match threads {
         Some(ts) => Box::new(
             ts.iter()
@@ -114,7 +116,48 @@ fn longest(
         ),
         None => Box::new((0..g.vertices().len() as u32).map(VertexId)),
     };
-    ids.filter(|&v| kind_ok(v) && eligible(trace, g, v))
+    ids.filter(|&v| kind_ok(g, v, stall) && eligible(trace, g, v))
+        .max_by_key(|&v| (g.vertex(v).map(|x| x.duration()), std::cmp::Reverse(v)))
+}
+
+/// How close to a thread's exit a wait ends for it to count as a hand-off at exit
+/// (the same grace as the bottleneck analysis's shutdown rule).
+const EXIT_GRACE_NS: u64 = 10_000_000;
+
+/// A wait that is a hand-off at a thread's exit rather than a delay: its thread exits
+/// right after it (shutdown), or the thread that woke it exited right after the
+/// wake-up (a join on a worker, a wait for a child). Such a wait lasts as long as the
+/// other thread's whole work; as the default problem it would only point at that work.
+fn exit_handoff(trace: &Trace, g: &EventGraph, v: VertexId) -> bool {
+    let Some(x) = g.vertex(v) else { return false };
+    if x.kind != VertexKind::Wait {
+        return false;
+    }
+    let exits_soon = |thread: u32, after: Timestamp| {
+        trace
+            .model()
+            .thread_by_index(thread)
+            .and_then(|t| t.exited)
+            .is_some_and(|e| e.0 >= after.0 && e.0 - after.0 <= EXIT_GRACE_NS)
+    };
+    let wakers: Vec<u32> = g
+        .incoming(v)
+        .filter(|(_, e)| e.kind == EdgeKind::Wakeup)
+        .filter_map(|(_, e)| g.vertex(e.from).map(|w| w.thread))
+        .filter(|&w| w != x.thread)
+        .collect();
+    if wakers.is_empty() {
+        return false;
+    }
+    exits_soon(x.thread, x.span.end) || wakers.iter().any(|&w| exits_soon(w, x.span.end))
+}
+
+/// The longest eligible vertex that is not a hand-off at exit ([`exit_handoff`]): the
+/// default problem of a trace whose longest wait is a main thread joining its workers.
+fn longest_that_matters(trace: &Trace, g: &EventGraph, stall: StallKind) -> Option<VertexId> {
+    (0..g.vertices().len() as u32)
+        .map(VertexId)
+        .filter(|&v| kind_ok(g, v, stall) && eligible(trace, g, v) && !exit_handoff(trace, g, v))
         .max_by_key(|&v| (g.vertex(v).map(|x| x.duration()), std::cmp::Reverse(v)))
 }
 
@@ -127,6 +170,7 @@ pub fn problem_vertex(
 ) -> Result<VertexId, DiagnoseError> {
     match problem {
         Problem::Longest => triggered(trace, g)
+            .or_else(|| longest_that_matters(trace, g, stall))
             .or_else(|| longest(trace, g, None, stall))
             .ok_or(DiagnoseError::NoStall),
         Problem::Thread(sel) => {

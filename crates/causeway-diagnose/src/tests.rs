@@ -988,3 +988,41 @@ fn a_flight_recorder_trigger_mark_picks_the_problem_vertex() {
     let x = g.vertex(v).unwrap();
     assert_eq!((x.tid, x.span.end), (Tid(2), Timestamp(5000)));
 }
+
+/// Thread 1 (main) joins worker 3 for 10..9000 (woken by 3, which exits right after);
+/// thread 2 waits 10..5000 (woken by an interrupt). The join is a hand-off at the
+/// worker's exit: the default problem is thread 2's wait, although it is shorter.
+#[test]
+fn the_default_problem_passes_over_a_join_on_a_worker_that_exits() {
+    use crate::{Problem, StallKind, problem_vertex};
+    let irq = Waker::Irq {
+        irq: 11,
+        name: causeway_format::StringId(0),
+    };
+    let mut s = Synth::new();
+    s.switch(0, 0, 0, TaskState::RUNNABLE, 1)
+        .switch(0, 1, 0, TaskState::RUNNABLE, 2)
+        .switch(10, 0, 1, TaskState::INTERRUPTIBLE, 3)
+        .switch(10, 1, 2, TaskState::INTERRUPTIBLE, 0)
+        .wakeup(5000, 1, 2, 1, irq)
+        .switch(5001, 1, 0, TaskState::RUNNABLE, 2)
+        .switch(5100, 1, 2, TaskState::INTERRUPTIBLE, 0)
+        .wake_by(9000, 0, 3, 1)
+        .exit(9001, 0, 3)
+        .switch(9002, 0, 3, TaskState::DEAD, 1)
+        .switch(9500, 0, 1, TaskState::RUNNABLE, 0);
+    let t = trace(&s);
+    let g = build(&t, &[], &Options::default());
+    let v = problem_vertex(&t, &g, &Problem::Longest, StallKind::Any).unwrap();
+    let x = g.vertex(v).unwrap();
+    assert_eq!((x.tid, x.kind), (Tid(2), VertexKind::Wait), "{x:?}");
+    // Asked for thread 1, its join is still its longest stall.
+    let one = problem_vertex(
+        &t,
+        &g,
+        &Problem::Thread(crate::ThreadSelector::Tid(Tid(1))),
+        StallKind::Any,
+    )
+    .unwrap();
+    assert_eq!(g.vertex(one).unwrap().span.end, Timestamp(9000));
+}
