@@ -38,6 +38,11 @@ fn report_renders_in_headless_chromium() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(
+        page.len() <= 5 << 20,
+        "report is {} bytes (at most 5 MiB)",
+        page.len()
+    );
+    assert!(
         !page.contains("http://") || !page.contains("src=\"http"),
         "nothing fetched"
     );
@@ -105,8 +110,33 @@ fn report_renders_in_headless_chromium() {
     let h = browser
         .eval("document.querySelector('#latency svg.latency-plot').getBoundingClientRect().height");
     assert!(h.as_f64().unwrap() > 100.0, "latency plot laid out: {h}");
-    let link = browser.eval("document.getElementById('perfetto-link').href.length");
-    assert!(link.as_u64().unwrap() > 1000, "Perfetto export embedded");
+    // The Perfetto export is embedded compressed and inflated on demand into the
+    // link's blob: as many bytes as the export holds.
+    browser.eval("window.causewayPreparePerfetto(); 0");
+    let mut ready = serde_json::Value::Null;
+    for _ in 0..100 {
+        ready = browser.eval("document.getElementById('perfetto-link').dataset.ready || ''");
+        if ready != "" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(ready, "trace", "the Perfetto export inflated");
+    let sizes = browser.eval(
+        "[document.getElementById('perfetto-link').dataset.size, document.getElementById('perfetto-data').dataset.bytes]",
+    );
+    assert_eq!(sizes[0], sizes[1], "inflated size = export size: {sizes}");
+    assert!(sizes[0].as_str().unwrap().parse::<u64>().unwrap() > 1000, "{sizes}");
+    // Light: the page opens fast and the summary is tables.
+    let load_ms = browser
+        .eval("(() => { const n = performance.getEntriesByType('navigation')[0]; return n.loadEventEnd - n.startTime; })()")
+        .as_f64()
+        .unwrap();
+    assert!(load_ms < 2000.0, "page load took {load_ms} ms");
+    assert!(
+        count(&mut browser, "div.summary table.threads tr") >= 2,
+        "summary tables"
+    );
 
     // Hover each knot edge: the tooltip names the wait; the consumer's wait for the
     // disk shows its fsync stack.

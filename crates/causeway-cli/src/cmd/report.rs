@@ -14,9 +14,7 @@ use causeway_latency::SyscallCollector;
 use causeway_model::Trace;
 use causeway_report::timeline::Timeline;
 use causeway_report::wallclock::recorded_at;
-use causeway_report::{
-    FlameView, HtmlReport, InfoReport, LatencyView, Selection, View, perfetto, render,
-};
+use causeway_report::{FlameView, HtmlReport, InfoReport, LatencyView, Selection, perfetto};
 use causeway_stacks::{FlameKind, Options, fold};
 use std::path::Path;
 
@@ -62,11 +60,12 @@ pub fn run(args: &ReportArgs) -> Result<u8> {
         .trace
         .file_stem()
         .map_or("trace".into(), |s| s.to_string_lossy().to_string());
+    let info = summary(&args.trace, trace)?;
     let report = HtmlReport {
         title: page_title(trace),
         recorded_at: recorded_at(trace.header(), trace.model().span().map(|s| s.start)),
         host: trace.header().host.hostname.clone(),
-        summary: summary(&args.trace, trace)?,
+        info: &info,
         caveats: causeway_report::Caveats::of(trace),
         bottleneck: verdict.as_ref(),
         diagnosis: diagnosis.as_ref(),
@@ -111,9 +110,9 @@ fn page_title(trace: &Trace) -> String {
     }
 }
 
-/// `causeway info`'s text for the trace (the reader is opened again for the file
+/// `causeway info`'s report of the trace (the reader is opened again for the file
 /// facts only; the events are not read a third time).
-fn summary(path: &Path, trace: &Trace) -> Result<String> {
+fn summary(path: &Path, trace: &Trace) -> Result<InfoReport> {
     let rd = open_trace(path)?;
     let facts = super::info::trace_facts(path, &rd, trace);
     let sel = Selection {
@@ -121,8 +120,5 @@ fn summary(path: &Path, trace: &Trace) -> Result<String> {
         comm: None,
         top: 10,
     };
-    let info = InfoReport::new(facts, trace.model(), &sel);
-    let mut out = Vec::new();
-    render(&info as &dyn View, causeway_report::Format::Text, &mut out)?;
-    Ok(String::from_utf8_lossy(&out).into_owned())
+    Ok(InfoReport::new(facts, trace.model(), &sel))
 }

@@ -2,16 +2,19 @@
 //! fetched, so it opens from `file://` on a machine without network.
 //!
 //! Sections: a header with the recording's wall-clock time and host, the trace
-//! summary with lost events (`info`'s text), the bottleneck verdict and an interactive
+//! summary as tables (`info`'s report: facts, busiest threads, events by kind), the
+//! bottleneck verdict and an interactive
 //! wait-for graph (drawn by the inline script from embedded JSON), the diagnosis's
 //! culprit chain when one was computed, the flame graphs (inferno's SVG, inline,
 //! without its script), the latency histograms with their peaks, the per-thread
-//! timeline overview (SVG drawn here), and the Perfetto export embedded as a download
-//! link.
+//! timeline overview (SVG drawn here), and the Perfetto export embedded gzip-compressed
+//! (the browser inflates it into a download link: the export is most of the page's
+//! bytes, and compresses 5-10 times).
 
 mod base64;
 mod diagnosis;
 mod overview;
+mod summary;
 
 use crate::bottleneck::BottleneckView;
 use crate::caveats::Caveats;
@@ -38,8 +41,8 @@ pub struct HtmlReport<'a> {
     pub recorded_at: Option<String>,
     /// Host it was recorded on.
     pub host: String,
-    /// The trace summary (`causeway info`'s text form).
-    pub summary: String,
+    /// The trace summary (`causeway info`'s report).
+    pub info: &'a crate::InfoReport,
     /// What the trace lacks (lost events and the time they cover).
     pub caveats: Caveats,
     /// The bottleneck verdict, if the analysis ran.
@@ -110,12 +113,7 @@ impl HtmlReport<'_> {
         h.push_str(&overview::svg(self.timeline, self.processes.as_deref()));
         h.push('\n');
         if let Some((bytes, name)) = &self.perfetto {
-            h.push_str(&format!(
-                "<h2>Perfetto</h2>\n<p><a id=\"perfetto-link\" download=\"{}\" href=\"data:application/octet-stream;base64,{}\">Download the Perfetto trace</a> ({} bytes) and open it at ui.perfetto.dev (Open trace file) or with trace_processor.</p>\n",
-                esc(name),
-                base64::encode(bytes),
-                bytes.len()
-            ));
+            self.perfetto_section(&mut h, bytes, name)?;
         }
         h.push_str(&format!(
             "<div id=\"tip\"></div>\n<script>\n{JS}</script>\n</body>\n</html>\n"
@@ -142,10 +140,32 @@ impl HtmlReport<'_> {
         for l in &self.caveats.lines {
             h.push_str(&format!("<p class=\"warn\">{}.</p>\n", esc(l)));
         }
+        h.push_str(&summary::section(self.info));
+    }
+
+    /// The Perfetto export, gzip-compressed and base64-encoded in a data block; the
+    /// page's script inflates it (DecompressionStream) into the download link's blob.
+    /// Where the browser cannot inflate, the link offers the `.gz` file, which
+    /// Perfetto's UI and trace_processor also open.
+    fn perfetto_section(
+        &self,
+        h: &mut String,
+        bytes: &[u8],
+        name: &str,
+    ) -> Result<(), ReportError> {
+        use flate2::{Compression, write::GzEncoder};
+        let mut gz = GzEncoder::new(Vec::with_capacity(bytes.len() / 4), Compression::default());
+        gz.write_all(bytes)?;
+        let gz = gz.finish()?;
         h.push_str(&format!(
-            "<h2>Summary</h2>\n<pre class=\"summary\">{}</pre>\n",
-            esc(&self.summary)
+            "<h2>Perfetto</h2>\n<p><a id=\"perfetto-link\" download=\"{}\">Download the Perfetto trace</a> ({} bytes; {} compressed in this page) and open it at ui.perfetto.dev (Open trace file) or with trace_processor.</p>\n<script type=\"application/octet-stream\" id=\"perfetto-data\" data-bytes=\"{}\">{}</script>\n",
+            esc(name),
+            bytes.len(),
+            gz.len(),
+            bytes.len(),
+            base64::encode(&gz)
         ));
+        Ok(())
     }
 
     fn latency_section(&self, h: &mut String) {

@@ -90,3 +90,44 @@
   });
   svg.setAttribute("data-ready", "1");
 })();
+
+// The Perfetto export: gzip-compressed, base64 in <script id="perfetto-data">. It is
+// inflated only when asked for (a click), so that opening the page stays fast; the
+// link then holds a blob of the trace. Without DecompressionStream the .gz file is
+// offered as is (Perfetto opens it too). The link's data-ready says which: "trace" or
+// "gz".
+(function () {
+  "use strict";
+  var data = document.getElementById("perfetto-data");
+  var link = document.getElementById("perfetto-link");
+  if (!data || !link) { return; }
+  function gzBlob() {
+    var bin = atob(data.textContent.trim());
+    var bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) { bytes[i] = bin.charCodeAt(i); }
+    return new Blob([bytes]);
+  }
+  function prepare() {
+    if (link.dataset.ready) { return Promise.resolve(link.dataset.ready); }
+    var gz = gzBlob();
+    if (typeof DecompressionStream === "undefined") {
+      link.href = URL.createObjectURL(gz);
+      link.download = link.download + ".gz";
+      link.dataset.ready = "gz";
+      return Promise.resolve("gz");
+    }
+    var out = gz.stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(out).blob().then(function (b) {
+      link.href = URL.createObjectURL(b);
+      link.dataset.size = String(b.size);
+      link.dataset.ready = "trace";
+      return "trace";
+    });
+  }
+  link.addEventListener("click", function (ev) {
+    if (link.dataset.ready) { return; }
+    ev.preventDefault();
+    prepare().then(function () { link.click(); });
+  });
+  window.causewayPreparePerfetto = prepare;
+})();
