@@ -76,7 +76,9 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Findings, BottleneckErro
     let recorded = input.facts.recorded();
     let inside = |t: &Thread| recorded.is_none_or(|r| t.tgid.is_some_and(|g| r.contains(&g)));
     let (kinds, entity_of) = entities::assign(model, opts.merge, opts.short_term_fraction, &inside);
+    let wakes = crate::idle::WakesBy::of(model);
     let resolver = Resolver {
+        wakes: &wakes,
         model,
         tables: input.tables,
         facts: input.facts,
@@ -189,6 +191,8 @@ fn quality(
         before_exec: DurationNs(wstats.before_exec_ns),
         exit_waits: wstats.exit_waits,
         exit: DurationNs(wstats.exit_ns),
+        idle_polls: wstats.idle_polls,
+        idle_poll: DurationNs(wstats.idle_poll_ns),
         data_wakes: stats.data_wakes,
         data_wakes_from_outside: stats.data_wakes_from_outside,
         min_edge: DurationNs(min_edge_ns),

@@ -30,8 +30,8 @@ pub(crate) struct Entity {
     pub(crate) kind: EntityKind,
     /// Time-ordered, non-overlapping.
     pub(crate) waits: Vec<Wait>,
-    /// Time blocked in shutdown hand-offs (`WaitStats::exit_ns`): on no edge, but
-    /// part of the time the entity spent off a CPU.
+    /// Time blocked in shutdown hand-offs and idle polls (`WaitStats::exit_ns`,
+    /// `idle_poll_ns`): on no edge, but part of the time the entity spent off a CPU.
     pub(crate) exit_ns: u64,
 }
 
@@ -115,7 +115,7 @@ pub(crate) fn build(kinds: Vec<EntityKind>, r: &Resolver<'_>) -> (Vec<Entity>, W
                     (virtual_waits(&parts, r), stats)
                 }
             };
-            let exit_ns = stats.exit_ns;
+            let exit_ns = stats.exit_ns + stats.idle_poll_ns;
             (
                 Entity {
                     kind,

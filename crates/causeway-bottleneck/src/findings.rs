@@ -270,6 +270,11 @@ pub struct Quality {
     pub exit_waits: u64,
     /// Their total length.
     pub exit: DurationNs,
+    /// Readiness waits (epoll_wait, poll, select) ended by their own timeout after
+    /// which the thread woke nobody: idle event loops, left out of the edges.
+    pub idle_polls: u64,
+    /// Their total length.
+    pub idle_poll: DurationNs,
     /// Waits ended by socket data that a recorded thread sent, whose waker is that
     /// thread rather than the device or kernel thread that carried the data.
     pub data_wakes: u64,

@@ -55,6 +55,7 @@ mod entities;
 mod error;
 mod findings;
 mod graph;
+mod idle;
 mod input;
 mod knots;
 mod leaks;

@@ -52,6 +52,10 @@ pub(crate) struct WaitStats {
     /// stop, not for work (see [`EXIT_GRACE_NS`]).
     pub(crate) exit_waits: u64,
     pub(crate) exit_ns: u64,
+    /// Readiness waits ended by their own timeout, after which the thread woke
+    /// nobody ([`crate::idle`]): idle, not waiting for the timer.
+    pub(crate) idle_polls: u64,
+    pub(crate) idle_poll_ns: u64,
 }
 
 impl WaitStats {
@@ -68,6 +72,8 @@ impl WaitStats {
         self.before_exec_ns += o.before_exec_ns;
         self.exit_waits += o.exit_waits;
         self.exit_ns += o.exit_ns;
+        self.idle_polls += o.idle_polls;
+        self.idle_poll_ns += o.idle_poll_ns;
     }
 }
 
@@ -96,6 +102,8 @@ pub(crate) struct Resolver<'a> {
     /// Entity of each model thread (same index as `threads`); [`OUTSIDE`] for threads
     /// of processes that were not recorded.
     pub(crate) entity_of: &'a [u32],
+    /// When each thread woke another (for idle polls).
+    pub(crate) wakes: &'a crate::idle::WakesBy,
 }
 
 impl Resolver<'_> {
@@ -186,7 +194,17 @@ pub(crate) fn thread_waits(th: &Thread, r: &Resolver<'_>) -> (Vec<Wait>, WaitSta
         let told = matches!(last.waker, WakerKey::Entity(_));
         (told && x.0.saturating_sub(last.end) <= EXIT_GRACE_NS).then_some(last.start)
     });
+    let th_end = th
+        .exited
+        .map_or_else(|| th.segments.last().map_or(0, |s| s.end.0), |x| x.0);
+    let idle = crate::idle::idle_polls(th.tid, &waits, th_end, r.tables, r.wakes);
+    let idle_starts: Vec<u64> = idle.iter().map(|&i| waits[i].start).collect();
     waits.retain(|w| {
+        if idle_starts.binary_search(&w.start).is_ok() {
+            stats.idle_polls += 1;
+            stats.idle_poll_ns += w.len();
+            return false;
+        }
         if Some(w.start) == exit_wait {
             stats.exit_waits += 1;
             stats.exit_ns += w.len();

@@ -126,7 +126,10 @@ fn report_renders_in_headless_chromium() {
         "[document.getElementById('perfetto-link').dataset.size, document.getElementById('perfetto-data').dataset.bytes]",
     );
     assert_eq!(sizes[0], sizes[1], "inflated size = export size: {sizes}");
-    assert!(sizes[0].as_str().unwrap().parse::<u64>().unwrap() > 1000, "{sizes}");
+    assert!(
+        sizes[0].as_str().unwrap().parse::<u64>().unwrap() > 1000,
+        "{sizes}"
+    );
     // Light: the page opens fast and the summary is tables.
     let load_ms = browser
         .eval("(() => { const n = performance.getEntriesByType('navigation')[0]; return n.loadEventEnd - n.startTime; })()")

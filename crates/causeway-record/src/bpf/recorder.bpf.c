@@ -27,8 +27,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* ---- handlers ---- */
 
-static __always_inline void emit_sock_ready(__u32 wakee_tid, __u32 cur_tid, __u32 cur_tgid,
-					    __u64 ts);
+static __always_inline void emit_sock_ready(struct task_struct *wakee, __u32 wakee_tid,
+					    __u32 cur_tid, __u32 cur_tgid, __u64 ts);
 
 static __always_inline void on_switch(void *ctx, bool preempt, struct task_struct *prev,
 				      struct task_struct *next, unsigned int prev_state)
@@ -115,7 +115,7 @@ static __always_inline void on_wake(void *ctx, struct task_struct *p, __u16 type
 	}
 	submit(s->buf, h->len);
 	if (type == REC_WAKING)
-		emit_sock_ready(wakee_tid, cur_tid, cur_tgid, ts);
+		emit_sock_ready(p, wakee_tid, cur_tid, cur_tgid, ts);
 }
 
 static __always_inline void on_fork(struct task_struct *parent, struct task_struct *child)

@@ -141,11 +141,68 @@ static __always_inline void on_sk_data_ready(const struct sock *sk)
 	cc->ready_ts = bpf_ktime_get_ns();
 }
 
+/* The system call a woken thread is blocked in (x86-64 orig_ax), or -1 if unknown.
+ * A task's saved user registers sit at the top of its kernel stack, at the same
+ * distance from task->stack in every task: the distance is taken from the current
+ * task (bpf_task_pt_regs) and applied to the wakee, which works in both tracepoint
+ * families (the wakee pointer is not a trusted one in the raw family). */
+static __always_inline long wakee_syscall(struct task_struct *p)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct pt_regs *cr = (struct pt_regs *)bpf_task_pt_regs(cur);
+	if (!cr)
+		return -1;
+	__u64 delta = ptr_value(cr) - ptr_value(BPF_CORE_READ(cur, stack));
+	void *stack = BPF_CORE_READ(p, stack);
+	if (!stack || delta > (1 << 20))
+		return -1;
+	long nr = -1;
+	__u64 at = ptr_value(stack) + delta + bpf_core_field_offset(struct pt_regs, orig_ax);
+	if (bpf_probe_read_kernel(&nr, sizeof(nr), (void *)at))
+		return -1;
+	return nr;
+}
+
+/* Whether a thread blocked in system call `nr` can be woken by data arriving on a
+ * socket: a read or receive, a wait for readiness (poll, select, epoll), an accept, a
+ * splice from a socket or io_uring. A thread in any other call (a futex, a sleep, a
+ * child wait) was woken by something else: the mark is not its cause. Unknown (-1)
+ * is let through. */
+static __always_inline bool waits_for_data(long nr)
+{
+	switch (nr) {
+	case -1:
+	case 0:   /* read */
+	case 7:   /* poll */
+	case 19:  /* readv */
+	case 23:  /* select */
+	case 43:  /* accept */
+	case 45:  /* recvfrom */
+	case 47:  /* recvmsg */
+	case 232: /* epoll_wait */
+	case 270: /* pselect6 */
+	case 271: /* ppoll */
+	case 275: /* splice */
+	case 281: /* epoll_pwait */
+	case 288: /* accept4 */
+	case 299: /* recvmmsg */
+	case 426: /* io_uring_enter */
+	case 441: /* epoll_pwait2 */
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* After a wake-up record at `ts` by the context of `cur_tid`: if a socket was made
  * ready just before in the same context, say which (once: the socket's first
- * wake-up is the waiter its data was for). */
-static __always_inline void emit_sock_ready(__u32 wakee_tid, __u32 cur_tid, __u32 cur_tgid,
-					    __u64 ts)
+ * wake-up is the waiter its data was for). The waiter must be blocked in a call that
+ * waits for data: data processed from a socket's backlog when its owner releases it
+ * (release_sock, in that thread's own context) wakes nobody, and the owner's next
+ * wake-up of another thread (handing the request to a worker through a queue) must
+ * not be taken for it. */
+static __always_inline void emit_sock_ready(struct task_struct *wakee, __u32 wakee_tid,
+					    __u32 cur_tid, __u32 cur_tgid, __u64 ts)
 {
 	if (!(events & EV_SOCK))
 		return;
@@ -157,7 +214,7 @@ static __always_inline void emit_sock_ready(__u32 wakee_tid, __u32 cur_tid, __u3
 	bool same = cc->ready_tid == cur_tid && cc->ready_gen == cc->sirq_gen &&
 		    ts - cc->ready_ts < window;
 	cc->ready_sk = 0;
-	if (!same)
+	if (!same || !waits_for_data(wakee_syscall(wakee)))
 		return;
 	struct scratch *s = get_scratch();
 	if (!s)

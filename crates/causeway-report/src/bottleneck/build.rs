@@ -279,6 +279,8 @@ fn quality(q: &Quality) -> QualityDoc {
         before_exec_s: secs(q.before_exec),
         exit_waits: q.exit_waits,
         exit_s: secs(q.exit),
+        idle_polls: q.idle_polls,
+        idle_poll_s: secs(q.idle_poll),
         data_wakes: q.data_wakes,
         data_wakes_from_outside: q.data_wakes_from_outside,
         min_edge_s: secs(q.min_edge),

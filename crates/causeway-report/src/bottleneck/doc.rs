@@ -225,6 +225,9 @@ pub(crate) struct QualityDoc {
     pub(crate) exit_waits: u64,
     #[serde(rename = "exit_ns", serialize_with = "secs_as_ns")]
     pub(crate) exit_s: f64,
+    pub(crate) idle_polls: u64,
+    #[serde(rename = "idle_poll_ns", serialize_with = "secs_as_ns")]
+    pub(crate) idle_poll_s: f64,
     pub(crate) data_wakes: u64,
     pub(crate) data_wakes_from_outside: u64,
     #[serde(rename = "min_edge_ns", serialize_with = "secs_as_ns")]

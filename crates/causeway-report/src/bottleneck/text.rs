@@ -240,6 +240,14 @@ fn data_line(out: &mut String, q: &QualityDoc) {
         q.cascade_cycles_cut,
         q.cascade_budget_cut
     );
+    // Said only when there are some: most programs have none, and the line is long.
+    if q.idle_polls > 0 {
+        let _ = writeln!(
+            out,
+            "idle: {} readiness waits (epoll_wait, poll, select) ended by their own timeout with nothing to do after ({:.3}s): left out of the edges",
+            q.idle_polls, q.idle_poll_s
+        );
+    }
 }
 
 /// The report as text.

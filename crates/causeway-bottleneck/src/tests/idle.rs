@@ -1,0 +1,74 @@
+//! Idle polls: readiness waits ended by their own timeout, after which the thread woke
+//! nobody, are left out of the edges; a loop that acts on its timeout keeps its edge.
+
+use super::{no_merge, run, string, tables, v, w};
+use crate::findings::VertexKind;
+use causeway_format::{
+    Frame, FrameId, FrameSpace, SoftirqVec, Stack, StackKind, StringId, TaskState, Tgid, Waker,
+};
+use causeway_model::synth::Synth;
+
+const MS: u64 = 1_000_000;
+
+/// Poller 1 and ticker 2 each wait in `epoll_wait` three times for 10 ms, ended by the
+/// hrtimer softirq; after each timeout the ticker wakes worker 3, the poller nobody.
+#[test]
+fn an_idle_poll_is_not_an_edge_to_the_timer_but_a_tick_that_wakes_work_is() {
+    let mut t = tables(&[(1, 1, "poller"), (2, 1, "ticker"), (3, 1, "worker")]);
+    let sym = string(&mut t, "epoll_wait");
+    let module = string(&mut t, "/usr/lib/libc.so.6");
+    t.frames.push(Frame::new(
+        FrameSpace::User { tgid: Tgid(1) },
+        0x1000,
+        StringId(module),
+        StringId(sym),
+        0x56,
+    ));
+    t.stacks.push(Stack {
+        frames: vec![FrameId(0)],
+        truncated: false,
+    });
+    let timer = Waker::Softirq {
+        vec: SoftirqVec::HRTIMER,
+    };
+    let mut s = Synth::new();
+    s.switch(0, 0, 0, TaskState::RUNNABLE, 1)
+        .switch(0, 1, 0, TaskState::RUNNABLE, 2)
+        .switch(1, 1, 2, TaskState::RUNNABLE, 3)
+        .switch(2, 1, 3, TaskState::INTERRUPTIBLE, 2);
+    for k in 0..3u64 {
+        let at = k * 11 * MS + 10;
+        s.switch(at, 0, 1, TaskState::INTERRUPTIBLE, 0)
+            .stack(at, 0, 1, StackKind::SwitchOut, Some(0), None)
+            .switch(at, 1, 2, TaskState::INTERRUPTIBLE, 0)
+            .stack(at, 1, 2, StackKind::SwitchOut, Some(0), None)
+            .wakeup(at + 10 * MS, 0, 1, 0, timer)
+            .switch(at + 10 * MS, 0, 0, TaskState::RUNNABLE, 1)
+            .wakeup(at + 10 * MS, 1, 2, 1, timer)
+            .switch(at + 10 * MS, 1, 0, TaskState::RUNNABLE, 2)
+            // The ticker hands work on; the worker runs it and waits for the next.
+            .wake_by(at + 10 * MS + 100, 1, 2, 3)
+            .switch(at + 10 * MS + 200, 1, 2, TaskState::RUNNABLE, 3)
+            .switch(at + 10 * MS + 300, 1, 3, TaskState::INTERRUPTIBLE, 2);
+    }
+    s.switch(40 * MS, 0, 1, TaskState::RUNNABLE, 0)
+        .switch(40 * MS, 1, 2, TaskState::RUNNABLE, 0);
+    let r = run(&s, &t, 2, &no_merge());
+    let timer_v = r
+        .vertices
+        .iter()
+        .find(|x| x.kind == VertexKind::Timer)
+        .expect("a timer vertex")
+        .id;
+    assert_eq!(
+        w(&r, v(&r, 1), timer_v),
+        0,
+        "the idle poller has no timer edge"
+    );
+    assert!(
+        w(&r, v(&r, 2), timer_v) > 0,
+        "the ticker keeps its timer edge"
+    );
+    assert_eq!(r.quality.idle_polls, 3, "{:?}", r.quality);
+    assert_eq!(r.quality.idle_poll.0, 30 * MS);
+}
