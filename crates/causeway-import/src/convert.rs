@@ -20,7 +20,7 @@
 //!   process (counted as `import.fork_tgid_guessed`).
 //! - Unknown task-state letters become [`UNKNOWN_TASK_STATE`] (not runnable).
 
-use crate::callchain::{Callchains, parse_frame_line};
+use crate::callchain::{Callchains, FrameLine, parse_frame_line};
 use crate::context::{FrameMark, Inferred, IrqTracker, infer};
 use crate::error::ImportError;
 use crate::options::ImportOptions;
@@ -192,6 +192,38 @@ impl<W: Write> Converter<W> {
         }
     }
 
+    /// A sample read from perf.data, its tracepoint already decoded (the native
+    /// reader's counterpart of a sample line); its frames follow with
+    /// [`Converter::typed_frame`].
+    pub(crate) fn typed_sample(
+        &mut self,
+        head: Head<'_>,
+        event: &str,
+        parsed: Parsed<'_>,
+    ) -> Result<(), ImportError> {
+        self.summary.lines += 1;
+        self.close_pending()?;
+        self.sample_decoded(head, event, parsed)
+    }
+
+    /// One callchain frame of the sample opened last.
+    pub(crate) fn typed_frame(&mut self, f: &FrameLine<'_>) {
+        if self.pending.is_some() && self.opts.stacks {
+            self.chains.push(&mut self.w, self.pending_tgid, f);
+        }
+    }
+
+    /// A side-band record read from perf.data.
+    pub(crate) fn typed_record(
+        &mut self,
+        head: Head<'_>,
+        rec: Record<'_>,
+    ) -> Result<(), ImportError> {
+        self.summary.lines += 1;
+        self.close_pending()?;
+        self.record(head, rec, "")
+    }
+
     fn malformed(&mut self, raw: &str) {
         self.counters.malformed_lines += 1;
         if self.summary.malformed_examples.len() < MAX_EXAMPLES {
@@ -249,9 +281,36 @@ impl<W: Write> Converter<W> {
         trace: &str,
         raw: &str,
     ) -> Result<(), ImportError> {
+        let Some((tid, tgid)) = self.sample_head(head, raw)? else {
+            return Ok(());
+        };
+        let parsed = tracepoint::parse(event, trace, self.opts.keep_syscall_args);
+        self.sample_parsed(head, tid, tgid, event, parsed, raw)
+    }
+
+    /// [`Converter::sample`] of a sample whose tracepoint is already decoded.
+    fn sample_decoded(
+        &mut self,
+        head: Head<'_>,
+        event: &str,
+        parsed: Parsed<'_>,
+    ) -> Result<(), ImportError> {
+        let Some((tid, tgid)) = self.sample_head(head, event)? else {
+            return Ok(());
+        };
+        self.sample_parsed(head, tid, tgid, event, parsed, event)
+    }
+
+    /// What every sample does first: count it, find its thread and process, note the
+    /// thread's name. `None` for a sample that cannot be placed (an impossible CPU).
+    fn sample_head(
+        &mut self,
+        head: Head<'_>,
+        raw: &str,
+    ) -> Result<Option<(u32, u32)>, ImportError> {
         if head.cpu >= MAX_CPU {
             self.malformed(raw);
-            return Ok(());
+            return Ok(None);
         }
         self.summary.samples += 1;
         self.expire_forks(head.ts_ns)?;
@@ -274,7 +333,21 @@ impl<W: Write> Converter<W> {
             self.threads
                 .observe(&mut self.w, tid, tgid, head.comm, head.ts_ns, 0);
         }
-        match tracepoint::parse(event, trace, self.opts.keep_syscall_args) {
+        Ok(Some((tid, tgid)))
+    }
+
+    /// A sample whose tracepoint is decoded: open it (mapped), count it (ignored) or
+    /// note it (malformed, with `raw` as the example).
+    fn sample_parsed(
+        &mut self,
+        head: Head<'_>,
+        tid: u32,
+        tgid: u32,
+        event: &str,
+        parsed: Parsed<'_>,
+        raw: &str,
+    ) -> Result<(), ImportError> {
+        match parsed {
             Parsed::Mapped(tp) => self.mapped(head, tid, tgid, tp),
             Parsed::Ignored => {
                 match self.ignored.get_mut(event) {

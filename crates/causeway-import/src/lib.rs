@@ -4,8 +4,12 @@
 //! -e 'irq:*' -e 'block:*' -g -a ...`). This crate turns it into a causeway trace so
 //! every causeway analysis runs on it:
 //!
+//! - [`import_perf_data_native`] reads a perf.data file itself (the `linux-perf-data`
+//!   crate; tracepoint records decoded through the formats perf stored in the file,
+//!   callchains named with blazesym): no perf binary needed, and several times faster;
 //! - [`import_perf_data`] runs `perf script` on a perf.data file (perf does the binary
-//!   parsing and symbolization) and streams its output through the converter;
+//!   parsing and symbolization) and streams its output through the converter: for
+//!   files whose programs are gone from this machine but in perf's build-id cache;
 //! - [`import_perf_script`] converts `perf script` text someone already produced.
 //!
 //! Both stream: memory grows with threads, distinct frames and stacks, not with lines.
@@ -32,12 +36,15 @@
 //! [`context`]: tracked `irq:*` nesting first, the kernel callchain
 //! second, the current thread otherwise.
 //!
-//! This crate does not read perf.data bytes, symbolize addresses or analyze anything.
+//! This crate analyzes nothing.
 
 mod callchain;
 pub mod context;
 mod convert;
 mod error;
+mod native;
+mod native_syms;
+mod native_tp;
 mod options;
 mod perf_header;
 mod perf_run;
@@ -45,11 +52,13 @@ mod script;
 mod script_parse;
 mod summary;
 mod threads;
+mod tracefmt;
 mod tracepoint;
 
 pub use context::UNKNOWN_SOFTIRQ;
 pub use convert::UNKNOWN_TASK_STATE;
 pub use error::ImportError;
+pub use native::import_perf_data_native;
 pub use options::{ImportOptions, RECORD_EVENTS, SCRIPT_FIELDS, SCRIPT_FIELDS_NO_CALLCHAIN};
 pub use perf_header::{PerfEventDesc, PerfHeader, WRITER};
 pub use perf_run::{import_perf_data, read_perf_header};

@@ -9,6 +9,7 @@ mod markers;
 mod merging;
 mod pauses;
 mod pipeline;
+mod reverse;
 
 use crate::{Findings, Options, VertexId, analyze};
 use causeway_format::{Header, Tables, Tid};

@@ -10,7 +10,7 @@ const S: u64 = 1_000_000_000;
 const MS: u64 = 1_000_000;
 
 /// Vertices: (kind, threads, waiting ns, running ns).
-fn vertices(list: &[(VertexKind, usize, u64, u64)]) -> Vec<Vertex> {
+pub(super) fn vertices(list: &[(VertexKind, usize, u64, u64)]) -> Vec<Vertex> {
     list.iter()
         .enumerate()
         .map(|(i, (kind, n, waiting, running))| Vertex {
@@ -34,7 +34,7 @@ fn vertices(list: &[(VertexKind, usize, u64, u64)]) -> Vec<Vertex> {
 
 /// Edges: (from, to, cascaded weight, direct waits, direct ns); idle edges have no
 /// direct waits. Sorted heaviest first and numbered, as the analysis does.
-fn edges(list: &[(usize, usize, u64, u64, u64)]) -> Vec<Edge> {
+pub(super) fn edges(list: &[(usize, usize, u64, u64, u64)]) -> Vec<Edge> {
     let mut es: Vec<Edge> = list
         .iter()
         .map(|&(from, to, weight, waits, direct)| Edge {

@@ -7,14 +7,25 @@ use causeway_import::{ImportError, ImportOptions, ImportSummary};
 use std::io::BufReader;
 use std::path::Path;
 
+/// How the input is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reader {
+    /// perf.data, read directly.
+    Native,
+    /// perf.data, through `perf script`.
+    ViaPerf,
+    /// `perf script` text.
+    Script,
+}
+
 /// Convert `input` into a trace at `output`; errors about the recording's content are
 /// marked as bad input.
-pub fn convert(input: &Path, output: &Path, script: bool) -> Result<ImportSummary> {
+pub fn convert(input: &Path, output: &Path, how: Reader) -> Result<ImportSummary> {
     let opts = ImportOptions::default();
     let out = std::fs::File::create(output)
         .with_context(|| format!("creating trace {}", output.display()))?;
     let out = std::io::BufWriter::new(out);
-    let result = if script {
+    let result = if how == Reader::Script {
         let header = causeway_format::Header {
             writer: causeway_import::WRITER.to_string(),
             clock: causeway_format::ClockSource::Perf,
@@ -27,8 +38,10 @@ pub fn convert(input: &Path, output: &Path, script: bool) -> Result<ImportSummar
                 .with_context(|| format!("opening {}", input.display()))?;
             causeway_import::import_perf_script(BufReader::new(f), header, out, &opts)
         }
-    } else {
+    } else if how == Reader::ViaPerf {
         causeway_import::import_perf_data(input, out, &opts)
+    } else {
+        causeway_import::import_perf_data_native(input, out, &opts)
     };
     match result {
         Ok((mut out, summary)) => {
@@ -97,7 +110,14 @@ pub fn print_summary(s: &ImportSummary, output: &Path, json: bool) -> Result<()>
 
 /// Run the command; returns the exit code.
 pub fn run(args: &ImportArgs) -> Result<u8> {
-    let summary = convert(&args.input, &args.output, args.script)?;
+    let how = if args.script {
+        Reader::Script
+    } else if args.via_perf {
+        Reader::ViaPerf
+    } else {
+        Reader::Native
+    };
+    let summary = convert(&args.input, &args.output, how)?;
     print_summary(&summary, &args.output, args.json)?;
     Ok(exit::OK)
 }

@@ -93,6 +93,11 @@ pub struct ImportArgs {
     /// The input is `perf script` text, not perf.data.
     #[arg(long)]
     pub script: bool,
+    /// Read perf.data by running `perf script` (needs perf) instead of reading the file
+    /// directly: for recordings whose programs are no longer on this machine but in
+    /// perf's build-id cache, or to compare the two readers.
+    #[arg(long, conflicts_with = "script")]
+    pub via_perf: bool,
     /// Print the import summary as JSON.
     #[arg(long)]
     pub json: bool,
