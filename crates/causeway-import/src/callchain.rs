@@ -12,7 +12,8 @@
 
 use crate::context::{FrameMark, classify_symbol};
 use causeway_format::{Frame, FrameId, FrameSpace, Stack, StackId, StringId, TraceWriter};
-use std::collections::HashMap;
+// Fx rather than SipHash: hashed for every frame of every sample (addresses and ids).
+use rustc_hash::FxHashMap as HashMap;
 use std::io::Write;
 
 /// Start of the kernel half of the x86-64 (and arm64) address space.

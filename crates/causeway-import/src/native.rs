@@ -18,7 +18,8 @@ use crate::tracepoint::Parsed;
 use causeway_format::TraceWriter;
 use linux_perf_data::linux_perf_event_reader::{EventRecord, PerfEventType, SampleRecord};
 use linux_perf_data::{Feature, PerfFileReader, PerfFileRecord};
-use std::collections::HashMap;
+// Fx rather than SipHash: hashed for every frame of every sample (addresses and ids).
+use rustc_hash::FxHashMap as HashMap;
 use std::io::{BufReader, Write};
 use std::path::Path;
 
@@ -257,7 +258,7 @@ pub fn import_perf_data_native<W: Write>(
     let mut r = Reader {
         conv: Converter::new(TraceWriter::new(out, &header)?, opts),
         syms: Symbols::default(),
-        comms: HashMap::new(),
+        comms: HashMap::default(),
         opts: opts.clone(),
     };
     while let Some(rec) = record_iter

@@ -6,7 +6,8 @@
 
 use blazesym::symbolize::source::{Elf, Kernel, Source};
 use blazesym::symbolize::{Input, Symbolized, Symbolizer};
-use std::collections::HashMap;
+// Fx rather than SipHash: hashed for every frame of every sample (addresses and ids).
+use rustc_hash::FxHashMap as HashMap;
 
 /// A frame's name, offset in its symbol, and file (`[kernel.kallsyms]` for the kernel).
 #[derive(Clone, Debug, Default)]

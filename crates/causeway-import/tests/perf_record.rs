@@ -33,7 +33,7 @@
 use causeway_format::{
     EventKind, SoftirqVec, StackKind, TaskState, Tid, Timestamp, TraceReader, Waker,
 };
-use causeway_import::{ImportOptions, import_perf_data};
+use causeway_import::{ImportOptions, import_perf_data, import_perf_data_native};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -135,22 +135,12 @@ fn waker_text(w: Waker, tables: &causeway_format::Tables, ts: Timestamp) -> Stri
     }
 }
 
-#[test]
-fn fsync_waits_are_woken_by_the_block_softirq_path() {
-    if !is_root() {
-        return unavailable("not running as root (perf record -a needs it)");
-    }
-    if !perf_works() {
-        return unavailable("`perf` is not installed (apt install linux-perf)");
-    }
-    let dir = std::env::temp_dir().join(format!("causeway-import-it-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let data = dir.join("perf.data");
-    let cmd = workload(&dir);
+/// `perf record -a -g` of the tracepoints causeway maps while `cmd` runs.
+fn perf_record(data: &Path, cmd: &[String]) {
     let out = Command::new("perf")
         .arg("record")
         .arg("-o")
-        .arg(&data)
+        .arg(data)
         .args([
             "-e",
             "sched:sched_switch",
@@ -174,7 +164,7 @@ fn fsync_waits_are_woken_by_the_block_softirq_path() {
             "-a",
             "--",
         ])
-        .args(&cmd)
+        .args(cmd)
         .output()
         .expect("perf record runs");
     assert!(
@@ -182,6 +172,21 @@ fn fsync_waits_are_woken_by_the_block_softirq_path() {
         "perf record failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn fsync_waits_are_woken_by_the_block_softirq_path() {
+    if !is_root() {
+        return unavailable("not running as root (perf record -a needs it)");
+    }
+    if !perf_works() {
+        return unavailable("`perf` is not installed (apt install linux-perf)");
+    }
+    let dir = std::env::temp_dir().join(format!("causeway-import-it-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let data = dir.join("perf.data");
+    let cmd = workload(&dir);
+    perf_record(&data, &cmd);
 
     let (bytes, summary) =
         import_perf_data(&data, Vec::new(), &ImportOptions::default()).expect("import");
@@ -371,5 +376,58 @@ fn fsync_waits_are_woken_by_the_block_softirq_path() {
     assert!(
         !by_waker.keys().any(|k| k.starts_with("irq ")),
         "an fsync wait was woken from hard IRQ context: {by_waker:?}"
+    );
+}
+
+/// The native reader and the `perf script` path give the same trace of the same
+/// perf.data: the same events of each kind, threads and stacks, and the same names
+/// for the kernel frames (user frames may differ by alias: `fsync` or `__GI_fsync`).
+#[test]
+fn the_native_reader_agrees_with_perf_script() {
+    if !is_root() {
+        return unavailable("not running as root (perf record -a needs it)");
+    }
+    if !perf_works() {
+        return unavailable("`perf` is not installed (apt install linux-perf)");
+    }
+    let dir = std::env::temp_dir().join(format!("causeway-import-native-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let data = dir.join("perf.data");
+    let cmd = workload(&dir);
+    perf_record(&data, &cmd);
+    let opts = ImportOptions::default();
+    let (a, sa) = import_perf_data(&data, Vec::new(), &opts).expect("perf script import");
+    let (b, sb) = import_perf_data_native(&data, Vec::new(), &opts).expect("native import");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(sa.events, sb.events);
+    assert_eq!(sa.stacks, sb.stacks);
+    assert_eq!(sa.threads, sb.threads);
+    assert_eq!(sb.malformed_lines, 0, "{:?}", sb.malformed_examples);
+    let kinds = |bytes: &[u8]| {
+        let mut rd = TraceReader::from_bytes(bytes).expect("trace reads back");
+        let tables = rd.tables().clone();
+        let mut by: HashMap<String, u64> = HashMap::new();
+        for e in rd.events() {
+            *by.entry(format!("{:?}", e.expect("event").kind.tag()))
+                .or_default() += 1;
+        }
+        let mut kernel: Vec<String> = tables
+            .frames
+            .iter()
+            .filter(|f| f.space == causeway_format::FrameSpace::Kernel)
+            .map(|f| tables.string(f.symbol).to_string())
+            .collect();
+        kernel.sort();
+        (by, kernel)
+    };
+    let (ka, fa) = kinds(&a);
+    let (kb, fb) = kinds(&b);
+    assert_eq!(ka, kb);
+    assert!(fa.len() > 20, "{} kernel frames", fa.len());
+    let same = fa.iter().filter(|n| fb.binary_search(n).is_ok()).count();
+    assert!(
+        same * 100 >= fa.len() * 95,
+        "{same} of {} kernel frame names shared",
+        fa.len()
     );
 }
