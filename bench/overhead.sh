@@ -215,7 +215,7 @@ run() {
     printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$wl" "$round" "$cfg" "$base" "$bytes" \
         "$(awk "BEGIN {print $end - $start}")" >>"$TMP/runs.tsv"
     printf '  %-10s round %d %-15s %s\n' "$wl" "$round" "$cfg" \
-        "$(grep -h '^throughput:' "$base.out" | head -1)" >&2
+        "$(grep -h '^throughput:' "$base.out" "$base.err" | head -1)" >&2
 }
 
 # ---- header --------------------------------------------------------------------
@@ -290,7 +290,7 @@ if [ "$BPF_STATS" = 1 ] && command -v bpftool >/dev/null; then
                 "$bin" record -o "$TMP/t.cwt" --json $opts -- "$PP" --pairs 1 --seconds "$PP_SECONDS" $PIN \
                 >"$base.out" 2>"$base.err" || echo "overhead.sh: FAILED: bpf stats run ($which: $opts)" >&2
             echo $(($(iwi) - iwi0)) >"$base.iwi"
-            printf '  %-3s %-45s %s\n' "$which" "${modes[m]}" "$(grep -h '^throughput:' "$base.out")" >&2
+            printf '  %-3s %-45s %s\n' "$which" "${modes[m]}" "$(grep -h '^throughput:' "$base.out" "$base.err")" >&2
         done
     done
     sysctl -qw kernel.bpf_stats_enabled="$BPF_STATS_OLD"

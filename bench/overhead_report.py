@@ -55,7 +55,9 @@ def parse_json_summary(text):
 def parse_run(wl, rnd, cfg, base, nbytes, real):
     out, err = read(base + ".out"), read(base + ".err")
     r = {"wl": wl, "round": rnd, "cfg": cfg, "bytes": int(nbytes), "real": float(real)}
-    m = re.search(r"^throughput: ([0-9.]+) ops/s", out, re.M)
+    # `causeway record --json -- CMD` sends the command's stdout to stderr (so that
+    # stdout is JSON only); older builds and the other configurations print it on stdout.
+    m = re.search(r"^throughput: ([0-9.]+) ops/s", out + "\n" + err, re.M)
     r["thr"] = float(m.group(1)) if m else None
     m = re.search(r"pingpong: ops=(\d+) wall_s=([0-9.]+) cpu_s=([0-9.]+) parent_cpu_s=([0-9.]+)", err)
     if m:

@@ -270,8 +270,9 @@ pub struct Quality {
     pub exit_waits: u64,
     /// Their total length.
     pub exit: DurationNs,
-    /// Readiness waits (epoll_wait, poll, select) ended by their own timeout after
-    /// which the thread woke nobody: idle event loops, left out of the edges.
+    /// Waits for work (epoll_wait, poll, select, a timed poll of a queue) ended by
+    /// their own timeout after which the thread woke nobody: idle event loops and
+    /// workers, left out of the edges.
     pub idle_polls: u64,
     /// Their total length.
     pub idle_poll: DurationNs,

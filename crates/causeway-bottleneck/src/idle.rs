@@ -1,6 +1,8 @@
-//! Idle polls: an event loop's wait for readiness (epoll_wait, poll, select) that its
-//! own timeout ended, after which the thread woke nobody before it waited again. It
-//! waited for work that did not come; the timer is not what it depended on. As an edge
+//! Idle polls: a wait for work that its own timeout ended, after which the thread woke
+//! nobody before it waited again: an event loop's readiness call (epoll_wait, poll,
+//! select), or a worker's timed poll of its queue (a call site where other threads end
+//! most of its waits). It waited for work that did not come; the timer is not what it
+//! depended on. As an edge
 //! to the timer such a wait breaks the cycle of the threads that do the work: an
 //! idle network thread beside a busy one (the same code, one vertex once merged), an
 //! acceptor with no new connection, each polling with a timeout. Left out of the
@@ -76,8 +78,28 @@ impl WakesBy {
     }
 }
 
-/// Indices of the idle polls among a thread's time-ordered waits; `end` is when the
-/// thread's timeline ends (the run after its last wait lasts until then).
+/// Per user stack (call site; `None` for waits without one), how many of a thread's
+/// waits there other threads ended and how many its own timer did.
+fn ended_by_site(waits: &[Wait]) -> HashMap<Option<StackId>, (u32, u32)> {
+    let mut by: HashMap<Option<StackId>, (u32, u32)> = HashMap::new();
+    for w in waits {
+        let e = by.entry(w.wait_stack.user()).or_default();
+        match w.waker {
+            WakerKey::Entity(_) => e.0 += 1,
+            WakerKey::Pseudo(Pseudo::Timer) => e.1 += 1,
+            _ => {}
+        }
+    }
+    by
+}
+
+/// Indices of the idle waits among a thread's time-ordered waits; `end` is when the
+/// thread's timeline ends (the run after its last wait lasts until then). A wait its
+/// own timer ended is idle when the thread woke nobody before its next wait and the
+/// wait was for work: a readiness call, or a call site where other threads end most of
+/// the thread's waits (a worker's timed poll of its queue: work comes from threads, and
+/// the timeout only bounds the wait). A sleep loop's waits, all ended by the timer,
+/// are never idle.
 pub(crate) fn idle_polls(
     tid: Tid,
     waits: &[Wait],
@@ -86,17 +108,36 @@ pub(crate) fn idle_polls(
     wakes: &WakesBy,
 ) -> Vec<usize> {
     let mut out = Vec::new();
+    let mut unknown = Vec::new();
+    let mut timed = 0usize;
+    let mut sites: Option<HashMap<Option<StackId>, (u32, u32)>> = None;
     for (i, w) in waits.iter().enumerate() {
         if w.waker != WakerKey::Pseudo(Pseudo::Timer) {
             continue;
         }
+        let next = waits.get(i + 1).map_or(end, |n| n.start);
+        if wakes.any(tid, w.end, next) {
+            continue;
+        }
         let Some(user) = w.wait_stack.user() else {
+            unknown.push(i);
             continue;
         };
-        let next = waits.get(i + 1).map_or(end, |n| n.start);
-        if in_readiness_call(tables, user) && !wakes.any(tid, w.end, next) {
+        timed += 1;
+        let for_work = in_readiness_call(tables, user) || {
+            let by = sites.get_or_insert_with(|| ended_by_site(waits));
+            by.get(&Some(user))
+                .is_some_and(|&(threads, timer)| threads > timer)
+        };
+        if for_work {
             out.push(i);
         }
+    }
+    // A wait with no stack (one that began before the recording) is like the thread's
+    // other timed-out waits: idle when most of those were.
+    if !out.is_empty() && out.len() * 2 >= timed {
+        out.extend(unknown);
+        out.sort_unstable();
     }
     out
 }

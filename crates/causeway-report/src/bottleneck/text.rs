@@ -244,7 +244,7 @@ fn data_line(out: &mut String, q: &QualityDoc) {
     if q.idle_polls > 0 {
         let _ = writeln!(
             out,
-            "idle: {} readiness waits (epoll_wait, poll, select) ended by their own timeout with nothing to do after ({:.3}s): left out of the edges",
+            "idle: {} waits for work (epoll_wait, poll, select, a timed poll of a queue) ended by their own timeout with nothing done after ({:.3}s): left out of the edges",
             q.idle_polls, q.idle_poll_s
         );
     }
