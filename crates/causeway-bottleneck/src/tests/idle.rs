@@ -72,3 +72,64 @@ fn an_idle_poll_is_not_an_edge_to_the_timer_but_a_tick_that_wakes_work_is() {
     assert_eq!(r.quality.idle_polls, 3, "{:?}", r.quality);
     assert_eq!(r.quality.idle_poll.0, 30 * MS);
 }
+
+/// Worker 1 takes work from a queue: thread 3 hands it work five times, and once its
+/// timed poll of the queue times out with nothing to do; sleeper 2 sleeps on a timer
+/// six times and does nothing in between. The worker's timeout is idle; the sleeper's
+/// sleeps stay edges to the timer (a sleep loop).
+#[test]
+fn a_workers_timed_out_queue_poll_is_idle_but_a_sleep_loop_is_not() {
+    let mut t = tables(&[(1, 1, "worker"), (2, 1, "sleeper"), (3, 1, "feeder")]);
+    let sym = string(&mut t, "take_from_queue");
+    let module = string(&mut t, "/usr/bin/app");
+    t.frames.push(Frame::new(
+        FrameSpace::User { tgid: Tgid(1) },
+        0x2000,
+        StringId(module),
+        StringId(sym),
+        0x10,
+    ));
+    t.stacks.push(Stack {
+        frames: vec![FrameId(0)],
+        truncated: false,
+    });
+    let timer = Waker::Softirq {
+        vec: SoftirqVec::HRTIMER,
+    };
+    let mut s = Synth::new();
+    s.switch(0, 0, 0, TaskState::RUNNABLE, 1)
+        .switch(0, 1, 0, TaskState::RUNNABLE, 2);
+    for k in 0..6u64 {
+        let at = k * 10 * MS + 10;
+        s.switch(at, 0, 1, TaskState::INTERRUPTIBLE, 0)
+            .stack(at, 0, 1, StackKind::SwitchOut, Some(0), None)
+            .switch(at, 1, 2, TaskState::INTERRUPTIBLE, 0)
+            .stack(at, 1, 2, StackKind::SwitchOut, Some(0), None);
+        if k == 3 {
+            s.wakeup(at + 9 * MS, 0, 1, 0, timer);
+        } else {
+            // The feeder runs briefly on CPU 0 and hands the worker an item.
+            s.switch(at + 8 * MS, 0, 0, TaskState::RUNNABLE, 3)
+                .wake_by(at + 9 * MS - 100, 0, 3, 1)
+                .switch(at + 9 * MS - 50, 0, 3, TaskState::INTERRUPTIBLE, 0);
+        }
+        s.switch(at + 9 * MS, 0, 0, TaskState::RUNNABLE, 1)
+            .wakeup(at + 9 * MS, 1, 2, 1, timer)
+            .switch(at + 9 * MS, 1, 0, TaskState::RUNNABLE, 2);
+    }
+    s.switch(70 * MS, 0, 1, TaskState::RUNNABLE, 0)
+        .switch(70 * MS, 1, 2, TaskState::RUNNABLE, 0);
+    let r = run(&s, &t, 2, &no_merge());
+    let timer_v = r
+        .vertices
+        .iter()
+        .find(|x| x.kind == VertexKind::Timer)
+        .expect("a timer vertex")
+        .id;
+    assert_eq!(w(&r, v(&r, 1), timer_v), 0, "the worker's timeout is idle");
+    assert!(
+        w(&r, v(&r, 2), timer_v) > 0,
+        "the sleep loop keeps its edge"
+    );
+    assert_eq!(r.quality.idle_polls, 1, "{:?}", r.quality);
+}
