@@ -10,7 +10,7 @@
 //! (it flushes or hands work on after it) wakes someone before its next wait and
 //! keeps its edge.
 
-use crate::waits::Wait;
+use crate::wait::Wait;
 use crate::waker::{Pseudo, WakerKey};
 use causeway_format::{StackId, Tables, Tid};
 use std::collections::HashMap;

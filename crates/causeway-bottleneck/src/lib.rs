@@ -68,6 +68,7 @@ mod stacks;
 mod titles;
 mod upstream;
 mod vertices;
+mod wait;
 mod waits;
 mod waker;
 

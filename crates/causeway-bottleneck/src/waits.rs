@@ -5,32 +5,12 @@
 //! time is reported separately as "needs CPU"). Unknown segments are neither.
 
 use crate::stacks::PackedStack;
+pub(crate) use crate::wait::Wait;
 use crate::waker::{DeviceSet, Pseudo, WakerKey, classify};
 use causeway_format::{Marker, Tables, Tid, Timestamp, Waker};
 use causeway_model::Facts;
 use causeway_model::facts::FlagAccess;
 use causeway_model::{Model, SegmentState, Thread, WakeInfo};
-
-/// One waiting interval `[start, end)` of a timeline entity and who ended it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Wait {
-    /// First nanosecond waiting.
-    pub(crate) start: u64,
-    /// First nanosecond after.
-    pub(crate) end: u64,
-    /// Who ended the wait.
-    pub(crate) waker: WakerKey,
-    /// Where the thread blocked.
-    pub(crate) wait_stack: PackedStack,
-    /// The waking context's stack.
-    pub(crate) waker_stack: PackedStack,
-}
-
-impl Wait {
-    pub(crate) fn len(&self) -> u64 {
-        self.end.saturating_sub(self.start)
-    }
-}
 
 /// Counters of what wait building changed or could not attribute.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
