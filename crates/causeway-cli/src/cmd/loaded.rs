@@ -81,6 +81,14 @@ pub fn auto_diagnosis(l: &Loaded, thread: Option<&str>) -> (Option<DiagnosisView
             "No diagnosis: the problem vertex is not in the graph.".into(),
         );
     };
+    // As `causeway diagnose` exits 1 then: a stall that is normal for its thread, with
+    // no circular wait, is nothing to show as a culprit chain.
+    if !causeway_report::View::found(&view) {
+        return (
+            None,
+            "No stall to diagnose: the longest wait that matters is normal for its thread.".into(),
+        );
+    }
     let what = thread.map_or_else(
         || "The trace's longest stall".to_string(),
         |t| format!("The longest stall of thread {t}"),
