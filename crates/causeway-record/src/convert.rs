@@ -262,12 +262,7 @@ impl Converter {
         if self.jit_symbols == crate::stacks::JitSymbols::Off {
             return;
         }
-        let mapped: Vec<&str> = self
-            .mappings
-            .iter()
-            .filter(|m| m.tgid.0 == tgid)
-            .map(|m| self.strings.get(m.path))
-            .collect();
+        let mapped = self.stack_sources().mapped_paths(tgid);
         let jit = mapped
             .iter()
             .any(|p| p.is_empty() || p.starts_with('[') || crate::jitmap::is_jitdump(p));

@@ -213,9 +213,9 @@ pub struct StackSources<'a> {
     pub jit_at_exit: &'a HashMap<u32, JitTable>,
 }
 
-impl StackSources<'_> {
+impl<'a> StackSources<'a> {
     /// The paths a process mapped executable (jitdump files among them).
-    fn mapped_paths(&self, tgid: u32) -> Vec<&str> {
+    pub(crate) fn mapped_paths(&self, tgid: u32) -> Vec<&'a str> {
         self.mappings
             .iter()
             .filter(|m| m.tgid.0 == tgid)

@@ -10,27 +10,34 @@ use causeway_model::synth::Synth;
 
 const MS: u64 = 1_000_000;
 
-/// Poller 1 and ticker 2 each wait in `epoll_wait` three times for 10 ms, ended by the
-/// hrtimer softirq; after each timeout the ticker wakes worker 3, the poller nobody.
-#[test]
-fn an_idle_poll_is_not_an_edge_to_the_timer_but_a_tick_that_wakes_work_is() {
-    let mut t = tables(&[(1, 1, "poller"), (2, 1, "ticker"), (3, 1, "worker")]);
-    let sym = string(&mut t, "epoll_wait");
-    let module = string(&mut t, "/usr/lib/libc.so.6");
+/// The hrtimer softirq: a wait's own timer.
+const TIMER: Waker = Waker::Softirq {
+    vec: SoftirqVec::HRTIMER,
+};
+
+/// Stack 0 of the tables: one user frame in process 1 named `symbol`.
+fn one_frame_stack(t: &mut causeway_format::Tables, symbol: &str) {
+    let sym = string(t, symbol);
+    let module = string(t, "/usr/lib/libc.so.6");
     t.frames.push(Frame::new(
         FrameSpace::User { tgid: Tgid(1) },
         0x1000,
         StringId(module),
         StringId(sym),
-        0x56,
+        0x10,
     ));
     t.stacks.push(Stack {
         frames: vec![FrameId(0)],
         truncated: false,
     });
-    let timer = Waker::Softirq {
-        vec: SoftirqVec::HRTIMER,
-    };
+}
+
+/// Poller 1 and ticker 2 each wait in `epoll_wait` three times for 10 ms, ended by the
+/// hrtimer softirq; after each timeout the ticker wakes worker 3, the poller nobody.
+#[test]
+fn an_idle_poll_is_not_an_edge_to_the_timer_but_a_tick_that_wakes_work_is() {
+    let mut t = tables(&[(1, 1, "poller"), (2, 1, "ticker"), (3, 1, "worker")]);
+    one_frame_stack(&mut t, "epoll_wait");
     let mut s = Synth::new();
     s.switch(0, 0, 0, TaskState::RUNNABLE, 1)
         .switch(0, 1, 0, TaskState::RUNNABLE, 2)
@@ -42,9 +49,9 @@ fn an_idle_poll_is_not_an_edge_to_the_timer_but_a_tick_that_wakes_work_is() {
             .stack(at, 0, 1, StackKind::SwitchOut, Some(0), None)
             .switch(at, 1, 2, TaskState::INTERRUPTIBLE, 0)
             .stack(at, 1, 2, StackKind::SwitchOut, Some(0), None)
-            .wakeup(at + 10 * MS, 0, 1, 0, timer)
+            .wakeup(at + 10 * MS, 0, 1, 0, TIMER)
             .switch(at + 10 * MS, 0, 0, TaskState::RUNNABLE, 1)
-            .wakeup(at + 10 * MS, 1, 2, 1, timer)
+            .wakeup(at + 10 * MS, 1, 2, 1, TIMER)
             .switch(at + 10 * MS, 1, 0, TaskState::RUNNABLE, 2)
             // The ticker hands work on; the worker runs it and waits for the next.
             .wake_by(at + 10 * MS + 100, 1, 2, 3)
@@ -80,22 +87,7 @@ fn an_idle_poll_is_not_an_edge_to_the_timer_but_a_tick_that_wakes_work_is() {
 #[test]
 fn a_workers_timed_out_queue_poll_is_idle_but_a_sleep_loop_is_not() {
     let mut t = tables(&[(1, 1, "worker"), (2, 1, "sleeper"), (3, 1, "feeder")]);
-    let sym = string(&mut t, "take_from_queue");
-    let module = string(&mut t, "/usr/bin/app");
-    t.frames.push(Frame::new(
-        FrameSpace::User { tgid: Tgid(1) },
-        0x2000,
-        StringId(module),
-        StringId(sym),
-        0x10,
-    ));
-    t.stacks.push(Stack {
-        frames: vec![FrameId(0)],
-        truncated: false,
-    });
-    let timer = Waker::Softirq {
-        vec: SoftirqVec::HRTIMER,
-    };
+    one_frame_stack(&mut t, "take_from_queue");
     let mut s = Synth::new();
     s.switch(0, 0, 0, TaskState::RUNNABLE, 1)
         .switch(0, 1, 0, TaskState::RUNNABLE, 2);
@@ -106,7 +98,7 @@ fn a_workers_timed_out_queue_poll_is_idle_but_a_sleep_loop_is_not() {
             .switch(at, 1, 2, TaskState::INTERRUPTIBLE, 0)
             .stack(at, 1, 2, StackKind::SwitchOut, Some(0), None);
         if k == 3 {
-            s.wakeup(at + 9 * MS, 0, 1, 0, timer);
+            s.wakeup(at + 9 * MS, 0, 1, 0, TIMER);
         } else {
             // The feeder runs briefly on CPU 0 and hands the worker an item.
             s.switch(at + 8 * MS, 0, 0, TaskState::RUNNABLE, 3)
@@ -114,7 +106,7 @@ fn a_workers_timed_out_queue_poll_is_idle_but_a_sleep_loop_is_not() {
                 .switch(at + 9 * MS - 50, 0, 3, TaskState::INTERRUPTIBLE, 0);
         }
         s.switch(at + 9 * MS, 0, 0, TaskState::RUNNABLE, 1)
-            .wakeup(at + 9 * MS, 1, 2, 1, timer)
+            .wakeup(at + 9 * MS, 1, 2, 1, TIMER)
             .switch(at + 9 * MS, 1, 0, TaskState::RUNNABLE, 2);
     }
     s.switch(70 * MS, 0, 1, TaskState::RUNNABLE, 0)
