@@ -273,7 +273,8 @@ pub enum KernelStacks {
     /// Where the kernel side explains the wait: switch-outs in uninterruptible sleep
     /// (disk, page faults, kernel locks) and wakers in interrupt context or kernel
     /// threads (I/O completion). A futex or pipe wait's kernel stack is always the
-    /// same few frames, so it is left out.
+    /// same few frames, so it is left out; so is a waker's in a timer callback or a
+    /// network softirq (the context names the cause, the socket mark the sender).
     #[default]
     Auto,
     /// Every stack.

@@ -62,7 +62,8 @@ impl From<UnwindArg> for Unwind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum KernelStacksArg {
     /// Where they explain a wait: uninterruptible sleeps such as disk waits, and
-    /// wakers in interrupt context or kernel threads such as I/O completion.
+    /// wakers in interrupt context or kernel threads such as I/O completion (not
+    /// timer and network softirqs: their context already names the cause).
     Auto,
     /// On every stack.
     All,
