@@ -46,6 +46,19 @@ for tool in rustfmt clippy-driver; do
     command -v "$tool" >/dev/null 2>&1 || echo "setup: warning: $tool missing (rustup component add ${tool%-driver})" >&2
 done
 
+# Go builds the Go workloads of the zoo (workloads/go, standard library only). A
+# machine's own Go is used when it has one; otherwise Debian's golang-go (1.19 on
+# Debian 12 is new enough for them).
+if ! command -v go >/dev/null 2>&1; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "setup: go not found; install Go 1.19+ (apt-get install golang-go)" >&2
+        exit 1
+    fi
+    echo "setup: installing golang-go" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends golang-go >/dev/null ||
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends golang-go >/dev/null; }
+fi
+
 # Debian's perf is a wrapper that needs the perf build matching the running kernel.
 if ! perf --version >/dev/null 2>&1; then
     echo "setup: warning: perf does not run on this kernel; \`causeway import\` tests and the demo need it" >&2

@@ -1,0 +1,3 @@
+module causeway/workloads
+
+go 1.19
