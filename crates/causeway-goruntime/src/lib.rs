@@ -1,0 +1,137 @@
+//! What causeway needs to know about a Go program to follow its goroutines: where the
+//! runtime's scheduler functions start (to put uprobes there) and how the runtime's
+//! structures are laid out in this build (to read goroutine ids and links from them).
+//!
+//! Everything comes from the binary itself, so any Go version that keeps the same
+//! scheduler functions works without a table of versions: symbol addresses from the
+//! ELF symbol table, field offsets from the DWARF the Go linker writes by default, the
+//! names of the wait reasons from the runtime's own `waitReasonStrings` table, and
+//! the version from `runtime.buildVersion`. A binary built with `-ldflags=-s` (no
+//! symbols) or `-w` (no DWARF) is reported as such, never guessed at.
+
+mod dwarf;
+mod elf;
+mod error;
+
+use std::path::Path;
+
+pub use error::Error;
+
+/// File offsets of the runtime functions the recorder probes (a uprobe is placed at a
+/// file offset).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProbePoints {
+    /// `runtime.execute(gp *g, inheritTime bool)`: the calling thread starts running
+    /// goroutine `gp` (first argument register).
+    pub execute: u64,
+    /// `runtime.gopark(unlockf, lock, reason waitReason, ...)`: the current goroutine
+    /// (register R14) parks; `reason` is the third argument.
+    pub gopark: u64,
+    /// `runtime.ready(gp *g, traceskip int, next bool)`: `gp` is made runnable by the
+    /// goroutine the calling thread carries (`g.m.curg`; `ready` runs on the system
+    /// stack, so R14 holds the thread's `g0`).
+    pub ready: u64,
+    /// `runtime.injectglist(glist *gList)`: a list of goroutines made runnable at
+    /// once by the scheduler (network poller results, mostly).
+    pub injectglist: u64,
+}
+
+/// Byte offsets of the fields the recorder reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// `runtime.g.goid`.
+    pub g_goid: u32,
+    /// `runtime.g.m`.
+    pub g_m: u32,
+    /// `runtime.g.startpc`: the goroutine's start function.
+    pub g_startpc: u32,
+    /// `runtime.g.parentGoid` (Go 1.21+); `None` before.
+    pub g_parent_goid: Option<u32>,
+    /// `runtime.g.schedlink`: the next goroutine in a `gList`.
+    pub g_schedlink: u32,
+    /// `runtime.m.curg`: the user goroutine a thread carries.
+    pub m_curg: u32,
+    /// `runtime.gList.head`.
+    pub glist_head: u32,
+}
+
+/// A Go program's runtime, as far as goroutine tracking goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GoRuntime {
+    /// The Go version the program was built with (`go1.26.8`).
+    pub version: String,
+    /// Where to probe.
+    pub probes: ProbePoints,
+    /// What to read.
+    pub layout: Layout,
+    /// Names of the runtime's wait reasons, indexed by the `reason` argument of
+    /// `gopark` ("chan receive", "sync.Mutex.Lock", "IO wait", ...).
+    pub wait_reasons: Vec<String>,
+}
+
+/// What a file is, for goroutine tracking.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Inspection {
+    /// Not a Go program (no Go runtime in it).
+    NotGo,
+    /// A Go program whose goroutines can be followed.
+    Go(GoRuntime),
+    /// A Go program that cannot be followed, and why (stripped symbols or DWARF, a
+    /// runtime without the expected functions, another architecture).
+    Unsupported {
+        /// The Go version, when the binary says.
+        version: Option<String>,
+        /// Why, in a few words.
+        reason: String,
+    },
+}
+
+/// Read the Go runtime facts of the ELF file at `path`.
+pub fn inspect(path: &Path) -> Result<Inspection, Error> {
+    let data = std::fs::read(path).map_err(|e| Error::Read(path.to_path_buf(), e))?;
+    inspect_bytes(&data)
+}
+
+/// [`inspect`] on a file already in memory.
+pub fn inspect_bytes(data: &[u8]) -> Result<Inspection, Error> {
+    let file = elf::GoElf::parse(data)?;
+    if !file.is_go() {
+        return Ok(Inspection::NotGo);
+    }
+    let version = file.build_version();
+    let unsupported = |reason: &str| {
+        Ok(Inspection::Unsupported {
+            version: version.clone(),
+            reason: reason.to_string(),
+        })
+    };
+    if !file.is_x86_64() {
+        return unsupported("not an x86-64 binary");
+    }
+    let Some(version) = version.clone() else {
+        return unsupported("no symbol table (built with -ldflags=-s or stripped)");
+    };
+    let probe = |name: &str| file.function_offset(name);
+    let (Some(execute), Some(gopark), Some(ready), Some(injectglist)) = (
+        probe("runtime.execute"),
+        probe("runtime.gopark"),
+        probe("runtime.ready"),
+        probe("runtime.injectglist"),
+    ) else {
+        return unsupported("the runtime lacks execute, gopark, ready or injectglist");
+    };
+    let Some(layout) = dwarf::layout(&file)? else {
+        return unsupported("no DWARF for the runtime's structures (built with -ldflags=-w)");
+    };
+    Ok(Inspection::Go(GoRuntime {
+        version,
+        probes: ProbePoints {
+            execute,
+            gopark,
+            ready,
+            injectglist,
+        },
+        layout,
+        wait_reasons: file.wait_reasons(),
+    }))
+}
