@@ -266,6 +266,42 @@ pub enum EventKind {
         /// waiter ends just before it. `None` for other transports.
         seq: Option<u32>,
     },
+    // ---- goroutines (format 1.5) ----
+    /// Thread `tid` starts running goroutine `goid` of its process (the Go runtime's
+    /// `execute`). It runs there until the thread's next `GoRun`, its `GoPark`, or the
+    /// thread leaves Go code for the scheduler.
+    GoRun {
+        /// The thread that carries it from now on.
+        tid: Tid,
+        /// The goroutine's id (unique within its process, never reused).
+        goid: u64,
+        /// The goroutine that created it (0: none or unknown).
+        parent: u64,
+        /// Its start function, as a one-frame user stack: set on the goroutine's first
+        /// `GoRun` in the trace only.
+        start: Option<StackId>,
+    },
+    /// The goroutine `goid`, running on `tid`, parks: it waits until a `GoReady`
+    /// (the Go runtime's `gopark`).
+    GoPark {
+        /// The thread it ran on.
+        tid: Tid,
+        /// The goroutine.
+        goid: u64,
+        /// Why, in the runtime's words ("chan receive", "sync.Mutex.Lock", "IO wait").
+        reason: StringId,
+    },
+    /// Goroutine `goid` (of `tid`'s process) is made runnable by code running on
+    /// thread `tid` (the Go runtime's `ready` and `injectglist`).
+    GoReady {
+        /// The thread that readied it.
+        tid: Tid,
+        /// The goroutine readied.
+        goid: u64,
+        /// The goroutine `tid` carried when it did (0: the runtime's scheduler itself,
+        /// e.g. the network poller's results or a timer run by an idle thread).
+        by: u64,
+    },
 }
 
 /// Why and how a thread left the CPU: the kernel's reported task state
@@ -670,11 +706,17 @@ pub enum EventKindTag {
     SockSend,
     /// [`EventKind::SockReady`]
     SockReady,
+    /// [`EventKind::GoRun`]
+    GoRun,
+    /// [`EventKind::GoPark`]
+    GoPark,
+    /// [`EventKind::GoReady`]
+    GoReady,
 }
 
 impl EventKindTag {
     /// Every tag, in display order.
-    pub const ALL: [EventKindTag; 25] = [
+    pub const ALL: [EventKindTag; 28] = [
         EventKindTag::SchedSwitch,
         EventKindTag::Wakeup,
         EventKindTag::WakeupNew,
@@ -700,6 +742,9 @@ impl EventKindTag {
         EventKindTag::TimerExpire,
         EventKindTag::SockSend,
         EventKindTag::SockReady,
+        EventKindTag::GoRun,
+        EventKindTag::GoPark,
+        EventKindTag::GoReady,
     ];
 
     /// snake_case name, as used in `--kind` filters and JSON.
@@ -730,6 +775,9 @@ impl EventKindTag {
             EventKindTag::TimerExpire => "timer_expire",
             EventKindTag::SockSend => "sock_send",
             EventKindTag::SockReady => "sock_ready",
+            EventKindTag::GoRun => "go_run",
+            EventKindTag::GoPark => "go_park",
+            EventKindTag::GoReady => "go_ready",
         }
     }
 
@@ -785,6 +833,9 @@ impl EventKind {
             EventKind::TimerExpire { .. } => EventKindTag::TimerExpire,
             EventKind::SockSend { .. } => EventKindTag::SockSend,
             EventKind::SockReady { .. } => EventKindTag::SockReady,
+            EventKind::GoRun { .. } => EventKindTag::GoRun,
+            EventKind::GoPark { .. } => EventKindTag::GoPark,
+            EventKind::GoReady { .. } => EventKindTag::GoReady,
         }
     }
 
@@ -817,7 +868,10 @@ impl EventKind {
             | EventKind::Marker { tid, .. }
             | EventKind::SignalDeliver { tid, .. }
             | EventKind::TimerArm { tid, .. }
-            | EventKind::SockSend { tid, .. } => (Some(tid), None, None),
+            | EventKind::SockSend { tid, .. }
+            | EventKind::GoRun { tid, .. }
+            | EventKind::GoPark { tid, .. }
+            | EventKind::GoReady { tid, .. } => (Some(tid), None, None),
             EventKind::SockReady { wakee, host, .. } => {
                 (Some(wakee), Some(host).filter(|t| t.0 != 0), None)
             }

@@ -24,6 +24,7 @@
 pub mod block;
 pub mod bytes;
 pub mod codec;
+mod codec_goroutines;
 mod codec_signals;
 mod codec_sockets;
 pub mod dataflag;
@@ -66,7 +67,7 @@ pub const FILE_MAGIC: [u8; 8] = *b"CAUSEWAY";
 pub const VERSION_MAJOR: u16 = 1;
 /// Minor version: a newer minor only adds sized event kinds, table fields, block kinds
 /// or header fields, all of which an older reader skips.
-pub const VERSION_MINOR: u16 = 4;
+pub const VERSION_MINOR: u16 = 5;
 /// Magic, versions, header length and header CRC.
 pub const FILE_HEADER_FIXED_LEN: usize = 20;
 /// Largest header JSON a reader accepts.

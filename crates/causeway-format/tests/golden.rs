@@ -1,6 +1,6 @@
 //! The golden trace: a small file committed to the repository that pins the format.
 //!
-//! `tests/data/golden-v1.4.cwt` must be rebuilt byte for byte by [`common::build_golden`]
+//! `tests/data/golden-v1.5.cwt` must be rebuilt byte for byte by [`common::build_golden`]
 //! and read back as the expected events. If either fails after a change to the crate,
 //! the change altered the bytes on disk: make it deliberate (bump `VERSION_MINOR` for an
 //! addition older readers skip, `VERSION_MAJOR` otherwise, update `docs/format.md`) and
@@ -14,7 +14,37 @@ use causeway_format::{EventKindTag, TraceReader, VERSION_MAJOR, VERSION_MINOR};
 use std::path::PathBuf;
 
 fn golden_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1.5.cwt")
+}
+
+/// The 1.4 golden file (before the goroutine event kinds).
+fn golden_v1_4_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1.4.cwt")
+}
+
+/// The golden file's content as files before 1.5 hold it (no goroutine kinds).
+fn before_1_5(mut built: common::Built) -> common::Built {
+    let added = [
+        EventKindTag::GoRun,
+        EventKindTag::GoPark,
+        EventKindTag::GoReady,
+    ];
+    built.events.retain(|e| !added.contains(&e.kind.tag()));
+    built.stats.events = built.events.len() as u64;
+    built
+}
+
+/// A 1.4 file still reads as the same header, tables and events (less what 1.5 added).
+#[test]
+fn golden_v1_4_still_reads() {
+    let built = before_1_5(common::build_golden());
+    let bytes = std::fs::read(golden_v1_4_path()).expect("1.4 golden file is committed");
+    let mut rd = TraceReader::from_bytes(&bytes).expect("1.4 golden opens");
+    assert_eq!(rd.minor_version(), 4);
+    assert_eq!(rd.header(), &common::golden_header());
+    assert_eq!(rd.tables(), &built.tables);
+    let events: Vec<_> = rd.events().collect::<Result<_, _>>().expect("events read");
+    assert_eq!(events, built.events);
 }
 
 /// The 1.3 golden file (before the socket event kinds and the flow table).
@@ -23,7 +53,8 @@ fn golden_v1_3_path() -> PathBuf {
 }
 
 /// The golden file's content as files before 1.4 hold it (no socket kinds, no flows).
-fn before_1_4(mut built: common::Built) -> common::Built {
+fn before_1_4(built: common::Built) -> common::Built {
+    let mut built = before_1_5(built);
     let added = [EventKindTag::SockSend, EventKindTag::SockReady];
     built.events.retain(|e| !added.contains(&e.kind.tag()));
     built.tables.flows.clear();
@@ -166,7 +197,7 @@ fn golden_file_reads_as_expected() {
     let built = common::build_golden();
     let bytes = std::fs::read(golden_path()).expect("golden file is committed");
     let mut rd = TraceReader::from_bytes(&bytes).expect("golden opens");
-    assert_eq!(rd.minor_version(), 4);
+    assert_eq!(rd.minor_version(), VERSION_MINOR);
     assert_eq!(rd.header(), &common::golden_header());
     // Every block carries the file's tag.
     let rep = causeway_format::salvage::check(&bytes);

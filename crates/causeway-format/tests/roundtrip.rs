@@ -183,6 +183,23 @@ fn event_kind() -> impl Strategy<Value = EventKind> {
                 seq,
             }
         ),
+        1 => (tid(), any::<u64>(), any::<u64>(), proptest::option::of(0u32..u32::MAX)).prop_map(
+            |(tid, goid, parent, start)| EventKind::GoRun {
+                tid,
+                goid,
+                parent,
+                start: start.map(causeway_format::StackId),
+            }
+        ),
+        1 => (tid(), any::<u64>(), any::<u32>()).prop_map(|(tid, goid, reason)| {
+            EventKind::GoPark {
+                tid,
+                goid,
+                reason: causeway_format::StringId(reason),
+            }
+        }),
+        1 => (tid(), any::<u64>(), any::<u64>())
+            .prop_map(|(tid, goid, by)| EventKind::GoReady { tid, goid, by }),
         2 => (tid(), marker()).prop_map(|(tid, marker)| EventKind::Marker { tid, marker }),
         1 => any::<u64>().prop_map(|count| EventKind::Lost { count }),
     ]

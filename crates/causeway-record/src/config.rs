@@ -46,6 +46,10 @@ pub struct EventSet {
     /// message next to the switches and wake-ups it causes: part of the default, so
     /// a wake-up delivered by the network stack names the thread that sent the data).
     pub sock: bool,
+    /// Goroutines of Go programs: which goroutine each thread runs, which parks and
+    /// why, which readies which (uprobes on the Go runtime's scheduler, placed only in
+    /// recorded Go programs: part of the default, costs nothing elsewhere).
+    pub go: bool,
 }
 
 impl EventSet {
@@ -61,6 +65,7 @@ impl EventSet {
         signal: true,
         timer: true,
         sock: true,
+        go: true,
     };
 
     /// The default: everything but syscalls. Syscall entry and exit double the events of
@@ -79,7 +84,17 @@ impl EventSet {
 
     /// Names accepted by [`EventSet::parse`].
     pub const NAMES: &'static [&'static str] = &[
-        "sched", "proc", "irq", "softirq", "block", "net", "syscall", "signal", "timer", "socket",
+        "sched",
+        "proc",
+        "irq",
+        "softirq",
+        "block",
+        "net",
+        "syscall",
+        "signal",
+        "timer",
+        "socket",
+        "goroutine",
     ];
 
     /// Parse `sched,block,...`, `all`, `default` (all but syscall), or `all,-net` (a
@@ -98,6 +113,7 @@ impl EventSet {
             signal: false,
             timer: false,
             sock: false,
+            go: false,
         };
         let items: Vec<&str> = s
             .split(',')
@@ -139,6 +155,7 @@ impl EventSet {
                 "signal" | "signals" => &mut set.signal,
                 "timer" | "timers" => &mut set.timer,
                 "socket" | "sockets" | "sock" => &mut set.sock,
+                "goroutine" | "goroutines" | "go" => &mut set.go,
                 _ => {
                     return Err(ConfigError::EventGroup {
                         name: name.to_string(),
@@ -165,6 +182,7 @@ impl EventSet {
             (self.signal, g::EV_SIGNAL),
             (self.timer, g::EV_TIMER),
             (self.sock, g::EV_SOCK),
+            (self.go, g::EV_GO),
         ]
         .iter()
         .filter(|(on, _)| *on)

@@ -72,6 +72,8 @@ pub struct Converter {
     pub mappings: Vec<Mapping>,
     /// Socket flows in the order learned.
     pub flows: crate::socket_events::FlowTable,
+    /// Goroutines seen and the probed binaries' wait reason names.
+    pub go: crate::go_events::GoEvents,
     /// Processes being recorded (known to user space).
     pub targets: BTreeSet<u32>,
     /// Processes whose mappings must be read again.
@@ -692,6 +694,12 @@ impl Converter {
             Body::Sample => self.count("cpu_samples", 1),
             b @ (Body::SockSend { .. } | Body::SockReady { .. }) => {
                 if let Some(kind) = crate::socket_events::socket_event(&mut self.flows, tid, &b) {
+                    self.push(ts, cpu, kind);
+                }
+            }
+            b @ (Body::GoRun { .. } | Body::GoPark { .. } | Body::GoReady { .. }) => {
+                let (strings, stacks) = (&mut self.strings, &mut self.stacks);
+                if let Some(kind) = self.go.event(strings, stacks, tid, tgid, &b) {
                     self.push(ts, cpu, kind);
                 }
             }

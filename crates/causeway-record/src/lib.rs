@@ -18,6 +18,8 @@
 pub mod config;
 pub mod convert;
 mod error;
+pub mod go_events;
+mod gotrack;
 pub mod inproc;
 pub mod jitmap;
 pub mod launch;

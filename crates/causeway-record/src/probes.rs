@@ -37,8 +37,16 @@ impl Family {
 /// The perf-event program that takes on-CPU samples (attached per CPU, not by name).
 const SAMPLE_PROG: &str = "cpu_sample";
 
+/// The uprobe programs of the Go runtime (attached per Go process, not by name).
+const GO_PROGS: [&str; 4] = ["go_execute", "go_park", "go_ready", "go_inject"];
+
 /// Number of code ranges per process in the BPF range table (`MAX_RANGES`).
 pub const MAX_RANGES: usize = crate::skel::types::abi_sizes::MAX_RANGES.0 as usize;
+
+/// Slots of the Go layout table (`GO_MAX_BINARIES`).
+pub const GO_MAX_BINARIES: u32 = crate::skel::types::abi_sizes::GO_MAX_BINARIES.0 as u32;
+/// A Go layout field the runtime lacks (`GO_NO_FIELD`).
+const GO_NO_FIELD: u32 = crate::skel::types::abi_sizes::GO_NO_FIELD.0 as u32;
 
 /// The loaded and attached recorder.
 pub struct Probes {
@@ -248,6 +256,8 @@ fn configure(open: &mut OpenRecorderSkel<'static>, cfg: &RecordConfig, families:
         let name = p.name().to_string_lossy().into_owned();
         let load = if name == SAMPLE_PROG {
             cfg.sample_hz > 0
+        } else if GO_PROGS.contains(&name.as_str()) {
+            cfg.events.go
         } else {
             [Family::Btf, Family::Raw].into_iter().any(|f| {
                 name.strip_prefix(f.prefix())
@@ -374,6 +384,9 @@ impl Probes {
                 sampler = Some(crate::sampling::Sampler::start(&p, cfg.sample_hz)?);
                 continue;
             }
+            if GO_PROGS.contains(&name.as_str()) {
+                continue;
+            }
             let link = p.attach().map_err(|e| {
                 let tp = name.get(4..).unwrap_or(&name);
                 RecordError::Attach(tp.to_string(), e.to_string())
@@ -409,6 +422,60 @@ impl Probes {
             .ranges
             .update(&tgid.to_ne_bytes(), &v, MapFlags::ANY)
             .map_err(|e| RecordError::Load(format!("code ranges of {tgid}: {e}")))
+    }
+
+    /// Put the goroutine probes into process `pid`, whose executable `exe` has the Go
+    /// runtime `rt`, with its layout in `slot` (below `GO_MAX_BINARIES`). The probes
+    /// are bound to the process (the kernel filters by address space), so other
+    /// programs running the same file are not slowed.
+    pub fn attach_go(
+        &self,
+        pid: u32,
+        exe: &std::path::Path,
+        slot: u32,
+        rt: &causeway_goruntime::GoRuntime,
+    ) -> Result<Vec<Link>, String> {
+        let l = rt.layout;
+        let layout = crate::skel::types::go_layout {
+            g_goid: l.g_goid,
+            g_m: l.g_m,
+            g_startpc: l.g_startpc,
+            g_parent_goid: l.g_parent_goid.unwrap_or(GO_NO_FIELD),
+            g_schedlink: l.g_schedlink,
+            m_curg: l.m_curg,
+            glist_head: l.glist_head,
+            pad: 0,
+        };
+        // SAFETY: go_layout is a plain C struct of u32 fields generated from the BPF
+        // object; viewing it as bytes reads initialized memory of its exact size.
+        let bytes = unsafe {
+            std::slice::from_raw_parts(
+                (&layout as *const crate::skel::types::go_layout).cast::<u8>(),
+                size_of::<crate::skel::types::go_layout>(),
+            )
+        };
+        self.skel
+            .maps
+            .go_layouts
+            .update(&slot.to_ne_bytes(), bytes, MapFlags::ANY)
+            .map_err(|e| format!("goroutine layout table: {e}"))?;
+        let p = &self.skel.progs;
+        let at = [
+            (&p.go_execute, rt.probes.execute, "runtime.execute"),
+            (&p.go_park, rt.probes.gopark, "runtime.gopark"),
+            (&p.go_ready, rt.probes.ready, "runtime.ready"),
+            (&p.go_inject, rt.probes.injectglist, "runtime.injectglist"),
+        ];
+        at.into_iter()
+            .map(|(prog, offset, func)| {
+                let opts = libbpf_rs::UprobeOpts {
+                    cookie: u64::from(slot),
+                    ..Default::default()
+                };
+                prog.attach_uprobe_with_opts(pid as i32, exe, offset as usize, opts)
+                    .map_err(|e| format!("uprobe on {func}: {e}"))
+            })
+            .collect()
     }
 
     /// The per-CPU ring buffer maps, index = CPU.

@@ -34,6 +34,9 @@ mod ty {
     pub const TIMER_EXPIRE: u16 = rec_type::REC_TIMER_EXPIRE.0 as u16;
     pub const SOCK_SEND: u16 = rec_type::REC_SOCK_SEND.0 as u16;
     pub const SOCK_READY: u16 = rec_type::REC_SOCK_READY.0 as u16;
+    pub const GO_RUN: u16 = rec_type::REC_GO_RUN.0 as u16;
+    pub const GO_PARK: u16 = rec_type::REC_GO_PARK.0 as u16;
+    pub const GO_READY: u16 = rec_type::REC_GO_READY.0 as u16;
 }
 
 use crate::skel::types;
@@ -305,6 +308,31 @@ pub enum Body {
         /// `CLOCK_MONOTONIC` expiry, negative if on another clock (arm only).
         expires: i64,
     },
+    /// The header's thread starts running a goroutine.
+    GoRun {
+        /// The goroutine.
+        goid: u64,
+        /// The goroutine that created it (0: unknown).
+        parent: u64,
+        /// Entry address of its start function.
+        start_pc: u64,
+    },
+    /// The goroutine on the header's thread parks.
+    GoPark {
+        /// The goroutine.
+        goid: u64,
+        /// The runtime's wait reason number.
+        reason: u32,
+        /// The probed binary's slot (whose reason names apply).
+        slot: u32,
+    },
+    /// A goroutine made runnable by code on the header's thread.
+    GoReady {
+        /// The goroutine readied.
+        goid: u64,
+        /// The goroutine the thread carried (0: none).
+        by: u64,
+    },
 }
 
 /// One record from a ring buffer.
@@ -427,6 +455,20 @@ pub fn parse(b: &[u8]) -> Result<Record, RecordError> {
             signal_timer_body(typ, &mut c)?
         }
         ty::SOCK_SEND | ty::SOCK_READY => sock_body(typ, &mut c)?,
+        ty::GO_RUN => Body::GoRun {
+            goid: c.u64()?,
+            parent: c.u64()?,
+            start_pc: c.u64()?,
+        },
+        ty::GO_PARK => Body::GoPark {
+            goid: c.u64()?,
+            reason: c.u32()?,
+            slot: c.u32()?,
+        },
+        ty::GO_READY => Body::GoReady {
+            goid: c.u64()?,
+            by: c.u64()?,
+        },
         other => return Err(RecordError::UnknownType(other)),
     };
     let stack = if flags & REC_F_STACK != 0 {
@@ -1058,6 +1100,44 @@ mod abi {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn goroutine_fields_sit_where_the_c_side_puts_them() {
+        let run = types::rec_go_run {
+            goid: 18,
+            parent_goid: 1,
+            start_pc: 0x4a_1b2c,
+        };
+        assert_eq!(
+            record(ty::GO_RUN, &run).body,
+            Body::GoRun {
+                goid: 18,
+                parent: 1,
+                start_pc: 0x4a_1b2c
+            }
+        );
+        let park = types::rec_go_park {
+            goid: u64::MAX,
+            reason: 14,
+            slot: 3,
+        };
+        assert_eq!(
+            record(ty::GO_PARK, &park).body,
+            Body::GoPark {
+                goid: u64::MAX,
+                reason: 14,
+                slot: 3
+            }
+        );
+        let ready = types::rec_go_ready {
+            goid: 7,
+            by_goid: 0,
+        };
+        assert_eq!(
+            record(ty::GO_READY, &ready).body,
+            Body::GoReady { goid: 7, by: 0 }
+        );
     }
 
     #[test]

@@ -163,6 +163,7 @@ struct Session {
     last_auto_dump: Option<Instant>,
     titles: TitleWatch,
     watch: Option<Watch>,
+    go: crate::gotrack::GoTracker,
 }
 
 /// Record until the command ends, the duration passes, or SIGINT/SIGTERM.
@@ -321,6 +322,17 @@ fn start(req: &Request, notify: &mut dyn FnMut(Notice)) -> Result<Session, Recor
     for (pid, m) in &maps {
         install_ranges(&mut conv, &probes, *pid, m);
     }
+    let mut go = crate::gotrack::GoTracker::default();
+    if cfg.events.go {
+        match &child {
+            Some(c) => go.follow_exe(&probes, &mut conv, c.pid, &c.program),
+            None => {
+                for &pid in &initial {
+                    go.follow(&probes, &mut conv, pid);
+                }
+            }
+        }
+    }
     let nrings = probes.rings().len();
     Ok(Session {
         symbols: Symbols::new(cfg.debug_dirs.clone()).with_jit(cfg.jit_symbols),
@@ -338,6 +350,7 @@ fn start(req: &Request, notify: &mut dyn FnMut(Notice)) -> Result<Session, Recor
         last_auto_dump: None,
         titles: TitleWatch::default(),
         watch: watch.take(),
+        go,
     })
 }
 
@@ -503,6 +516,13 @@ impl Session {
         if let Some(p) = self.probes.as_ref() {
             let maps: Vec<u32> = std::mem::take(&mut c.maps_pending).into_iter().collect();
             refresh_maps(c, p, now, &maps);
+            if self.cfg.events.go {
+                for &tgid in &maps {
+                    if c.is_target(tgid) {
+                        self.go.follow(p, c, tgid);
+                    }
+                }
+            }
             for (cpu, &n) in p.lost_per_cpu().iter().enumerate() {
                 if cpu < self.lost_seen.len() && n > self.lost_seen[cpu] {
                     c.lost(cpu as u32, n - self.lost_seen[cpu], now);

@@ -130,6 +130,48 @@ pub fn details(names: &Names<'_>, ev: &Event) -> String {
         | EventKind::TimerArm { .. }
         | EventKind::TimerExpire { .. } => signal_timer_text(names, ev),
         EventKind::SockSend { .. } | EventKind::SockReady { .. } => socket_text(names, ev),
+        EventKind::GoRun { .. } | EventKind::GoPark { .. } | EventKind::GoReady { .. } => {
+            goroutine_text(names, ev)
+        }
+    }
+}
+
+/// The fields of a goroutine event.
+fn goroutine_text(names: &Names<'_>, ev: &Event) -> String {
+    let l = |tid| names.label(tid, ev.ts);
+    let t = names.tables();
+    match ev.kind {
+        EventKind::GoRun {
+            tid,
+            goid,
+            parent,
+            start,
+        } => {
+            let func = start
+                .and_then(|s| t.stack(s))
+                .and_then(|s| s.frames.first())
+                .and_then(|&f| t.frame(f))
+                .map(|f| format!(" {}", t.string(f.symbol)))
+                .unwrap_or_default();
+            let created = if start.is_some() && parent != 0 {
+                format!(" (created by goroutine {parent})")
+            } else {
+                String::new()
+            };
+            format!("{} runs goroutine {goid}{func}{created}", l(tid))
+        }
+        EventKind::GoPark { tid, goid, reason } => {
+            format!("goroutine {goid} on {} parks: {}", l(tid), t.string(reason))
+        }
+        EventKind::GoReady { tid, goid, by } => {
+            let who = if by == 0 {
+                "the scheduler".to_string()
+            } else {
+                format!("goroutine {by}")
+            };
+            format!("goroutine {goid} readied by {who} on {}", l(tid))
+        }
+        _ => String::new(),
     }
 }
 

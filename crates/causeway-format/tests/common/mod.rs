@@ -5,8 +5,9 @@
 
 use causeway_format::{
     BlockOp, BlockOpKind, ClockSource, Cpu, DevId, Event, EventKind, Frame, FrameSpace, Header,
-    HostInfo, InlinedFrame, Mapping, Marker, ProcessInfo, SoftirqVec, Stack, StackKind, Tables,
-    TaskState, Tgid, Tid, Timestamp, TraceReader, TraceStats, TraceWriter, Waker, WriterOptions,
+    HostInfo, InlinedFrame, Mapping, Marker, ProcessInfo, SoftirqVec, Stack, StackId, StackKind,
+    StringId, Tables, TaskState, Tgid, Tid, Timestamp, TraceReader, TraceStats, TraceWriter, Waker,
+    WriterOptions,
 };
 
 /// A built trace and what reading it must give.
@@ -631,6 +632,56 @@ pub fn build_golden() -> Built {
                 host: Tid(0),
                 flow: flow_in,
                 seq: None,
+            },
+        ),
+        // Format 1.5: a goroutine runs on thread 100 (its start function a one-frame
+        // stack), parks on a channel, and is readied by another one and then by the
+        // runtime's own poller.
+        ev(
+            1_002_970,
+            c0,
+            EventKind::GoRun {
+                tid: Tid(100),
+                goid: 18,
+                parent: 1,
+                start: Some(StackId(0)),
+            },
+        ),
+        ev(
+            1_002_975,
+            c0,
+            EventKind::GoPark {
+                tid: Tid(100),
+                goid: 18,
+                reason: StringId(1),
+            },
+        ),
+        ev(
+            1_002_980,
+            c1,
+            EventKind::GoReady {
+                tid: Tid(200),
+                goid: 18,
+                by: u64::MAX,
+            },
+        ),
+        ev(
+            1_002_985,
+            c1,
+            EventKind::GoReady {
+                tid: Tid(200),
+                goid: 18,
+                by: 0,
+            },
+        ),
+        ev(
+            1_002_990,
+            c0,
+            EventKind::GoRun {
+                tid: Tid(100),
+                goid: 18,
+                parent: 0,
+                start: None,
             },
         ),
     ]);

@@ -230,6 +230,10 @@ impl<'t> ModelBuilder<'t> {
                 flow,
                 seq,
             } => self.on_sock_ready(ts, wakee, host, flow, seq),
+            // Goroutine events: the thread that ran the runtime's code was running.
+            EventKind::GoRun { tid, .. }
+            | EventKind::GoPark { tid, .. }
+            | EventKind::GoReady { tid, .. } => self.touch(tid, ts),
         }
         if let Some(cpu) = self.cpus.get_mut(c) {
             cpu.last_ts = Some(ts);

@@ -29,6 +29,7 @@ enum event_group {
 	EV_SIGNAL = 128, /* signal generate and deliver */
 	EV_TIMER = 256, /* hrtimer arm, and expiry of timers a recorded thread armed */
 	EV_SOCK = 512, /* sends on sockets, and which socket's data ended a wait */
+	EV_GO = 1024, /* goroutines of Go programs: run, park, ready (uprobes) */
 };
 
 /* Which user frames a frame-pointer walk keeps (`stack_mode`; Uscope's modes). */
@@ -78,6 +79,12 @@ enum abi_sizes {
 	USTACK_HDR = 64,
 	/* Code ranges per process in the range table. */
 	MAX_RANGES = 8,
+	/* Go binaries whose goroutines can be followed at once (go_layouts slots). */
+	GO_MAX_BINARIES = 64,
+	/* A go_layout field the binary's runtime does not have. */
+	GO_NO_FIELD = 0xffffffff,
+	/* Goroutines read from one runtime.injectglist list. */
+	GO_MAX_INJECT = 64,
 };
 
 enum rec_type {
@@ -107,6 +114,9 @@ enum rec_type {
 	REC_TIMER_EXPIRE = 24, /* header tid/tgid 0 */
 	REC_SOCK_SEND = 25, /* header: the sending thread */
 	REC_SOCK_READY = 26, /* follows its REC_WAKING (same ts); header: the current thread */
+	REC_GO_RUN = 27, /* header: the thread that starts running the goroutine */
+	REC_GO_PARK = 28, /* header: the thread the parking goroutine ran on */
+	REC_GO_READY = 29, /* header: the thread whose code readied the goroutine */
 };
 
 /* Who ran the code that woke a thread. */
@@ -171,6 +181,40 @@ struct rec_sock_send {
 	__u32 bytes;
 	__u32 seq; /* TCP: write_seq after the send (valid when has_seq) */
 	__u32 has_seq;
+	__u32 pad;
+};
+
+/* A goroutine starts running on the header's thread (runtime.execute). */
+struct rec_go_run {
+	__u64 goid;
+	__u64 parent_goid; /* 0: unknown (Go before 1.21) */
+	__u64 start_pc; /* the goroutine's start function */
+};
+
+/* The goroutine running on the header's thread parks (runtime.gopark). */
+struct rec_go_park {
+	__u64 goid;
+	__u32 reason; /* the runtime's waitReason number */
+	__u32 slot; /* which binary's layout (names the reasons) */
+};
+
+/* A goroutine is made runnable by code on the header's thread (runtime.ready,
+ * runtime.injectglist). */
+struct rec_go_ready {
+	__u64 goid;
+	__u64 by_goid; /* the goroutine that thread carries; 0: the scheduler itself */
+};
+
+/* Offsets of the Go runtime's fields in one binary (user space fills one slot per
+ * probed binary; the uprobes carry the slot as their cookie). */
+struct go_layout {
+	__u32 g_goid;
+	__u32 g_m;
+	__u32 g_startpc;
+	__u32 g_parent_goid; /* GO_NO_FIELD: absent */
+	__u32 g_schedlink;
+	__u32 m_curg;
+	__u32 glist_head;
 	__u32 pad;
 };
 

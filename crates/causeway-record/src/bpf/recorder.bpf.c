@@ -359,6 +359,7 @@ static __always_inline void on_net(struct net_device *dev, __u32 len, bool xmit)
 #include "fd_identity.h"
 #include "signal_timer.h"
 #include "sockets.h"
+#include "golang.h"
 
 #define NR_MMAP 9
 #define PROT_EXEC 4

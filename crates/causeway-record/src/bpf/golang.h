@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Goroutines of Go programs, from uprobes on the runtime's scheduler: which goroutine
+ * a thread runs (runtime.execute), which one parks and why (runtime.gopark), and
+ * which one readies which (runtime.ready, runtime.injectglist). Go's register ABI
+ * (amd64, Go 1.17+) passes the first arguments in RAX, RBX, RCX and keeps the current
+ * goroutine in R14; the field offsets come per binary from user space (its DWARF),
+ * selected by the uprobe's cookie. The probes are bound to the recorded processes,
+ * so every hit is theirs. Part of recorder.bpf.c, not a standalone header. */
+#ifndef CAUSEWAY_GOLANG_H
+#define CAUSEWAY_GOLANG_H
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, GO_MAX_BINARIES);
+	__type(key, __u32);
+	__type(value, struct go_layout);
+} go_layouts SEC(".maps");
+
+static __always_inline __u64 go_word(__u64 addr)
+{
+	__u64 v = 0;
+	if (addr)
+		bpf_probe_read_user(&v, sizeof(v), (void *)addr);
+	return v;
+}
+
+static __always_inline struct go_layout *go_layout_of(struct pt_regs *ctx, __u32 *slot)
+{
+	*slot = (__u32)bpf_get_attach_cookie(ctx);
+	return bpf_map_lookup_elem(&go_layouts, slot);
+}
+
+/* The user goroutine the current thread carries (g.m.curg from the g in R14, which
+ * is the thread's g0 on the system stack); 0 when it carries none. */
+static __always_inline __u64 go_current(struct pt_regs *ctx, struct go_layout *l)
+{
+	__u64 m = go_word(ctx->r14 + l->g_m);
+	__u64 curg = m ? go_word(m + l->m_curg) : 0;
+	return curg ? go_word(curg + l->g_goid) : 0;
+}
+
+static __always_inline bool go_enabled(__u32 *tid, __u32 *tgid)
+{
+	if (!(events & EV_GO))
+		return false;
+	__u64 id = bpf_get_current_pid_tgid();
+	*tid = (__u32)id;
+	*tgid = id >> 32;
+	return true;
+}
+
+static __always_inline void go_emit_ready(__u32 tid, __u32 tgid, __u64 ts, __u64 goid,
+					  __u64 by)
+{
+	struct scratch *s = get_scratch();
+	if (!s)
+		return;
+	struct rec_hdr *h = begin(s, REC_GO_READY, tid, tgid, ts);
+	struct rec_go_ready *b = (void *)(s->buf + sizeof(*h));
+	b->goid = goid;
+	b->by_goid = by;
+	h->len = sizeof(*h) + sizeof(*b);
+	submit(s->buf, h->len);
+}
+
+SEC("uprobe")
+int go_execute(struct pt_regs *ctx)
+{
+	__u32 tid, tgid, slot;
+	if (!go_enabled(&tid, &tgid))
+		return 0;
+	struct go_layout *l = go_layout_of(ctx, &slot);
+	if (!l)
+		return 0;
+	__u64 gp = ctx->ax;
+	struct scratch *s = get_scratch();
+	if (!gp || !s)
+		return 0;
+	struct rec_hdr *h = begin(s, REC_GO_RUN, tid, tgid, bpf_ktime_get_ns());
+	struct rec_go_run *b = (void *)(s->buf + sizeof(*h));
+	b->goid = go_word(gp + l->g_goid);
+	b->parent_goid = l->g_parent_goid == GO_NO_FIELD ? 0 : go_word(gp + l->g_parent_goid);
+	b->start_pc = go_word(gp + l->g_startpc);
+	h->len = sizeof(*h) + sizeof(*b);
+	submit(s->buf, h->len);
+	return 0;
+}
+
+SEC("uprobe")
+int go_park(struct pt_regs *ctx)
+{
+	__u32 tid, tgid, slot;
+	if (!go_enabled(&tid, &tgid))
+		return 0;
+	struct go_layout *l = go_layout_of(ctx, &slot);
+	struct scratch *s = get_scratch();
+	if (!l || !s)
+		return 0;
+	struct rec_hdr *h = begin(s, REC_GO_PARK, tid, tgid, bpf_ktime_get_ns());
+	struct rec_go_park *b = (void *)(s->buf + sizeof(*h));
+	/* gopark runs on the goroutine's own stack: R14 is the goroutine. */
+	b->goid = go_word(ctx->r14 + l->g_goid);
+	b->reason = ctx->cx & 0xff;
+	b->slot = slot;
+	h->len = sizeof(*h) + sizeof(*b);
+	submit(s->buf, h->len);
+	return 0;
+}
+
+SEC("uprobe")
+int go_ready(struct pt_regs *ctx)
+{
+	__u32 tid, tgid, slot;
+	if (!go_enabled(&tid, &tgid))
+		return 0;
+	struct go_layout *l = go_layout_of(ctx, &slot);
+	if (!l || !ctx->ax)
+		return 0;
+	go_emit_ready(tid, tgid, bpf_ktime_get_ns(), go_word(ctx->ax + l->g_goid),
+		      go_current(ctx, l));
+	return 0;
+}
+
+SEC("uprobe")
+int go_inject(struct pt_regs *ctx)
+{
+	__u32 tid, tgid, slot;
+	if (!go_enabled(&tid, &tgid))
+		return 0;
+	struct go_layout *l = go_layout_of(ctx, &slot);
+	if (!l || !ctx->ax)
+		return 0;
+	__u64 ts = bpf_ktime_get_ns();
+	__u64 by = go_current(ctx, l);
+	__u64 gp = go_word(ctx->ax + l->glist_head);
+	for (int i = 0; i < GO_MAX_INJECT && gp; i++) {
+		go_emit_ready(tid, tgid, ts, go_word(gp + l->g_goid), by);
+		gp = go_word(gp + l->g_schedlink);
+	}
+	return 0;
+}
+#endif
