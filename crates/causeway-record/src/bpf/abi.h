@@ -85,6 +85,8 @@ enum abi_sizes {
 	GO_NO_FIELD = 0xffffffff,
 	/* Goroutines read from one runtime.injectglist list. */
 	GO_MAX_INJECT = 64,
+	/* User frames of a goroutine's stack where it parks. */
+	GO_PARK_FRAMES = 48,
 };
 
 enum rec_type {

@@ -63,6 +63,36 @@ static __always_inline void go_emit_ready(__u32 tid, __u32 tgid, __u64 ts, __u64
 	submit(s->buf, h->len);
 }
 
+/* Where the goroutine parks: its user stack, walked by the kernel through Go's frame
+ * pointers (every Go build keeps them), without gopark's own frame (its entry is not
+ * a return address, and it is always gopark). Sent as the record's stack trailer, as
+ * a switch-out stack is. */
+static __always_inline void go_park_stack(struct pt_regs *ctx, struct scratch *s,
+					  struct rec_hdr *h, __u32 body)
+{
+	__u32 base = sizeof(struct rec_hdr) + body;
+	if (base > 64)
+		return;
+	struct rec_stack *st = (void *)(s->buf + base);
+	st->kind = STACK_KIND_SWITCH_OUT;
+	st->flags = 0;
+	st->n_user = 0;
+	st->n_kernel = 0;
+	st->pad = 0;
+	long got = bpf_get_stack(ctx, s->buf + base + sizeof(*st), GO_PARK_FRAMES * 8,
+				 BPF_F_USER_STACK | 1);
+	if (got <= 0)
+		return;
+	__u32 n = got / 8;
+	if (n >= GO_PARK_FRAMES) {
+		n = GO_PARK_FRAMES;
+		st->flags |= STK_F_USER_TRUNCATED;
+	}
+	st->n_user = n;
+	h->flags |= REC_F_STACK;
+	h->len = base + sizeof(*st) + n * 8;
+}
+
 SEC("uprobe")
 int go_execute(struct pt_regs *ctx)
 {
@@ -103,6 +133,8 @@ int go_park(struct pt_regs *ctx)
 	b->reason = ctx->cx & 0xff;
 	b->slot = slot;
 	h->len = sizeof(*h) + sizeof(*b);
+	if (stack_on & STACK_ON_SWITCH)
+		go_park_stack(ctx, s, h, sizeof(*b));
 	submit(s->buf, h->len);
 	return 0;
 }
