@@ -311,9 +311,10 @@ fn encode_sized(s: &mut ByteWriter, cur: u64, kind: &EventKind) -> u8 {
         EventKind::SockSend { .. } | EventKind::SockReady { .. } => {
             crate::codec_sockets::encode(s, cur, kind)
         }
-        EventKind::GoRun { .. } | EventKind::GoPark { .. } | EventKind::GoReady { .. } => {
-            crate::codec_goroutines::encode(s, cur, kind)
-        }
+        EventKind::GoRun { .. }
+        | EventKind::GoPark { .. }
+        | EventKind::GoNetWait { .. }
+        | EventKind::GoReady { .. } => crate::codec_goroutines::encode(s, cur, kind),
         // Compact kinds never get here.
         _ => 0,
     }
@@ -995,7 +996,7 @@ impl<'a> ChunkDecoder<'a> {
             crate::codec_sockets::code::SOCK_SEND..=crate::codec_sockets::code::SOCK_READY => {
                 crate::codec_sockets::decode(p, c, cur)?
             }
-            crate::codec_goroutines::code::GO_RUN..=crate::codec_goroutines::code::GO_READY => {
+            crate::codec_goroutines::code::GO_RUN..=crate::codec_goroutines::code::GO_NET_WAIT => {
                 crate::codec_goroutines::decode(p, c, cur)?
             }
             _ => return Ok(None),

@@ -4,6 +4,7 @@
 //! - `go_run`: tid (predicted), goid, parent, start stack id + 1 (0: none).
 //! - `go_park`: tid (predicted), goid, reason string id.
 //! - `go_ready`: tid (predicted), goid, by.
+//! - `go_net_wait`: tid (predicted), goid, flow id, seq + 1 (0: none).
 
 use crate::bytes::{ByteReader, ByteWriter, ReadFail};
 use crate::event::EventKind;
@@ -14,6 +15,7 @@ pub(crate) mod code {
     pub const GO_RUN: u8 = 78;
     pub const GO_PARK: u8 = 79;
     pub const GO_READY: u8 = 80;
+    pub const GO_NET_WAIT: u8 = 81;
 }
 
 /// Encode the payload of a goroutine event; returns its code (0 for any other kind,
@@ -37,6 +39,18 @@ pub(crate) fn encode(s: &mut ByteWriter, cur: u64, kind: &EventKind) -> u8 {
             s.varint(goid);
             s.varint(u64::from(reason.0));
             code::GO_PARK
+        }
+        EventKind::GoNetWait {
+            tid,
+            goid,
+            flow,
+            seq,
+        } => {
+            crate::predict::put_tid(s, cur, tid);
+            s.varint(goid);
+            s.varint(u64::from(flow.0));
+            s.varint(seq.map_or(0, |q| u64::from(q) + 1));
+            code::GO_NET_WAIT
         }
         EventKind::GoReady { tid, goid, by } => {
             crate::predict::put_tid(s, cur, tid);
@@ -63,6 +77,15 @@ pub(crate) fn decode(p: &mut ByteReader<'_>, c: u8, cur: u64) -> Result<EventKin
             tid,
             goid,
             reason: StringId(p.varint_u32()?),
+        },
+        code::GO_NET_WAIT => EventKind::GoNetWait {
+            tid,
+            goid,
+            flow: crate::sockets::FlowId(p.varint_u32()?),
+            seq: p
+                .varint()?
+                .checked_sub(1)
+                .and_then(|q| u32::try_from(q).ok()),
         },
         _ => EventKind::GoReady {
             tid,

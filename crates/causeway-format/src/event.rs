@@ -291,6 +291,19 @@ pub enum EventKind {
         /// Why, in the runtime's words ("chan receive", "sync.Mutex.Lock", "IO wait").
         reason: StringId,
     },
+    /// The goroutine `goid` that just parked on `tid` (the `GoPark` before, same time)
+    /// waits for data on a socket: the network poller will ready it when data arrives.
+    GoNetWait {
+        /// The thread it parked on.
+        tid: Tid,
+        /// The goroutine.
+        goid: u64,
+        /// The socket, from the receiver's side.
+        flow: FlowId,
+        /// TCP: the next sequence number expected (`rcv_nxt`) at the park: the byte
+        /// the goroutine waits for. `None` for other transports.
+        seq: Option<u32>,
+    },
     /// Goroutine `goid` (of `tid`'s process) is made runnable by code running on
     /// thread `tid` (the Go runtime's `ready` and `injectglist`).
     GoReady {
@@ -710,13 +723,15 @@ pub enum EventKindTag {
     GoRun,
     /// [`EventKind::GoPark`]
     GoPark,
+    /// [`EventKind::GoNetWait`]
+    GoNetWait,
     /// [`EventKind::GoReady`]
     GoReady,
 }
 
 impl EventKindTag {
     /// Every tag, in display order.
-    pub const ALL: [EventKindTag; 28] = [
+    pub const ALL: [EventKindTag; 29] = [
         EventKindTag::SchedSwitch,
         EventKindTag::Wakeup,
         EventKindTag::WakeupNew,
@@ -744,6 +759,7 @@ impl EventKindTag {
         EventKindTag::SockReady,
         EventKindTag::GoRun,
         EventKindTag::GoPark,
+        EventKindTag::GoNetWait,
         EventKindTag::GoReady,
     ];
 
@@ -777,6 +793,7 @@ impl EventKindTag {
             EventKindTag::SockReady => "sock_ready",
             EventKindTag::GoRun => "go_run",
             EventKindTag::GoPark => "go_park",
+            EventKindTag::GoNetWait => "go_net_wait",
             EventKindTag::GoReady => "go_ready",
         }
     }
@@ -835,6 +852,7 @@ impl EventKind {
             EventKind::SockReady { .. } => EventKindTag::SockReady,
             EventKind::GoRun { .. } => EventKindTag::GoRun,
             EventKind::GoPark { .. } => EventKindTag::GoPark,
+            EventKind::GoNetWait { .. } => EventKindTag::GoNetWait,
             EventKind::GoReady { .. } => EventKindTag::GoReady,
         }
     }
@@ -871,6 +889,7 @@ impl EventKind {
             | EventKind::SockSend { tid, .. }
             | EventKind::GoRun { tid, .. }
             | EventKind::GoPark { tid, .. }
+            | EventKind::GoNetWait { tid, .. }
             | EventKind::GoReady { tid, .. } => (Some(tid), None, None),
             EventKind::SockReady { wakee, host, .. } => {
                 (Some(wakee), Some(host).filter(|t| t.0 != 0), None)

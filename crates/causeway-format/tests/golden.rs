@@ -27,6 +27,7 @@ fn before_1_5(mut built: common::Built) -> common::Built {
     let added = [
         EventKindTag::GoRun,
         EventKindTag::GoPark,
+        EventKindTag::GoNetWait,
         EventKindTag::GoReady,
     ];
     built.events.retain(|e| !added.contains(&e.kind.tag()));

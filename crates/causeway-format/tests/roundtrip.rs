@@ -200,6 +200,14 @@ fn event_kind() -> impl Strategy<Value = EventKind> {
         }),
         1 => (tid(), any::<u64>(), any::<u64>())
             .prop_map(|(tid, goid, by)| EventKind::GoReady { tid, goid, by }),
+        1 => (tid(), any::<u64>(), any::<u32>(), proptest::option::of(any::<u32>())).prop_map(
+            |(tid, goid, flow, seq)| EventKind::GoNetWait {
+                tid,
+                goid,
+                flow: causeway_format::FlowId(flow),
+                seq,
+            }
+        ),
         2 => (tid(), marker()).prop_map(|(tid, marker)| EventKind::Marker { tid, marker }),
         1 => any::<u64>().prop_map(|count| EventKind::Lost { count }),
     ]

@@ -1,9 +1,9 @@
 //! Field offsets of the runtime's structures, from the DWARF the Go linker writes
 //! (compressed sections are inflated by `object`).
 
-use crate::Layout;
 use crate::elf::GoElf;
 use crate::error::Error;
+use crate::{Layout, PollLayout};
 use gimli::{AttributeValue, EndianSlice, LittleEndian, Reader};
 use object::{Object, ObjectSection};
 use std::borrow::Cow;
@@ -17,6 +17,7 @@ const WANTED: &[(&str, &[&str])] = &[
     ),
     ("runtime.m", &["curg"]),
     ("runtime.gList", &["head"]),
+    ("runtime.pollDesc", &["fd", "rg", "wg", "self"]),
 ];
 
 type Offsets = HashMap<(&'static str, &'static str), u32>;
@@ -43,6 +44,15 @@ pub(crate) fn layout(file: &GoElf<'_>) -> Result<Option<Layout>, Error> {
     ) else {
         return Ok(None);
     };
+    let poll = match (
+        get("runtime.pollDesc", "fd"),
+        get("runtime.pollDesc", "rg"),
+        get("runtime.pollDesc", "wg"),
+        get("runtime.pollDesc", "self"),
+    ) {
+        (Some(fd), Some(rg), Some(wg), Some(this)) => Some(PollLayout { fd, rg, wg, this }),
+        _ => None,
+    };
     Ok(Some(Layout {
         g_goid,
         g_m,
@@ -51,6 +61,7 @@ pub(crate) fn layout(file: &GoElf<'_>) -> Result<Option<Layout>, Error> {
         g_schedlink,
         m_curg,
         glist_head: head,
+        poll,
     }))
 }
 

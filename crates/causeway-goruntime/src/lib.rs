@@ -53,6 +53,24 @@ pub struct Layout {
     pub m_curg: u32,
     /// `runtime.gList.head`.
     pub glist_head: u32,
+    /// `runtime.pollDesc`, to find the socket a goroutine waits on in network I/O;
+    /// `None` if the DWARF lacks it (then network waits end by the device).
+    pub poll: Option<PollLayout>,
+}
+
+/// Byte offsets in `runtime.pollDesc`: a goroutine parked for network I/O passes
+/// `&pd.rg` (read) or `&pd.wg` (write) to `gopark`; `self` points back at the
+/// descriptor, which tells the two apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PollLayout {
+    /// `fd`: the file descriptor.
+    pub fd: u32,
+    /// `rg`: the reader's park word.
+    pub rg: u32,
+    /// `wg`: the writer's park word.
+    pub wg: u32,
+    /// `self`: the descriptor's own address.
+    pub this: u32,
 }
 
 /// A Go program's runtime, as far as goroutine tracking goes.
@@ -67,6 +85,14 @@ pub struct GoRuntime {
     /// Names of the runtime's wait reasons, indexed by the `reason` argument of
     /// `gopark` ("chan receive", "sync.Mutex.Lock", "IO wait", ...).
     pub wait_reasons: Vec<String>,
+}
+
+impl GoRuntime {
+    /// The number of the "IO wait" reason (a park for network readiness).
+    pub fn io_wait_reason(&self) -> Option<u8> {
+        let i = self.wait_reasons.iter().position(|r| r == "IO wait")?;
+        u8::try_from(i).ok()
+    }
 }
 
 /// What a file is, for goroutine tracking.

@@ -50,6 +50,9 @@ fn a_go_program_gives_its_probe_points_layout_and_wait_reasons() {
         "Go 1.21+ records the parent: {l:?}"
     );
     assert_eq!(l.glist_head, 0, "{l:?}");
+    let poll = l.poll.expect("pollDesc in the DWARF");
+    assert!(poll.wg == poll.rg + 8 && poll.this > poll.wg, "{poll:?}");
+    assert!(rt.io_wait_reason().is_some_and(|r| r > 0));
     for reason in ["chan receive", "chan send", "IO wait", "sleep"] {
         assert!(
             rt.wait_reasons.iter().any(|r| r == reason),

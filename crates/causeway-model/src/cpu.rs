@@ -19,6 +19,9 @@ pub(crate) enum StackTarget {
     /// A wake-up with no blocked segment to hold the stack (a new thread, or a thread
     /// that was not blocked): the stack is expected and dropped.
     WakerUnused,
+    /// A goroutine's park (index in the builder's goroutine event log): the stack says
+    /// where it parks.
+    GoPark { event: usize },
 }
 
 /// A stack target and the time of its event.

@@ -132,6 +132,16 @@ impl Trace {
         &self.facts
     }
 
+    /// The same trace with the goroutine view of its model (see
+    /// [`Model::goroutine_view`]): the goroutines of followed Go programs stand in for
+    /// their threads. Unchanged without goroutine events.
+    pub fn into_goroutine_view(mut self) -> Trace {
+        if self.model.has_goroutines() {
+            self.model = self.model.goroutine_view(&self.tables);
+        }
+        self
+    }
+
     /// The model alone, dropping the rest.
     pub fn into_model(self) -> Model {
         self.model

@@ -32,6 +32,12 @@ pub struct Model {
     /// analysis) pays nothing for them.
     #[serde(skip)]
     pub(crate) wake_links: WakeLinks,
+    /// Goroutine events of the trace, in time order (empty without Go programs).
+    #[serde(default)]
+    pub(crate) go_events: Vec<crate::goroutines::GoEvent>,
+    /// In a goroutine view: the goroutines standing as threads, by tid.
+    #[serde(default)]
+    pub(crate) goroutines: Vec<crate::goroutines::GoroutineInfo>,
 }
 
 impl Model {

@@ -152,6 +152,9 @@ pub struct ModelStats {
     /// running, or the wake-up was not seen). Expected now and then.
     #[serde(default)]
     pub data_marks_unattached: u64,
+    /// Goroutine network waits with no park just before (same thread and time).
+    #[serde(default)]
+    pub unattached_go_net_waits: u64,
 }
 
 impl ModelStats {

@@ -697,9 +697,16 @@ impl Converter {
                     self.push(ts, cpu, kind);
                 }
             }
-            b @ (Body::GoRun { .. } | Body::GoPark { .. } | Body::GoReady { .. }) => {
-                let (strings, stacks) = (&mut self.strings, &mut self.stacks);
-                if let Some(kind) = self.go.event(strings, stacks, tid, tgid, &b) {
+            b @ (Body::GoRun { .. }
+            | Body::GoPark { .. }
+            | Body::GoNetWait { .. }
+            | Body::GoReady { .. }) => {
+                let tables = crate::go_events::Tables {
+                    strings: &mut self.strings,
+                    stacks: &mut self.stacks,
+                    flows: &mut self.flows,
+                };
+                if let Some(kind) = self.go.event(tables, tid, tgid, &b) {
                     self.push(ts, cpu, kind);
                 }
             }

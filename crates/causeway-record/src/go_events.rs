@@ -8,6 +8,16 @@ use crate::strings::Strings;
 use causeway_format::{EventKind, Tid};
 use std::collections::HashMap;
 
+/// The recorder's tables a goroutine record may add to.
+pub struct Tables<'a> {
+    /// Strings (park reasons).
+    pub strings: &'a mut Strings,
+    /// Stacks (start functions).
+    pub stacks: &'a mut StackTable,
+    /// Socket flows (network waits).
+    pub flows: &'a mut crate::socket_events::FlowTable,
+}
+
 /// What the conversion of goroutine records remembers.
 #[derive(Debug, Default)]
 pub struct GoEvents {
@@ -25,14 +35,7 @@ impl GoEvents {
 
     /// The trace event of a goroutine record by thread `tid` of process `tgid`; `None`
     /// for any other body.
-    pub fn event(
-        &mut self,
-        strings: &mut Strings,
-        stacks: &mut StackTable,
-        tid: u32,
-        tgid: u32,
-        body: &Body,
-    ) -> Option<EventKind> {
+    pub fn event(&mut self, t: Tables<'_>, tid: u32, tgid: u32, body: &Body) -> Option<EventKind> {
         Some(match *body {
             Body::GoRun {
                 goid,
@@ -43,7 +46,7 @@ impl GoEvents {
                 // Stack frames are return addresses, looked up one byte back: the
                 // entry plus one names the function that starts there.
                 let start = (first && start_pc != 0).then(|| {
-                    stacks.intern(StackKey {
+                    t.stacks.intern(StackKey {
                         tgid,
                         frames: vec![start_pc + 1],
                         truncated: false,
@@ -67,9 +70,15 @@ impl GoEvents {
                 EventKind::GoPark {
                     tid: Tid(tid),
                     goid,
-                    reason: strings.intern(&name),
+                    reason: t.strings.intern(&name),
                 }
             }
+            Body::GoNetWait { goid, flow, seq } => EventKind::GoNetWait {
+                tid: Tid(tid),
+                goid,
+                flow: t.flows.intern(crate::socket_events::flow_of(&flow)),
+                seq,
+            },
             Body::GoReady { goid, by } => EventKind::GoReady {
                 tid: Tid(tid),
                 goid,
@@ -86,18 +95,26 @@ mod tests {
 
     #[test]
     fn start_function_once_and_reasons_by_name() {
-        let (mut g, mut strings, mut stacks) = (
-            GoEvents::default(),
-            Strings::default(),
-            StackTable::default(),
-        );
+        let mut g = GoEvents::default();
+        let mut strings = Strings::default();
+        let mut stacks = StackTable::default();
+        let mut flows = crate::socket_events::FlowTable::default();
+        macro_rules! tables {
+            () => {
+                Tables {
+                    strings: &mut strings,
+                    stacks: &mut stacks,
+                    flows: &mut flows,
+                }
+            };
+        }
         g.set_reasons(2, vec![String::new(), "chan receive".into()]);
         let run = Body::GoRun {
             goid: 9,
             parent: 1,
             start_pc: 0x40_1000,
         };
-        let first = g.event(&mut strings, &mut stacks, 10, 100, &run);
+        let first = g.event(tables!(), 10, 100, &run);
         let Some(EventKind::GoRun {
             start: Some(s),
             parent: 1,
@@ -107,7 +124,7 @@ mod tests {
             panic!("first run: {first:?}");
         };
         assert_eq!(stacks.get(s).unwrap().frames, vec![0x40_1001]);
-        let again = g.event(&mut strings, &mut stacks, 11, 100, &run);
+        let again = g.event(tables!(), 11, 100, &run);
         assert!(matches!(
             again,
             Some(EventKind::GoRun {
@@ -117,7 +134,7 @@ mod tests {
             })
         ));
         // The same goroutine id in another process is another goroutine.
-        let other = g.event(&mut strings, &mut stacks, 12, 200, &run);
+        let other = g.event(tables!(), 12, 200, &run);
         assert!(matches!(
             other,
             Some(EventKind::GoRun { start: Some(_), .. })
@@ -132,8 +149,7 @@ mod tests {
                 reason,
                 slot,
             };
-            let Some(EventKind::GoPark { reason: id, .. }) =
-                g.event(&mut strings, &mut stacks, 10, 100, &park)
+            let Some(EventKind::GoPark { reason: id, .. }) = g.event(tables!(), 10, 100, &park)
             else {
                 panic!("park");
             };

@@ -44,9 +44,9 @@ const GO_PROGS: [&str; 4] = ["go_execute", "go_park", "go_ready", "go_inject"];
 pub const MAX_RANGES: usize = crate::skel::types::abi_sizes::MAX_RANGES.0 as usize;
 
 /// Slots of the Go layout table (`GO_MAX_BINARIES`).
-pub const GO_MAX_BINARIES: u32 = crate::skel::types::abi_sizes::GO_MAX_BINARIES.0 as u32;
+pub const GO_MAX_BINARIES: u32 = crate::skel::types::abi_sizes::GO_MAX_BINARIES.0;
 /// A Go layout field the runtime lacks (`GO_NO_FIELD`).
-const GO_NO_FIELD: u32 = crate::skel::types::abi_sizes::GO_NO_FIELD.0 as u32;
+const GO_NO_FIELD: u32 = crate::skel::types::abi_sizes::GO_NO_FIELD.0;
 
 /// The loaded and attached recorder.
 pub struct Probes {
@@ -444,7 +444,11 @@ impl Probes {
             g_schedlink: l.g_schedlink,
             m_curg: l.m_curg,
             glist_head: l.glist_head,
-            pad: 0,
+            pd_fd: l.poll.map_or(GO_NO_FIELD, |p| p.fd),
+            pd_rg: l.poll.map_or(GO_NO_FIELD, |p| p.rg),
+            pd_wg: l.poll.map_or(GO_NO_FIELD, |p| p.wg),
+            pd_self: l.poll.map_or(GO_NO_FIELD, |p| p.this),
+            io_wait: rt.io_wait_reason().map_or(GO_NO_FIELD, u32::from),
         };
         // SAFETY: go_layout is a plain C struct of u32 fields generated from the BPF
         // object; viewing it as bytes reads initialized memory of its exact size.

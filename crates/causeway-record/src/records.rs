@@ -37,6 +37,7 @@ mod ty {
     pub const GO_RUN: u16 = rec_type::REC_GO_RUN.0 as u16;
     pub const GO_PARK: u16 = rec_type::REC_GO_PARK.0 as u16;
     pub const GO_READY: u16 = rec_type::REC_GO_READY.0 as u16;
+    pub const GO_NETWAIT: u16 = rec_type::REC_GO_NETWAIT.0 as u16;
 }
 
 use crate::skel::types;
@@ -326,6 +327,16 @@ pub enum Body {
         /// The probed binary's slot (whose reason names apply).
         slot: u32,
     },
+    /// The goroutine that just parked on the header's thread waits for data on this
+    /// socket.
+    GoNetWait {
+        /// The goroutine.
+        goid: u64,
+        /// The socket's ends from the receiver's side.
+        flow: RawFlow,
+        /// TCP `rcv_nxt` at the park.
+        seq: Option<u32>,
+    },
     /// A goroutine made runnable by code on the header's thread.
     GoReady {
         /// The goroutine readied.
@@ -465,6 +476,16 @@ pub fn parse(b: &[u8]) -> Result<Record, RecordError> {
             reason: c.u32()?,
             slot: c.u32()?,
         },
+        ty::GO_NETWAIT => {
+            let flow = raw_flow(&mut c)?;
+            let goid = c.u64()?;
+            let (seq, has_seq) = (c.u32()?, c.u32()? != 0);
+            Body::GoNetWait {
+                goid,
+                flow,
+                seq: has_seq.then_some(seq),
+            }
+        }
         ty::GO_READY => Body::GoReady {
             goid: c.u64()?,
             by: c.u64()?,
@@ -584,9 +605,8 @@ fn device_body(typ: u16, c: &mut Cursor<'_>) -> Result<Body, RecordError> {
     })
 }
 
-/// The body of a signal or timer record.
-/// The body of a socket send or a socket's data arriving.
-fn sock_body(typ: u16, c: &mut Cursor<'_>) -> Result<Body, RecordError> {
+/// A socket's two ends (`struct rec_flow`).
+fn raw_flow(c: &mut Cursor<'_>) -> Result<RawFlow, RecordError> {
     let mut flow = RawFlow::default();
     for a in [&mut flow.local_addr, &mut flow.remote_addr] {
         for b in a.iter_mut() {
@@ -597,6 +617,12 @@ fn sock_body(typ: u16, c: &mut Cursor<'_>) -> Result<Body, RecordError> {
     flow.remote_port = c.u16()?;
     flow.family = c.u16()?;
     flow.proto = c.u16()?;
+    Ok(flow)
+}
+
+/// The body of a socket send or a socket's data arriving.
+fn sock_body(typ: u16, c: &mut Cursor<'_>) -> Result<Body, RecordError> {
+    let flow = raw_flow(c)?;
     let (n, seq, has_seq) = (c.u32()?, c.u32()?, c.u32()? != 0);
     c.skip(4)?;
     let seq = has_seq.then_some(seq);

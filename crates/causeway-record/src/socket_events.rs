@@ -30,7 +30,7 @@ impl FlowTable {
     }
 }
 
-fn flow_of(r: &RawFlow) -> Flow {
+pub(crate) fn flow_of(r: &RawFlow) -> Flow {
     Flow {
         family: SockFamily(r.family),
         proto: SockProto(r.proto),

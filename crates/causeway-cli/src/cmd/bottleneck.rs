@@ -35,7 +35,10 @@ pub fn build(args: &BottleneckArgs) -> Result<(Findings, Caveats)> {
     let mut opts = args.options();
     let path = trace_path(args)?;
     let mut rd = open_trace(&path)?;
-    let trace = ingest_trace(&mut rd, &path)?;
+    let mut trace = ingest_trace(&mut rd, &path)?;
+    if !args.os_threads {
+        trace = trace.into_goroutine_view();
+    }
     opts.threshold_fraction = args
         .threshold
         .fraction_of(trace.model().span().map_or(0, |s| s.duration().0));

@@ -35,6 +35,12 @@ pub struct BottleneckArgs {
     /// Show raw threads: do not merge similar or short-term threads.
     #[arg(long)]
     pub no_merge: bool,
+    /// Analyse the OS threads of Go programs instead of their goroutines. By default,
+    /// when the trace has goroutine events, each goroutine is a thread of the wait-for
+    /// graph (grouped by start function) and the runtime's threads that carry them
+    /// are left out: their own waits are the scheduler's, not the program's.
+    #[arg(long)]
+    pub os_threads: bool,
     /// Capacity of network devices, per second: `10Gbit`, `100Mbit`, `125MB`, or bytes
     /// [default: link speed stored in the trace, else 10Gbit].
     #[arg(long, value_name = "RATE", value_parser = parse_rate_bytes_per_sec)]
@@ -68,6 +74,7 @@ impl BottleneckArgs {
             svg: None,
             threshold: Threshold::DEFAULT,
             no_merge: false,
+            os_threads: false,
             nic_capacity: None,
             disk_bandwidth: None,
             disk_iops: None,

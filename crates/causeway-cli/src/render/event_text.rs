@@ -130,9 +130,10 @@ pub fn details(names: &Names<'_>, ev: &Event) -> String {
         | EventKind::TimerArm { .. }
         | EventKind::TimerExpire { .. } => signal_timer_text(names, ev),
         EventKind::SockSend { .. } | EventKind::SockReady { .. } => socket_text(names, ev),
-        EventKind::GoRun { .. } | EventKind::GoPark { .. } | EventKind::GoReady { .. } => {
-            goroutine_text(names, ev)
-        }
+        EventKind::GoRun { .. }
+        | EventKind::GoPark { .. }
+        | EventKind::GoNetWait { .. }
+        | EventKind::GoReady { .. } => goroutine_text(names, ev),
     }
 }
 
@@ -162,6 +163,15 @@ fn goroutine_text(names: &Names<'_>, ev: &Event) -> String {
         }
         EventKind::GoPark { tid, goid, reason } => {
             format!("goroutine {goid} on {} parks: {}", l(tid), t.string(reason))
+        }
+        EventKind::GoNetWait {
+            goid, flow, seq, ..
+        } => {
+            let on = t
+                .flow(flow)
+                .map_or_else(|| format!("flow {}", flow.0), |f| f.label());
+            let next = seq.map_or(String::new(), |q| format!(", next byte {q}"));
+            format!("goroutine {goid} waits for data on {on}{next}")
         }
         EventKind::GoReady { tid, goid, by } => {
             let who = if by == 0 {

@@ -657,6 +657,16 @@ pub fn build_golden() -> Built {
             },
         ),
         ev(
+            1_002_975,
+            c0,
+            EventKind::GoNetWait {
+                tid: Tid(100),
+                goid: 18,
+                flow: flow_in,
+                seq: Some(u32::MAX),
+            },
+        ),
+        ev(
             1_002_980,
             c1,
             EventKind::GoReady {

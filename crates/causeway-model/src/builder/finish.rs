@@ -19,8 +19,9 @@ impl ModelBuilder<'_> {
         let mut builds: Vec<ThreadBuild> = self.threads.into_values();
         builds.append(&mut self.retired);
         let tables = self.tables;
-        let sends = std::mem::take(&mut self.sends);
-        super::socket::resolve(&tables.flows, sends, &mut builds, &mut self.stats);
+        let sends = std::mem::take(&mut self.sends).by_sender_flow(&tables.flows);
+        super::socket::resolve(&tables.flows, &sends, &mut builds, &mut self.stats);
+        super::socket::resolve_go(&tables.flows, &sends, &mut self.go_events);
         let mut threads: Vec<Thread> = builds
             .into_iter()
             .map(|mut b| {
@@ -61,6 +62,8 @@ impl ModelBuilder<'_> {
             losses: self.losses,
             stats: self.stats,
             wake_links: Default::default(),
+            go_events: self.go_events,
+            goroutines: Vec::new(),
         }
     }
 }

@@ -19,6 +19,7 @@
 
 mod context;
 mod finish;
+mod go;
 mod lost;
 mod socket;
 mod stack;
@@ -92,6 +93,8 @@ pub struct ModelBuilder<'t> {
     partial: bool,
     /// Sends on sockets, paired with the wake-ups their data caused at the end.
     sends: crate::sockets::SendLog,
+    /// Goroutine events, in time order.
+    go_events: Vec<crate::goroutines::GoEvent>,
 }
 
 impl<'t> ModelBuilder<'t> {
@@ -115,6 +118,7 @@ impl<'t> ModelBuilder<'t> {
             stats: ModelStats::default(),
             partial: header.scope == causeway_format::Scope::Processes,
             sends: Default::default(),
+            go_events: Vec::new(),
         }
     }
 
@@ -149,7 +153,7 @@ impl<'t> ModelBuilder<'t> {
         // A stack or a socket mark follows its event: the pending stack target lives on.
         if !matches!(
             ev.kind,
-            EventKind::Stack { .. } | EventKind::SockReady { .. }
+            EventKind::Stack { .. } | EventKind::SockReady { .. } | EventKind::GoNetWait { .. }
         ) {
             cpu.pending = None;
         }
@@ -230,10 +234,10 @@ impl<'t> ModelBuilder<'t> {
                 flow,
                 seq,
             } => self.on_sock_ready(ts, wakee, host, flow, seq),
-            // Goroutine events: the thread that ran the runtime's code was running.
-            EventKind::GoRun { tid, .. }
-            | EventKind::GoPark { tid, .. }
-            | EventKind::GoReady { tid, .. } => self.touch(tid, ts),
+            EventKind::GoRun { .. }
+            | EventKind::GoPark { .. }
+            | EventKind::GoNetWait { .. }
+            | EventKind::GoReady { .. } => self.on_go(ts, c, &ev.kind),
         }
         if let Some(cpu) = self.cpus.get_mut(c) {
             cpu.last_ts = Some(ts);

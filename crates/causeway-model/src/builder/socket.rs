@@ -3,10 +3,11 @@
 //! finished (on loopback a send's record comes after the wake-up it caused).
 
 use super::ModelBuilder;
-use crate::sockets::{DataWake, Ready, Send, SendLog, candidates, matching_send};
+use crate::sockets::{DataWake, Ready, Send, candidates, matching_send};
 use crate::stats::ModelStats;
 use crate::tracker::ThreadBuild;
 use causeway_format::{Flow, FlowId, SockProto, Tid, Timestamp, Waker};
+use rustc_hash::FxHashMap;
 
 impl ModelBuilder<'_> {
     pub(super) fn on_sock_send(
@@ -67,11 +68,10 @@ impl ModelBuilder<'_> {
 /// waker and record a [`DataWake`] in `data_wakes` (per build, in segment order).
 pub(super) fn resolve(
     flows: &[Flow],
-    log: SendLog,
+    sends: &FxHashMap<Flow, Vec<Send>>,
     builds: &mut [ThreadBuild],
     stats: &mut ModelStats,
 ) {
-    let sends = log.by_sender_flow(flows);
     for b in builds.iter_mut() {
         let readies = std::mem::take(&mut b.readies);
         for r in readies {
@@ -79,7 +79,7 @@ pub(super) fn resolve(
                 continue;
             };
             let tcp = flow.proto == SockProto::TCP && flow.family.is_ip();
-            let found = candidates(&sends, flow).and_then(|v| matching_send(v, &r, tcp));
+            let found = candidates(sends, flow).and_then(|v| matching_send(v, &r, tcp));
             let Some(send) = found else {
                 stats.data_wakes_from_outside += 1;
                 continue;
@@ -106,5 +106,47 @@ pub(super) fn resolve(
         }
         b.data_wakes.sort_by_key(|d| d.segment);
         b.data_wakes.dedup_by_key(|d| d.segment);
+    }
+}
+
+/// Name the send that carried the byte each goroutine parked for network reads waits
+/// for (TCP: the send holding its `rcv_nxt` at the park; other transports: the first
+/// send on the socket after the park).
+pub(super) fn resolve_go(
+    flows: &[Flow],
+    sends: &FxHashMap<Flow, Vec<Send>>,
+    events: &mut [crate::goroutines::GoEvent],
+) {
+    for e in events {
+        let crate::goroutines::GoEventKind::Park { net: Some(n), .. } = &mut e.kind else {
+            continue;
+        };
+        let Some(flow) = flows.get(n.flow.0 as usize) else {
+            continue;
+        };
+        let Some(list) = candidates(sends, flow) else {
+            continue;
+        };
+        let tcp = flow.proto == SockProto::TCP && flow.family.is_ip();
+        let send = match n.seq {
+            Some(next) if tcp => {
+                // The first byte it waits for is `next`; `matching_send` looks for the
+                // send holding byte `seq - 1`.
+                let r = Ready {
+                    segment: 0,
+                    ts: e.ts,
+                    host: Tid(0),
+                    flow: n.flow,
+                    seq: Some(next.wrapping_add(1)),
+                };
+                matching_send(list, &r, true)
+            }
+            _ => list.get(list.partition_point(|s| s.ts < e.ts)),
+        };
+        n.from = send.map(|s| crate::goroutines::SentBy {
+            tid: s.tid,
+            sent: s.ts,
+            bytes: s.bytes,
+        });
     }
 }

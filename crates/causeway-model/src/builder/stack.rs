@@ -34,6 +34,16 @@ impl ModelBuilder<'_> {
                     *switch_out_stack = Some(stack);
                 }
             }
+            (StackKind::SwitchOut, Some(StackTarget::GoPark { event })) => {
+                self.cpu(c).pending = None;
+                if let Some(crate::goroutines::GoEvent {
+                    kind: crate::goroutines::GoEventKind::Park { stack: s, .. },
+                    ..
+                }) = self.go_events.get_mut(event)
+                {
+                    *s = Some(stack);
+                }
+            }
             (StackKind::Waker, Some(StackTarget::WakerUnused)) => self.cpu(c).pending = None,
             (StackKind::Waker, Some(StackTarget::Waker { wakee, seg })) => {
                 self.cpu(c).pending = None;

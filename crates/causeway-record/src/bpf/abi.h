@@ -119,6 +119,7 @@ enum rec_type {
 	REC_GO_RUN = 27, /* header: the thread that starts running the goroutine */
 	REC_GO_PARK = 28, /* header: the thread the parking goroutine ran on */
 	REC_GO_READY = 29, /* header: the thread whose code readied the goroutine */
+	REC_GO_NETWAIT = 30, /* follows its REC_GO_PARK (same ts): the socket it waits on */
 };
 
 /* Who ran the code that woke a thread. */
@@ -207,6 +208,14 @@ struct rec_go_ready {
 	__u64 by_goid; /* the goroutine that thread carries; 0: the scheduler itself */
 };
 
+/* The socket a goroutine parked for network reads waits on (its receiving side). */
+struct rec_go_netwait {
+	struct rec_flow flow;
+	__u64 goid;
+	__u32 seq; /* TCP: rcv_nxt at the park (valid when has_seq) */
+	__u32 has_seq;
+};
+
 /* Offsets of the Go runtime's fields in one binary (user space fills one slot per
  * probed binary; the uprobes carry the slot as their cookie). */
 struct go_layout {
@@ -217,7 +226,11 @@ struct go_layout {
 	__u32 g_schedlink;
 	__u32 m_curg;
 	__u32 glist_head;
-	__u32 pad;
+	__u32 pd_fd; /* runtime.pollDesc fields; GO_NO_FIELD: unknown */
+	__u32 pd_rg;
+	__u32 pd_wg;
+	__u32 pd_self;
+	__u32 io_wait; /* the "IO wait" reason number; GO_NO_FIELD: unknown */
 };
 
 /* rec_hdr.tid / tgid are the thread current when the data arrived */

@@ -41,6 +41,10 @@ struct abi_layouts {
 	struct rec_timer timer;
 	struct rec_sock_send sock_send;
 	struct rec_sock_ready sock_ready;
+	struct rec_go_run go_run;
+	struct rec_go_park go_park;
+	struct rec_go_ready go_ready;
+	struct rec_go_netwait go_netwait;
 	struct rec_maps_changed maps_changed;
 	struct rec_stack stack;
 	struct rec_ustack ustack;

@@ -93,6 +93,55 @@ static __always_inline void go_park_stack(struct pt_regs *ctx, struct scratch *s
 	h->len = base + sizeof(*st) + n * 8;
 }
 
+/* The socket behind file descriptor `fd` of the current process (0 if none). */
+static __always_inline __u64 go_sock_of_fd(__u64 fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+		return 0;
+	struct file **fds = BPF_CORE_READ(fdt, fd);
+	struct file *f = NULL;
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
+		return 0;
+	__u16 mode = BPF_CORE_READ(f, f_inode, i_mode);
+	if ((mode & S_IFMT) != S_IFSOCK)
+		return 0;
+	struct socket *sock = BPF_CORE_READ(f, private_data);
+	return ptr_value(BPF_CORE_READ(sock, sk));
+}
+
+/* A park for network reads: which socket, and (TCP) the next byte expected, so that
+ * user space can name the send that carried the byte the goroutine waits for. gopark
+ * gets &pd.rg for a read (&pd.wg for a write, not followed); pd.self points back at
+ * the descriptor, which confirms which. */
+static __always_inline void go_netwait(struct pt_regs *ctx, struct go_layout *l, __u32 tid,
+				       __u32 tgid, __u64 ts, __u64 goid)
+{
+	if (l->pd_fd == GO_NO_FIELD || !ctx->bx)
+		return;
+	__u64 pd = ctx->bx - l->pd_rg;
+	if (go_word(pd + l->pd_self) != pd)
+		return;
+	__u64 skv = go_sock_of_fd(go_word(pd + l->pd_fd));
+	struct scratch *s = get_scratch();
+	if (!skv || !s)
+		return;
+	struct rec_hdr *h = begin(s, REC_GO_NETWAIT, tid, tgid, ts);
+	struct rec_go_netwait *b = (void *)(s->buf + sizeof(*h));
+	if (!read_flow(skv, &b->flow, true))
+		return;
+	b->goid = goid;
+	b->seq = 0;
+	b->has_seq = 0;
+	if (b->flow.proto == SK_IPPROTO_TCP && b->flow.family != SK_AF_UNIX) {
+		b->seq = BPF_CORE_READ((struct tcp_sock *)skv, rcv_nxt);
+		b->has_seq = 1;
+	}
+	h->len = sizeof(*h) + sizeof(*b);
+	submit(s->buf, h->len);
+}
+
 SEC("uprobe")
 int go_execute(struct pt_regs *ctx)
 {
@@ -133,9 +182,12 @@ int go_park(struct pt_regs *ctx)
 	b->reason = ctx->cx & 0xff;
 	b->slot = slot;
 	h->len = sizeof(*h) + sizeof(*b);
+	__u64 goid = b->goid, ts = h->ts;
 	if (stack_on & STACK_ON_SWITCH)
 		go_park_stack(ctx, s, h, sizeof(*b));
 	submit(s->buf, h->len);
+	if ((ctx->cx & 0xff) == l->io_wait && (events & EV_SOCK))
+		go_netwait(ctx, l, tid, tgid, ts, goid);
 	return 0;
 }
 
