@@ -44,6 +44,9 @@ pub struct ThreadRef {
     /// thread and the program set the title itself (`server: log flusher`); `None`
     /// for a plain command line, which only repeats the executable's name.
     pub title: Option<String>,
+    /// The runtime's goroutine id, when the "thread" is a goroutine of a Go program
+    /// (the goroutine view); its `comm` is then its start function.
+    pub goroutine: Option<u64>,
 }
 
 /// What a vertex stands for.

@@ -167,6 +167,33 @@ fn in_program(tables: &Tables, f: FrameId) -> bool {
             .any(|p| p.tgid == tgid && tables.string(p.exe) == module)
 }
 
+/// A goroutine's stack: it ends in the Go runtime's `runtime.goexit`.
+fn is_goroutine_stack(tables: &Tables, frames: &[causeway_format::FrameId]) -> bool {
+    frames.iter().rev().take(3).any(|&f| {
+        tables
+            .frame(f)
+            .is_some_and(|fr| tables.string(fr.symbol) == "runtime.goexit")
+    })
+}
+
+/// A frame of Go's runtime or standard library, which a Go program links into its
+/// executable: its package path's first element has no dot (`runtime`, `syscall`,
+/// `internal/poll`, `net`), unlike `main` and modules (`github.com/...`). On a
+/// goroutine's stack the program's own call site is the first frame that is not.
+fn in_go_std(tables: &Tables, f: causeway_format::FrameId) -> bool {
+    let Some(frame) = tables.frame(f) else {
+        return false;
+    };
+    let sym = tables.string(frame.symbol);
+    let last_slash = sym.rfind('/').map_or(0, |i| i + 1);
+    let Some(pkg_end) = sym[last_slash..].find('.').map(|i| last_slash + i) else {
+        return false;
+    };
+    let path = &sym[..pkg_end];
+    let first = path.split('/').next().unwrap_or(path);
+    path != "main" && !first.contains('.')
+}
+
 /// The first `depth` frame texts (inlined calls expanded) and the index of the
 /// innermost one in the program's own executable.
 fn frames(tables: &Tables, id: Option<StackId>, depth: usize) -> (Vec<String>, Option<usize>) {
@@ -175,13 +202,14 @@ fn frames(tables: &Tables, id: Option<StackId>, depth: usize) -> (Vec<String>, O
     };
     let mut out = Vec::new();
     let mut call_site = None;
+    let go = is_goroutine_stack(tables, &stack.frames);
     for &f in &stack.frames {
         if out.len() >= depth {
             break;
         }
         let texts = tables.frame_texts(f);
         // The function itself, not what was inlined into it, is the call site.
-        if call_site.is_none() && in_program(tables, f) {
+        if call_site.is_none() && in_program(tables, f) && !(go && in_go_std(tables, f)) {
             call_site = Some(out.len() + texts.len() - 1);
         }
         out.extend(texts);

@@ -107,6 +107,11 @@ pub(crate) fn groups(
 /// do (a NUL byte, never in a name, keeps the two kinds of key apart).
 fn merge_key(t: &Thread, model: &Model) -> (u32, String) {
     let tgid = t.tgid.map_or(0, |g| g.0);
+    // Goroutines group by their start function, exactly: two closures of one function
+    // (`f.func1`, `f.func2`) are different work.
+    if model.goroutine(t.tid).is_some() {
+        return (tgid, format!("\0goroutine\0{}", t.comm));
+    }
     let single = t
         .tgid
         .and_then(|g| model.process(g))
@@ -129,6 +134,10 @@ pub(crate) fn build(
     tables: &Tables,
 ) -> Vec<Vertex> {
     let threads = model.threads().as_slice();
+    let goids: Vec<Option<u64>> = threads
+        .iter()
+        .map(|t| model.goroutine(t.tid).map(|g| g.goid))
+        .collect();
     let titles: Vec<Option<String>> = threads
         .iter()
         .map(|t| titles::of_thread(t, model, facts))
@@ -141,7 +150,16 @@ pub(crate) fn build(
     members
         .iter()
         .enumerate()
-        .map(|(id, ms)| make_vertex(VertexId(id), ms, raw, ents, (threads, &titles), tables))
+        .map(|(id, ms)| {
+            make_vertex(
+                VertexId(id),
+                ms,
+                raw,
+                ents,
+                (threads, &titles, &goids),
+                tables,
+            )
+        })
         .collect()
 }
 
@@ -157,7 +175,7 @@ fn make_vertex(
     ms: &[u32],
     raw: &[Raw],
     ents: &[Entity],
-    (threads, titles): (&[Thread], &[Option<String>]),
+    (threads, titles, goids): (&[Thread], &[Option<String>], &[Option<u64>]),
     tables: &Tables,
 ) -> Vertex {
     let mut trefs = Vec::new();
@@ -180,6 +198,7 @@ fn make_vertex(
                         tgid: t.tgid,
                         comm: t.comm.clone(),
                         title: titles[i].clone(),
+                        goroutine: goids[i],
                     });
                 }
             }

@@ -445,16 +445,20 @@ mod tests {
                 ..EventSet::DEFAULT
             }
         );
-        let none = EventSet::parse("-sched,-proc,-irq,-softirq,-block,-net,-signal,-timer,-socket")
-            .unwrap();
+        let none = EventSet::parse(
+            "-sched,-proc,-irq,-softirq,-block,-net,-signal,-timer,-socket,-goroutine",
+        )
+        .unwrap();
         assert!(none.is_empty());
         let s = EventSet::parse("signal,timer").unwrap();
         assert!(s.signal && s.timer && !s.sched);
         assert_eq!(s.bits(), 128 | 256);
         let s = EventSet::parse("socket").unwrap();
         assert_eq!(s.bits(), 512);
+        let s = EventSet::parse("goroutine").unwrap();
+        assert_eq!(s.bits(), 1024);
         let default = EventSet::DEFAULT;
-        assert!(default.sock);
+        assert!(default.sock && default.go);
     }
 
     #[test]

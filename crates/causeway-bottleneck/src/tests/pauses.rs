@@ -22,6 +22,7 @@ pub(super) fn vertices(list: &[(VertexKind, usize, u64, u64)]) -> Vec<Vertex> {
                     tgid: None,
                     comm: format!("v{i}"),
                     title: None,
+                    goroutine: None,
                 })
                 .collect(),
             running: DurationNs(*running),

@@ -61,7 +61,7 @@ pub struct RecordArgs {
     #[arg(short, long, value_name = "DURATION", value_parser = positive_duration)]
     pub duration: Option<DurationNs>,
     /// Event groups: a comma list of sched, proc, irq, softirq, block, net, signal,
-    /// timer, socket, syscall; `default` is all but syscall (syscall events double the events of a
+    /// timer, socket, goroutine, syscall; `default` is all but syscall (syscall events double the events of a
     /// syscall-heavy program), `all` adds syscalls, `all,-net` removes a group (a list
     /// that starts with a removal, `-net`, removes it from `default`).
     #[arg(short, long, default_value = "default", value_name = "GROUPS", allow_hyphen_values = true, value_parser = EventSet::parse)]
@@ -502,7 +502,7 @@ mod tests {
         let a = parse(&[
             "-a",
             "--events",
-            "-sched,-proc,-irq,-softirq,-block,-net,-signal,-timer,-socket",
+            "-sched,-proc,-irq,-softirq,-block,-net,-signal,-timer,-socket,-goroutine",
             "--sample",
             "0",
         ])
@@ -515,7 +515,7 @@ mod tests {
         let a = parse(&[
             "-a",
             "--events",
-            "-sched,-proc,-irq,-softirq,-block,-net,-signal,-timer,-socket",
+            "-sched,-proc,-irq,-softirq,-block,-net,-signal,-timer,-socket,-goroutine",
         ])
         .unwrap();
         assert!(a.resolve(Vec::new()).unwrap().config.events.is_empty());

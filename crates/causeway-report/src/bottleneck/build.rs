@@ -126,6 +126,7 @@ fn thread(t: &ThreadRef) -> ThreadDoc {
         pid: t.tgid.map_or(0, |g| g.0),
         comm: t.comm.clone(),
         title: t.title.clone(),
+        goroutine: t.goroutine,
     }
 }
 

@@ -25,6 +25,10 @@ pub(crate) struct ThreadDoc {
     /// The process title, when the program set one (see `causeway_bottleneck::ThreadRef`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) title: Option<String>,
+    /// The goroutine id, when the thread is a goroutine (its `comm` its start
+    /// function).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) goroutine: Option<u64>,
 }
 
 /// What a vertex stands for, with device and interrupt names spelled out.

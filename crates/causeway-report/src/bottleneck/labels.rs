@@ -33,11 +33,19 @@ pub(crate) fn label(kind: &KindDoc, trefs: &[ThreadDoc]) -> String {
     match kind {
         KindDoc::Thread => trefs.first().map_or_else(
             || "?".into(),
-            |t| {
-                let name = t.title.clone().unwrap_or_else(|| name_or_tid(t));
-                format!("{name} ({})", t.tid)
+            |t| match t.goroutine {
+                Some(g) => format!("{} (goroutine {g})", name_or_tid(t)),
+                None => {
+                    let name = t.title.clone().unwrap_or_else(|| name_or_tid(t));
+                    format!("{name} ({})", t.tid)
+                }
             },
         ),
+        // Goroutines merge by their exact start function.
+        KindDoc::SimilarThreads if trefs.first().is_some_and(|t| t.goroutine.is_some()) => {
+            let first = trefs.first().map_or_else(|| "?".into(), name_or_tid);
+            format!("{first} ×{} goroutines", trefs.len())
+        }
         KindDoc::ShortTermThreads | KindDoc::SimilarThreads => {
             let first = trefs.first().map_or_else(|| "?".into(), name_or_tid);
             let base = similar_name(&first);
@@ -147,6 +155,7 @@ mod label_tests {
                 pid: 100 + i as u32,
                 comm: n.to_string(),
                 title: None,
+                goroutine: None,
             })
             .collect()
     }
