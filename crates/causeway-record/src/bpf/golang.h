@@ -9,6 +9,8 @@
 #ifndef CAUSEWAY_GOLANG_H
 #define CAUSEWAY_GOLANG_H
 
+static __always_inline void nest(int d);
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, GO_MAX_BINARIES);
@@ -142,19 +144,18 @@ static __always_inline void go_netwait(struct pt_regs *ctx, struct go_layout *l,
 	submit(s->buf, h->len);
 }
 
-SEC("uprobe")
-int go_execute(struct pt_regs *ctx)
+static __always_inline void go_execute_body(struct pt_regs *ctx)
 {
 	__u32 tid, tgid, slot;
 	if (!go_enabled(&tid, &tgid))
-		return 0;
+		return;
 	struct go_layout *l = go_layout_of(ctx, &slot);
 	if (!l)
-		return 0;
+		return;
 	__u64 gp = ctx->ax;
 	struct scratch *s = get_scratch();
 	if (!gp || !s)
-		return 0;
+		return;
 	struct rec_hdr *h = begin(s, REC_GO_RUN, tid, tgid, bpf_ktime_get_ns());
 	struct rec_go_run *b = (void *)(s->buf + sizeof(*h));
 	b->goid = go_word(gp + l->g_goid);
@@ -162,19 +163,18 @@ int go_execute(struct pt_regs *ctx)
 	b->start_pc = go_word(gp + l->g_startpc);
 	h->len = sizeof(*h) + sizeof(*b);
 	submit(s->buf, h->len);
-	return 0;
+	return;
 }
 
-SEC("uprobe")
-int go_park(struct pt_regs *ctx)
+static __always_inline void go_park_body(struct pt_regs *ctx)
 {
 	__u32 tid, tgid, slot;
 	if (!go_enabled(&tid, &tgid))
-		return 0;
+		return;
 	struct go_layout *l = go_layout_of(ctx, &slot);
 	struct scratch *s = get_scratch();
 	if (!l || !s)
-		return 0;
+		return;
 	struct rec_hdr *h = begin(s, REC_GO_PARK, tid, tgid, bpf_ktime_get_ns());
 	struct rec_go_park *b = (void *)(s->buf + sizeof(*h));
 	/* gopark runs on the goroutine's own stack: R14 is the goroutine. */
@@ -188,32 +188,30 @@ int go_park(struct pt_regs *ctx)
 	submit(s->buf, h->len);
 	if ((ctx->cx & 0xff) == l->io_wait && (events & EV_SOCK))
 		go_netwait(ctx, l, tid, tgid, ts, goid);
-	return 0;
+	return;
 }
 
-SEC("uprobe")
-int go_ready(struct pt_regs *ctx)
+static __always_inline void go_ready_body(struct pt_regs *ctx)
 {
 	__u32 tid, tgid, slot;
 	if (!go_enabled(&tid, &tgid))
-		return 0;
+		return;
 	struct go_layout *l = go_layout_of(ctx, &slot);
 	if (!l || !ctx->ax)
-		return 0;
+		return;
 	go_emit_ready(tid, tgid, bpf_ktime_get_ns(), go_word(ctx->ax + l->g_goid),
 		      go_current(ctx, l));
-	return 0;
+	return;
 }
 
-SEC("uprobe")
-int go_inject(struct pt_regs *ctx)
+static __always_inline void go_inject_body(struct pt_regs *ctx)
 {
 	__u32 tid, tgid, slot;
 	if (!go_enabled(&tid, &tgid))
-		return 0;
+		return;
 	struct go_layout *l = go_layout_of(ctx, &slot);
 	if (!l || !ctx->ax)
-		return 0;
+		return;
 	__u64 ts = bpf_ktime_get_ns();
 	__u64 by = go_current(ctx, l);
 	__u64 gp = go_word(ctx->ax + l->glist_head);
@@ -221,6 +219,22 @@ int go_inject(struct pt_regs *ctx)
 		go_emit_ready(tid, tgid, ts, go_word(gp + l->g_goid), by);
 		gp = go_word(gp + l->g_schedlink);
 	}
-	return 0;
+	return;
 }
+/* Each program counts itself into the CPU's nesting depth, as the tracepoint programs
+ * do, so that an interrupt's program that runs meanwhile builds its record in the next
+ * scratch slot rather than over this one. */
+#define GO_PROBE(name)                                                                    \
+	SEC("uprobe") int name(struct pt_regs *ctx)                                        \
+	{                                                                                  \
+		nest(1);                                                                   \
+		name##_body(ctx);                                                          \
+		nest(-1);                                                                  \
+		return 0;                                                                  \
+	}
+
+GO_PROBE(go_execute)
+GO_PROBE(go_park)
+GO_PROBE(go_ready)
+GO_PROBE(go_inject)
 #endif

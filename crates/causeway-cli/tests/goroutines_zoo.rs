@@ -1,0 +1,176 @@
+//! Goroutines as the things that wait, on real recordings of the Go workloads (real
+//! eBPF, the default event groups):
+//!
+//! - `go-commit`: every Go process is followed; the committer goroutine is named by
+//!   its start function and parks on its channel; `bottleneck`'s top finding is the
+//!   knot {committer, disk} at `fdatasync`, and neither a runtime thread nor the timer
+//!   is what it tells the user to look at;
+//! - `go-lock`: the knot is the worker goroutines, named by their start function, at
+//!   the lock's call site.
+//!
+//! Needs root, Go and the built zoo; skipped without root unless
+//! `CAUSEWAY_REQUIRE_ROOT=1` (then it fails, as in CI).
+
+mod common;
+
+use causeway_format::{EventKind, TraceReader};
+use common::{can_record, causeway, record, workload};
+use serde_json::Value;
+use std::path::Path;
+use std::sync::Mutex;
+
+/// One recording at a time (the workloads use both CPUs).
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn record_default(out: &Path, cmd: &[&str]) {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut a = vec!["--"];
+    a.extend_from_slice(cmd);
+    record(out, &a);
+}
+
+/// `bottleneck --json` of a trace.
+fn bottleneck(trace: &Path) -> Value {
+    let o = causeway()
+        .args(["bottleneck", "--json"])
+        .arg(trace)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("bottleneck JSON")
+}
+
+/// The labels of the top knot's vertices.
+fn top_knot(r: &Value) -> Vec<String> {
+    let knot = r["knots"][0]["vertices"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no knot: {}", r["summary"]));
+    knot.iter()
+        .map(|v| {
+            let i = v.as_u64().unwrap() as usize;
+            r["vertices"][i]["label"].as_str().unwrap_or("").to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn go_commit_knot_is_the_committer_goroutine_and_the_disk() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("gc.cwt");
+    let exe = workload("go-commit");
+    let d = dir.path().to_str().unwrap();
+    record_default(&out, &[exe.to_str().unwrap(), "--seconds", "2", "--dir", d]);
+
+    // The recording: both Go processes (server and client) followed, the committer
+    // named and parked on its channel, network waits with their socket.
+    let mut rd = TraceReader::open(&out).unwrap();
+    let stats = rd.stats().clone();
+    let tables = rd.tables().clone();
+    assert_eq!(
+        stats.counters.get("go_processes_followed").copied(),
+        Some(2),
+        "{:?}",
+        stats.counters
+    );
+    let (mut runs, mut chan_parks, mut net_waits, mut readies) = (0, 0, 0, 0);
+    let mut starts = Vec::new();
+    for ev in rd.events() {
+        match ev.unwrap().kind {
+            EventKind::GoRun { start, .. } => {
+                runs += 1;
+                if let Some(s) = start.and_then(|s| tables.stack(s)) {
+                    let f = tables.frame(s.frames[0]).unwrap();
+                    starts.push(tables.string(f.symbol).to_string());
+                }
+            }
+            EventKind::GoPark { reason, .. } => {
+                chan_parks += usize::from(tables.string(reason) == "chan receive");
+            }
+            EventKind::GoNetWait { .. } => net_waits += 1,
+            EventKind::GoReady { .. } => readies += 1,
+            _ => {}
+        }
+    }
+    assert!(
+        runs > 1000 && readies > 500,
+        "{runs} runs, {readies} readies"
+    );
+    assert!(chan_parks > 500, "{chan_parks} channel parks");
+    assert!(net_waits > 100, "{net_waits} network waits");
+    assert!(
+        starts.iter().any(|s| s == "main.(*server).handle.func1"),
+        "start functions: {starts:?}"
+    );
+    // In the goroutine view the committer stands as a thread named by the function
+    // its `go` statement's wrapper calls, and parks on its channel.
+    let (m, tables, _) = common::model(&out);
+    let view = m.goroutine_view(&tables);
+    let committer = view
+        .threads()
+        .find(|t| t.comm == "main.(*server).commit")
+        .unwrap_or_else(|| panic!("no committer goroutine"));
+    assert!(view.goroutine(committer.tid).is_some());
+    assert!(committer.totals.wakeups > 500, "{:?}", committer.totals);
+    // No thread of a followed process is left: goroutines stand for them.
+    let followed: Vec<_> = view
+        .threads()
+        .filter_map(|t| view.goroutine(t.tid).map(|g| g.tgid))
+        .collect();
+    let left: Vec<_> = view
+        .threads()
+        .filter(|t| {
+            view.goroutine(t.tid).is_none() && t.tgid.is_some_and(|g| followed.contains(&g))
+        })
+        .map(|t| (t.tid, t.comm.clone()))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "runtime threads left in the goroutine view: {left:?}"
+    );
+
+    let r = bottleneck(&out);
+    let mut members = top_knot(&r);
+    members.sort();
+    assert_eq!(members.len(), 2, "top knot {members:?}");
+    assert!(
+        members[0].starts_with("disk"),
+        "top knot {members:?}: {}",
+        r["summary"]
+    );
+    assert!(
+        members[1].starts_with("main.(*server).commit (goroutine "),
+        "top knot {members:?}"
+    );
+    let summary = r["summary"].as_str().unwrap();
+    assert!(summary.contains("main.(*server).syncLog"), "{summary}");
+    assert!(
+        !summary.contains("runtime.") && !summary.contains("timer"),
+        "the runtime or the timer in what to look at: {summary}"
+    );
+    // The client goroutines reach the server's goroutines through the sockets.
+    let text = r.to_string();
+    assert!(
+        text.contains("main.runClient.func1"),
+        "no client goroutines"
+    );
+}
+
+#[test]
+fn go_lock_knot_is_the_workers_at_the_lock() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("gl.cwt");
+    let exe = workload("go-lock");
+    record_default(&out, &[exe.to_str().unwrap(), "--seconds", "2"]);
+    let r = bottleneck(&out);
+    let members = top_knot(&r);
+    assert_eq!(members, ["main.worker ×8 goroutines"], "{}", r["summary"]);
+    let summary = r["summary"].as_str().unwrap();
+    assert!(summary.contains("main.(*table).update"), "{summary}");
+    assert!(summary.contains("Mutex"), "{summary}");
+}
