@@ -23,7 +23,9 @@ const WANTED: &[(&str, &[&str])] = &[
 type Offsets = HashMap<(&'static str, &'static str), u32>;
 
 /// The layout, or `None` if the file has no DWARF for the runtime's structures.
-pub(crate) fn layout(file: &GoElf<'_>) -> Result<Option<Layout>, Error> {
+pub(crate) fn layout<'d, R: object::ReadRef<'d>>(
+    file: &GoElf<'d, R>,
+) -> Result<Option<Layout>, Error> {
     let load = |id: gimli::SectionId| -> Result<Cow<'_, [u8]>, Error> {
         Ok(match file.obj.section_by_name(id.name()) {
             Some(s) => s.uncompressed_data()?,

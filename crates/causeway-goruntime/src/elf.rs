@@ -1,7 +1,7 @@
 //! The ELF side of a Go binary: symbols, and data read at virtual addresses.
 
 use crate::error::Error;
-use object::{Architecture, Object, ObjectSection, ObjectSegment, ObjectSymbol};
+use object::{Architecture, Object, ObjectSection, ObjectSegment, ObjectSymbol, ReadRef};
 use std::collections::HashMap;
 
 /// The symbols this crate looks up (a Go binary has tens of thousands).
@@ -16,14 +16,14 @@ const WANTED: &[&str] = &[
 ];
 
 /// An ELF file opened for the Go runtime's facts.
-pub(crate) struct GoElf<'d> {
-    pub(crate) obj: object::File<'d>,
+pub(crate) struct GoElf<'d, R: ReadRef<'d>> {
+    pub(crate) obj: object::File<'d, R>,
     /// Address and size of each [`WANTED`] symbol found.
     syms: HashMap<&'static str, (u64, u64)>,
 }
 
-impl<'d> GoElf<'d> {
-    pub(crate) fn parse(data: &'d [u8]) -> Result<GoElf<'d>, Error> {
+impl<'d, R: ReadRef<'d>> GoElf<'d, R> {
+    pub(crate) fn parse(data: R) -> Result<GoElf<'d, R>, Error> {
         let obj = object::File::parse(data)?;
         let mut syms = HashMap::new();
         for s in obj.symbols() {

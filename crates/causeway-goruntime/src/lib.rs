@@ -112,14 +112,21 @@ pub enum Inspection {
     },
 }
 
-/// Read the Go runtime facts of the ELF file at `path`.
+/// Read the Go runtime facts of the ELF file at `path`. Only the parts needed are
+/// read (headers and symbols; the DWARF of Go programs only), so looking at a large
+/// program that is not Go costs little.
 pub fn inspect(path: &Path) -> Result<Inspection, Error> {
-    let data = std::fs::read(path).map_err(|e| Error::Read(path.to_path_buf(), e))?;
-    inspect_bytes(&data)
+    let f = std::fs::File::open(path).map_err(|e| Error::Read(path.to_path_buf(), e))?;
+    let cache = object::ReadCache::new(f);
+    inspect_from(&cache)
 }
 
 /// [`inspect`] on a file already in memory.
 pub fn inspect_bytes(data: &[u8]) -> Result<Inspection, Error> {
+    inspect_from(data)
+}
+
+fn inspect_from<'d, R: object::ReadRef<'d>>(data: R) -> Result<Inspection, Error> {
     let file = elf::GoElf::parse(data)?;
     if !file.is_go() {
         return Ok(Inspection::NotGo);

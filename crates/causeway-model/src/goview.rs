@@ -26,7 +26,8 @@
 //!
 //! A goroutine's name (its vertex's `comm`) is its start function; for the wrapper Go
 //! compiles a `go f(x)` statement into (`pkg.caller.gowrapN`), the function it calls,
-//! read from the goroutine's park stacks.
+//! read from the goroutine's park stacks. The runtime's own goroutines (garbage
+//! collection, finalizers) are left out, as its threads are.
 
 use crate::goroutines::{GoEvent, GoEventKind, GoroutineInfo, NetWait};
 use crate::model::Model;
@@ -54,6 +55,11 @@ pub const SCHEDULER_FRAMES: &[&str] = &[
     "runtime.mstart1",
     "runtime.templateThread",
 ];
+
+/// How long after a thread stops running a goroutine its runtime code still acts for
+/// that goroutine (1 ms: the scheduler's work between two goroutines takes
+/// microseconds; a process's exit after its last goroutine ran is as quick).
+const AFTER_CARRY: u64 = 1_000_000;
 
 /// A goroutine: its process and runtime id.
 type Key = (Tgid, u64);
@@ -125,6 +131,14 @@ fn first_symbol(tables: &Tables, stack: StackId) -> Option<String> {
     let s = tables.stack(stack)?;
     let f = tables.frame(*s.frames.first()?)?;
     Some(tables.string(f.symbol).to_string())
+}
+
+/// The runtime's own goroutines (the garbage collector's workers, the sweeper, the
+/// scavenger, finalizers): they wait on the runtime's conditions, never for the
+/// program's work, so like the runtime's threads they are left out of the view.
+/// `runtime.main` runs the program's `main.main` and stays.
+fn is_runtime_goroutine(name: &str) -> bool {
+    name.starts_with("runtime.") && name != "runtime.main"
 }
 
 /// A `go f(x)` wrapper's name: `pkg.caller.gowrapN`.
@@ -272,12 +286,14 @@ impl<'m> Lift<'m> {
     }
 
     /// The goroutine thread `ti` carried at `ts` (a carry ending exactly at `ts`
-    /// counts: a waker that parks right after the wake-up).
+    /// counts: a waker that parks right after the wake-up). Between two goroutines,
+    /// the one it ran last, within [`AFTER_CARRY`]: the runtime finishing that
+    /// goroutine's business on the thread (its exit, readying what it unblocked).
     fn carried(&self, ti: u32, ts: Timestamp) -> Option<Key> {
         let list = self.carries.get(&ti)?;
         let i = list.partition_point(|c| c.start <= ts);
         let c = list.get(i.checked_sub(1)?)?;
-        (ts <= c.end).then_some(c.key)
+        (ts.0 <= c.end.0 + AFTER_CARRY).then_some(c.key)
     }
 
     fn is_carrier(&self, tid: Tid, ts: Timestamp) -> Option<u32> {
@@ -352,7 +368,7 @@ impl<'m> Lift<'m> {
             let tid = Tid(GOROUTINE_TID_BASE + i as u32);
             let (thread, info) = self.goroutine_thread(key, tid);
             infos.push(info);
-            if !thread.segments.is_empty() {
+            if !thread.segments.is_empty() && !is_runtime_goroutine(&thread.comm) {
                 threads.push(thread);
             }
         }

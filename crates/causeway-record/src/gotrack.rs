@@ -25,9 +25,12 @@ pub enum GoOutcome {
     Unfollowed(String),
 }
 
-/// The Go programs seen in a recording.
+/// The Go programs seen in a recording (used by the recorder's session).
 #[derive(Default)]
 pub(crate) struct GoTracker {
+    /// Put the probes in (the goroutine group is on); else only say which processes
+    /// are Go programs recorded without goroutine events.
+    attach: bool,
     /// Executables read, by (device, inode): the slot of a followable runtime.
     binaries: HashMap<(u64, u64), Result<u32, String>>,
     /// Followable runtimes, by slot.
@@ -40,6 +43,15 @@ pub(crate) struct GoTracker {
 }
 
 impl GoTracker {
+    /// A tracker that puts the probes in when `attach` (the goroutine group is on),
+    /// else only names the Go programs recorded without goroutine events.
+    pub(crate) fn new(attach: bool) -> GoTracker {
+        GoTracker {
+            attach,
+            ..Default::default()
+        }
+    }
+
     /// Look at process `pid` (a recorded one whose program may be new).
     pub(crate) fn follow(&mut self, probes: &Probes, conv: &mut Converter, pid: u32) {
         let exe = PathBuf::from(format!("/proc/{pid}/exe"));
@@ -73,6 +85,9 @@ impl GoTracker {
         };
         let outcome = match slot {
             Ok(u32::MAX) => return, // not Go
+            Ok(_) if !self.attach => GoOutcome::Unfollowed(
+                "goroutine events are off (--events without goroutine)".to_string(),
+            ),
             Ok(slot) => {
                 let rt = &self.runtimes[slot as usize];
                 match probes.attach_go(pid, exe, slot, rt) {

@@ -19,7 +19,7 @@ pub mod config;
 pub mod convert;
 mod error;
 pub mod go_events;
-mod gotrack;
+pub mod gotrack;
 pub mod inproc;
 pub mod jitmap;
 pub mod launch;

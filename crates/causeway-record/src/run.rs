@@ -131,6 +131,8 @@ pub struct Summary {
     pub jvms_asked: Vec<u32>,
     /// The watched variable's address and length, if `--watch` found it mapped.
     pub watched: Option<(u64, u8)>,
+    /// Go programs recorded, by process, and whether their goroutines were followed.
+    pub go: Vec<(u32, crate::gotrack::GoOutcome)>,
 }
 
 enum Sink {
@@ -322,14 +324,14 @@ fn start(req: &Request, notify: &mut dyn FnMut(Notice)) -> Result<Session, Recor
     for (pid, m) in &maps {
         install_ranges(&mut conv, &probes, *pid, m);
     }
-    let mut go = crate::gotrack::GoTracker::default();
-    if cfg.events.go {
-        match &child {
-            Some(c) => go.follow_exe(&probes, &mut conv, c.pid, &c.program),
-            None => {
-                for &pid in &initial {
-                    go.follow(&probes, &mut conv, pid);
-                }
+    // Go programs are looked for even with the goroutine group off, so that the trace
+    // says which ones were recorded without their goroutines.
+    let mut go = crate::gotrack::GoTracker::new(cfg.events.go);
+    match &child {
+        Some(c) => go.follow_exe(&probes, &mut conv, c.pid, &c.program),
+        None => {
+            for &pid in &initial {
+                go.follow(&probes, &mut conv, pid);
             }
         }
     }
@@ -516,11 +518,9 @@ impl Session {
         if let Some(p) = self.probes.as_ref() {
             let maps: Vec<u32> = std::mem::take(&mut c.maps_pending).into_iter().collect();
             refresh_maps(c, p, now, &maps);
-            if self.cfg.events.go {
-                for &tgid in &maps {
-                    if c.is_target(tgid) {
-                        self.go.follow(p, c, tgid);
-                    }
+            for &tgid in &maps {
+                if c.is_target(tgid) {
+                    self.go.follow(p, c, tgid);
                 }
             }
             for (cpu, &n) in p.lost_per_cpu().iter().enumerate() {
@@ -654,6 +654,7 @@ impl Session {
                 )
                 .collect(),
             jvms_asked: self.symbols.jvms_asked.clone(),
+            go: self.go.outcomes.clone(),
             watched,
         })
     }

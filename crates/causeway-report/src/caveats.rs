@@ -33,6 +33,9 @@ impl Caveats {
         if let Some(l) = lost {
             c.lines.push(loss_line(&l));
         }
+        if let Some(l) = go_line(trace) {
+            c.lines.push(l);
+        }
         c
     }
 
@@ -107,4 +110,23 @@ mod tests {
         s.switch(2_000, 0, 10, TaskState::RUNNABLE, 0);
         assert!(Caveats::of(&trace(&s)).is_empty());
     }
+}
+
+/// A Go program recorded without goroutine events (the recorder's count), and what
+/// that costs the answer.
+fn go_line(trace: &Trace) -> Option<String> {
+    let n = trace
+        .stats()
+        .counters
+        .get("go_processes_unfollowed")
+        .copied()
+        .filter(|&n| n > 0)?;
+    let what = if n == 1 {
+        "a Go program was".to_string()
+    } else {
+        format!("{n} Go programs were")
+    };
+    Some(format!(
+        "{what} recorded without goroutine events (`causeway record` names why): their threads' waits mix the goroutines they carry, and the runtime's own threads (its monitor, idle threads) may show as bottlenecks"
+    ))
 }

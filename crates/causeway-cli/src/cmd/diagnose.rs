@@ -78,7 +78,7 @@ fn oracle<'a>(
 /// Run the command; returns the exit code (1 if no stall was found).
 pub fn run(args: &DiagnoseArgs) -> Result<u8> {
     let t0 = Instant::now();
-    let l = loaded::load(&args.trace)?;
+    let l = loaded::load_view(&args.trace, args.os_threads)?;
     let t_read = t0.elapsed();
     let origin = l
         .trace

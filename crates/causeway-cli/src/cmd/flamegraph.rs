@@ -2,7 +2,7 @@
 //! other tools or drawn as SVG.
 
 use crate::cmd::export::write_file;
-use crate::cmd::loaded::load;
+use crate::cmd::loaded::load_view;
 use crate::exit::BadInput;
 use crate::flags::FlamegraphArgs;
 use crate::output;
@@ -13,7 +13,7 @@ use causeway_stacks::{FlameKind, StacksError, fold};
 
 /// Run the command; exit 1 if no stack was folded.
 pub fn run(args: &FlamegraphArgs) -> Result<u8> {
-    let loaded = load(&args.trace)?;
+    let loaded = load_view(&args.trace, args.os_threads)?;
     let kind = args.kind.kind();
     if kind == FlameKind::OnCpu && loaded.extras.samples.is_empty() {
         return Err(anyhow::Error::new(BadInput(format!(

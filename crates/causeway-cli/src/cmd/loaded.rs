@@ -26,6 +26,17 @@ pub fn load(path: &Path) -> Result<Loaded> {
     load_with(path, |_| {})
 }
 
+/// [`load`], with the goroutine view of a trace that has goroutine events unless
+/// `os_threads` (see `Trace::into_goroutine_view`): for the analyses whose vertices
+/// are the things that wait (diagnosis, off-CPU and wake-up flame graphs).
+pub fn load_view(path: &Path, os_threads: bool) -> Result<Loaded> {
+    let mut l = load(path)?;
+    if !os_threads {
+        l.trace = l.trace.into_goroutine_view();
+    }
+    Ok(l)
+}
+
 /// [`load`], and every event of the second pass handed to `also` too (what else a
 /// view needs from the events, read in the same pass).
 pub fn load_with(path: &Path, mut also: impl FnMut(&causeway_format::Event)) -> Result<Loaded> {
@@ -47,6 +58,12 @@ pub fn load_with(path: &Path, mut also: impl FnMut(&causeway_format::Event)) -> 
 /// The bottleneck verdict with default options, `None` when the trace has nothing to
 /// analyze.
 pub fn bottleneck(trace: &Trace) -> Option<BottleneckView> {
+    // Goroutines, as `causeway bottleneck` analyses them by default.
+    let view = trace
+        .model()
+        .has_goroutines()
+        .then(|| trace.clone().into_goroutine_view());
+    let trace = view.as_ref().unwrap_or(trace);
     let findings =
         causeway_bottleneck::analyze(trace, &causeway_bottleneck::Options::default()).ok()?;
     Some(BottleneckView::new(&findings))

@@ -79,6 +79,17 @@ struct JsonSummary<'a> {
     counters: &'a std::collections::BTreeMap<String, u64>,
     /// The watched variable (`--watch`), once found in the process.
     watched: Option<JsonWatched>,
+    /// Go programs recorded: whether their goroutines were followed.
+    go_processes: Vec<JsonGo>,
+}
+
+/// A Go program of the recording.
+#[derive(Serialize)]
+struct JsonGo {
+    pid: u32,
+    goroutines_followed: bool,
+    /// The Go version (followed) or why not (not followed).
+    detail: String,
 }
 
 #[derive(Serialize)]
@@ -242,6 +253,22 @@ fn json_summary(s: &Summary) -> Result<String> {
         target_processes: s.target_processes,
         counters: &s.counters,
         watched: s.watched.map(|(addr, len)| JsonWatched { addr, len }),
+        go_processes: s
+            .go
+            .iter()
+            .map(|(pid, o)| {
+                use causeway_record::gotrack::GoOutcome;
+                let (goroutines_followed, detail) = match o {
+                    GoOutcome::Followed(v) => (true, v.clone()),
+                    GoOutcome::Unfollowed(w) => (false, w.clone()),
+                };
+                JsonGo {
+                    pid: *pid,
+                    goroutines_followed,
+                    detail,
+                }
+            })
+            .collect(),
     };
     Ok(serde_json::to_string_pretty(&j)?)
 }
@@ -273,6 +300,9 @@ fn print_text_summary(s: &Summary) {
         eprintln!("causeway: {line}");
     }
     if let Some(line) = jit_line(s) {
+        eprintln!("causeway: {line}");
+    }
+    for line in go_lines(s) {
         eprintln!("causeway: {line}");
     }
     if let Some(line) = command_line_end(s) {
@@ -309,6 +339,35 @@ fn jit_line(s: &Summary) -> Option<String> {
         "JIT code: {named} of {} addresses named from perf maps and jitdump files{asked}{hint}",
         named + unnamed
     ))
+}
+
+/// Lines on the Go programs recorded: whose goroutines were followed, and a warning
+/// for each one whose were not (its threads' waits then mix the goroutines they carry).
+fn go_lines(s: &Summary) -> Vec<String> {
+    use causeway_record::gotrack::GoOutcome;
+    let mut out = Vec::new();
+    let followed: Vec<String> =
+        s.go.iter()
+            .filter_map(|(pid, o)| match o {
+                GoOutcome::Followed(v) => Some(format!("{pid} ({v})")),
+                GoOutcome::Unfollowed(_) => None,
+            })
+            .collect();
+    if !followed.is_empty() {
+        out.push(format!(
+            "goroutines followed in Go process{} {}",
+            if followed.len() == 1 { "" } else { "es" },
+            followed.join(", ")
+        ));
+    }
+    for (pid, o) in &s.go {
+        if let GoOutcome::Unfollowed(why) = o {
+            out.push(format!(
+                "warning: Go process {pid} recorded without goroutine events ({why}): its threads' waits mix the goroutines they carry, and the runtime's own threads may look like bottlenecks"
+            ));
+        }
+    }
+    out
 }
 
 /// One line on the watched variable: where, how, and what was kept of its accesses.
@@ -461,6 +520,7 @@ mod tests {
             elapsed: std::time::Duration::from_secs(1),
             counters: Default::default(),
             jvms_asked: Vec::new(),
+            go: Vec::new(),
             watched: None,
         }
     }

@@ -27,6 +27,11 @@ Record with system calls for signatures and syscall lists:
 pub struct DiagnoseArgs {
     /// Trace file.
     pub trace: PathBuf,
+    /// Analyse the OS threads of Go programs instead of their goroutines (by default,
+    /// when the trace has goroutine events, goroutines stand in for the runtime's
+    /// threads that carry them).
+    #[arg(long)]
+    pub os_threads: bool,
     /// The stalled thread: a tid or a thread name (`comm`).
     #[arg(long, value_name = "TID|NAME")]
     pub thread: Option<String>,

@@ -35,6 +35,11 @@ and again for whoever woke that thread.")]
 pub struct FlamegraphArgs {
     /// Trace file.
     pub trace: PathBuf,
+    /// Analyse the OS threads of Go programs instead of their goroutines (by default,
+    /// when the trace has goroutine events, goroutines stand in for the runtime's
+    /// threads that carry them).
+    #[arg(long)]
+    pub os_threads: bool,
     /// Which flame graph.
     #[arg(long, value_enum, default_value = "off-cpu")]
     pub kind: FlameKindArg,

@@ -51,6 +51,23 @@ fn frame_names(out: &mut String, r: &InfoReport) {
     let _ = writeln!(out);
 }
 
+/// One line on the Go programs recorded: with or without their goroutines.
+fn go_programs(out: &mut String, r: &InfoReport) {
+    let n = |k: &str| r.counters.get(k).copied().unwrap_or(0);
+    let (followed, not) = (n("go_processes_followed"), n("go_processes_unfollowed"));
+    if followed + not == 0 {
+        return;
+    }
+    let _ = write!(out, "\nGo programs: {followed} with goroutine events");
+    if not > 0 {
+        let _ = write!(
+            out,
+            ", {not} without (their threads' waits mix the goroutines they carry; `causeway record` says why)"
+        );
+    }
+    let _ = writeln!(out);
+}
+
 /// The recorder counters stored in the trace.
 fn counters(out: &mut String, r: &InfoReport) {
     if !r.counters.is_empty() {
@@ -187,6 +204,7 @@ pub(crate) fn render(r: &InfoReport) -> String {
     }
     trigger_line(&mut out, r);
     frame_names(&mut out, r);
+    go_programs(&mut out, r);
     counters(&mut out, r);
     table(
         &mut out,
