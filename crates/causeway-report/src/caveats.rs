@@ -71,6 +71,25 @@ fn seconds(ns: u64) -> String {
     }
 }
 
+/// A Go program recorded without goroutine events (the recorder's count), and what
+/// that costs the answer.
+fn go_line(trace: &Trace) -> Option<String> {
+    let n = trace
+        .stats()
+        .counters
+        .get("go_processes_unfollowed")
+        .copied()
+        .filter(|&n| n > 0)?;
+    let what = if n == 1 {
+        "a Go program was".to_string()
+    } else {
+        format!("{n} Go programs were")
+    };
+    Some(format!(
+        "{what} recorded without goroutine events (`causeway record` names why): their threads' waits mix the goroutines they carry, and the runtime's own threads (its monitor, idle threads) may show as bottlenecks"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,23 +129,4 @@ mod tests {
         s.switch(2_000, 0, 10, TaskState::RUNNABLE, 0);
         assert!(Caveats::of(&trace(&s)).is_empty());
     }
-}
-
-/// A Go program recorded without goroutine events (the recorder's count), and what
-/// that costs the answer.
-fn go_line(trace: &Trace) -> Option<String> {
-    let n = trace
-        .stats()
-        .counters
-        .get("go_processes_unfollowed")
-        .copied()
-        .filter(|&n| n > 0)?;
-    let what = if n == 1 {
-        "a Go program was".to_string()
-    } else {
-        format!("{n} Go programs were")
-    };
-    Some(format!(
-        "{what} recorded without goroutine events (`causeway record` names why): their threads' waits mix the goroutines they carry, and the runtime's own threads (its monitor, idle threads) may show as bottlenecks"
-    ))
 }
