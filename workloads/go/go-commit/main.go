@@ -30,6 +30,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,6 +51,7 @@ type options struct {
 	clients  int
 	conns    int
 	dir      string
+	goTrace  string // Go's own execution tracer to this file (the client's to FILE.client)
 	clientOf string // hidden: run as the client of this address
 }
 
@@ -64,6 +66,8 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "  --clients N   client goroutines (default 16)")
 	fmt.Fprintln(w, "  --conns N     client connections they share (default 4)")
 	fmt.Fprintln(w, "  --dir DIR     directory for the log file (default . or /tmp, not tmpfs)")
+	fmt.Fprintln(w, "  --go-trace F  run Go's execution tracer into F (the client's into F.client),")
+	fmt.Fprintln(w, "                to compare its cost with other tracers")
 	fmt.Fprintln(w, "  --help        this text")
 }
 
@@ -93,7 +97,7 @@ func parse(args []string) options {
 			}
 			o.fixed = true
 			continue
-		case "seconds", "clients", "conns", "dir", "client-of":
+		case "seconds", "clients", "conns", "dir", "client-of", "go-trace":
 		default:
 			usageError("unknown option '%s'", arg)
 		}
@@ -125,6 +129,8 @@ func parse(args []string) options {
 			o.dir = val
 		case "client-of":
 			o.clientOf = val
+		case "go-trace":
+			o.goTrace = val
 		}
 	}
 	return o
@@ -276,6 +282,9 @@ func runServer(o options) {
 	args := []string{"--client-of", ln.Addr().String(),
 		"--seconds", strconv.FormatFloat(o.seconds, 'f', -1, 64),
 		"--clients", strconv.Itoa(o.clients), "--conns", strconv.Itoa(o.conns)}
+	if o.goTrace != "" {
+		args = append(args, "--go-trace", o.goTrace+".client")
+	}
 	client := exec.Command(self, args...)
 	client.Stderr = os.Stderr
 	out, err := client.Output()
@@ -371,11 +380,33 @@ func runClient(o options) {
 	fmt.Printf("%d %g\n", total.Load(), secs)
 }
 
+// startTrace runs Go's execution tracer into path until the returned stop.
+func startTrace(path string) func() {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		die("trace %s: %v", path, err)
+	}
+	if err := trace.Start(f); err != nil {
+		die("trace: %v", err)
+	}
+	return func() {
+		trace.Stop()
+		f.Close()
+	}
+}
+
 func main() {
 	o := parse(os.Args[1:])
 	if o.clientOf != "" {
+		stop := startTrace(o.goTrace)
+		defer stop()
 		runClient(o)
 		return
 	}
+	stop := startTrace(o.goTrace)
+	defer stop()
 	runServer(o)
 }

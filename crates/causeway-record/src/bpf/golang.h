@@ -11,6 +11,30 @@
 
 static __always_inline void nest(int d);
 
+/* Threads of followed Go programs: 1 while the thread runs a goroutine (from its
+ * runtime.execute to its gopark), 0 while it is in the scheduler. A thread in the
+ * scheduler that blocks or wakes another is the runtime's business (idle, spinning,
+ * polling, handing work over): its user stack is the scheduler's and is not taken,
+ * the largest part of the cost of a Go program's switches (the goroutine view drops
+ * those waits anyway). Threads of other programs are not in the map. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} go_carrying SEC(".maps");
+
+static __always_inline bool go_idle(__u32 tid)
+{
+	__u8 *v = bpf_map_lookup_elem(&go_carrying, &tid);
+	return v && !*v;
+}
+
+static __always_inline void go_set_carrying(__u32 tid, __u8 on)
+{
+	bpf_map_update_elem(&go_carrying, &tid, &on, BPF_ANY);
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, GO_MAX_BINARIES);
@@ -153,6 +177,7 @@ static __always_inline void go_execute_body(struct pt_regs *ctx)
 	if (!l)
 		return;
 	__u64 gp = ctx->ax;
+	go_set_carrying(tid, 1);
 	struct scratch *s = get_scratch();
 	if (!gp || !s)
 		return;
@@ -172,6 +197,7 @@ static __always_inline void go_park_body(struct pt_regs *ctx)
 	if (!go_enabled(&tid, &tgid))
 		return;
 	struct go_layout *l = go_layout_of(ctx, &slot);
+	go_set_carrying(tid, 0);
 	struct scratch *s = get_scratch();
 	if (!l || !s)
 		return;

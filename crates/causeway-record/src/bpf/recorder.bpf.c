@@ -29,6 +29,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 static __always_inline void emit_sock_ready(struct task_struct *wakee, __u32 wakee_tid,
 					    __u32 cur_tid, __u32 cur_tgid, __u64 ts);
+static __always_inline bool go_idle(__u32 tid);
 
 static __always_inline void on_switch(void *ctx, bool preempt, struct task_struct *prev,
 				      struct task_struct *next, unsigned int prev_state)
@@ -60,7 +61,7 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 		/* TASK_UNINTERRUPTIBLE without TASK_NOLOAD: disk and other kernel waits. */
 		bool d_state = (prev_state & 0x2) && !(prev_state & 0x400);
 		bool kern = kernel_stacks == KSTACK_ALL || (kernel_stacks == KSTACK_AUTO && d_state);
-		add_stack(ctx, s, h, sizeof(*b), STACK_KIND_SWITCH_OUT, true, kern);
+		add_stack(ctx, s, h, sizeof(*b), STACK_KIND_SWITCH_OUT, !go_idle(prev_tid), kern);
 	}
 	submit(s->buf, h->len);
 }
@@ -133,7 +134,8 @@ static __always_inline void on_wake(void *ctx, struct task_struct *p, __u16 type
 		bool kern = kernel_stacks == KSTACK_ALL ||
 			    (kernel_stacks == KSTACK_AUTO && (kind != WAKER_THREAD || kthread) &&
 			     !context_names_cause(kind, what));
-		add_stack(ctx, s, h, sizeof(*b), STACK_KIND_WAKER, kind == WAKER_THREAD, kern);
+		bool user = kind == WAKER_THREAD && !go_idle(cur_tid);
+		add_stack(ctx, s, h, sizeof(*b), STACK_KIND_WAKER, user, kern);
 	}
 	submit(s->buf, h->len);
 	if (type == REC_WAKING)
