@@ -66,6 +66,7 @@ pub use builder::ModelBuilder;
 pub use error::ModelError;
 pub use facts::{Facts, SignalSent, SignalTaken, TimerWake};
 pub use goroutines::{GoEvent, GoEventKind, GoroutineInfo};
+pub use goview::{GOROUTINE_TID_BASE, SCHEDULER_FRAMES};
 pub use ingest::Trace;
 pub use irq::{BlockRequest, InterruptInterval, InterruptSource};
 pub use model::Model;
