@@ -4,6 +4,14 @@ use crate::error::Error;
 use object::{Architecture, Object, ObjectSection, ObjectSegment, ObjectSymbol, ReadRef};
 use std::collections::HashMap;
 
+/// `push rbp; mov rbp, rsp`: where a Go function sets up its frame, after its stack
+/// check.
+const FRAME_SETUP: [u8; 4] = [0x55, 0x48, 0x89, 0xe5];
+
+/// How far into a function its frame setup is looked for (the stack check is 10 to 17
+/// bytes: `cmp` with `jbe rel8` or `rel32`, or a `lea` before them for a large frame).
+const PROLOGUE_WINDOW: u64 = 32;
+
 /// The symbols this crate looks up (a Go binary has tens of thousands).
 const WANTED: &[&str] = &[
     "runtime.buildVersion",
@@ -81,9 +89,26 @@ impl<'d, R: ReadRef<'d>> GoElf<'d, R> {
         self.go_string_at(addr)
     }
 
-    /// The file offset where function `name` starts.
-    pub(crate) fn function_offset(&self, name: &str) -> Option<u64> {
+    /// The file offset to probe function `name` at: its frame-pointer push
+    /// (`push rbp; mov rbp, rsp`) when the prologue before it only checks the stack
+    /// (Go's `cmp rsp, [r14+16]; jbe morestack`), else its first instruction. Argument
+    /// registers and R14 are as at the entry there, and the kernel emulates a `push`
+    /// where it must step any other instruction out of line: one trap per hit instead
+    /// of two, which on a virtual machine is most of a uprobe's cost.
+    pub(crate) fn probe_offset(&self, name: &str) -> Option<u64> {
         let &(addr, _) = self.syms.get(name)?;
+        let skip = self
+            .bytes_at(addr, PROLOGUE_WINDOW)
+            .and_then(|code| {
+                code.windows(FRAME_SETUP.len())
+                    .position(|w| w == FRAME_SETUP)
+            })
+            .unwrap_or(0) as u64;
+        self.file_offset(addr + skip)
+    }
+
+    /// The file offset of virtual address `addr` (in a loaded segment).
+    fn file_offset(&self, addr: u64) -> Option<u64> {
         self.obj.segments().find_map(|seg| {
             let (off, size) = seg.file_range();
             let start = seg.address();

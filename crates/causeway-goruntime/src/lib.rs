@@ -18,7 +18,8 @@ use std::path::Path;
 pub use error::Error;
 
 /// File offsets of the runtime functions the recorder probes (a uprobe is placed at a
-/// file offset).
+/// file offset): each function's frame setup after its stack check, where the
+/// arguments are still in their registers (see the recorder's `golang.h`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ProbePoints {
     /// `runtime.execute(gp *g, inheritTime bool)`: the calling thread starts running
@@ -144,7 +145,7 @@ fn inspect_from<'d, R: object::ReadRef<'d>>(data: R) -> Result<Inspection, Error
     let Some(version) = version.clone() else {
         return unsupported("no symbol table (built with -ldflags=-s or stripped)");
     };
-    let probe = |name: &str| file.function_offset(name);
+    let probe = |name: &str| file.probe_offset(name);
     let (Some(execute), Some(gopark), Some(ready), Some(injectglist)) = (
         probe("runtime.execute"),
         probe("runtime.gopark"),
