@@ -3,7 +3,7 @@
 
 use crate::elf::GoElf;
 use crate::error::Error;
-use crate::{Layout, PollLayout};
+use crate::layout::{Layout, PollLayout};
 use gimli::{AttributeValue, EndianSlice, LittleEndian, Reader};
 use object::{Object, ObjectSection};
 use std::borrow::Cow;

@@ -12,10 +12,12 @@
 mod dwarf;
 mod elf;
 mod error;
+mod layout;
 
 use std::path::Path;
 
 pub use error::Error;
+pub use layout::{Layout, PollLayout};
 
 /// File offsets of the runtime functions the recorder probes (a uprobe is placed at a
 /// file offset): each function's frame setup after its stack check, where the
@@ -35,43 +37,6 @@ pub struct ProbePoints {
     /// `runtime.injectglist(glist *gList)`: a list of goroutines made runnable at
     /// once by the scheduler (network poller results, mostly).
     pub injectglist: u64,
-}
-
-/// Byte offsets of the fields the recorder reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Layout {
-    /// `runtime.g.goid`.
-    pub g_goid: u32,
-    /// `runtime.g.m`.
-    pub g_m: u32,
-    /// `runtime.g.startpc`: the goroutine's start function.
-    pub g_startpc: u32,
-    /// `runtime.g.parentGoid` (Go 1.21+); `None` before.
-    pub g_parent_goid: Option<u32>,
-    /// `runtime.g.schedlink`: the next goroutine in a `gList`.
-    pub g_schedlink: u32,
-    /// `runtime.m.curg`: the user goroutine a thread carries.
-    pub m_curg: u32,
-    /// `runtime.gList.head`.
-    pub glist_head: u32,
-    /// `runtime.pollDesc`, to find the socket a goroutine waits on in network I/O;
-    /// `None` if the DWARF lacks it (then network waits end by the device).
-    pub poll: Option<PollLayout>,
-}
-
-/// Byte offsets in `runtime.pollDesc`: a goroutine parked for network I/O passes
-/// `&pd.rg` (read) or `&pd.wg` (write) to `gopark`; `self` points back at the
-/// descriptor, which tells the two apart.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PollLayout {
-    /// `fd`: the file descriptor.
-    pub fd: u32,
-    /// `rg`: the reader's park word.
-    pub rg: u32,
-    /// `wg`: the writer's park word.
-    pub wg: u32,
-    /// `self`: the descriptor's own address.
-    pub this: u32,
 }
 
 /// A Go program's runtime, as far as goroutine tracking goes.

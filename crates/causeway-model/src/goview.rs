@@ -520,6 +520,8 @@ impl<'m> Lift<'m> {
             Some(n) => n.clone(),
             None => format!("goroutine {}", key.1),
         };
+        // The linker escapes a dot in an import path's last element (`nats%2ego`).
+        let comm = comm.replace("%2e", ".");
         let parent_tid = (parent != 0)
             .then(|| self.view_tid((key.0, parent)))
             .flatten();

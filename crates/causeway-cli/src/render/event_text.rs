@@ -125,15 +125,19 @@ pub fn details(names: &Names<'_>, ev: &Event) -> String {
         ),
         EventKind::Marker { tid, marker } => format!("{} {}", l(tid), marker_text(t, &marker)),
         EventKind::Lost { count } => format!("{count} events lost"),
+        _ => sized_kind_text(names, ev),
+    }
+}
+
+/// The fields of the kinds later format versions added, a function per group.
+fn sized_kind_text(names: &Names<'_>, ev: &Event) -> String {
+    match ev.kind {
         EventKind::SignalGenerate { .. }
         | EventKind::SignalDeliver { .. }
         | EventKind::TimerArm { .. }
         | EventKind::TimerExpire { .. } => signal_timer_text(names, ev),
         EventKind::SockSend { .. } | EventKind::SockReady { .. } => socket_text(names, ev),
-        EventKind::GoRun { .. }
-        | EventKind::GoPark { .. }
-        | EventKind::GoNetWait { .. }
-        | EventKind::GoReady { .. } => goroutine_text(names, ev),
+        _ => goroutine_text(names, ev),
     }
 }
 
