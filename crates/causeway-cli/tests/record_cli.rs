@@ -172,7 +172,7 @@ fn errors_are_clear() {
             &[
                 "-a",
                 "--events",
-                "-sched,-proc,-irq,-softirq,-block,-net,-signal,-timer,-socket",
+                "-sched,-proc,-irq,-softirq,-block,-net,-signal,-timer,-socket,-goroutine",
                 "--sample",
                 "0",
             ],
