@@ -69,12 +69,10 @@ fn go_commit_knot_is_the_committer_goroutine_and_the_disk() {
     let mut rd = TraceReader::open(&out).unwrap();
     let stats = rd.stats().clone();
     let tables = rd.tables().clone();
-    assert_eq!(
-        stats.counters.get("go_processes_followed").copied(),
-        Some(2),
-        "{:?}",
-        stats.counters
-    );
+    // At least the two; Go 1.23 and later also clone a child that exits at once (its
+    // check for pidfd support), followed when the recorder sees it alive.
+    let followed = stats.counters.get("go_processes_followed").copied();
+    assert!(followed >= Some(2), "{:?}", stats.counters);
     let (mut runs, mut chan_parks, mut net_waits, mut readies) = (0, 0, 0, 0);
     let mut starts = Vec::new();
     for ev in rd.events() {
@@ -115,10 +113,11 @@ fn go_commit_knot_is_the_committer_goroutine_and_the_disk() {
     assert!(view.goroutine(committer.tid).is_some());
     assert!(committer.totals.wakeups > 500, "{:?}", committer.totals);
     // No thread of a followed process is left: goroutines stand for them.
-    let followed: Vec<_> = view
+    let followed: std::collections::BTreeSet<_> = view
         .threads()
         .filter_map(|t| view.goroutine(t.tid).map(|g| g.tgid))
         .collect();
+    assert_eq!(followed.len(), 2, "processes with goroutines: {followed:?}");
     let left: Vec<_> = view
         .threads()
         .filter(|t| {
