@@ -205,6 +205,23 @@ pub struct Knot {
     /// Edges from its vertices to a brief stopper ([`Pause`]), set aside before knots
     /// were identified, sorted by id.
     pub paused: Vec<EdgeId>,
+    /// The closed loop this knot stood out of as its saturated stage, if it did.
+    pub closed_loop: Option<ClosedLoop>,
+}
+
+/// A closed loop (a load generator recorded with the server it drives) whose saturated
+/// stage is the knot: the one thread vertex busy most of its time (running, runnable or
+/// at a device) while the rest of the loop mostly waits for it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClosedLoop {
+    /// The loop's other vertices, which wait on the stage.
+    pub vertices: Vec<VertexId>,
+    /// The loop's edges left out of the knot, sorted by id.
+    pub edges: Vec<EdgeId>,
+    /// Share of its threads' time the stage was busy.
+    pub busy: f64,
+    /// The highest busy share among the loop's other thread vertices.
+    pub others_busy: f64,
 }
 
 /// A brief stopper: a thread vertex that many threads wait for, briefly each time and

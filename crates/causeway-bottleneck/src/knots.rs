@@ -6,7 +6,7 @@
 //! by vertex), as the analysis always has, so the order of near-ties does not change.
 
 use crate::findings::{
-    Edge, EdgeId, Knot, OffCpu, Pause, Sink, Vertex, VertexId, VertexKind, cpu_fraction,
+    ClosedLoop, Edge, EdgeId, Knot, OffCpu, Pause, Sink, Vertex, VertexId, VertexKind, cpu_fraction,
 };
 use crate::graph::{Arc, Terminal, terminals};
 use crate::leaks;
@@ -152,7 +152,11 @@ pub(crate) fn find(
             Terminal::Knot {
                 vertices: kv,
                 arcs: ka,
-            } => refined.extend(refine(kv, ka, &weight, threshold_ns)),
+            } => refined.extend(
+                refine(kv, ka, &weight, threshold_ns)
+                    .into_iter()
+                    .map(|r| crate::saturated::split(&r, vertices, edges).unwrap_or(r)),
+            ),
             Terminal::Sink(v) => sinks.push(sink(v, edges, &live_vs, &live, &weight)),
         }
     }
@@ -276,6 +280,7 @@ fn set_background_apart(
                     arcs: ka.clone(),
                     shape: Shape::Complex,
                     removed: Vec::new(),
+                    closed_loop: None,
                 });
             }
         }
@@ -371,6 +376,12 @@ fn to_knots(refined: Vec<Refined>, vertices: &[Vertex], edges: &[Edge], cut: &Cu
                     .map(|&e| EdgeId(e))
                     .collect(),
                 removed_edges: r.removed.into_iter().map(EdgeId).collect(),
+                closed_loop: r.closed_loop.map(|c| ClosedLoop {
+                    vertices: c.others.iter().map(|&v| VertexId(v as usize)).collect(),
+                    edges: c.edges.into_iter().map(EdgeId).collect(),
+                    busy: c.busy,
+                    others_busy: c.others_busy,
+                }),
                 vertices: vs,
             };
             (key, knot)

@@ -14,7 +14,8 @@
 //!    labels (`titles`);
 //! 5. knots and sinks of the wait-for graph (`graph`, `knots`), after waits on brief
 //!    stoppers are set aside (`pauses`) and small leaks trimmed (`leaks`); background
-//!    knots set apart, and knot refinement (`refine`);
+//!    knots set apart, and knot refinement (`refine`), a closed loop's saturated
+//!    stage standing out of it (`saturated`);
 //! 6. for each sink, the heaviest chain of waits into it and the cycles upstream of it
 //!    (`upstream`);
 //! 7. [`Findings`]: typed data (ids, integer nanoseconds, symbolized stacks), no prose
@@ -64,6 +65,7 @@ mod options;
 mod pauses;
 mod profile;
 mod refine;
+mod saturated;
 mod stacks;
 mod titles;
 mod upstream;
@@ -78,9 +80,9 @@ mod tests;
 pub use analyze::analyze;
 pub use error::BottleneckError;
 pub use findings::{
-    Capacity, CapacitySource, CpuProfile, Device, DeviceKind, Edge, EdgeId, EdgeKind, Findings,
-    Knot, OffCpu, Pause, Quality, SampledStack, Sink, ThreadRef, Vertex, VertexId, VertexKind,
-    similar_name,
+    Capacity, CapacitySource, ClosedLoop, CpuProfile, Device, DeviceKind, Edge, EdgeId, EdgeKind,
+    Findings, Knot, OffCpu, Pause, Quality, SampledStack, Sink, ThreadRef, Vertex, VertexId,
+    VertexKind, similar_name,
 };
 pub use options::Options;
 pub use refine::Shape;

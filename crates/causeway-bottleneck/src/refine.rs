@@ -27,16 +27,18 @@ pub enum Shape {
 }
 
 /// A knot after refinement.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Refined {
     pub(crate) vertices: Vec<u32>,
     pub(crate) arcs: Vec<Arc>,
     pub(crate) shape: Shape,
     /// Edges removed on the way here, in removal order.
     pub(crate) removed: Vec<usize>,
+    /// The closed loop it stood out of as the saturated stage (`saturated`).
+    pub(crate) closed_loop: Option<crate::saturated::LoopCut>,
 }
 
-fn shape(vertices: &[u32], arcs: &[Arc]) -> Shape {
+pub(crate) fn shape(vertices: &[u32], arcs: &[Arc]) -> Shape {
     if vertices.len() <= 1 {
         return Shape::Single;
     }
@@ -77,6 +79,7 @@ pub(crate) fn refine(
                 arcs,
                 shape: s,
                 removed,
+                closed_loop: None,
             });
             continue;
         }
@@ -99,6 +102,7 @@ pub(crate) fn refine(
                 arcs,
                 shape: s,
                 removed,
+                closed_loop: None,
             });
             continue;
         }

@@ -10,6 +10,7 @@ mod merging;
 mod pauses;
 mod pipeline;
 mod reverse;
+mod saturated;
 
 use crate::{Findings, Options, VertexId, analyze};
 use causeway_format::{Header, Tables, Tid};

@@ -118,7 +118,27 @@ pub(crate) fn knot(k: &KnotDoc, vertices: &[VertexDoc], edges: &[EdgeDoc]) -> St
             src.label, dst.label, dst.label, src.label
         )
     };
-    format!("{main}{cpu_note}")
+    format!("{main}{}{cpu_note}", loop_note(k, vertices))
+}
+
+/// ` It is the saturated stage of a closed loop: …` for a knot that stood out of one.
+fn loop_note(k: &KnotDoc, vertices: &[VertexDoc]) -> String {
+    let Some(c) = &k.closed_loop else {
+        return String::new();
+    };
+    let stage: Vec<&str> = k
+        .vertices
+        .iter()
+        .filter(|&&v| vertices[v].kind.is_thread())
+        .map(|&v| vertices[v].label.as_str())
+        .collect();
+    format!(
+        " {} is the saturated stage of a closed loop with {} other vertices: busy {:.0}% of its time against at most {:.0}% for the others, which wait for it.",
+        stage.join(", "),
+        c.vertices.len(),
+        c.busy * 100.0,
+        c.others_busy * 100.0
+    )
 }
 
 /// The sentence for a sink whose fields other than `advice` are filled in. It names the

@@ -7,8 +7,8 @@
 
 use super::advice;
 use super::doc::{
-    CpuProfileDoc, DeviceDoc, Doc, EdgeDoc, KnotDoc, OffCpuDoc, PauseDoc, QualityDoc,
-    SampledStackDoc, SinkDoc, StackDoc, ThreadDoc, VertexDoc,
+    ClosedLoopDoc, CpuProfileDoc, DeviceDoc, Doc, EdgeDoc, KnotDoc, OffCpuDoc, PauseDoc,
+    QualityDoc, SampledStackDoc, SinkDoc, StackDoc, ThreadDoc, VertexDoc,
 };
 use super::labels::{DiskNames, disk_name, kind_doc, label};
 use causeway_bottleneck::{
@@ -205,6 +205,12 @@ fn knot(k: &Knot, vertices: &[VertexDoc], edges: &[EdgeDoc]) -> KnotDoc {
         removed_edges: k.removed_edges.iter().map(|e| e.0).collect(),
         leaks: k.leaks.iter().map(|e| e.0).collect(),
         paused: k.paused.iter().map(|e| e.0).collect(),
+        closed_loop: k.closed_loop.as_ref().map(|c| ClosedLoopDoc {
+            vertices: c.vertices.iter().map(|v| v.0).collect(),
+            edges: c.edges.iter().map(|e| e.0).collect(),
+            busy: c.busy,
+            others_busy: c.others_busy,
+        }),
         advice: String::new(),
     }
 }

@@ -159,8 +159,24 @@ pub(crate) struct KnotDoc {
     pub(crate) leaks: Vec<usize>,
     /// Its waits on brief stoppers, set aside before knots were identified.
     pub(crate) paused: Vec<usize>,
+    /// The closed loop it stood out of as the loop's saturated stage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) closed_loop: Option<ClosedLoopDoc>,
     /// One plain sentence saying what to look at.
     pub(crate) advice: String,
+}
+
+/// A closed loop whose saturated stage a knot is (`causeway_bottleneck::ClosedLoop`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct ClosedLoopDoc {
+    /// The loop's other vertices, which wait on the stage.
+    pub(crate) vertices: Vec<usize>,
+    /// The loop's edges left out of the knot.
+    pub(crate) edges: Vec<usize>,
+    /// Share of its threads' time the stage was busy (running, runnable, at a device).
+    pub(crate) busy: f64,
+    /// The highest busy share among the loop's other thread vertices.
+    pub(crate) others_busy: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -125,6 +125,14 @@ fn knot(out: &mut String, r: &Doc, k: &KnotDoc, title: &str) {
     edge_list(out, r, &k.leaks, "small leaks out of it, trimmed");
     edge_list(out, r, &k.paused, "waits on brief stops, set aside");
     edge_list(out, r, &k.removed_edges, "removed as low impact");
+    if let Some(c) = &k.closed_loop {
+        edge_list(
+            out,
+            r,
+            &c.edges,
+            "the rest of its closed loop, waiting on it",
+        );
+    }
     let _ = writeln!(out, "  => {}\n", k.advice);
 }
 

@@ -1,0 +1,121 @@
+//! The saturated stage of a closed loop (`saturated`), on hand-built graphs shaped
+//! like a recorded server and the load generator that drives it.
+
+use crate::findings::{Edge, EdgeId, EdgeKind, Vertex, VertexId, VertexKind};
+use crate::knots::{Limits, find};
+use crate::refine::Shape;
+use causeway_format::DurationNs;
+
+const S: u64 = 1_000_000_000;
+
+fn vertex(id: usize, kind: VertexKind, running: f64, runnable: f64, waiting: f64) -> Vertex {
+    let ns = |s: f64| DurationNs((s * S as f64) as u64);
+    Vertex {
+        id: VertexId(id),
+        kind,
+        threads: Vec::new(),
+        running: ns(running),
+        runnable: ns(runnable),
+        waiting: ns(waiting),
+        on_cpu: None,
+    }
+}
+
+/// Edges `(from, to, kind, weight s, direct s)`, heaviest first as the analysis
+/// numbers them.
+fn edges(list: &[(usize, usize, EdgeKind, f64, f64)]) -> Vec<Edge> {
+    let mut list = list.to_vec();
+    list.sort_by(|a, b| b.3.total_cmp(&a.3));
+    list.iter()
+        .enumerate()
+        .map(|(i, &(from, to, kind, weight, direct))| Edge {
+            id: EdgeId(i),
+            from: VertexId(from),
+            to: VertexId(to),
+            kind,
+            weight: DurationNs((weight * S as f64) as u64),
+            direct_waits: 100,
+            direct: DurationNs((direct * S as f64) as u64),
+            wait_stacks: Vec::new(),
+            waker_stacks: Vec::new(),
+        })
+        .collect()
+}
+
+fn limits() -> Limits {
+    Limits {
+        min_edge_ns: 1_000_000,
+        threshold_ns: 860_000_000,
+        leak_fraction: 0.05,
+    }
+}
+
+/// A store loop (vertex 0) that appends and fsyncs every message, 16 connection
+/// handlers (1) waiting for it, 16 clients (2) waiting for their handlers, the store
+/// loop waiting a little for its input (0 -> 2, heavy only by cascading), the disk (3).
+/// Every edge of the loop is over the threshold, so refinement keeps the whole loop;
+/// the store loop is busy 92% of its time, the others at most 5%.
+fn store_loop(stage_running: f64) -> (Vec<Vertex>, Vec<Edge>) {
+    let vertices = vec![
+        vertex(0, VertexKind::Thread, stage_running, 1.0, 2.2),
+        vertex(1, VertexKind::SimilarThreads, 0.2, 3.0, 60.8),
+        vertex(2, VertexKind::SimilarThreads, 0.1, 0.1, 63.8),
+        vertex(3, VertexKind::Disk { device: None }, 0.0, 0.0, 0.0),
+    ];
+    let es = edges(&[
+        (1, 0, EdgeKind::Wait, 360.0, 60.0),
+        (2, 1, EdgeKind::Wait, 300.0, 63.0),
+        (0, 3, EdgeKind::Wait, 165.0, 1.8),
+        (0, 2, EdgeKind::Wait, 18.0, 0.4),
+        (3, 0, EdgeKind::DeviceIdle, 2.8, 0.0),
+    ]);
+    (vertices, es)
+}
+
+#[test]
+fn the_saturated_stage_and_its_disk_stand_out_of_the_loop() {
+    let (vertices, es) = store_loop(1.0);
+    let t = find(&vertices, &es, &limits(), DurationNs(4_300_000_000));
+    assert_eq!(t.knots.len(), 1, "{:#?}", t.knots);
+    let k = &t.knots[0];
+    assert_eq!(k.vertices, vec![VertexId(0), VertexId(3)]);
+    assert_eq!(k.shape, Shape::Cycle);
+    let c = k.closed_loop.as_ref().expect("a closed loop");
+    assert_eq!(c.vertices, vec![VertexId(1), VertexId(2)]);
+    assert_eq!(c.edges.len(), 3, "{:?}", c.edges);
+    assert!(c.busy > 0.9 && c.others_busy < 0.06, "{c:?}");
+}
+
+/// A loop whose stages are evenly loaded has no saturated stage: it stays one knot.
+#[test]
+fn an_evenly_loaded_loop_stays_whole() {
+    let vertices = vec![
+        vertex(0, VertexKind::Thread, 1.5, 0.5, 2.3),
+        vertex(1, VertexKind::Thread, 1.8, 0.4, 2.1),
+        vertex(2, VertexKind::Thread, 1.0, 0.2, 3.1),
+    ];
+    let es = edges(&[
+        (0, 1, EdgeKind::Wait, 2.0, 1.2),
+        (1, 2, EdgeKind::Wait, 2.5, 1.1),
+        (2, 0, EdgeKind::Wait, 3.0, 1.5),
+        (1, 0, EdgeKind::Wait, 1.9, 1.0),
+        (2, 1, EdgeKind::Wait, 1.8, 1.6),
+    ]);
+    let t = find(&vertices, &es, &limits(), DurationNs(4_300_000_000));
+    assert_eq!(t.knots.len(), 1);
+    assert_eq!(t.knots[0].vertices.len(), 3);
+    assert!(t.knots[0].closed_loop.is_none());
+}
+
+/// A stage that is busy but not much busier than the rest (here under twice as busy as
+/// the handlers) does not stand out: the margin keeps balanced loops whole.
+#[test]
+fn a_stage_without_margin_does_not_stand_out() {
+    let (mut vertices, es) = store_loop(1.0);
+    // Handlers busy 45% of their time.
+    vertices[1] = vertex(1, VertexKind::SimilarThreads, 20.0, 9.0, 35.0);
+    let t = find(&vertices, &es, &limits(), DurationNs(4_300_000_000));
+    assert_eq!(t.knots.len(), 1);
+    assert_eq!(t.knots[0].vertices.len(), 4);
+    assert!(t.knots[0].closed_loop.is_none());
+}
