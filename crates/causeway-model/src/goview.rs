@@ -296,6 +296,25 @@ impl<'m> Lift<'m> {
         (ts.0 <= c.end.0 + AFTER_CARRY).then_some(c.key)
     }
 
+    /// For a wake-up by carrier thread `ti` as it exits (its timeline ends within
+    /// [`AFTER_CARRY`] of `ts`: a parent woken from `waitid` by the process's end),
+    /// the goroutine its process ran last: the one that ended the program (returned
+    /// from `main.main` or called `os.Exit`), since the other threads only die with it.
+    fn exit_cause(&self, ti: u32, ts: Timestamp) -> Option<Key> {
+        let t = self.model.thread_by_index(ti)?;
+        let end = t.segments.last()?.end;
+        if end < ts || end.0 - ts.0 > AFTER_CARRY {
+            return None;
+        }
+        let tgid = t.tgid?;
+        self.carries
+            .iter()
+            .filter(|(i, _)| self.model.thread_by_index(**i).and_then(|x| x.tgid) == Some(tgid))
+            .flat_map(|(_, l)| l.iter().filter(|c| c.start <= ts))
+            .max_by_key(|c| (c.end, c.start))
+            .map(|c| c.key)
+    }
+
     fn is_carrier(&self, tid: Tid, ts: Timestamp) -> Option<u32> {
         let (ti, tgid) = self.tgid_of(tid, ts)?;
         self.carriers.contains_key(&tgid).then_some(ti)
@@ -305,7 +324,11 @@ impl<'m> Lift<'m> {
     fn translate(&self, w: Waker, ts: Timestamp) -> Waker {
         match w {
             Waker::Thread { tid } => match self.is_carrier(tid, ts) {
-                Some(ti) => match self.carried(ti, ts).and_then(|k| self.view_tid(k)) {
+                Some(ti) => match self
+                    .carried(ti, ts)
+                    .or_else(|| self.exit_cause(ti, ts))
+                    .and_then(|k| self.view_tid(k))
+                {
                     Some(g) => Waker::Thread { tid: g },
                     None => Waker::Unknown,
                 },

@@ -125,3 +125,55 @@ fn a_model_without_goroutine_events_is_its_own_view() {
     assert!(!m.has_goroutines());
     assert_eq!(m.goroutine_view(&tables), m);
 }
+
+/// A Go program's end wakes its parent (`waitid`) from whichever thread dies last,
+/// long after that thread carried a goroutine: the wake-up names the goroutine the
+/// program ran last, the one that ended it, not an unknown context.
+#[test]
+fn a_go_program_s_exit_wakes_its_parent_from_its_last_goroutine() {
+    let mut tables = named_tables(&[(101, 100, "app"), (102, 100, "app"), (200, 200, "parent")]);
+    tables.strings.push("select".into());
+    let select = StringId(tables.strings.len() as u32 - 1);
+    let mut s = Synth::new();
+    s.switch(0, 0, 0, TaskState::RUNNABLE, 101)
+        .switch(0, 1, 0, TaskState::RUNNABLE, 200)
+        .switch(5, 1, 200, TaskState::INTERRUPTIBLE, 102);
+    go_run(&mut s, 10, 0, 101, 1); // runtime.main
+    // Thread 102 ran goroutine 7 long before and then idled in the scheduler.
+    go_run(&mut s, 20, 1, 102, 7);
+    s.push(
+        29,
+        1,
+        EventKind::GoPark {
+            tid: Tid(102),
+            goid: 7,
+            reason: select,
+        },
+    );
+    s.switch(30, 1, 102, TaskState::INTERRUPTIBLE, 0);
+    // Goroutine 1 calls exit 5 ms later; its thread dies, then 102 dies last and wakes
+    // the parent.
+    s.exit(5_000_000, 0, 101)
+        .switch(5_000_001, 0, 101, TaskState::DEAD, 0)
+        .wake_by(5_000_100, 1, 0, 102)
+        .switch(5_000_200, 1, 0, TaskState::RUNNABLE, 102)
+        .wake_by(5_000_300, 1, 102, 200)
+        .exit(5_000_400, 1, 102)
+        .switch(5_000_500, 1, 102, TaskState::DEAD, 200);
+    let model = s.model_with(&tables, 2);
+    let view = model.goroutine_view(&tables);
+    let g1 = view
+        .threads()
+        .find(|t| view.goroutine(t.tid).is_some_and(|i| i.goid == 1))
+        .expect("goroutine 1");
+    let parent = view.thread(Tid(200)).unwrap();
+    let woke = parent
+        .segments
+        .iter()
+        .find_map(|seg| match seg.state {
+            SegmentState::Blocked { waker: Some(w), .. } if w.ts.0 == 5_000_300 => Some(w.waker),
+            _ => None,
+        })
+        .expect("the parent's wait that ends at the exit");
+    assert_eq!(woke, Waker::Thread { tid: g1.tid });
+}

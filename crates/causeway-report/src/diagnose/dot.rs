@@ -13,9 +13,8 @@ fn esc(s: &str) -> String {
 
 fn label(v: &VertexDoc) -> String {
     format!(
-        "{} ({})\\n{} {:.3} ms\\n@ {:.6} s",
-        esc(&v.thread),
-        v.tid,
+        "{}\\n{} {:.3} ms\\n@ {:.6} s",
+        esc(&v.who()),
         esc(v.block),
         millis(v.duration_ns),
         secs(v.start_ns)

@@ -24,6 +24,10 @@ pub struct VertexDoc {
     pub tid: u32,
     /// Thread name.
     pub thread: String,
+    /// The runtime's goroutine id when the "thread" is a goroutine of a Go program (the
+    /// goroutine view): its `tid` is then the view's, not the kernel's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goroutine: Option<u64>,
     /// Process id, if known.
     pub pid: Option<u32>,
     /// Process title (command line), if the trace has it.
@@ -124,6 +128,7 @@ impl<'a> Namer<'a> {
             id: id.0,
             tid: v.tid.0,
             thread: t.map_or_else(String::new, |t| t.comm.clone()),
+            goroutine: model.goroutine(v.tid).map(|g| g.goid),
             pid: v.tgid.map(|p| p.0),
             title,
             start_ns: self.since_start(v.span.start),
@@ -164,7 +169,11 @@ fn woken_word(trace: &Trace, w: WokenBy) -> String {
                 .model()
                 .thread(tid)
                 .map_or_else(String::new, |t| t.comm.clone());
-            format!("woken by {name} ({})", tid.0)
+            let g = trace
+                .model()
+                .goroutine(tid)
+                .map(|g| (g.goid, Some(g.tgid.0)));
+            format!("woken by {}", who(&name, tid.0, g))
         }
         WokenBy::Timer => "timer expired (timeout or sleep)".to_string(),
         WokenBy::Interrupt { number, softirq } => {
@@ -175,6 +184,28 @@ fn woken_word(trace: &Trace, w: WokenBy) -> String {
             }
         }
         WokenBy::Unknown => "woken by an unknown context".to_string(),
+    }
+}
+
+/// A thread as the reports name it: `name (tid)`, or `name (goroutine N of PID)` for a
+/// goroutine of the goroutine view, whose tid is the view's own (goroutine ids are
+/// per process: every Go program has a goroutine 1).
+pub fn who(name: &str, tid: u32, goroutine: Option<(u64, Option<u32>)>) -> String {
+    match goroutine {
+        Some((g, Some(p))) => format!("{name} (goroutine {g} of {p})"),
+        Some((g, None)) => format!("{name} (goroutine {g})"),
+        None => format!("{name} ({tid})"),
+    }
+}
+
+impl VertexDoc {
+    /// Its thread as the reports name it (see [`who`]).
+    pub fn who(&self) -> String {
+        who(
+            &self.thread,
+            self.tid,
+            self.goroutine.map(|g| (g, self.pid)),
+        )
     }
 }
 
@@ -192,9 +223,8 @@ pub fn line(d: &VertexDoc) -> String {
         _ => d.block.to_string(),
     };
     format!(
-        "{} ({}){title} {:.6}-{:.6} s ({:.3} ms) {what}",
-        d.thread,
-        d.tid,
+        "{}{title} {:.6}-{:.6} s ({:.3} ms) {what}",
+        d.who(),
         secs(d.start_ns),
         secs(d.end_ns),
         millis(d.duration_ns)

@@ -23,19 +23,18 @@ fn verdict(out: &mut dyn Write, chain: &[HopDoc]) -> io::Result<()> {
     };
     writeln!(
         out,
-        "verdict: {} ({}) {} {:.3} ms; culprit chain, each waiting on the next:",
-        first.vertex.thread,
-        first.vertex.tid,
+        "verdict: {} {} {:.3} ms; culprit chain, each waiting on the next:",
+        first.vertex.who(),
         first.vertex.block,
         millis(first.vertex.duration_ns)
     )?;
     let width = chain
         .iter()
-        .map(|h| h.vertex.thread.len() + h.vertex.tid.to_string().len() + 3)
+        .map(|h| h.vertex.who().len())
         .max()
         .unwrap_or(0);
     for (i, h) in chain.iter().enumerate() {
-        let who = format!("{} ({})", h.vertex.thread, h.vertex.tid);
+        let who = h.vertex.who();
         let how = match (i + 1 == chain.len(), h.kind) {
             (true, "sleep") => "sleep: it chose to wait, the end of the chain".to_string(),
             (true, "CPU") => "CPU: busy the whole time, the end of the chain".to_string(),
@@ -123,9 +122,8 @@ fn finding(out: &mut dyn Write, i: usize, f: &FindingDoc, verbose: bool) -> io::
     if let Some(w) = &f.flag_writer {
         writeln!(
             out,
-            "{inner}the data flag it polls was last written by {} ({}), the late writer: {}",
-            w.thread,
-            w.tid,
+            "{inner}the data flag it polls was last written by {}, the late writer: {}",
+            w.who(),
             line(w)
         )?;
         writeln!(
@@ -223,8 +221,8 @@ pub fn write(d: &DiagnosisDoc, verbose: bool, out: &mut dyn Write) -> io::Result
             .vertices
             .iter()
             .map(|v| match &v.wait_call {
-                Some(w) => format!("{} ({}) in {w}", v.thread, v.tid),
-                None => format!("{} ({})", v.thread, v.tid),
+                Some(w) => format!("{} in {w}", v.who()),
+                None => v.who(),
             })
             .collect();
         writeln!(
@@ -240,13 +238,12 @@ pub fn write(d: &DiagnosisDoc, verbose: bool, out: &mut dyn Write) -> io::Result
     if let Some(v) = &d.needs_data_flag {
         writeln!(
             out,
-            "\nvertex {} is a sched_yield loop of {} ({}) and the trace has no data flag it \
+            "\nvertex {} is a sched_yield loop of {} and the trace has no data flag it \
              waits for: find the variable it polls (the loop is in {}) and record again \
              with its accesses, `causeway watch --symbol NAME -p PID` or `causeway record \
              --watch NAME -- CMD`, then diagnose the new trace",
             v.id,
-            v.thread,
-            v.tid,
+            v.who(),
             loop_place(v)
         )?;
     }
