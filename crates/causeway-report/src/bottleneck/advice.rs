@@ -10,7 +10,7 @@ fn is_sched_frame(f: &str) -> bool {
 }
 
 /// The function name of a frame text (`name+0x1f file.c:3`, `name (inlined) f.h:7`).
-fn symbol(frame: &str) -> &str {
+pub(crate) fn symbol(frame: &str) -> &str {
     let name = frame.split("+0x").next().unwrap_or(frame);
     name.split(' ').next().unwrap_or(name)
 }

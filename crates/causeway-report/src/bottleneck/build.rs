@@ -23,7 +23,7 @@ fn secs(d: DurationNs) -> f64 {
 
 /// The document for `f`.
 pub(crate) fn doc(f: &Findings) -> Doc {
-    let vertices: Vec<VertexDoc> = f
+    let mut vertices: Vec<VertexDoc> = f
         .vertices
         .iter()
         .map(|v| vertex(v, f.duration, &f.disk_names))
@@ -34,6 +34,7 @@ pub(crate) fn doc(f: &Findings) -> Doc {
         .iter()
         .map(|e| edge(e, f.duration, all_waits))
         .collect();
+    super::labels::tell_apart(&mut vertices, &edges);
     let mut knots: Vec<KnotDoc> = f.knots.iter().map(|k| knot(k, &vertices, &edges)).collect();
     for (i, k) in knots.iter_mut().enumerate() {
         k.rank = i + 1;

@@ -2,7 +2,8 @@
 //! and by process title where the program set one: `server: log flusher (6811)`,
 //! `server: worker * ×16 processes`.
 
-use super::doc::{KindDoc, ThreadDoc};
+use super::doc::{EdgeDoc, KindDoc, ThreadDoc, VertexDoc};
+use causeway_bottleneck::EdgeKind;
 use causeway_bottleneck::{VertexKind, similar_name};
 
 /// A vertex kind with its device or interrupt spelled out (`?` when unknown).
@@ -73,6 +74,50 @@ pub(crate) fn label(kind: &KindDoc, trefs: &[ThreadDoc]) -> String {
         KindDoc::Interrupt { name } => format!("irq {name}"),
         KindDoc::OtherProcesses => "other processes".into(),
     }
+}
+
+/// Vertices that would read the same (`startGoRoutine.func1 ×16 goroutines` for both
+/// the reading and the writing goroutines of a server that starts every goroutine
+/// through one helper; two groups of `worker-* ×4 threads` that merging kept apart
+/// because they wait in different places) get the program's own function where they
+/// wait most: `… ×16 goroutines in server.(*client).writeLoop`. The call site of the
+/// heaviest wait is what set them apart; a label that stays the same is left as is.
+pub(crate) fn tell_apart(vertices: &mut [VertexDoc], edges: &[EdgeDoc]) {
+    let mut by_label: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
+    for v in vertices.iter().filter(|v| v.kind.is_thread()) {
+        by_label.entry(v.label.clone()).or_default().push(v.id);
+    }
+    for ids in by_label.into_values().filter(|ids| ids.len() > 1) {
+        for id in ids {
+            if let Some(f) = wait_function(id, edges) {
+                vertices[id].label = format!("{} in {f}", vertices[id].label);
+            }
+        }
+    }
+}
+
+/// The program's function at the call site of vertex `v`'s heaviest wait, without its
+/// package path (`server.(*client).writeLoop`).
+fn wait_function(v: usize, edges: &[EdgeDoc]) -> Option<String> {
+    let e = edges
+        .iter()
+        .filter(|e| e.from == v && e.kind == EdgeKind::Wait)
+        .max_by(|a, b| a.direct_s.total_cmp(&b.direct_s).then(b.id.cmp(&a.id)))?;
+    let top = e.wait_stacks.first()?;
+    let frame = top.user.get(top.call_site?)?;
+    let name = super::advice::symbol(frame);
+    if name.starts_with("0x") {
+        return None;
+    }
+    // A Go symbol's package path (`github.com/x/y/server.`) is before the last `/`.
+    let short = match name.find(['(', ' ']) {
+        Some(cut) => {
+            let (path, rest) = name.split_at(cut);
+            format!("{}{rest}", path.rsplit('/').next().unwrap_or(path))
+        }
+        None => name.rsplit('/').next().unwrap_or(name).to_string(),
+    };
+    Some(short)
 }
 
 /// The titles of merged processes as one pattern: the words they all begin with and
@@ -210,6 +255,97 @@ mod label_tests {
                 &threads(&["worker-1", "worker-2"])
             ),
             "worker-* ×2 threads"
+        );
+    }
+}
+
+#[cfg(test)]
+mod apart_tests {
+    use super::*;
+    use crate::bottleneck::doc::StackDoc;
+
+    fn goroutines(id: usize, start: &str) -> VertexDoc {
+        let threads = vec![ThreadDoc {
+            tid: 1 << 30,
+            pid: 7,
+            comm: start.into(),
+            title: None,
+            goroutine: Some(5),
+        }];
+        VertexDoc {
+            id,
+            label: format!("{start} ×16 goroutines"),
+            kind: KindDoc::SimilarThreads,
+            threads,
+            running_s: 0.0,
+            runnable_s: 0.0,
+            waiting_s: 1.0,
+            cpu_fraction: 0.0,
+            on_cpu: None,
+        }
+    }
+
+    fn wait(id: usize, from: usize, frames: &[&str], call_site: usize) -> EdgeDoc {
+        EdgeDoc {
+            id,
+            from,
+            to: 9,
+            kind: EdgeKind::Wait,
+            weight_s: 1.0,
+            share: 0.1,
+            share_of_waits: 0.1,
+            direct_waits: 3,
+            direct_s: 1.0,
+            wait_stacks: vec![StackDoc {
+                weight_s: 1.0,
+                user: frames.iter().map(|f| f.to_string()).collect(),
+                call_site: Some(call_site),
+                kernel: Vec::new(),
+            }],
+            waker_stacks: Vec::new(),
+        }
+    }
+
+    /// Two groups started through one helper read the same until the function where
+    /// each waits is added; a label no other vertex has is left alone.
+    #[test]
+    fn same_labels_get_the_function_where_they_wait() {
+        let start = "example.com/x/server.(*Server).startGoRoutine.func1";
+        let mut vs = vec![
+            goroutines(0, start),
+            goroutines(1, start),
+            goroutines(2, "example.com/x/server.(*Server).acceptLoop"),
+        ];
+        let es = vec![
+            wait(
+                0,
+                0,
+                &[
+                    "sync.(*Cond).Wait+0x73 cond.go:71",
+                    "example.com/x/server.(*client).writeLoop+0x170 client.go:1428",
+                ],
+                1,
+            ),
+            wait(
+                1,
+                1,
+                &["example.com/x/server.(*client).readLoop+0x2e client.go:1300"],
+                0,
+            ),
+            wait(2, 2, &["net.(*TCPListener).Accept+0x2e"], 0),
+        ];
+        tell_apart(&mut vs, &es);
+        assert_eq!(
+            vs[0].label,
+            format!("{start} ×16 goroutines in server.(*client).writeLoop")
+        );
+        assert_eq!(
+            vs[1].label,
+            format!("{start} ×16 goroutines in server.(*client).readLoop")
+        );
+        assert_eq!(
+            vs[2].label,
+            "example.com/x/server.(*Server).acceptLoop ×16 goroutines"
         );
     }
 }
