@@ -15,6 +15,9 @@
 //! wait once per thread held up behind it, so a 30 ms wait of a sync thread for a
 //! runtime's safepoint, with 16 network threads queued behind the sync thread, weighs
 //! 0.46 s and would pass a 0.42 s threshold although the loop spent 30 ms outside.
+//! The direct waiting is taken per thread of the waiting vertex (the caller's `direct`):
+//! the threshold is a share of one timeline, a merged vertex's waiting a sum over its
+//! threads' timelines.
 //! Reason: an edge's weight is the waiting (cascaded) of the component's threads that
 //! the outside vertex ended, so even if the outside vertex never made them wait, their
 //! waiting would shrink by at most the leaving weight; when that is a few percent of

@@ -2,6 +2,7 @@
 
 mod cascade;
 mod devices;
+mod hand;
 mod idle;
 mod knots;
 mod leaks;

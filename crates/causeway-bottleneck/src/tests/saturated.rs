@@ -1,54 +1,11 @@
 //! The saturated stage of a closed loop (`saturated`), on hand-built graphs shaped
 //! like a recorded server and the load generator that drives it.
 
-use crate::findings::{Edge, EdgeId, EdgeKind, Vertex, VertexId, VertexKind};
-use crate::knots::{Limits, find};
+use super::hand::{edges, limits, vertex};
+use crate::findings::{Edge, EdgeKind, Vertex, VertexId, VertexKind};
+use crate::knots::find;
 use crate::refine::Shape;
 use causeway_format::DurationNs;
-
-const S: u64 = 1_000_000_000;
-
-fn vertex(id: usize, kind: VertexKind, running: f64, runnable: f64, waiting: f64) -> Vertex {
-    let ns = |s: f64| DurationNs((s * S as f64) as u64);
-    Vertex {
-        id: VertexId(id),
-        kind,
-        threads: Vec::new(),
-        running: ns(running),
-        runnable: ns(runnable),
-        waiting: ns(waiting),
-        on_cpu: None,
-    }
-}
-
-/// Edges `(from, to, kind, weight s, direct s)`, heaviest first as the analysis
-/// numbers them.
-fn edges(list: &[(usize, usize, EdgeKind, f64, f64)]) -> Vec<Edge> {
-    let mut list = list.to_vec();
-    list.sort_by(|a, b| b.3.total_cmp(&a.3));
-    list.iter()
-        .enumerate()
-        .map(|(i, &(from, to, kind, weight, direct))| Edge {
-            id: EdgeId(i),
-            from: VertexId(from),
-            to: VertexId(to),
-            kind,
-            weight: DurationNs((weight * S as f64) as u64),
-            direct_waits: 100,
-            direct: DurationNs((direct * S as f64) as u64),
-            wait_stacks: Vec::new(),
-            waker_stacks: Vec::new(),
-        })
-        .collect()
-}
-
-fn limits() -> Limits {
-    Limits {
-        min_edge_ns: 1_000_000,
-        threshold_ns: 860_000_000,
-        leak_fraction: 0.05,
-    }
-}
 
 /// A store loop (vertex 0) that appends and fsyncs every message, 16 connection
 /// handlers (1) waiting for it, 16 clients (2) waiting for their handlers, the store
