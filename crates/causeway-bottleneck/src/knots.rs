@@ -161,11 +161,7 @@ pub(crate) fn find(
             Terminal::Knot {
                 vertices: kv,
                 arcs: ka,
-            } => refined.extend(
-                refine(kv, ka, &weight, threshold_ns)
-                    .into_iter()
-                    .map(|r| crate::saturated::split(&r, vertices, edges).unwrap_or(r)),
-            ),
+            } => refined.extend(refine_knot(kv, ka, vertices, edges, threshold_ns)),
             Terminal::Sink(v) => sinks.push(sink(v, edges, &live_vs, &live, &weight)),
         }
     }
@@ -207,6 +203,21 @@ pub(crate) fn find(
             })
             .collect(),
     }
+}
+
+/// Refine a knot, then let a closed loop's saturated stage stand out (`saturated`).
+fn refine_knot(
+    kv: Vec<u32>,
+    ka: Vec<Arc>,
+    vertices: &[Vertex],
+    edges: &[Edge],
+    threshold_ns: u64,
+) -> Vec<Refined> {
+    let weight = |id: usize| edges.get(id).map_or(0, |e| e.weight.0);
+    refine(kv, ka, &weight, threshold_ns)
+        .into_iter()
+        .map(|r| crate::saturated::split(&r, vertices, edges).unwrap_or(r))
+        .collect()
 }
 
 /// A thread vertex running at least this share of the recording is busy: its own work

@@ -26,6 +26,19 @@ pub enum Shape {
     Complex,
 }
 
+/// A saturated stage standing out of a closed loop.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct LoopCut {
+    /// The loop's other vertices, which wait on it.
+    pub(crate) others: Vec<u32>,
+    /// The loop's edges not kept in the knot.
+    pub(crate) edges: Vec<usize>,
+    /// The stage's busy share.
+    pub(crate) busy: f64,
+    /// The highest busy share among the other thread vertices.
+    pub(crate) others_busy: f64,
+}
+
 /// A knot after refinement.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Refined {
@@ -35,7 +48,7 @@ pub(crate) struct Refined {
     /// Edges removed on the way here, in removal order.
     pub(crate) removed: Vec<usize>,
     /// The closed loop it stood out of as the saturated stage (`saturated`).
-    pub(crate) closed_loop: Option<crate::saturated::LoopCut>,
+    pub(crate) closed_loop: Option<LoopCut>,
 }
 
 pub(crate) fn shape(vertices: &[u32], arcs: &[Arc]) -> Shape {

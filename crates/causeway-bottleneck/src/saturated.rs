@@ -26,26 +26,13 @@
 
 use crate::findings::{Edge, Vertex, VertexKind};
 use crate::graph::Arc;
-use crate::refine::{Refined, Shape};
+use crate::refine::{LoopCut, Refined, Shape};
 use std::collections::BTreeSet;
 
 /// Share of its threads' time a saturated stage is busy.
 pub(crate) const SATURATED: f64 = 0.75;
 /// How many times busier than every other thread vertex of the knot it is.
 pub(crate) const MARGIN: f64 = 2.0;
-
-/// A saturated stage standing out of a closed loop.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct LoopCut {
-    /// The loop's other vertices, which wait on it.
-    pub(crate) others: Vec<u32>,
-    /// The loop's edges not kept in the knot.
-    pub(crate) edges: Vec<usize>,
-    /// The stage's busy share.
-    pub(crate) busy: f64,
-    /// The highest busy share among the other thread vertices.
-    pub(crate) others_busy: f64,
-}
 
 /// The busy share of thread vertex `v` in a knot with `arcs`.
 fn busy_share(v: u32, vertices: &[Vertex], edges: &[Edge], arcs: &[Arc]) -> f64 {
