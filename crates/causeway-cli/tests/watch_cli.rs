@@ -382,12 +382,9 @@ fn the_sweep_lands_on_the_instructions_objdump_finds() {
     // sweep decodes must be one objdump decodes too, in a small C program and in the
     // C library (hand-written assembly, AVX and AVX-512 code) and in causeway's own
     // binary (Rust), and it must miss few.
-    let libc = std::fs::read_to_string("/proc/self/maps")
-        .unwrap()
-        .lines()
-        .filter_map(|l| l.split_whitespace().nth(5))
-        .find(|p| p.contains("/libc.so"))
-        .map(PathBuf::from)
+    let libc = causeway_procfs::mapped_files(&causeway_procfs::maps::read_self().unwrap())
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("/libc.so"))
         .expect("the test links libc");
     let own = PathBuf::from(env!("CARGO_BIN_EXE_causeway"));
     for path in [workload("spin-flag"), libc, own] {

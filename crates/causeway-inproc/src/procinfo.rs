@@ -5,39 +5,13 @@
 use std::fs;
 
 /// An executable file mapping of this process.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MapEntry {
-    /// First address.
-    pub start: u64,
-    /// One past the last address.
-    pub end: u64,
-    /// File offset of `start`.
-    pub offset: u64,
-    /// Path of the file.
-    pub path: String,
-}
+pub type MapEntry = causeway_procfs::Mapping;
 
 /// Executable file mappings from `/proc/self/maps`.
 pub fn exec_mappings() -> Vec<MapEntry> {
-    let text = fs::read_to_string("/proc/self/maps").unwrap_or_default();
-    text.lines().filter_map(parse_maps_line).collect()
-}
-
-fn parse_maps_line(line: &str) -> Option<MapEntry> {
-    let mut f = line.split_whitespace();
-    let (range, perms, off) = (f.next()?, f.next()?, f.next()?);
-    let (_dev, _inode) = (f.next()?, f.next()?);
-    let path: String = f.collect::<Vec<_>>().join(" ");
-    if !perms.contains('x') || !path.starts_with('/') {
-        return None;
-    }
-    let (s, e) = range.split_once('-')?;
-    Some(MapEntry {
-        start: u64::from_str_radix(s, 16).ok()?,
-        end: u64::from_str_radix(e, 16).ok()?,
-        offset: u64::from_str_radix(off, 16).ok()?,
-        path,
-    })
+    causeway_procfs::maps::read_self()
+        .map(|m| m.into_iter().filter(|m| m.is_exec_file()).collect())
+        .unwrap_or_default()
 }
 
 /// The GNU build ID of an ELF file, from its PT_NOTE segments; empty if none.
@@ -134,18 +108,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn maps_lines_keep_executable_file_mappings_only() {
-        let l = "55d0c0a00000-55d0c0a21000 r-xp 00002000 fd:01 123 /usr/bin/true";
-        assert_eq!(
-            parse_maps_line(l),
-            Some(MapEntry {
-                start: 0x55d0_c0a0_0000,
-                end: 0x55d0_c0a2_1000,
-                offset: 0x2000,
-                path: "/usr/bin/true".into()
-            })
-        );
-        assert_eq!(parse_maps_line("7f00-7f10 rw-p 0 00:00 0 [heap]"), None);
+    fn own_executable_mappings_are_files() {
+        let maps = exec_mappings();
+        assert!(!maps.is_empty());
+        assert!(maps.iter().all(|m| m.exec && m.path.starts_with('/')));
     }
 
     #[test]

@@ -179,17 +179,14 @@ fn defined_functions(path: &Path) -> Vec<String> {
 impl SymbolFinder {
     /// The files mapped executable by process `tgid` (its binary first).
     pub fn for_process(tgid: u32) -> Result<SymbolFinder, ProbeError> {
-        let maps = std::fs::read_to_string(format!("/proc/{tgid}/maps"))
+        let maps = causeway_procfs::maps::read(tgid)
             .map_err(|source| ProbeError::Executable { tgid, source })?;
         let exe = crate::launch::executable_of(tgid)?;
         let mut paths: Vec<PathBuf> = vec![exe];
-        for line in maps.lines() {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            if f.len() >= 6 && f[1].contains('x') && f[5].starts_with('/') {
-                let p = PathBuf::from(f[5]);
-                if !paths.contains(&p) {
-                    paths.push(p);
-                }
+        for m in maps.iter().filter(|m| m.is_exec_file()) {
+            let p = PathBuf::from(&m.path);
+            if !paths.contains(&p) {
+                paths.push(p);
             }
         }
         let files = paths

@@ -90,41 +90,26 @@ pub struct AddressResolver {
     files: HashMap<PathBuf, FileSyms>,
 }
 
-/// The file-backed executable mappings of `/proc/PID/maps` text.
-fn parse_maps(text: &str) -> Vec<Mapping> {
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() < 6 || !f[1].contains('x') || !f[5].starts_with('/') {
-            continue;
-        }
-        let Some((a, b)) = f[0].split_once('-') else {
-            continue;
-        };
-        let (Ok(start), Ok(end), Ok(offset)) = (
-            u64::from_str_radix(a, 16),
-            u64::from_str_radix(b, 16),
-            u64::from_str_radix(f[2], 16),
-        ) else {
-            continue;
-        };
-        out.push(Mapping {
-            start,
-            end,
-            offset,
-            path: PathBuf::from(f[5]),
-        });
-    }
-    out
+/// The file-backed executable mappings among `maps`.
+fn exec_files(maps: Vec<causeway_procfs::Mapping>) -> Vec<Mapping> {
+    maps.into_iter()
+        .filter(|m| m.is_exec_file())
+        .map(|m| Mapping {
+            start: m.start,
+            end: m.end,
+            offset: m.offset,
+            path: PathBuf::from(m.path),
+        })
+        .collect()
 }
 
 impl AddressResolver {
     /// The executable mappings of process `tgid`, as they are now.
     pub fn for_process(tgid: u32) -> Result<AddressResolver, ProbeError> {
-        let text = std::fs::read_to_string(format!("/proc/{tgid}/maps"))
+        let maps = causeway_procfs::maps::read(tgid)
             .map_err(|source| ProbeError::Executable { tgid, source })?;
         Ok(AddressResolver {
-            maps: parse_maps(&text),
+            maps: exec_files(maps),
             files: HashMap::new(),
         })
     }
@@ -169,7 +154,7 @@ mod tests {
 7f0000000000-7f0000021000 rw-p 00000000 00:00 0
 7fff00000000-7fff00001000 r-xp 00000000 00:00 0 [vdso]
 ";
-        let m = parse_maps(text);
+        let m = exec_files(causeway_procfs::maps::parse(text));
         assert_eq!(m.len(), 1);
         assert_eq!(
             (m[0].start, m[0].end, m[0].offset),

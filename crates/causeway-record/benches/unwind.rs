@@ -31,20 +31,14 @@ use std::time::Duration;
 
 /// End of the `[stack]` mapping that holds `addr` (the main thread's stack).
 fn stack_end(addr: u64) -> u64 {
-    let maps = std::fs::read_to_string("/proc/self/maps").expect("read /proc/self/maps");
-    for line in maps.lines() {
-        if !line.ends_with("[stack]") {
-            continue;
-        }
-        let range = line.split_whitespace().next().unwrap_or("");
-        let (s, e) = range.split_once('-').expect("maps range");
-        let s = u64::from_str_radix(s, 16).expect("hex start");
-        let e = u64::from_str_radix(e, 16).expect("hex end");
-        if s <= addr && addr < e {
-            return e;
-        }
-    }
-    panic!("no [stack] mapping holds {addr:#x}: capture from the main thread");
+    causeway_procfs::maps::read_self()
+        .expect("read /proc/self/maps")
+        .into_iter()
+        .find(|m| m.path == "[stack]" && m.start <= addr && addr < m.end)
+        .map(|m| m.end)
+        .unwrap_or_else(|| {
+            panic!("no [stack] mapping holds {addr:#x}: capture from the main thread")
+        })
 }
 
 /// Registers and stack window of the caller of this function's inline assembly.

@@ -36,6 +36,17 @@ pub enum RecordError {
     Io(String, std::io::Error),
 }
 
+impl From<causeway_procfs::launch::LaunchError> for RecordError {
+    fn from(e: causeway_procfs::launch::LaunchError) -> RecordError {
+        use causeway_procfs::launch::LaunchError;
+        match e {
+            LaunchError::Spawn { program, why } => RecordError::Spawn(program, why),
+            LaunchError::Io { what, source } => RecordError::Io(what.into(), source),
+            other => RecordError::Io("launch".into(), std::io::Error::other(other)),
+        }
+    }
+}
+
 /// Why a recording option (event groups, syscalls, stack window, trigger condition)
 /// could not be read. The names of what is accepted are in each message.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

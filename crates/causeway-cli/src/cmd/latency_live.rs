@@ -13,7 +13,7 @@ use crate::flags::LatencyArgs;
 use crate::output;
 use anyhow::{Context, Result, bail};
 use causeway_latency::{Histogram, PeakOptions, Slice, find_peaks};
-use causeway_probe::launch::{Stopped, executable_of, start_stopped};
+use causeway_probe::launch::{KILL_GRACE, Launched, executable_of, start_stopped};
 use causeway_probe::{Attachment, FuncProbe, ProbeTarget, Slots};
 use causeway_record::signals;
 use causeway_report::{LatencyView, ProfileInput};
@@ -26,7 +26,7 @@ const TICK: Duration = Duration::from_millis(50);
 /// The process being probed: one given by pid, or the command started here.
 pub(crate) enum Probed {
     Running(u32),
-    Started(Stopped),
+    Started(Launched),
 }
 
 impl Probed {
@@ -34,7 +34,7 @@ impl Probed {
     pub(crate) fn alive(&mut self) -> bool {
         match self {
             Probed::Running(pid) => std::path::Path::new(&format!("/proc/{pid}")).exists(),
-            Probed::Started(s) => s.running(),
+            Probed::Started(s) => s.poll_exit().is_none(),
         }
     }
 }
@@ -47,7 +47,7 @@ pub(crate) fn target(
     binary: Option<&PathBuf>,
     symbol: &str,
     json: bool,
-) -> Result<(ProbeTarget, Option<Stopped>)> {
+) -> Result<(ProbeTarget, Option<Launched>)> {
     match (pids, command.is_empty()) {
         ([pid], true) => {
             let binary = match binary {
@@ -62,9 +62,9 @@ pub(crate) fn target(
             Ok((t, None))
         }
         ([], false) => {
-            let stopped = start_stopped(command, json)?;
+            let (stopped, exe) = start_stopped(command, json)?;
             let t = ProbeTarget {
-                binary: binary.cloned().unwrap_or_else(|| stopped.binary.clone()),
+                binary: binary.cloned().unwrap_or(exe),
                 symbol: symbol.to_string(),
                 tgid: Some(stopped.pid),
             };
@@ -111,10 +111,8 @@ fn probe_loop(
             break;
         }
     }
-    if let Probed::Started(s) = &probed
-        && s.running()
-    {
-        s.terminate();
+    if let Probed::Started(s) = &mut probed {
+        s.terminate(KILL_GRACE);
     }
     Ok((probe.read()?, slices))
 }
@@ -148,8 +146,8 @@ pub fn run(args: &LatencyArgs) -> Result<u8> {
     }
     .with_context(|| format!("probing {symbol}"))?;
     let probed = match stopped {
-        Some(s) => {
-            s.resume()?;
+        Some(mut s) => {
+            s.release();
             Probed::Started(s)
         }
         None => Probed::Running(t.tgid.unwrap_or(0)),

@@ -30,6 +30,7 @@ use causeway_latency::{
 };
 use causeway_probe::calibrate;
 use causeway_probe::callees::{Site, SymbolFinder};
+use causeway_probe::launch::KILL_GRACE;
 use causeway_probe::rootpath::{PathProbe, RawSample, Step};
 use causeway_record::signals;
 use causeway_report::{RootPathStatus, RootPathView, rootpath_status_text};
@@ -362,8 +363,8 @@ pub fn run(args: &RootpathArgs) -> Result<u8> {
         hit_cost_ns: 0,
     })?;
     let mut probed = match stopped {
-        Some(s) => {
-            s.resume()?;
+        Some(mut s) => {
+            s.release();
             Probed::Started(s)
         }
         None => Probed::Running(tgid),
@@ -382,10 +383,8 @@ pub fn run(args: &RootpathArgs) -> Result<u8> {
         &mut probed,
         saved.as_ref(),
     )?;
-    if let Probed::Started(s) = &probed
-        && s.running()
-    {
-        s.terminate();
+    if let Probed::Started(s) = &mut probed {
+        s.terminate(KILL_GRACE);
     }
     let result = RootPath {
         f0: args.func.clone(),

@@ -58,20 +58,12 @@ pub fn load_bias(pid: u32, exe: &Path, v: &FileVariable) -> Option<u64> {
     if !v.pie {
         return Some(0);
     }
-    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
     let exe = exe.to_string_lossy();
-    maps.lines().find_map(|l| {
-        let mut f = l.split_whitespace();
-        let range = f.next()?;
-        let _perms = f.next()?;
-        let offset = u64::from_str_radix(f.next()?, 16).ok()?;
-        let path = f.nth(2)?;
-        if offset != 0 || path != exe {
-            return None;
-        }
-        let start = u64::from_str_radix(range.split('-').next()?, 16).ok()?;
-        Some(start.wrapping_sub(v.base_vaddr))
-    })
+    causeway_procfs::maps::read(pid)
+        .ok()?
+        .into_iter()
+        .find(|m| m.offset == 0 && m.path == exe)
+        .map(|m| m.start.wrapping_sub(v.base_vaddr))
 }
 
 /// Names of the functions whose code refers to `[vaddr, vaddr + len)` by a
@@ -122,20 +114,9 @@ pub fn functions_referring(data: &[u8], vaddr: u64, len: u8) -> Vec<String> {
 
 /// The regular files a process maps, each once, in map order.
 pub fn mapped_files(pid: u32) -> Vec<PathBuf> {
-    let Ok(maps) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else {
-        return Vec::new();
-    };
-    let mut files: Vec<PathBuf> = Vec::new();
-    for l in maps.lines() {
-        let Some(path) = l.split_whitespace().nth(5) else {
-            continue;
-        };
-        let p = PathBuf::from(path);
-        if path.starts_with('/') && !files.contains(&p) {
-            files.push(p);
-        }
-    }
-    files
+    causeway_procfs::maps::read(pid)
+        .map(|m| causeway_procfs::mapped_files(&m))
+        .unwrap_or_default()
 }
 
 /// Does `lib` (as the user wrote it before `:`) name the file `path`? The whole

@@ -1,0 +1,17 @@
+//! Process and machine facts the kernel side of causeway reads from `/proc` and
+//! `/sys`: one parser of `/proc/PID/maps` for the recorder, the probes, the data-flag
+//! watch and the in-process library (`maps`); a process's names, command line,
+//! executable, parent and threads (`process`); block devices, link speeds and IRQ
+//! handlers (`system`); a command started so that nothing it runs goes unobserved
+//! (`launch`).
+//!
+//! Reads can fail at any time, because processes exit: readers return an
+//! [`std::io::Result`] or an empty answer, and callers treat a missing answer as
+//! "unknown".
+
+pub mod launch;
+pub mod maps;
+pub mod process;
+pub mod system;
+
+pub use maps::{Mapping, mapped_files};

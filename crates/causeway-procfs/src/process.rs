@@ -1,0 +1,142 @@
+//! Facts about a process and its threads: names, command line, executable, parent,
+//! threads, liveness.
+
+use std::path::Path;
+
+/// Thread name.
+pub fn comm(tgid: u32, tid: u32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{tgid}/task/{tid}/comm"))
+        .ok()
+        .map(|s| s.trim_end_matches('\n').to_string())
+}
+
+/// Longest command line kept (bytes): long enough for a server's status line, short
+/// enough that a program passing a megabyte of arguments does not bloat the trace.
+pub const MAX_CMDLINE: usize = 4096;
+
+/// Command line with arguments joined by spaces (as `ps -o args` shows it), cut to
+/// [`MAX_CMDLINE`] bytes.
+pub fn cmdline(tgid: u32) -> Option<String> {
+    let raw = std::fs::read(format!("/proc/{tgid}/cmdline")).ok()?;
+    let s: Vec<String> = raw
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect();
+    Some(cap(s.join(" "), MAX_CMDLINE))
+}
+
+/// Cut a string to at most `max` bytes at a character boundary.
+fn cap(mut s: String, max: usize) -> String {
+    if s.len() > max {
+        let mut end = max;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+    }
+    s
+}
+
+/// Path of the executable.
+pub fn exe(tgid: u32) -> Option<String> {
+    std::fs::read_link(format!("/proc/{tgid}/exe"))
+        .ok()
+        .map(|p| p.to_string_lossy().into_owned())
+}
+
+/// Parent process.
+pub fn ppid(tgid: u32) -> Option<u32> {
+    let s = std::fs::read_to_string(format!("/proc/{tgid}/stat")).ok()?;
+    // The name field may contain spaces and parentheses: parse after the last ')'.
+    let rest = &s[s.rfind(')')? + 1..];
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Every process below `root` in the process tree (children, their children, ...),
+/// from one scan of /proc. Processes that left the tree (daemons that forked twice and
+/// were adopted elsewhere) are not found.
+pub fn descendants(root: u32) -> Vec<u32> {
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let parent_of: Vec<(u32, u32)> = rd
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|p| Some((p, ppid(p)?)))
+        .collect();
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            parent_of
+                .iter()
+                .filter(|&&(p, pp)| pp == parent && p != root)
+                .map(|&(p, _)| p),
+        );
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// Threads of a process.
+pub fn threads(tgid: u32) -> Vec<u32> {
+    let Ok(rd) = std::fs::read_dir(format!("/proc/{tgid}/task")) else {
+        return Vec::new();
+    };
+    let mut v: Vec<u32> = rd
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// Does the process exist?
+pub fn exists(tgid: u32) -> bool {
+    Path::new(&format!("/proc/{tgid}")).exists()
+}
+
+/// Is the process still running (it exists and is not a zombie waiting to be reaped)?
+pub fn alive(tgid: u32) -> bool {
+    let Ok(s) = std::fs::read_to_string(format!("/proc/{tgid}/stat")) else {
+        return false;
+    };
+    let state = s
+        .rfind(')')
+        .and_then(|i| s[i + 1..].split_whitespace().next());
+    !matches!(state, Some("Z") | Some("X") | None)
+}
+
+/// Processes whose name is `comm`.
+pub fn pids_named(comm: &str) -> Vec<u32> {
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    rd.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&p| self::comm(p, p).as_deref() == Some(comm))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_process_is_readable() {
+        let me = std::process::id();
+        assert!(exists(me) && alive(me));
+        assert!(!threads(me).is_empty());
+        assert!(exe(me).is_some());
+        assert!(cmdline(me).is_some_and(|c| !c.is_empty()));
+        assert!(comm(me, me).is_some());
+    }
+
+    #[test]
+    fn command_lines_are_cut_at_a_character_boundary() {
+        assert_eq!(cap("abc".into(), 10), "abc");
+        let c = cap("é".repeat(100), 51); // two bytes each
+        assert_eq!(c.len(), 50);
+        assert!(c.chars().all(|ch| ch == 'é'));
+    }
+}
