@@ -20,73 +20,83 @@ pub struct SyscallInfo {
     pub blocking: bool,
 }
 
-macro_rules! sc {
-    ($name:literal, $nr:literal, $fd:literal, $blk:literal) => {
-        SyscallInfo {
-            name: $name,
-            nr: $nr,
-            fd_arg: $fd,
-            blocking: $blk,
-        }
-    };
-}
-
-/// Known syscalls. The blocking ones form the default set.
-pub const SYSCALLS: &[SyscallInfo] = &[
-    sc!("read", 0, true, true),
-    sc!("write", 1, true, true),
-    sc!("open", 2, false, false),
-    sc!("close", 3, true, false),
-    sc!("poll", 7, false, true),
-    sc!("mmap", 9, false, false),
-    sc!("pread64", 17, true, true),
-    sc!("pwrite64", 18, true, true),
-    sc!("readv", 19, true, true),
-    sc!("writev", 20, true, true),
-    sc!("pipe", 22, false, true),
-    sc!("select", 23, false, true),
-    sc!("sched_yield", 24, false, false),
-    sc!("msync", 26, false, true),
-    sc!("nanosleep", 35, false, true),
-    sc!("sendfile", 40, true, true),
-    sc!("connect", 42, true, true),
-    sc!("accept", 43, true, true),
-    sc!("sendto", 44, true, true),
-    sc!("recvfrom", 45, true, true),
-    sc!("sendmsg", 46, true, true),
-    sc!("recvmsg", 47, true, true),
-    sc!("wait4", 61, false, true),
-    sc!("flock", 73, true, true),
-    sc!("fsync", 74, true, true),
-    sc!("fdatasync", 75, true, true),
-    sc!("futex", 202, false, true),
-    sc!("epoll_wait", 232, true, true),
-    sc!("clock_nanosleep", 230, false, true),
-    sc!("waitid", 247, false, true),
-    sc!("pselect6", 270, false, true),
-    sc!("ppoll", 271, false, true),
-    sc!("sync_file_range", 277, true, true),
-    sc!("epoll_pwait", 281, true, true),
-    sc!("eventfd", 284, false, true),
-    sc!("accept4", 288, true, true),
-    sc!("eventfd2", 290, false, true),
-    sc!("pipe2", 293, false, true),
-    sc!("preadv", 295, true, true),
-    sc!("pwritev", 296, true, true),
-    sc!("recvmmsg", 299, true, true),
-    sc!("sendmmsg", 307, true, true),
-    sc!("io_uring_enter", 426, true, true),
-    sc!("epoll_pwait2", 441, true, true),
+/// The syscalls the recorder knows more of than their name, as (name, the first
+/// argument is a file descriptor, can block); their numbers come from the trace
+/// format's table (`causeway_format::syscalls`), the one list of x86-64 numbers. The
+/// blocking ones form the default set.
+const TRAITS: &[(&str, bool, bool)] = &[
+    ("read", true, true),
+    ("write", true, true),
+    ("open", false, false),
+    ("close", true, false),
+    ("poll", false, true),
+    ("mmap", false, false),
+    ("pread64", true, true),
+    ("pwrite64", true, true),
+    ("readv", true, true),
+    ("writev", true, true),
+    ("pipe", false, true),
+    ("select", false, true),
+    ("sched_yield", false, false),
+    ("msync", false, true),
+    ("nanosleep", false, true),
+    ("sendfile", true, true),
+    ("connect", true, true),
+    ("accept", true, true),
+    ("sendto", true, true),
+    ("recvfrom", true, true),
+    ("sendmsg", true, true),
+    ("recvmsg", true, true),
+    ("wait4", false, true),
+    ("flock", true, true),
+    ("fsync", true, true),
+    ("fdatasync", true, true),
+    ("futex", false, true),
+    ("epoll_wait", true, true),
+    ("clock_nanosleep", false, true),
+    ("waitid", false, true),
+    ("pselect6", false, true),
+    ("ppoll", false, true),
+    ("sync_file_range", true, true),
+    ("epoll_pwait", true, true),
+    ("eventfd", false, true),
+    ("accept4", true, true),
+    ("eventfd2", false, true),
+    ("pipe2", false, true),
+    ("preadv", true, true),
+    ("pwritev", true, true),
+    ("recvmmsg", true, true),
+    ("sendmmsg", true, true),
+    ("io_uring_enter", true, true),
+    ("epoll_pwait2", true, true),
 ];
+
+/// Known syscalls, in the order of [`TRAITS`].
+pub fn known() -> &'static [SyscallInfo] {
+    static KNOWN: std::sync::OnceLock<Vec<SyscallInfo>> = std::sync::OnceLock::new();
+    KNOWN.get_or_init(|| {
+        TRAITS
+            .iter()
+            .filter_map(|&(name, fd_arg, blocking)| {
+                Some(SyscallInfo {
+                    name,
+                    nr: causeway_format::syscalls::syscall_nr(name)?,
+                    fd_arg,
+                    blocking,
+                })
+            })
+            .collect()
+    })
+}
 
 /// The syscall with this name.
 pub fn by_name(name: &str) -> Option<&'static SyscallInfo> {
-    SYSCALLS.iter().find(|s| s.name == name)
+    known().iter().find(|s| s.name == name)
 }
 
 /// The syscall with this number.
 pub fn by_nr(nr: u32) -> Option<&'static SyscallInfo> {
-    SYSCALLS.iter().find(|s| s.nr == nr)
+    known().iter().find(|s| s.nr == nr)
 }
 
 /// Name of a syscall number, or `syscall_N`.
@@ -98,7 +108,7 @@ pub fn name_of(nr: u32) -> String {
 
 /// The default set: every known syscall that can block.
 pub fn default_set() -> Vec<SyscallInfo> {
-    SYSCALLS.iter().filter(|s| s.blocking).copied().collect()
+    known().iter().filter(|s| s.blocking).copied().collect()
 }
 
 /// Parse a comma-separated list of names or numbers; `default` expands to the
@@ -152,5 +162,16 @@ mod tests {
         );
         assert!(parse_list("600").is_err());
         assert!(parse_list("none").unwrap().is_empty());
+    }
+
+    #[test]
+    fn every_syscall_the_recorder_knows_has_its_number() {
+        assert_eq!(
+            known().len(),
+            TRAITS.len(),
+            "a name the format's table lacks"
+        );
+        assert_eq!(by_name("fdatasync").map(|s| s.nr), Some(75));
+        assert_eq!(by_name("epoll_pwait2").map(|s| s.nr), Some(441));
     }
 }

@@ -7,7 +7,7 @@
 use causeway_format::units::parse_duration_ns;
 use causeway_format::{DurationNs, Tgid, Tid};
 use causeway_latency::{Kind, Options, Resolution, Selection};
-use causeway_record::syscalls::SYSCALLS;
+use causeway_record::syscalls::known as recorded_syscalls;
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -72,7 +72,7 @@ pub enum LatencyFlagError {
 
 /// The name of an x86-64 syscall number, if the recorder knows it.
 pub fn syscall_name(nr: u32) -> Option<String> {
-    SYSCALLS
+    recorded_syscalls()
         .iter()
         .find(|s| s.nr == nr)
         .map(|s| s.name.to_string())
@@ -85,12 +85,12 @@ impl ProfileFlags {
             .syscall
             .iter()
             .map(|name| {
-                SYSCALLS
+                recorded_syscalls()
                     .iter()
                     .find(|s| s.name == name)
                     .map(|s| s.nr)
                     .ok_or_else(|| {
-                        let known: Vec<&str> = SYSCALLS.iter().map(|s| s.name).collect();
+                        let known: Vec<&str> = recorded_syscalls().iter().map(|s| s.name).collect();
                         LatencyFlagError::Syscall(name.clone(), known.join(", "))
                     })
             })
