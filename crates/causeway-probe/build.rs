@@ -1,44 +1,6 @@
-//! Compiles the function-latency and root-path BPF programs with clang and generates their Rust
-//! skeletons, as causeway-record does for the recorder (`vmlinux.h` from the build
-//! machine's kernel BTF; the program uses no kernel structures beyond the helpers, so
-//! CO-RE has nothing to relocate).
-
-use libbpf_cargo::SkeletonBuilder;
-use std::path::PathBuf;
-use std::process::Command;
-
-const SRCS: &[&str] = &["funclat", "rootpath"];
+//! Compiles the function-latency and root-path BPF programs and generates their Rust
+//! skeletons (`causeway-bpf-build`, as for the recorder).
 
 fn main() {
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR is set by cargo"));
-    let vmlinux = out.join("vmlinux.h");
-    let btf = std::env::var("CAUSEWAY_BTF").unwrap_or_else(|_| "/sys/kernel/btf/vmlinux".into());
-    let dump = Command::new("bpftool")
-        .args(["btf", "dump", "file", &btf, "format", "c"])
-        .output();
-    match dump {
-        Ok(o) if o.status.success() => std::fs::write(&vmlinux, o.stdout).expect("write vmlinux.h"),
-        Ok(o) => panic!(
-            "bpftool could not read kernel BTF at {btf} ({}); set CAUSEWAY_BTF to a vmlinux with BTF",
-            String::from_utf8_lossy(&o.stderr).trim()
-        ),
-        Err(e) => panic!("bpftool not found ({e}); run scripts/setup.sh (apt package bpftool)"),
-    }
-    for name in SRCS {
-        let src = format!("src/bpf/{name}.bpf.c");
-        SkeletonBuilder::new()
-            .source(&src)
-            .clang_args([
-                "-I".into(),
-                out.clone().into_os_string(),
-                "-Isrc/bpf".into(),
-                "-O2".into(),
-                "-Wall".into(),
-            ])
-            .build_and_generate(out.join(format!("{name}.skel.rs")))
-            .unwrap_or_else(|e| panic!("compile {src}: {e}"));
-        println!("cargo:rerun-if-changed={src}");
-        println!("cargo:rerun-if-changed=src/bpf/{name}.h");
-    }
-    println!("cargo:rerun-if-env-changed=CAUSEWAY_BTF");
+    causeway_bpf_build::build(&["funclat", "rootpath"], &[]);
 }

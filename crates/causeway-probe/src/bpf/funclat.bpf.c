@@ -16,6 +16,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include "causeway/common.bpf.h"
 #include "funclat.h"
 
 /* Only threads of this process (0: any). The uprobe is attached for every process
@@ -48,31 +49,11 @@ struct {
 	__type(value, __u64);
 } hist SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, FUNCLAT_COUNTERS);
-	__type(key, __u32);
-	__type(value, __u64);
-} counters SEC(".maps");
+CW_PERCPU_COUNTERS(counters, FUNCLAT_COUNTERS);
 
 static __always_inline void count(__u32 which)
 {
-	__u64 *c = bpf_map_lookup_elem(&counters, &which);
-	if (c)
-		(*c)++;
-}
-
-/* floor(log2(v)) for v >= 1, 0 for 0; branch-light, no loop for the verifier. */
-static __always_inline __u32 log2_u64(__u64 v)
-{
-	__u32 r = 0;
-	if (v >> 32) { v >>= 32; r += 32; }
-	if (v >> 16) { v >>= 16; r += 16; }
-	if (v >> 8) { v >>= 8; r += 8; }
-	if (v >> 4) { v >>= 4; r += 4; }
-	if (v >> 2) { v >>= 2; r += 2; }
-	if (v >> 1) { r += 1; }
-	return r;
+	cw_count(&counters, which);
 }
 
 SEC("uprobe")

@@ -27,6 +27,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include "causeway/common.bpf.h"
 #include "rootpath.h"
 
 const volatile __u32 targ_tgid = 0;
@@ -105,12 +106,7 @@ struct {
 } samples SEC(".maps");
 
 /* Samples that did not fit in the ring. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} lost SEC(".maps");
+CW_PERCPU_COUNTERS(lost, 1);
 
 /* Calls through a pointer per (site, target). */
 struct {
@@ -122,24 +118,7 @@ struct {
 
 /* Indirect calls whose target could not be kept: the table was full, or the memory
  * holding the pointer could not be read. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} site_lost SEC(".maps");
-
-static __always_inline __u32 log2_u64(__u64 v)
-{
-	__u32 r = 0;
-	if (v >> 32) { v >>= 32; r += 32; }
-	if (v >> 16) { v >>= 16; r += 16; }
-	if (v >> 8) { v >>= 8; r += 8; }
-	if (v >> 4) { v >>= 4; r += 4; }
-	if (v >> 2) { v >>= 2; r += 2; }
-	if (v >> 1) { r += 1; }
-	return r;
-}
+CW_PERCPU_COUNTERS(site_lost, 1);
 
 static __always_inline struct tstate *state(__u32 tid, int create)
 {
