@@ -1,6 +1,5 @@
-//! Compiles the eBPF recorder (and the data-flag uprobe program of `watch`) and
-//! generates their Rust skeletons (`causeway-bpf-build`).
+//! Compiles the eBPF recorder and generates its Rust skeleton (`causeway-bpf-build`).
 
 fn main() {
-    causeway_bpf_build::build(&["recorder", "dataflag"], &["-Wno-unused-function"]);
+    causeway_bpf_build::build(&["recorder"], &["-Wno-unused-function"]);
 }

@@ -41,7 +41,8 @@ pub mod syscalls;
 pub mod titles;
 pub mod trigger;
 pub mod unwind;
-pub mod watch;
+/// The data-flag watch (`causeway-watch`), started by a recording's `--watch`.
+pub use causeway_watch as watch;
 
 mod skel {
     #![allow(missing_docs, clippy::all, unused_imports)]

@@ -37,8 +37,8 @@ pub use resolve::{
 };
 pub use sites::{Site, SiteScan, accessing_instructions, instruction_starts};
 
-use crate::procfs;
 use causeway_format::{Cpu, DataFlagAccess, Event, EventKind, Marker, Tid, Timestamp};
+use causeway_procfs::process as procfs;
 use perf::{CpuRings, DrainLoss, ThreadWatch};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
