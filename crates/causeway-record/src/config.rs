@@ -191,33 +191,17 @@ impl EventSet {
     }
 }
 
-/// Uscope's tracing modes: which user frames a stack walk keeps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum StackMode {
-    /// No user stacks.
-    None,
-    /// The program's last call site only (Mode 1).
-    App,
-    /// Every call site in the program, up to the depth budget (Mode 2).
-    #[default]
-    AppAll,
-    /// The last call site of each code range (program and each library) (Mode 3).
-    Libs,
-    /// Every frame, up to the depth budget (Mode 4).
-    All,
-}
+pub use causeway_unwind::StackMode;
 
-impl StackMode {
-    /// The BPF side's number (`enum stack_scope`).
-    pub fn code(self) -> u32 {
-        use crate::skel::types::stack_scope as s;
-        match self {
-            StackMode::None => s::STACK_NONE.0,
-            StackMode::App => s::STACK_APP.0,
-            StackMode::AppAll => s::STACK_APP_ALL.0,
-            StackMode::Libs => s::STACK_LIBS.0,
-            StackMode::All => s::STACK_ALL.0,
-        }
+/// A stack mode's number on the BPF side (`enum stack_scope`).
+pub fn stack_mode_code(mode: StackMode) -> u32 {
+    use crate::skel::types::stack_scope as s;
+    match mode {
+        StackMode::None => s::STACK_NONE.0,
+        StackMode::App => s::STACK_APP.0,
+        StackMode::AppAll => s::STACK_APP_ALL.0,
+        StackMode::Libs => s::STACK_LIBS.0,
+        StackMode::All => s::STACK_ALL.0,
     }
 }
 

@@ -40,7 +40,8 @@ pub mod strings;
 pub mod syscalls;
 pub mod titles;
 pub mod trigger;
-pub mod unwind;
+/// DWARF unwinding of the copied user stacks (`causeway-unwind`).
+pub use causeway_unwind as unwind;
 /// The data-flag watch (`causeway-watch`), started by a recording's `--watch`.
 pub use causeway_watch as watch;
 

@@ -233,7 +233,7 @@ fn configure(open: &mut OpenRecorderSkel<'static>, cfg: &RecordConfig, families:
         }
     }
     rodata.events = cfg.events.bits();
-    rodata.stack_mode = cfg.stack_mode.code();
+    rodata.stack_mode = crate::config::stack_mode_code(cfg.stack_mode);
     rodata.stack_depth = cfg.stack_depth.clamp(1, crate::config::MAX_STACK_DEPTH_FP);
     rodata.stack_on = [
         (cfg.stack_on_switch, stack_place::STACK_ON_SWITCH),

@@ -67,38 +67,9 @@ pub mod stack_flags {
     pub const USER_SKIPPED: u8 = types::stack_flag::STK_F_USER_SKIPPED.0 as u8;
 }
 
-/// Bits of [`StackCopy::flags`].
-pub mod copy_flags {
-    use crate::skel::types;
-    /// The window ended before the stack's mapping did.
-    pub const CUT: u32 = types::copy_flag::USTK_F_CUT.0;
-    /// The stack's mapping was not found; the window was shrunk until it could be read.
-    pub const NO_VMA: u32 = types::copy_flag::USTK_F_NO_VMA.0;
-    /// The stack's mapping was looked up for this copy (`bpf_find_vma`, the costly
-    /// path: a thread's first copy on a stack), not taken from the thread's kept ranges.
-    pub const RANGE_LOOKUP: u32 = types::copy_flag::USTK_F_RANGE_LOOKUP.0;
-    /// The thread's range did not hold the window (its memory went away): it was
-    /// dropped and the window shrunk until it could be read.
-    pub const RANGE_STALE: u32 = types::copy_flag::USTK_F_RANGE_STALE.0;
-    /// The window ends at the thread's starting stack pointer (the main thread's
-    /// `argc`, a thread's clone stack top): no frame of the thread lies above it.
-    pub const TOP: u32 = types::copy_flag::USTK_F_TOP.0;
-}
-
-/// User registers and a window of the user stack, copied for DWARF unwinding.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct StackCopy {
-    /// Instruction pointer (the leaf frame's address, not a return address).
-    pub ip: u64,
-    /// Stack pointer: the address of `data[0]`.
-    pub sp: u64,
-    /// Frame pointer register.
-    pub bp: u64,
-    /// `copy_flags` bits.
-    pub flags: u32,
-    /// Stack bytes from `sp` up.
-    pub data: Vec<u8>,
-}
+/// Bits of [`StackCopy::flags`] (`causeway-unwind`, checked against the BPF side's
+/// `USTK_F_*` in this module's tests), and the copied stack itself.
+pub use causeway_unwind::{StackCopy, copy_flags};
 
 /// Who ran the code that woke a thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1213,5 +1184,20 @@ mod abi {
             (0x401000, 0x7ffd_0000, 0x7ffd_0040, 1)
         );
         assert_eq!(copy.data, (0u8..16).collect::<Vec<u8>>());
+    }
+}
+
+#[cfg(test)]
+mod copy_flag_tests {
+    use crate::skel::types;
+
+    #[test]
+    fn the_unwinder_reads_the_flags_the_bpf_side_sets() {
+        use causeway_unwind::copy_flags as f;
+        assert_eq!(f::CUT, types::copy_flag::USTK_F_CUT.0);
+        assert_eq!(f::NO_VMA, types::copy_flag::USTK_F_NO_VMA.0);
+        assert_eq!(f::RANGE_LOOKUP, types::copy_flag::USTK_F_RANGE_LOOKUP.0);
+        assert_eq!(f::RANGE_STALE, types::copy_flag::USTK_F_RANGE_STALE.0);
+        assert_eq!(f::TOP, types::copy_flag::USTK_F_TOP.0);
     }
 }

@@ -1,5 +1,5 @@
-//! DWARF unwinding of copied user stacks (issue: complete stacks for binaries built
-//! without frame pointers).
+//! DWARF unwinding of copied user stacks: complete stacks for binaries built without
+//! frame pointers (the recorder's user-space half of its stack walk).
 //!
 //! BPF copies the user registers and a window of the stack; here each window is unwound
 //! with framehop against the unwind tables (`.eh_frame` + `.eh_frame_hdr`, else
@@ -14,14 +14,61 @@
 //! bench/RESULTS.md, "User stack unwinding"), and user space can cache and reuse
 //! everything per file.
 
-use crate::config::StackMode;
-use crate::records::{StackCopy, copy_flags};
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{Error as HopError, ExplicitModuleSectionInfo, FrameAddress, Module, Unwinder};
 use object::{Object, ObjectSection, ObjectSegment};
 use std::collections::HashMap;
 use std::ops::{Deref, Range};
 use std::sync::Arc;
+
+/// Uscope's tracing modes: which user frames a stack walk keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum StackMode {
+    /// No user stacks.
+    None,
+    /// The program's last call site only (Mode 1).
+    App,
+    /// Every call site in the program, up to the depth budget (Mode 2).
+    #[default]
+    AppAll,
+    /// The last call site of each code range (program and each library) (Mode 3).
+    Libs,
+    /// Every frame, up to the depth budget (Mode 4).
+    All,
+}
+
+/// Bits of [`StackCopy::flags`], as the recorder's BPF side sets them (`USTK_F_*` of
+/// its `abi.h`; the recorder's tests check the two agree).
+pub mod copy_flags {
+    /// The window ended before the stack's mapping did.
+    pub const CUT: u32 = 1;
+    /// The stack's mapping was not found; the window was shrunk until it could be read.
+    pub const NO_VMA: u32 = 2;
+    /// The stack's mapping was looked up for this copy (`bpf_find_vma`, the costly
+    /// path: a thread's first copy on a stack), not taken from the thread's kept ranges.
+    pub const RANGE_LOOKUP: u32 = 4;
+    /// The thread's range did not hold the window (its memory went away): it was
+    /// dropped and the window shrunk until it could be read.
+    pub const RANGE_STALE: u32 = 8;
+    /// The window ends at the thread's starting stack pointer (the main thread's
+    /// `argc`, a thread's clone stack top): no frame of the thread lies above it.
+    pub const TOP: u32 = 16;
+}
+
+/// User registers and a window of the user stack, copied for DWARF unwinding.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StackCopy {
+    /// Instruction pointer (the leaf frame's address, not a return address).
+    pub ip: u64,
+    /// Stack pointer: the address of `data[0]`.
+    pub sp: u64,
+    /// Frame pointer register.
+    pub bp: u64,
+    /// `copy_flags` bits.
+    pub flags: u32,
+    /// Stack bytes from `sp` up.
+    pub data: Vec<u8>,
+}
 
 /// Part of a file's bytes, shared between every process that maps the file.
 #[derive(Clone, Default)]
@@ -404,7 +451,7 @@ impl DwarfUnwinder {
             sp: copy.sp,
             len: copy.data.len() as u32,
             flags: copy.flags,
-            mode: mode.code(),
+            mode: mode as u32,
             depth: depth as u32,
         };
         if let Some(e) = p.memo.entries.get(&key)
