@@ -143,30 +143,23 @@ fn background_timer_sleeper_is_set_apart() {
 /// leak, trimmed, and the loop is a knot; one thread waiting 1.2 s is a real exit.
 #[test]
 fn a_merged_vertex_s_leak_is_judged_per_thread() {
-    use super::hand::{edges, limits, vertex, with_threads};
+    use super::hand::{STORE_LOOP_EDGES, edges, limits, store_loop_vertices, vertex, with_threads};
     use crate::findings::EdgeKind;
     use crate::knots::find;
     use causeway_format::DurationNs;
     let graph = |handlers: u32| {
-        let vs = vec![
-            vertex(0, VertexKind::Thread, 1.0, 1.0, 2.2),
-            with_threads(
-                vertex(1, VertexKind::SimilarThreads, 0.2, 3.0, 60.8),
-                handlers,
-            ),
-            vertex(2, VertexKind::SimilarThreads, 0.1, 0.1, 63.8),
-            vertex(3, VertexKind::Disk { device: None }, 0.0, 0.0, 0.0),
-            vertex(4, VertexKind::Nic { interface: None }, 0.0, 0.0, 0.0),
-        ];
-        let es = edges(&[
-            (1, 0, EdgeKind::Wait, 360.0, 60.0),
-            (2, 1, EdgeKind::Wait, 300.0, 63.0),
-            (0, 3, EdgeKind::Wait, 165.0, 1.8),
-            (0, 2, EdgeKind::Wait, 18.0, 0.4),
-            (3, 0, EdgeKind::DeviceIdle, 2.8, 0.0),
-            (1, 4, EdgeKind::Wait, 1.3, 1.2),
-        ]);
-        find(&vs, &es, &limits(), DurationNs(4_300_000_000))
+        let mut vs = store_loop_vertices(1.0);
+        vs[1] = with_threads(vs[1].clone(), handlers);
+        vs.push(vertex(
+            4,
+            VertexKind::Nic { interface: None },
+            0.0,
+            0.0,
+            0.0,
+        ));
+        let mut list = STORE_LOOP_EDGES.to_vec();
+        list.push((1, 4, EdgeKind::Wait, 1.3, 1.2));
+        find(&vs, &edges(&list), &limits(), DurationNs(4_300_000_000))
     };
     let t = graph(16);
     assert_eq!(t.knots.len(), 1, "{:#?}", t.sinks);

@@ -1,32 +1,14 @@
 //! The saturated stage of a closed loop (`saturated`), on hand-built graphs shaped
 //! like a recorded server and the load generator that drives it.
 
-use super::hand::{edges, limits, vertex};
+use super::hand::{STORE_LOOP_EDGES, edges, limits, store_loop_vertices, vertex};
 use crate::findings::{Edge, EdgeKind, Vertex, VertexId, VertexKind};
 use crate::knots::find;
 use crate::refine::Shape;
 use causeway_format::DurationNs;
 
-/// A store loop (vertex 0) that appends and fsyncs every message, 16 connection
-/// handlers (1) waiting for it, 16 clients (2) waiting for their handlers, the store
-/// loop waiting a little for its input (0 -> 2, heavy only by cascading), the disk (3).
-/// Every edge of the loop is over the threshold, so refinement keeps the whole loop;
-/// the store loop is busy 92% of its time, the others at most 5%.
 fn store_loop(stage_running: f64) -> (Vec<Vertex>, Vec<Edge>) {
-    let vertices = vec![
-        vertex(0, VertexKind::Thread, stage_running, 1.0, 2.2),
-        vertex(1, VertexKind::SimilarThreads, 0.2, 3.0, 60.8),
-        vertex(2, VertexKind::SimilarThreads, 0.1, 0.1, 63.8),
-        vertex(3, VertexKind::Disk { device: None }, 0.0, 0.0, 0.0),
-    ];
-    let es = edges(&[
-        (1, 0, EdgeKind::Wait, 360.0, 60.0),
-        (2, 1, EdgeKind::Wait, 300.0, 63.0),
-        (0, 3, EdgeKind::Wait, 165.0, 1.8),
-        (0, 2, EdgeKind::Wait, 18.0, 0.4),
-        (3, 0, EdgeKind::DeviceIdle, 2.8, 0.0),
-    ]);
-    (vertices, es)
+    (store_loop_vertices(stage_running), edges(STORE_LOOP_EDGES))
 }
 
 #[test]
