@@ -110,6 +110,8 @@ pub struct Converter {
     pub jit_symbols: crate::stacks::JitSymbols,
     /// JIT tables of processes that exited, read as they exited.
     jit_at_exit: HashMap<u32, crate::jitmap::JitTable>,
+    /// Processes whose JIT dump file may have been mapped after their maps were read.
+    jit_recheck: crate::jitmap::JitRecheck,
 }
 
 impl Converter {
@@ -312,6 +314,7 @@ impl Converter {
                 .collect(),
         );
         self.unwind_stale.remove(&tgid);
+        self.jit_recheck.note_maps(tgid, &maps);
         let first = self.has_mappings.insert(tgid);
         for m in &maps {
             if !self.mapping_keys.insert((tgid, m.start, m.end, m.offset)) {
@@ -386,6 +389,9 @@ impl Converter {
             };
             self.count(end.counter(), 1);
             user_truncated = end != UnwindEnd::Complete;
+        }
+        if self.jit_recheck.wants_reread(tgid, &st.user) {
+            self.refresh_mappings(tgid, ts);
         }
         let user = (!st.user.is_empty()).then(|| {
             if !self.has_mappings.contains(&tgid) {

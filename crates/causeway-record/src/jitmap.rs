@@ -160,6 +160,54 @@ pub fn read_tables(tgid: u32, mapped: &[&str]) -> JitTable {
     t
 }
 
+/// Processes running JIT code whose jitdump file may have been mapped after their
+/// mappings were read. Mappings are read when a process execs and when a stack holds
+/// an address outside them, so a runtime that maps its dump file right after it
+/// maps its code memory can be read in between and its dump never seen. Runtimes map
+/// the dump when the JIT starts, before any code it emits runs, so the first stack
+/// with a frame in anonymous executable memory is the moment to read them once more.
+#[derive(Debug, Default)]
+pub struct JitRecheck {
+    /// Anonymous executable ranges of processes with no jitdump mapped yet.
+    anon: HashMap<u32, Vec<(u64, u64)>>,
+    /// Processes read again for this reason (once each).
+    done: std::collections::HashSet<u32>,
+}
+
+impl JitRecheck {
+    /// A process's executable mappings were read: watch it if it has anonymous code
+    /// and no jitdump file.
+    pub fn note_maps(&mut self, tgid: u32, maps: &[causeway_procfs::Mapping]) {
+        let dump = maps.iter().any(|m| is_jitdump(&m.path));
+        let anon: Vec<(u64, u64)> = maps
+            .iter()
+            .filter(|m| m.path.is_empty())
+            .map(|m| (m.start, m.end))
+            .collect();
+        if dump || anon.is_empty() || self.done.contains(&tgid) {
+            self.anon.remove(&tgid);
+        } else {
+            self.anon.insert(tgid, anon);
+        }
+    }
+
+    /// Whether a stack of `tgid` with these user frames runs JIT code whose dump may
+    /// be unseen: true once per process.
+    pub fn wants_reread(&mut self, tgid: u32, frames: &[u64]) -> bool {
+        let Some(ranges) = self.anon.get(&tgid) else {
+            return false;
+        };
+        let hit = frames
+            .iter()
+            .any(|&a| ranges.iter().any(|&(s, e)| s <= a && a < e));
+        if hit {
+            self.anon.remove(&tgid);
+            self.done.insert(tgid);
+        }
+        hit
+    }
+}
+
 /// Ask a running HotSpot JVM to write its perf map (`jcmd PID Compiler.perfmap`, the
 /// JDK's own tool, found beside its `java` or on PATH). Returns whether a map exists
 /// afterwards. Bounded: a JVM that does not answer within 10 s is left alone.
@@ -227,6 +275,34 @@ mod tests {
         assert_eq!(t.lookup(0x7f0000002010), Some("LFoo;::baz (recompiled)"));
         assert_eq!(t.lookup(0x7f00000020f0), Some("LFoo;::bar"));
         assert_eq!(t.lookup(0x7f0000000fff), None);
+    }
+
+    fn mapping(start: u64, end: u64, path: &str) -> causeway_procfs::Mapping {
+        causeway_procfs::Mapping {
+            start,
+            end,
+            read: true,
+            write: false,
+            exec: true,
+            offset: 0,
+            inode: 0,
+            path: path.to_string(),
+        }
+    }
+
+    #[test]
+    fn code_run_before_its_dump_was_seen_asks_for_one_reread() {
+        let mut r = JitRecheck::default();
+        r.note_maps(7, &[mapping(0x1000, 0x2000, "/bin/x"), mapping(0x9000, 0xa000, "")]);
+        assert!(!r.wants_reread(7, &[0x1100])); // program code only
+        assert!(!r.wants_reread(8, &[0x9100])); // another process
+        assert!(r.wants_reread(7, &[0x1100, 0x9100]));
+        assert!(!r.wants_reread(7, &[0x9100])); // once
+        r.note_maps(7, &[mapping(0x9000, 0xa000, "")]);
+        assert!(!r.wants_reread(7, &[0x9100])); // still once after a later read
+        // A dump already mapped: nothing to wait for.
+        r.note_maps(9, &[mapping(0x9000, 0xa000, ""), mapping(0xb000, 0xc000, "/t/jit-9.dump")]);
+        assert!(!r.wants_reread(9, &[0x9100]));
     }
 
     #[test]

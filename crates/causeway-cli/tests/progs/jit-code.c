@@ -3,6 +3,9 @@
  *
  *   jit-code SECONDS perfmap DIR   writes /tmp/perf-PID.map (DIR unused)
  *   jit-code SECONDS jitdump DIR   writes DIR/jit-PID.dump and maps it executable
+ *   jit-code SECONDS jitdump-late DIR   the same, 100 ms after the code was mapped
+ *                                  (a recorder reading the mappings in between
+ *                                  must look again once the code runs)
  *
  * The function is named "jit_busy_loop" in either. */
 #include <stdint.h>
@@ -48,7 +51,7 @@ static void put(FILE *f, const void *p, size_t n)
 
 /* The jitdump format (perf's tools/perf/Documentation/jitdump-specification.txt):
  * a 40-byte header, then records; one JIT_CODE_LOAD record here. */
-static void jitdump(void *fn, const char *dir)
+static void jitdump(void *fn, const char *dir, unsigned late_us)
 {
 	char path[512];
 	snprintf(path, sizeof(path), "%s/jit-%d.dump", dir, getpid());
@@ -75,6 +78,8 @@ static void jitdump(void *fn, const char *dir)
 	put(f, name, sizeof(name));
 	put(f, code, sizeof(code));
 	fflush(f);
+	if (late_us)
+		usleep(late_us);
 	/* Runtimes map the file executable so that profilers find it in the mappings. */
 	void *marker = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fileno(f), 0);
 	if (marker == MAP_FAILED) {
@@ -86,7 +91,7 @@ static void jitdump(void *fn, const char *dir)
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
-		fprintf(stderr, "usage: jit-code SECONDS perfmap|jitdump DIR\n");
+		fprintf(stderr, "usage: jit-code SECONDS perfmap|jitdump|jitdump-late DIR\n");
 		return 2;
 	}
 	double secs = atof(argv[1]);
@@ -98,7 +103,9 @@ int main(int argc, char **argv)
 	}
 	memcpy(fn, code, sizeof(code));
 	if (strcmp(argv[2], "jitdump") == 0)
-		jitdump(fn, argv[3]);
+		jitdump(fn, argv[3], 0);
+	else if (strcmp(argv[2], "jitdump-late") == 0)
+		jitdump(fn, argv[3], 100000);
 	else
 		perf_map(fn);
 	void (*loop)(void) = (void (*)(void))fn;
