@@ -293,7 +293,13 @@ mod tests {
     #[test]
     fn code_run_before_its_dump_was_seen_asks_for_one_reread() {
         let mut r = JitRecheck::default();
-        r.note_maps(7, &[mapping(0x1000, 0x2000, "/bin/x"), mapping(0x9000, 0xa000, "")]);
+        r.note_maps(
+            7,
+            &[
+                mapping(0x1000, 0x2000, "/bin/x"),
+                mapping(0x9000, 0xa000, ""),
+            ],
+        );
         assert!(!r.wants_reread(7, &[0x1100])); // program code only
         assert!(!r.wants_reread(8, &[0x9100])); // another process
         assert!(r.wants_reread(7, &[0x1100, 0x9100]));
@@ -301,7 +307,13 @@ mod tests {
         r.note_maps(7, &[mapping(0x9000, 0xa000, "")]);
         assert!(!r.wants_reread(7, &[0x9100])); // still once after a later read
         // A dump already mapped: nothing to wait for.
-        r.note_maps(9, &[mapping(0x9000, 0xa000, ""), mapping(0xb000, 0xc000, "/t/jit-9.dump")]);
+        r.note_maps(
+            9,
+            &[
+                mapping(0x9000, 0xa000, ""),
+                mapping(0xb000, 0xc000, "/t/jit-9.dump"),
+            ],
+        );
         assert!(!r.wants_reread(9, &[0x9100]));
     }
 
