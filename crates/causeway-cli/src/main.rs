@@ -8,7 +8,6 @@ mod exit;
 mod flags;
 mod output;
 mod progress;
-mod render;
 mod trace;
 
 use clap::Parser;

@@ -24,13 +24,30 @@ use causeway_format::Tid;
 use causeway_model::Trace;
 use std::collections::BTreeMap;
 
-/// Which peak of F0 to explain.
+/// Which peak of F0 to explain (from a trace, or live).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PeakChoice {
     /// Peak N, numbered from the shortest latencies (1-based).
     Number(u32),
-    /// The slowest peak.
+    /// The slowest peak: how many peaks a profile resolves can vary from run to run,
+    /// while "the slowest" does not.
     Last,
+}
+
+impl std::str::FromStr for PeakChoice {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<PeakChoice, String> {
+        if s == "last" {
+            return Ok(PeakChoice::Last);
+        }
+        match s.parse::<u32>() {
+            Ok(n) if n >= 1 => Ok(PeakChoice::Number(n)),
+            _ => Err(format!(
+                "`{s}` is not a peak: give its number (1 = shortest latencies) or `last`"
+            )),
+        }
+    }
 }
 
 /// What to explain and how far to descend.

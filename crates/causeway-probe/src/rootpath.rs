@@ -8,6 +8,7 @@ use crate::callees::Site;
 use crate::error::ProbeError;
 use crate::indirect::{IndirectSite, Operand};
 use crate::skel::rootpath::{RootpathSkel, RootpathSkelBuilder};
+use causeway_latency::Sample;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, RingBufferBuilder, UprobeOpts};
 use std::mem::MaybeUninit;
@@ -50,26 +51,6 @@ pub struct Step {
     /// Cost of one probe hit, subtracted from F0's latency per hit inside it
     /// ([`crate::calibrate::hit_cost_ns`]).
     pub hit_cost_ns: u64,
-}
-
-/// One in-peak call of F0, as measured.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RawSample {
-    /// F0's latency.
-    pub f0_ns: u64,
-    /// Longest call of the function under study.
-    pub function_ns: u64,
-    /// Longest call of each callee (0: not called), less the time it was preempted or
-    /// interrupted.
-    pub callees_ns: Vec<u64>,
-    /// Time preempted inside the function under study (DARC §3.6).
-    pub preempted_ns: u64,
-    /// Time in hard IRQ handlers on its CPU inside the function under study.
-    pub irq_ns: u64,
-    /// The thread that preempted it for longest: tid and command name.
-    pub preemptor: Option<(u32, String)>,
-    /// The IRQ that took longest: number and handler name.
-    pub irq: Option<(u32, String)>,
 }
 
 /// Calls through a pointer seen at one indirect call site.
@@ -325,14 +306,15 @@ impl PathProbe {
         Ok((out, lost))
     }
 
-    /// Hand every sample that arrives within `timeout` to `each`.
+    /// Hand every sample that arrives within `timeout` to `each`, with F0's latency
+    /// in that call.
     pub fn poll(
         &self,
         timeout: Duration,
-        mut each: impl FnMut(RawSample),
+        mut each: impl FnMut(u64, Sample),
     ) -> Result<(), ProbeError> {
         let n = self.callees;
-        let mut got: Vec<RawSample> = Vec::new();
+        let mut got: Vec<(u64, Sample)> = Vec::new();
         let mut b = RingBufferBuilder::new();
         b.add(&self.skel.maps.samples, |bytes: &[u8]| {
             if let Some(s) = decode(bytes, n) {
@@ -368,8 +350,8 @@ impl PathProbe {
             reason: format!("{e}"),
         })?;
         drop(ring);
-        for s in got {
-            each(s);
+        for (f0_ns, s) in got {
+            each(f0_ns, s);
         }
         Ok(())
     }
@@ -385,8 +367,8 @@ fn name_at(bytes: &[u8], at: usize) -> Option<String> {
     Some(String::from_utf8_lossy(&b[..end]).into_owned())
 }
 
-/// Read one `struct rootpath_sample` (native byte order).
-fn decode(bytes: &[u8], callees: usize) -> Option<RawSample> {
+/// Read one `struct rootpath_sample` (native byte order): F0's latency and the sample.
+fn decode(bytes: &[u8], callees: usize) -> Option<(u64, Sample)> {
     let word = |i: usize| -> Option<u64> {
         bytes
             .get(i * 8..i * 8 + 8)
@@ -404,8 +386,8 @@ fn decode(bytes: &[u8], callees: usize) -> Option<RawSample> {
     let (tid, irq) = (half((tail + 2) * 8)?, half((tail + 2) * 8 + 4)?);
     let (preempted_ns, irq_ns) = (word(tail)?, word(tail + 1)?);
     let names = (tail + 3) * 8;
-    Some(RawSample {
-        f0_ns: word(0)?,
+    let f0_ns = word(0)?;
+    let sample = Sample {
         function_ns: word(1)?,
         callees_ns: (0..callees.min(MAX_CALLEES))
             .map(|i| word(2 + i))
@@ -414,7 +396,8 @@ fn decode(bytes: &[u8], callees: usize) -> Option<RawSample> {
         irq_ns,
         preemptor: (preempted_ns > 0).then_some((tid, name_at(bytes, names)?)),
         irq: (irq_ns > 0).then_some((irq, name_at(bytes, names + COMM)?)),
-    })
+    };
+    Some((f0_ns, sample))
 }
 
 #[cfg(test)]
@@ -437,8 +420,8 @@ mod tests {
         bytes.extend_from_slice(&comm);
         comm = *b"virtio0-input.0\0";
         bytes.extend_from_slice(&comm);
-        let s = decode(&bytes, 3).unwrap();
-        assert_eq!(s.f0_ns, 500);
+        let (f0_ns, s) = decode(&bytes, 3).unwrap();
+        assert_eq!(f0_ns, 500);
         assert_eq!(s.function_ns, 400);
         assert_eq!(s.callees_ns, vec![7, 0, 300]);
         assert_eq!(s.preempted_ns, 9_000);
@@ -447,7 +430,7 @@ mod tests {
         assert_eq!((s.irq_ns, s.irq.clone()), (0, None));
         let end = bytes.len();
         bytes[(2 + MAX_CALLEES + 1) * 8] = 5;
-        let s = decode(&bytes, 3).unwrap();
+        let (_, s) = decode(&bytes, 3).unwrap();
         assert_eq!(s.irq, Some((11, "virtio0-input.0".to_string())));
         assert!(decode(&bytes[..end - 1], 3).is_none());
         assert!(decode(&bytes[..16], 3).is_none());

@@ -31,7 +31,7 @@
 //! It reads no trace, runs no analysis and knows no command line: the caller passes
 //! the result (and, for `info`, what its trace reader counted) and an output writer.
 //! The one program it runs is graphviz's `dot`, for [`BottleneckView::write_svg`].
-//! Event-by-event output (`causeway dump`) stays with the command line.
+//! Event-by-event output (`causeway dump`) is in [`events`].
 
 mod bottleneck;
 mod calls;
@@ -40,6 +40,7 @@ pub mod chrome;
 mod compare;
 mod diagnose;
 mod error;
+pub mod events;
 mod flame;
 mod format;
 mod html;

@@ -2,12 +2,12 @@
 
 use crate::exit;
 use crate::flags::DumpArgs;
-use crate::render::event_json::event_json;
-use crate::render::event_text::{details, stack_lines};
-use crate::render::names::Names;
 use crate::trace::open_trace;
 use anyhow::{Context, Result};
 use causeway_format::{EventKind, EventKindTag, TimeRange, Timestamp};
+use causeway_report::events::json::event_json;
+use causeway_report::events::names::Names;
+use causeway_report::events::text::{details, stack_lines};
 use std::collections::HashSet;
 use std::io::{BufWriter, Write};
 

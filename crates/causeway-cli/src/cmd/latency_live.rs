@@ -1,10 +1,9 @@
 //! `causeway latency --func SYMBOL (-p PID | -- CMD)`: a function's latency profile,
-//! live, through a uprobe/uretprobe pair whose BPF programs count each call into log2
-//! slots in the kernel (`causeway-probe`). The slots become a histogram here; peaks
-//! and rendering are the analysis's and the report's, as for a trace.
+//! live. The measurement is `causeway-live`'s (`funclat::profile`); this module
+//! resolves the flags into its request, prints its notices and renders the result.
 //!
-//! Decisions: live profiles are log2 only (the kernel keeps 64 slots; finer bins would
-//! cost more per call), so `--bins` other than 1 is refused. With `-- CMD` the command
+//! Decisions: live profiles are log2 only, so `--bins` other than 1 is refused. With
+//! `-- CMD` the command
 //! starts stopped before `exec`, so every call is seen; when `--duration` ends first,
 //! the command is sent SIGTERM. With `--json` the command's standard output goes to
 //! standard error, so the JSON document stays alone on standard output.
@@ -12,30 +11,25 @@
 use crate::flags::LatencyArgs;
 use crate::output;
 use anyhow::{Context, Result, bail};
-use causeway_latency::{Histogram, PeakOptions, Slice, find_peaks};
-use causeway_probe::launch::{KILL_GRACE, Launched, executable_of, start_stopped};
-use causeway_probe::{Attachment, FuncProbe, ProbeTarget, Slots};
+use causeway_live::Control;
+use causeway_live::funclat::{FuncNotice, FuncRequest, profile};
+use causeway_probe::launch::{Launched, executable_of, start_stopped};
+use causeway_probe::{Attachment, ProbeTarget};
 use causeway_record::signals;
 use causeway_report::{LatencyView, ProfileInput};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// How often the loop looks at the clock, the signals and the target.
-const TICK: Duration = Duration::from_millis(50);
+/// Stop and status requests by signal: Ctrl-C or SIGTERM, and SIGUSR1.
+pub(crate) struct Signals;
 
-/// The process being probed: one given by pid, or the command started here.
-pub(crate) enum Probed {
-    Running(u32),
-    Started(Launched),
-}
+impl Control for Signals {
+    fn stop_requested(&self) -> bool {
+        signals::stop_requested()
+    }
 
-impl Probed {
-    /// True while the process runs.
-    pub(crate) fn alive(&mut self) -> bool {
-        match self {
-            Probed::Running(pid) => std::path::Path::new(&format!("/proc/{pid}")).exists(),
-            Probed::Started(s) => s.poll_exit().is_none(),
-        }
+    fn take_status_request(&self) -> bool {
+        signals::take_dump_requests() > 0
     }
 }
 
@@ -75,48 +69,6 @@ pub(crate) fn target(
     }
 }
 
-/// Probe until Ctrl-C, `--duration`, or the process's end; the time-lapse slices are
-/// read every `--interval`.
-fn probe_loop(
-    args: &LatencyArgs,
-    probe: &FuncProbe,
-    mut probed: Probed,
-) -> Result<(Slots, Vec<Slice>)> {
-    let start = Instant::now();
-    let limit = args.duration.map(|d| Duration::from_nanos(d.0));
-    let interval = args.interval.map(|d| Duration::from_nanos(d.0.max(1)));
-    let mut slices = Vec::new();
-    let mut last = probe.read()?;
-    let mut next_slice = interval.map(|i| start + i);
-    loop {
-        std::thread::sleep(TICK);
-        let now = Instant::now();
-        let done =
-            signals::stop_requested() || limit.is_some_and(|l| now - start >= l) || !probed.alive();
-        if let (Some(at), Some(iv)) = (next_slice, interval)
-            && (now >= at || done)
-        {
-            let cur = probe.read()?;
-            let h = Histogram::from_log2_slots(&cur.since(&last).slots);
-            let offset = at.saturating_duration_since(start + iv);
-            slices.push(Slice {
-                offset_ns: offset.as_nanos() as u64,
-                peaks: find_peaks(&h, &PeakOptions::default()),
-                hist: h,
-            });
-            last = cur;
-            next_slice = Some(at + iv);
-        }
-        if done {
-            break;
-        }
-    }
-    if let Probed::Started(s) = &mut probed {
-        s.terminate(KILL_GRACE);
-    }
-    Ok((probe.read()?, slices))
-}
-
 /// Run live profiling.
 pub fn run(args: &LatencyArgs) -> Result<u8> {
     let Some(symbol) = &args.func else {
@@ -140,44 +92,41 @@ pub fn run(args: &LatencyArgs) -> Result<u8> {
     signals::install();
     // CAUSEWAY_UPROBE=pair keeps the uprobe/uretprobe pair where sessions exist (to
     // compare the two in bench/funclat.sh).
-    let probe = match std::env::var("CAUSEWAY_UPROBE").as_deref() {
-        Ok("pair") => FuncProbe::attach_as(&t, Attachment::Pair),
-        _ => FuncProbe::attach(&t),
-    }
-    .with_context(|| format!("probing {symbol}"))?;
-    let probed = match stopped {
-        Some(mut s) => {
-            s.release();
-            Probed::Started(s)
-        }
-        None => Probed::Running(t.tgid.unwrap_or(0)),
+    let attachment = match std::env::var("CAUSEWAY_UPROBE").as_deref() {
+        Ok("pair") => Some(Attachment::Pair),
+        _ => None,
     };
-    eprintln!(
-        "causeway: timing {symbol} in {} (process {}, {}); Ctrl-C to stop",
-        t.binary.display(),
-        t.tgid.unwrap_or(0),
-        match probe.attachment() {
-            Attachment::Session => "uprobe session",
-            Attachment::Pair => "uprobe and uretprobe",
-        }
-    );
-    let (slots, slices) = probe_loop(args, &probe, probed)?;
-    drop(probe);
-    if slots.no_entry + slots.table_full > 0 {
+    let req = FuncRequest {
+        target: t,
+        launched: stopped,
+        attachment,
+        duration: args.duration.map(|d| Duration::from_nanos(d.0)),
+        interval: args.interval.map(|d| Duration::from_nanos(d.0)),
+    };
+    let p = profile(req, &Signals, &mut |n| match n {
+        FuncNotice::Timing { target, attachment } => eprintln!(
+            "causeway: timing {symbol} in {} (process {}, {}); Ctrl-C to stop",
+            target.binary.display(),
+            target.tgid.unwrap_or(0),
+            match attachment {
+                Attachment::Session => "uprobe session",
+                Attachment::Pair => "uprobe and uretprobe",
+            }
+        ),
+    })?;
+    if p.slots.no_entry + p.slots.table_full > 0 {
         eprintln!(
             "causeway: not timed: {} returns without their entry (probe attached mid-call), {} entries with the thread table full",
-            slots.no_entry, slots.table_full
+            p.slots.no_entry, p.slots.table_full
         );
     }
-    let hist = Histogram::from_log2_slots(&slots.slots);
-    let peaks = find_peaks(&hist, &PeakOptions::default());
     let label = format!("function {symbol}");
     let input = ProfileInput {
         label: &label,
         kind: "function",
-        hist: &hist,
-        peaks: &peaks,
-        slices: &slices,
+        hist: &p.hist,
+        peaks: &p.peaks,
+        slices: &p.slices,
     };
     let view = LatencyView::from_inputs(&[input], args.interval.map(|d| d.0));
     if let Some(html) = &args.html {

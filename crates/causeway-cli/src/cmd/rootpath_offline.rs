@@ -1,7 +1,7 @@
 //! `causeway rootpath TRACE`: the root-cause path from a trace where every call is
 //! recorded (`causeway_latency::offline`), rendered as the live one is.
 
-use crate::flags::rootpath::{PeakChoice, RootpathArgs};
+use crate::flags::rootpath::RootpathArgs;
 use crate::output;
 use crate::trace::{ingest_trace, open_trace};
 use anyhow::{Result, bail};
@@ -14,10 +14,8 @@ pub fn run(args: &RootpathArgs, trace: &Path) -> Result<u8> {
     if !args.command.is_empty() {
         bail!("give either a trace file or `-- CMD`, not both");
     }
-    let peak = match args.peak {
-        Some(PeakChoice::Number(n)) => offline::PeakChoice::Number(n),
-        Some(PeakChoice::Last) => offline::PeakChoice::Last,
-        None => bail!("--peak is needed with a trace (--resume is for live runs)"),
+    let Some(peak) = args.peak else {
+        bail!("--peak is needed with a trace (--resume is for live runs)");
     };
     let mut rd = open_trace(trace)?;
     let t = ingest_trace(&mut rd, trace)?;

@@ -3,6 +3,7 @@
 use super::values::FlagError;
 use causeway_format::DurationNs;
 use causeway_format::units::parse_duration_ns;
+pub use causeway_latency::offline::PeakChoice;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -89,31 +90,5 @@ fn share(s: &str) -> Result<f64, FlagError> {
     match s.trim().parse::<f64>() {
         Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
         _ => Err(FlagError::Share(s.to_string())),
-    }
-}
-
-/// `--peak`: a peak by number, or the last (slowest) one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PeakChoice {
-    /// Peak N, numbered from the shortest latencies (1-based).
-    Number(u32),
-    /// The slowest peak: how many peaks a profile resolves can vary from run to run,
-    /// while "the slowest" does not.
-    Last,
-}
-
-impl std::str::FromStr for PeakChoice {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<PeakChoice, String> {
-        if s == "last" {
-            return Ok(PeakChoice::Last);
-        }
-        match s.parse::<u32>() {
-            Ok(n) if n >= 1 => Ok(PeakChoice::Number(n)),
-            _ => Err(format!(
-                "`{s}` is not a peak: give its number (1 = shortest latencies) or `last`"
-            )),
-        }
     }
 }

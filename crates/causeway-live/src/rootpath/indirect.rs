@@ -1,4 +1,4 @@
-//! The callees of the function under study, for one level of `causeway rootpath`:
+//! The callees of the function under study, for one level of the root-cause path:
 //! direct ones from its disassembly, and the targets of its indirect calls read at run
 //! time (DARC §3: "indirect calls resolved at run time").
 //!
@@ -12,7 +12,8 @@
 //!
 //! Decisions: the pass lasts until F0 made enough calls to hold about
 //! [`DISCOVERY_PEAK_CALLS`] calls of the peak by its share of calls (at least
-//! [`DISCOVERY_MIN_CALLS`], at most `--start-ops`), or a quarter of `--phase-timeout`:
+//! [`DISCOVERY_MIN_CALLS`], at most the calls profiled before the peak is chosen), or
+//! a quarter of the phase timeout:
 //! its targets need not come from in-peak calls only, since the measurement that
 //! follows ranks the calls anyway and a target used only outside the peak gets no
 //! maxcount. At most `MAX_SITES` (16) sites of a function are probed, and the targets
@@ -21,13 +22,13 @@
 //! function (code without a symbol, JIT code), count as call sites not probed.
 //! Indirect jumps are not followed: a `jmp *` is mostly a switch's jump table.
 
-use crate::cmd::latency_live::Probed;
-use anyhow::Result;
+use crate::control::{Control, Probed};
+use crate::error::LiveError;
+use causeway_probe::ProbeError;
 use causeway_probe::callees::{Site, SymbolFinder, callees_of};
 use causeway_probe::indirect::IndirectSite;
 use causeway_probe::resolve::AddressResolver;
 use causeway_probe::rootpath::{MAX_CALLEES, MAX_SITES, PathProbe, SiteTarget, Step};
-use causeway_record::signals;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -55,7 +56,7 @@ pub struct LevelCallees {
 pub fn direct_callees(
     f: &Site,
     finder: &SymbolFinder,
-) -> Result<(LevelCallees, Vec<IndirectSite>)> {
+) -> Result<(LevelCallees, Vec<IndirectSite>), LiveError> {
     let c = callees_of(f)?;
     let mut out = LevelCallees {
         unresolved: c.unresolved,
@@ -116,88 +117,143 @@ pub fn add_targets(
     }
 }
 
-/// Read the targets of `sites` (the indirect call sites of the function under study
-/// of `base`) for a while, and add them to `lc`. `None` if interrupted.
-pub fn discover(
-    base: &Step,
-    sites: &[IndirectSite],
-    (calls, limit): (u64, Duration),
-    probed: &mut Probed,
-    lc: &mut LevelCallees,
-) -> Result<Option<()>> {
-    let probed_sites = &sites[..sites.len().min(MAX_SITES)];
-    lc.unresolved += (sites.len() - probed_sites.len()) as u32;
-    lc.indirect_sites = probed_sites.len() as u32;
-    let own = base.path.last().unwrap_or(&base.f0).clone();
-    eprintln!(
-        "causeway: reading the targets of {} indirect call sites of {} ({} calls of {})",
-        probed_sites.len(),
-        own.symbol,
-        calls,
-        base.f0.symbol
-    );
-    let step = Step {
-        sites: probed_sites.to_vec(),
-        callees: Vec::new(),
-        peak_ns: (0, 0),
-        ..base.clone()
-    };
-    // A site the kernel will not probe costs the level its indirect callees, not the
-    // run: the direct callees are still measured.
-    let probe = match PathProbe::attach(&step) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!(
-                "causeway: the indirect call sites of {} cannot be probed ({e}); they count as not probed",
-                own.symbol
-            );
-            lc.unresolved += lc.indirect_sites;
-            lc.indirect_sites = 0;
-            return Ok(Some(()));
+/// What the indirect pass reports.
+#[derive(Debug)]
+pub enum Notice<'a> {
+    /// The pass begins.
+    Reading {
+        /// Sites probed.
+        sites: usize,
+        /// The function under study.
+        function: &'a str,
+        /// Calls of F0 to wait for.
+        calls: u64,
+        /// F0.
+        f0: &'a str,
+    },
+    /// The kernel would not probe the sites: they count as not probed.
+    Unprobed {
+        /// The function under study.
+        function: &'a str,
+        /// Why.
+        error: &'a ProbeError,
+    },
+    /// A status was asked for.
+    Status {
+        /// Sites probed.
+        sites: usize,
+        /// The function under study.
+        function: &'a str,
+        /// Calls of F0 made so far.
+        made: u64,
+        /// Calls of F0 to wait for.
+        calls: u64,
+        /// F0.
+        f0: &'a str,
+        /// Since the pass began.
+        elapsed: Duration,
+    },
+    /// Indirect calls whose target could not be read or kept.
+    Lost(u64),
+    /// The pass ended: targets seen, and the functions they added.
+    Seen {
+        /// Distinct (site, target) pairs seen.
+        targets: usize,
+        /// Functions new to the level.
+        added: Vec<&'a str>,
+    },
+}
+
+/// One pass over the indirect call sites of a level.
+pub struct Pass<'a> {
+    /// Calls of F0 to wait for.
+    pub calls: u64,
+    /// The longest the pass may take.
+    pub limit: Duration,
+    /// Stop and status requests.
+    pub ctl: &'a dyn Control,
+    /// The process.
+    pub probed: &'a mut Probed,
+}
+
+impl Pass<'_> {
+    /// Read the targets of `sites` (the indirect call sites of the function under
+    /// study of `base`) for a while, and add them to `lc`. `None` if interrupted.
+    pub fn discover(
+        self,
+        base: &Step,
+        sites: &[IndirectSite],
+        lc: &mut LevelCallees,
+        notify: &mut dyn FnMut(Notice<'_>),
+    ) -> Result<Option<()>, LiveError> {
+        let probed_sites = &sites[..sites.len().min(MAX_SITES)];
+        lc.unresolved += (sites.len() - probed_sites.len()) as u32;
+        lc.indirect_sites = probed_sites.len() as u32;
+        let own = base.path.last().unwrap_or(&base.f0).clone();
+        notify(Notice::Reading {
+            sites: probed_sites.len(),
+            function: &own.symbol,
+            calls: self.calls,
+            f0: &base.f0.symbol,
+        });
+        let step = Step {
+            sites: probed_sites.to_vec(),
+            callees: Vec::new(),
+            peak_ns: (0, 0),
+            ..base.clone()
+        };
+        // A site the kernel will not probe costs the level its indirect callees, not
+        // the run: the direct callees are still measured.
+        let probe = match PathProbe::attach(&step) {
+            Ok(p) => p,
+            Err(error) => {
+                notify(Notice::Unprobed {
+                    function: &own.symbol,
+                    error: &error,
+                });
+                lc.unresolved += lc.indirect_sites;
+                lc.indirect_sites = 0;
+                return Ok(Some(()));
+            }
+        };
+        let start = Instant::now();
+        loop {
+            std::thread::sleep(TICK);
+            let made: u64 = probe.f0_slots()?.iter().sum();
+            if self.ctl.take_status_request() {
+                notify(Notice::Status {
+                    sites: probed_sites.len(),
+                    function: &own.symbol,
+                    made,
+                    calls: self.calls,
+                    f0: &base.f0.symbol,
+                    elapsed: start.elapsed(),
+                });
+            }
+            if self.ctl.stop_requested() || !self.probed.alive() {
+                return Ok(None);
+            }
+            if made >= self.calls || start.elapsed() >= self.limit {
+                break;
+            }
         }
-    };
-    let start = Instant::now();
-    loop {
-        std::thread::sleep(TICK);
-        let made: u64 = probe.f0_slots()?.iter().sum();
-        if signals::take_dump_requests() > 0 {
-            eprintln!(
-                "causeway rootpath status: reading the targets of {} indirect call sites of {}: {made} of {calls} calls of {}, {:.0?}",
-                probed_sites.len(),
-                own.symbol,
-                base.f0.symbol,
-                start.elapsed()
-            );
+        let (seen, lost) = probe.targets()?;
+        drop(probe);
+        if lost > 0 {
+            notify(Notice::Lost(lost));
         }
-        if signals::stop_requested() || !probed.alive() {
-            return Ok(None);
-        }
-        if made >= calls || start.elapsed() >= limit {
-            break;
-        }
+        let mut resolver = AddressResolver::for_process(base.tgid)?;
+        let before = lc.sites.len();
+        add_targets(lc, &own, &seen, |a| resolver.function_at(a));
+        notify(Notice::Seen {
+            targets: seen.len(),
+            added: lc.sites[before..]
+                .iter()
+                .map(|s| s.symbol.as_str())
+                .collect(),
+        });
+        Ok(Some(()))
     }
-    let (seen, lost) = probe.targets()?;
-    drop(probe);
-    if lost > 0 {
-        eprintln!("causeway: {lost} indirect calls had a target that could not be read or kept");
-    }
-    let mut resolver = AddressResolver::for_process(base.tgid)?;
-    let before = lc.sites.len();
-    add_targets(lc, &own, &seen, |a| resolver.function_at(a));
-    let names: Vec<&str> = lc.sites[before..]
-        .iter()
-        .map(|s| s.symbol.as_str())
-        .collect();
-    eprintln!(
-        "causeway: {} targets seen; through a pointer: {}",
-        seen.len(),
-        if names.is_empty() {
-            "nothing new".to_string()
-        } else {
-            names.join(", ")
-        }
-    );
-    Ok(Some(()))
 }
 
 #[cfg(test)]
