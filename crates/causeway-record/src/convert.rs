@@ -107,33 +107,62 @@ pub struct Converter {
     /// Scoped mode and frame budget applied to DWARF-unwound stacks.
     user_scope: (StackMode, usize),
     /// Where JIT-compiled code gets its names.
-    pub jit_symbols: crate::stacks::JitSymbols,
+    jit_symbols: crate::stacks::JitSymbols,
     /// JIT tables of processes that exited, read as they exited.
     jit_at_exit: HashMap<u32, crate::jitmap::JitTable>,
     /// Processes whose JIT dump file may have been mapped after their maps were read.
     jit_recheck: crate::jitmap::JitRecheck,
 }
 
+/// How records become events, fixed for a recording: resolved once from its
+/// configuration ([`ConvertOptions::of`]).
+#[derive(Clone, Copy, Debug)]
+pub struct ConvertOptions {
+    /// Every process is a target (a system-wide recording).
+    pub all_targets: bool,
+    /// Scoped mode and frame budget for stacks unwound in user space.
+    pub user_scope: (StackMode, usize),
+    /// Reuse earlier unwinds (see [`DwarfUnwinder`]), or unwind every stack afresh.
+    pub unwind_memo: bool,
+    /// Where JIT-compiled code gets its names.
+    pub jit_symbols: crate::stacks::JitSymbols,
+}
+
+impl Default for ConvertOptions {
+    fn default() -> ConvertOptions {
+        ConvertOptions {
+            all_targets: false,
+            user_scope: (StackMode::AppAll, 8),
+            unwind_memo: true,
+            jit_symbols: crate::stacks::JitSymbols::Auto,
+        }
+    }
+}
+
+impl ConvertOptions {
+    /// The options of a recording with this configuration.
+    pub fn of(cfg: &crate::config::RecordConfig) -> ConvertOptions {
+        ConvertOptions {
+            all_targets: matches!(cfg.target, crate::config::Target::All),
+            user_scope: (cfg.stack_mode, cfg.stack_depth as usize),
+            unwind_memo: cfg.unwind_memo,
+            jit_symbols: cfg.jit_symbols,
+        }
+    }
+}
+
 impl Converter {
-    /// A converter; `all` when every process is a target.
-    pub fn new(all: bool) -> Converter {
+    /// A converter with these options.
+    pub fn new(opts: ConvertOptions) -> Converter {
         let mut c = Converter {
-            all_targets: all,
+            all_targets: opts.all_targets,
+            user_scope: opts.user_scope,
+            jit_symbols: opts.jit_symbols,
             ..Default::default()
         };
         c.stacks.glue = crate::stacks::KernelGlue::load();
-        c.user_scope = (StackMode::AppAll, 8);
+        c.unwinder.set_memo(opts.unwind_memo);
         c
-    }
-
-    /// Reuse earlier unwinds (see [`DwarfUnwinder`]), or unwind every stack afresh.
-    pub fn set_unwind_memo(&mut self, on: bool) {
-        self.unwinder.set_memo(on);
-    }
-
-    /// The scoped mode and frame budget for stacks unwound in user space.
-    pub fn set_user_scope(&mut self, mode: StackMode, depth: usize) {
-        self.user_scope = (mode, depth);
     }
 
     /// End of a batch of records: a copied stack whose record came neither in its batch
@@ -764,7 +793,10 @@ mod tests {
 
     #[test]
     fn threads_get_rows_only_when_they_change() {
-        let mut c = Converter::new(true);
+        let mut c = Converter::new(ConvertOptions {
+            all_targets: true,
+            ..Default::default()
+        });
         c.note_thread(10, 10, "a", 5);
         c.note_thread(10, 10, "a", 6);
         c.note_thread(10, 10, "b", 7);
@@ -776,7 +808,10 @@ mod tests {
 
     #[test]
     fn a_copy_waits_one_batch_for_its_record() {
-        let mut c = Converter::new(true);
+        let mut c = Converter::new(ConvertOptions {
+            all_targets: true,
+            ..Default::default()
+        });
         let rec = |ts: u64, body: Body, stack: Option<RawStack>| Record {
             ts,
             tid: 7,
@@ -812,7 +847,10 @@ mod tests {
     #[test]
     fn how_a_stack_copy_was_bounded_is_counted() {
         use crate::records::copy_flags;
-        let mut c = Converter::new(true);
+        let mut c = Converter::new(ConvertOptions {
+            all_targets: true,
+            ..Default::default()
+        });
         let mut copy = |ts: u64, flags: u32| {
             let body = Body::UserStack(StackCopy {
                 flags,

@@ -80,21 +80,7 @@ pub enum ConfigError {
         /// The largest window, KiB.
         max_kib: u32,
     },
-    /// A trigger part names neither a wait nor `comm=`.
-    #[error("cannot read `{part}` in trigger `{input}` (expected like `blocked>200ms comm=NAME`)")]
-    TriggerPart {
-        /// The part not understood.
-        part: String,
-        /// The whole condition.
-        input: String,
-    },
-    /// A trigger measures something other than `blocked` or `runnable`.
-    #[error("unknown measure `{0}` (blocked, runnable)")]
-    TriggerMeasure(String),
-    /// A trigger with no wait to measure.
-    #[error("trigger `{0}` has no `blocked>T` or `runnable>T`")]
-    TriggerWait(String),
-    /// A trigger's threshold is not a duration.
+    /// A trigger condition cannot be read.
     #[error(transparent)]
-    TriggerDuration(#[from] causeway_format::UnitError),
+    Trigger(#[from] causeway_flight::TriggerError),
 }

@@ -12,7 +12,8 @@
 //! tables), [`stacks`] (dedup and symbolization), [`sink`] (file or flight window;
 //! [`outfile`] writes it crash-safely through a temporary file, [`previous`] keeps a
 //! file it replaces as `NAME.old`),
-//! [`trigger`] (dump conditions), [`run`] (the recording loop); [`liblog`] keeps
+//! the flight recorder's window and trigger conditions are `causeway-flight`'s
+//! ([`trigger`]), [`run`] (the recording loop); [`liblog`] keeps
 //! libbpf's messages off the terminal unless asked for.
 
 pub mod config;
@@ -39,7 +40,8 @@ pub mod stacks;
 pub mod strings;
 pub mod syscalls;
 pub mod titles;
-pub mod trigger;
+/// Trigger conditions of the flight recorder (`causeway-flight`).
+pub use causeway_flight::trigger;
 /// DWARF unwinding of the copied user stacks (`causeway-unwind`).
 pub use causeway_unwind as unwind;
 /// The data-flag watch (`causeway-watch`), started by a recording's `--watch`.

@@ -5,14 +5,13 @@ use crate::convert::Converter;
 use crate::launch::{KILL_GRACE, Launched, Stopped};
 use crate::probes::{Family, Probes};
 use crate::records::{Record, parse};
-use crate::sink::{Dump, FlightSink, StreamSink, clock_ns, header};
+use crate::sink::{Dump, StreamSink, clock_ns, header};
 use crate::stacks::Symbols;
 use crate::titles::TitleWatch;
-use crate::trigger::{Condition, Watcher};
 use crate::watch::{Watch, WatchError};
 use crate::{RecordError, procfs, signals};
+use causeway_flight::{Condition, Flight};
 use causeway_format::Tid;
-use causeway_format::{TriggerMark, TriggerReason};
 use libbpf_rs::RingBufferBuilder;
 use std::cell::RefCell;
 use std::path::PathBuf;
@@ -27,7 +26,7 @@ pub const HANDLER_MISSES: &str = "bpf_handler_misses";
 const WATCH_POLL: Duration = Duration::from_millis(10);
 
 /// Least time between two dumps caused by a `--trigger` condition.
-pub const AUTO_DUMP_HOLDOFF: Duration = Duration::from_secs(1);
+pub use causeway_flight::AUTO_DUMP_HOLDOFF;
 
 /// Where events go.
 #[derive(Clone, Debug)]
@@ -137,7 +136,7 @@ pub struct Summary {
 
 enum Sink {
     Stream(Box<StreamSink>),
-    Flight(FlightSink, Option<Watcher>),
+    Flight(Box<Flight>),
 }
 
 /// Parsed records waiting for conversion, by CPU, and records that did not parse.
@@ -162,7 +161,6 @@ struct Session {
     lost_seen: Vec<u64>,
     events: u64,
     dumps: Vec<Dump>,
-    last_auto_dump: Option<Instant>,
     titles: TitleWatch,
     watch: Option<Watch>,
     go: crate::gotrack::GoTracker,
@@ -349,7 +347,6 @@ fn start(req: &Request, notify: &mut dyn FnMut(Notice)) -> Result<Session, Recor
         lost_seen: vec![0; nrings],
         events: 0,
         dumps: Vec::new(),
-        last_auto_dump: None,
         titles: TitleWatch::default(),
         watch: watch.take(),
         go,
@@ -432,10 +429,7 @@ fn open_sink(
             capacity,
             base,
             trigger,
-        } => Sink::Flight(
-            FlightSink::new(*capacity, base),
-            trigger.clone().map(Watcher::new),
-        ),
+        } => Sink::Flight(Box::new(Flight::new(*capacity, base, trigger.clone()))),
     })
 }
 
@@ -446,10 +440,7 @@ fn seed_converter(
     initial: &[u32],
     launched: bool,
 ) -> (Converter, Vec<(u32, Vec<procfs::ExecMapping>)>) {
-    let mut c = Converter::new(matches!(cfg.target, Target::All));
-    c.set_user_scope(cfg.stack_mode, cfg.stack_depth as usize);
-    c.set_unwind_memo(cfg.unwind_memo);
-    c.jit_symbols = cfg.jit_symbols;
+    let mut c = Converter::new(crate::convert::ConvertOptions::of(cfg));
     for (irq, name) in procfs::irq_names() {
         c.set_irq_name(irq, &name);
     }
@@ -543,57 +534,39 @@ impl Session {
         notify: &mut dyn FnMut(Notice),
     ) -> Result<(), RecordError> {
         let c = &self.conv;
-        let (f, watcher) = match &mut self.sink {
+        let f = match &mut self.sink {
             Sink::Stream(s) => return s.events(c, batch),
-            Sink::Flight(f, w) => (f, w),
+            Sink::Flight(f) => f,
         };
-        f.events(batch);
+        f.push(batch);
         let asked = signals::take_dump_requests() > 0;
-        let mut fired = false;
-        let mut mark = asked.then(|| TriggerMark {
-            reason: TriggerReason::Asked,
-            ts_ns: clock_ns(libc::CLOCK_MONOTONIC),
-            tid: None,
-            stall_start_ns: None,
-        });
-        if let Some(w) = watcher.as_mut() {
-            let comm = w.comm().map(str::to_owned);
-            let wanted = |t: Tid| target_thread(c, t, comm.as_deref());
-            let ended = w.feed(batch, &wanted);
-            let open = w.check_open(clock_ns(libc::CLOCK_MONOTONIC));
-            if let Some(f) = ended.or(open) {
-                fired = true;
-                mark = Some(crate::trigger::mark_of(w.kind(), &f));
-            }
+        let comm = f.comm().map(str::to_owned);
+        let wanted = |t: Tid| target_thread(c, t, comm.as_deref());
+        let now = clock_ns(libc::CLOCK_MONOTONIC);
+        let Some(due) = f.due(batch, asked, now, &wanted) else {
+            return Ok(());
+        };
+        // Signalled before the window is written (symbolizing takes a while), so the
+        // in-process buffers are taken at the moment the condition fired.
+        let inproc_asked = if due.fired {
+            crate::inproc::ask_dumps(c.title_candidates())
+        } else {
+            Vec::new()
+        };
+        let path = f.next_path();
+        let mut d = crate::sink::write_dump(
+            path,
+            f.window(),
+            (c, &mut self.symbols),
+            &self.hdr,
+            due.mark,
+        )?;
+        d.inproc_asked = inproc_asked;
+        if let Some(old) = &d.kept_old {
+            notify(Notice::KeptPrevious(old.clone()));
         }
-        // A condition that holds every few milliseconds would otherwise write a file
-        // per batch: automatic dumps come at most once per holdoff.
-        if fired
-            && self
-                .last_auto_dump
-                .is_some_and(|t| t.elapsed() < AUTO_DUMP_HOLDOFF)
-        {
-            fired = false;
-        }
-        if fired {
-            self.last_auto_dump = Some(Instant::now());
-        }
-        if (asked || fired) && !f.is_empty() {
-            // Signalled before the window is written (symbolizing takes a while), so
-            // the in-process buffers are taken at the moment the condition fired.
-            let inproc_asked = if fired {
-                crate::inproc::ask_dumps(c.title_candidates())
-            } else {
-                Vec::new()
-            };
-            let mut d = f.dump(c, &mut self.symbols, &self.hdr, mark)?;
-            d.inproc_asked = inproc_asked;
-            if let Some(old) = &d.kept_old {
-                notify(Notice::KeptPrevious(old.clone()));
-            }
-            notify(Notice::Dumped(d.clone()));
-            self.dumps.push(d);
-        }
+        notify(Notice::Dumped(d.clone()));
+        self.dumps.push(d);
         Ok(())
     }
 

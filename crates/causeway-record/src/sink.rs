@@ -6,7 +6,7 @@ use crate::stacks::Symbols;
 use causeway_format::{
     ClockSource, Event, EventKind, Header, HostInfo, Scope, StackId, TraceWriter,
 };
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -303,125 +303,59 @@ pub struct Dump {
     pub inproc_asked: Vec<u32>,
 }
 
-/// Keeps the most recent events in memory; writes them out on a trigger.
-pub struct FlightSink {
-    window: VecDeque<Event>,
-    capacity: usize,
-    base: PathBuf,
-    dumps: usize,
-    /// Events that fell out of the window (expected: that is the point).
-    pub rotated_out: u64,
-}
-
-impl FlightSink {
-    /// A window of `capacity` events; dumps are named after `base` (`NAME.1.cwt`, ...).
-    pub fn new(capacity: usize, base: &Path) -> FlightSink {
-        FlightSink {
-            window: VecDeque::with_capacity(capacity.min(1 << 20)),
-            capacity: capacity.max(1),
-            base: base.to_path_buf(),
-            dumps: 0,
-            rotated_out: 0,
-        }
-    }
-
-    /// Add events, dropping the oldest beyond the capacity. A stack event is never
-    /// kept without the event it belongs to: it is dropped with it.
-    pub fn events(&mut self, evs: &[Event]) {
-        for e in evs {
-            self.window.push_back(*e);
-        }
-        while self.window.len() > self.capacity {
-            self.window.pop_front();
-            self.rotated_out += 1;
-        }
-        while matches!(
-            self.window.front().map(|e| &e.kind),
-            Some(EventKind::Stack { .. })
-        ) {
-            self.window.pop_front();
-            self.rotated_out += 1;
-        }
-    }
-
-    /// Events held now.
-    pub fn len(&self) -> usize {
-        self.window.len()
-    }
-
-    /// Nothing held.
-    pub fn is_empty(&self) -> bool {
-        self.window.is_empty()
-    }
-
-    /// Path of dump number `n` (from 1).
-    pub fn dump_path(&self, n: usize) -> PathBuf {
-        let stem = self
-            .base
-            .file_name()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "causeway-flight.cwt".into());
-        let stem = stem.strip_suffix(".cwt").unwrap_or(&stem).to_string();
-        self.base.with_file_name(format!("{stem}.{n}.cwt"))
-    }
-
-    /// Write the window to the next dump file, with what triggered it; the window is
-    /// kept (recording goes on).
-    pub fn dump(
-        &mut self,
-        conv: &Converter,
-        symbols: &mut Symbols,
-        header: &Header,
-        trigger: Option<causeway_format::TriggerMark>,
-    ) -> Result<Dump, crate::RecordError> {
-        self.dumps += 1;
-        let path = self.dump_path(self.dumps);
-        let (file, pending) = crate::outfile::create(&path)?;
-        let mut header = header.clone();
-        header.file_id = Header::random_file_id();
-        let mut w = TraceWriter::new(file, &header)?;
-        let mut sent = Sent::default();
-        sent.sync(conv, &mut w);
-        // Only the stacks the window uses, symbolized into this file's own ids.
-        let mut ids: Vec<StackId> = self
-            .window
-            .iter()
-            .filter_map(|e| match e.kind {
-                EventKind::Stack { user, kernel, .. } => Some([user, kernel]),
-                _ => None,
-            })
-            .flatten()
-            .flatten()
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
-        let stacks = symbols.write_stacks(conv.stack_sources(), &ids, &mut w);
-        let mut first = u64::MAX;
-        let mut last = 0;
-        for e in &self.window {
-            let ev = remap(e, &stacks);
-            first = first.min(e.ts.0);
-            last = last.max(e.ts.0);
-            w.push(&ev)?;
-        }
-        for (k, v) in &conv.counters {
-            w.add_counter(k, *v);
-        }
-        w.add_counter("flight_rotated_out", self.rotated_out);
-        if let Some(t) = trigger {
-            w.set_trigger(t);
-        }
-        let file = w.finish()?;
-        let kept_old = pending.commit(file)?;
-        Ok(Dump {
-            path,
-            events: self.window.len() as u64,
-            first_ts: if first == u64::MAX { 0 } else { first },
-            last_ts: last,
-            kept_old,
-            inproc_asked: Vec::new(),
+/// Write a flight recorder's window to `path`, with what triggered it (the window is
+/// kept: recording goes on).
+pub fn write_dump(
+    path: PathBuf,
+    window: &causeway_flight::Window,
+    (conv, symbols): (&Converter, &mut Symbols),
+    header: &Header,
+    trigger: Option<causeway_format::TriggerMark>,
+) -> Result<Dump, crate::RecordError> {
+    let (file, pending) = crate::outfile::create(&path)?;
+    let mut header = header.clone();
+    header.file_id = Header::random_file_id();
+    let mut w = TraceWriter::new(file, &header)?;
+    let mut sent = Sent::default();
+    sent.sync(conv, &mut w);
+    // Only the stacks the window uses, symbolized into this file's own ids.
+    let mut ids: Vec<StackId> = window
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::Stack { user, kernel, .. } => Some([user, kernel]),
+            _ => None,
         })
+        .flatten()
+        .flatten()
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let stacks = symbols.write_stacks(conv.stack_sources(), &ids, &mut w);
+    let mut first = u64::MAX;
+    let mut last = 0;
+    for e in window.iter() {
+        let ev = remap(e, &stacks);
+        first = first.min(e.ts.0);
+        last = last.max(e.ts.0);
+        w.push(&ev)?;
     }
+    for (k, v) in &conv.counters {
+        w.add_counter(k, *v);
+    }
+    w.add_counter("flight_rotated_out", window.rotated_out());
+    if let Some(t) = trigger {
+        w.set_trigger(t);
+    }
+    let file = w.finish()?;
+    let kept_old = pending.commit(file)?;
+    Ok(Dump {
+        path,
+        events: window.len() as u64,
+        first_ts: if first == u64::MAX { 0 } else { first },
+        last_ts: last,
+        kept_old,
+        inproc_asked: Vec::new(),
+    })
 }
 
 /// Rewrite stack ids for a dump (string ids are the same in every file, see `Sent`).

@@ -5,7 +5,7 @@
 //! episode, either when the episode ends too late or, for a thread that is still
 //! stuck, when the recorder checks while idle.
 
-use crate::error::ConfigError;
+use crate::error::TriggerError;
 use causeway_format::units::parse_duration_ns_with_unit;
 use causeway_format::{Event, EventKind, TaskState, Tid, TriggerMark, TriggerReason};
 use std::collections::HashMap;
@@ -33,7 +33,7 @@ pub struct Condition {
 impl Condition {
     /// Parse `blocked>200ms [comm=NAME]` or `runnable>50ms [comm=NAME]`. The threshold
     /// is a duration as [`causeway_format::units`] reads it, with its unit required.
-    pub fn parse(s: &str) -> Result<Condition, ConfigError> {
+    pub fn parse(s: &str) -> Result<Condition, TriggerError> {
         let mut kind = None;
         let mut comm = None;
         for part in s.split_whitespace() {
@@ -43,17 +43,17 @@ impl Condition {
                 let k = match what {
                     "blocked" => WaitKind::Blocked,
                     "runnable" => WaitKind::Runnable,
-                    _ => return Err(ConfigError::TriggerMeasure(what.to_string())),
+                    _ => return Err(TriggerError::Measure(what.to_string())),
                 };
                 kind = Some((k, parse_duration_ns_with_unit(dur)?.0));
             } else {
-                return Err(ConfigError::TriggerPart {
+                return Err(TriggerError::Part {
                     part: part.to_string(),
                     input: s.to_string(),
                 });
             }
         }
-        let (kind, threshold_ns) = kind.ok_or_else(|| ConfigError::TriggerWait(s.to_string()))?;
+        let (kind, threshold_ns) = kind.ok_or_else(|| TriggerError::Wait(s.to_string()))?;
         Ok(Condition {
             kind,
             threshold_ns,
@@ -239,20 +239,20 @@ mod tests {
     #[test]
     fn conditions_say_what_is_wrong() {
         use causeway_format::UnitError;
-        let cases: &[(&str, ConfigError)] = &[
+        let cases: &[(&str, TriggerError)] = &[
             (
                 "blocked>200",
-                ConfigError::TriggerDuration(UnitError::DurationUnit("200".into())),
+                TriggerError::Duration(UnitError::DurationUnit("200".into())),
             ),
             (
                 "blocked>soon",
-                ConfigError::TriggerDuration(UnitError::Duration("soon".into())),
+                TriggerError::Duration(UnitError::Duration("soon".into())),
             ),
-            ("slow>1s", ConfigError::TriggerMeasure("slow".into())),
-            ("comm=x", ConfigError::TriggerWait("comm=x".into())),
+            ("slow>1s", TriggerError::Measure("slow".into())),
+            ("comm=x", TriggerError::Wait("comm=x".into())),
             (
                 "blocked>1s x",
-                ConfigError::TriggerPart {
+                TriggerError::Part {
                     part: "x".into(),
                     input: "blocked>1s x".into(),
                 },
