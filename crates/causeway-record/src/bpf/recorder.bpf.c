@@ -15,6 +15,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
+#include "causeway/common.bpf.h"
 #include "abi.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

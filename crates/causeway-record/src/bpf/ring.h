@@ -20,12 +20,7 @@ struct {
 } rings SEC(".maps");
 
 /* Records that found their ring full: the BPF ring buffer keeps no count itself. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} lost SEC(".maps");
+CW_PERCPU_COUNTERS(lost, 1);
 
 /* Trace Map: tgids being recorded. */
 struct {
@@ -171,10 +166,7 @@ static __always_inline struct cpu_ctx *get_cpuctx(void)
 
 static __always_inline void count_lost(void)
 {
-	__u32 zero = 0;
-	__u64 *n = bpf_map_lookup_elem(&lost, &zero);
-	if (n)
-		*n += 1;
+	cw_count(&lost, 0);
 }
 
 static __always_inline void submit_ring(void *data, __u32 size, __u32 max, bool urgent);

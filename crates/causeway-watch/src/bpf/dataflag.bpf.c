@@ -13,6 +13,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include "causeway/common.bpf.h"
 #include "dataflag.h"
 
 /* The watched process. The probes are bound to it, so this only guards against
@@ -25,12 +26,7 @@ struct {
 } hits SEC(".maps");
 
 /* Hits dropped because the ring was full (index 0), per CPU. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} lost SEC(".maps");
+CW_PERCPU_COUNTERS(lost, 1);
 
 SEC("uprobe")
 int handle_access(struct pt_regs *ctx)
@@ -42,10 +38,7 @@ int handle_access(struct pt_regs *ctx)
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	struct dataflag_hit *h = bpf_ringbuf_reserve(&hits, sizeof(*h), 0);
 	if (!h) {
-		__u32 k = 0;
-		__u64 *n = bpf_map_lookup_elem(&lost, &k);
-		if (n)
-			(*n)++;
+		cw_count(&lost, 0);
 		return 0;
 	}
 	h->ts = bpf_ktime_get_ns();
