@@ -14,50 +14,9 @@ pub fn exec_mappings() -> Vec<MapEntry> {
         .unwrap_or_default()
 }
 
-/// The GNU build ID of an ELF file, from its PT_NOTE segments; empty if none.
+/// The GNU build ID of an ELF file; empty if none.
 pub fn build_id(path: &str) -> Vec<u8> {
-    let Ok(data) = fs::read(path) else {
-        return Vec::new();
-    };
-    elf_build_id(&data).unwrap_or_default()
-}
-
-fn rd(d: &[u8], at: usize, n: usize) -> Option<u64> {
-    let b = d.get(at..at.checked_add(n)?)?;
-    let mut v = [0u8; 8];
-    v[..n].copy_from_slice(b);
-    Some(u64::from_le_bytes(v))
-}
-
-/// Build ID of a little-endian ELF64 image.
-pub fn elf_build_id(d: &[u8]) -> Option<Vec<u8>> {
-    if d.get(0..4)? != b"\x7fELF" || *d.get(4)? != 2 || *d.get(5)? != 1 {
-        return None;
-    }
-    let phoff = rd(d, 0x20, 8)? as usize;
-    let phentsize = rd(d, 0x36, 2)? as usize;
-    let phnum = rd(d, 0x38, 2)? as usize;
-    for i in 0..phnum {
-        let ph = phoff.checked_add(i.checked_mul(phentsize)?)?;
-        if rd(d, ph, 4)? != 4 {
-            continue; // not PT_NOTE
-        }
-        let off = rd(d, ph + 8, 8)? as usize;
-        let size = rd(d, ph + 32, 8)? as usize;
-        let mut p = off;
-        while p + 12 <= off.checked_add(size)? {
-            let namesz = rd(d, p, 4)? as usize;
-            let descsz = rd(d, p + 4, 4)? as usize;
-            let kind = rd(d, p + 8, 4)?;
-            let name_at = p + 12;
-            let desc_at = name_at + namesz.div_ceil(4) * 4;
-            if kind == 3 && d.get(name_at..name_at + namesz)? == b"GNU\0" {
-                return Some(d.get(desc_at..desc_at + descsz)?.to_vec());
-            }
-            p = desc_at + descsz.div_ceil(4) * 4;
-        }
-    }
-    None
+    causeway_procfs::elf::build_id(std::path::Path::new(path)).unwrap_or_default()
 }
 
 /// A thread's name (`comm`), or empty.
@@ -118,6 +77,6 @@ mod tests {
     fn the_test_binary_has_a_build_id_or_none_without_panic() {
         let id = build_id(&exe());
         assert!(id.is_empty() || id.len() >= 8);
-        assert_eq!(elf_build_id(b"not an elf"), None);
+        assert_eq!(causeway_procfs::elf::build_id_of(b"not an elf"), None);
     }
 }

@@ -7,7 +7,7 @@
 
 use crate::callees::Site;
 use crate::error::ProbeError;
-use object::{Object, ObjectSegment, ObjectSymbol, SymbolKind};
+use causeway_procfs::elf::{Elf, Segment, Symbols, segments};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -20,74 +20,13 @@ struct Mapping {
     path: PathBuf,
 }
 
-/// A file's loadable segments (file offset, file size, address) and its function
-/// symbols by address.
-#[derive(Debug, Default)]
-struct FileSyms {
-    segments: Vec<(u64, u64, u64)>,
-    functions: HashMap<u64, String>,
-}
-
-/// Of several names of one address, the one to probe: a global name over a local one,
-/// then the one with the fewest leading underscores (`write` over `__libc_write`),
-/// then the shortest.
-fn better(a: &(bool, &str), b: &(bool, &str)) -> bool {
-    let under = |s: &str| s.len() - s.trim_start_matches('_').len();
-    (!a.0, under(a.1), a.1.len(), a.1) < (!b.0, under(b.1), b.1.len(), b.1)
-}
-
-impl FileSyms {
-    fn read(path: &PathBuf) -> FileSyms {
-        let Ok(data) = std::fs::read(path) else {
-            return FileSyms::default();
-        };
-        let Ok(obj) = object::File::parse(&*data) else {
-            return FileSyms::default();
-        };
-        let segments = obj
-            .segments()
-            .map(|s| (s.file_range().0, s.file_range().1, s.address()))
-            .filter(|&(_, size, _)| size > 0)
-            .collect();
-        let mut best: HashMap<u64, (bool, String)> = HashMap::new();
-        for sym in obj.symbols().chain(obj.dynamic_symbols()) {
-            if sym.kind() != SymbolKind::Text || sym.is_undefined() || sym.address() == 0 {
-                continue;
-            }
-            let Ok(name) = sym.name() else { continue };
-            // Versioned dynamic names (`memcpy@@GLIBC_2.14`) are probed by the plain one.
-            let name = name.split('@').next().unwrap_or(name);
-            if name.is_empty() {
-                continue;
-            }
-            let cand = (sym.is_global(), name);
-            match best.get(&sym.address()) {
-                Some((g, n)) if !better(&cand, &(*g, n.as_str())) => {}
-                _ => {
-                    best.insert(sym.address(), (cand.0, name.to_string()));
-                }
-            }
-        }
-        FileSyms {
-            segments,
-            functions: best.into_iter().map(|(a, (_, n))| (a, n)).collect(),
-        }
-    }
-
-    /// The file address of byte `file_off` of the file.
-    fn address_of(&self, file_off: u64) -> Option<u64> {
-        self.segments
-            .iter()
-            .find(|&&(off, size, _)| off <= file_off && file_off < off + size)
-            .map(|&(off, _, addr)| addr + (file_off - off))
-    }
-}
-
 /// Resolves addresses of one process to the functions they start.
 #[derive(Debug)]
 pub struct AddressResolver {
     maps: Vec<Mapping>,
-    files: HashMap<PathBuf, FileSyms>,
+    /// Each file's segments and symbols, read once; `None` if it could not be read
+    /// or parsed.
+    files: HashMap<PathBuf, Option<(Vec<Segment>, Symbols)>>,
 }
 
 /// The file-backed executable mappings among `maps`.
@@ -122,15 +61,16 @@ impl AddressResolver {
             .iter()
             .find(|m| m.start <= addr && addr < m.end)?
             .clone();
-        let syms = self
+        let (segs, syms) = self
             .files
             .entry(m.path.clone())
-            .or_insert_with(|| FileSyms::read(&m.path));
-        let file_addr = syms.address_of(addr - m.start + m.offset)?;
-        let name = syms.functions.get(&file_addr)?;
+            .or_insert_with(|| Elf::read(&m.path).ok().map(Elf::into_tables))
+            .as_ref()?;
+        let file_addr = segments::vaddr_of_offset(segs, addr - m.start + m.offset)?;
+        let name = syms.function_starting_at(file_addr)?;
         Some(Site {
             binary: m.path,
-            symbol: name.clone(),
+            symbol: name.to_string(),
         })
     }
 }
@@ -160,13 +100,6 @@ mod tests {
             (m[0].start, m[0].end, m[0].offset),
             (0x55d0c0a01000, 0x55d0c0a02000, 0x1000)
         );
-    }
-
-    #[test]
-    fn global_plain_names_win() {
-        assert!(better(&(true, "write"), &(false, "write")));
-        assert!(better(&(true, "write"), &(true, "__libc_write")));
-        assert!(!better(&(false, "a"), &(true, "__b")));
     }
 
     #[test]

@@ -3,12 +3,16 @@
 //! watch and the in-process library (`maps`); a process's names, command line,
 //! executable, parent and threads (`process`); block devices, link speeds and IRQ
 //! handlers (`system`); a command started so that nothing it runs goes unobserved
-//! (`launch`).
+//! (`launch`); the ELF files processes map: sections, segments and load bias, symbols
+//! by name and by address, build IDs (`elf`); names of JIT-compiled code from perf
+//! maps and jitdump files (`jit`).
 //!
 //! Reads can fail at any time, because processes exit: readers return an
 //! [`std::io::Result`] or an empty answer, and callers treat a missing answer as
 //! "unknown".
 
+pub mod elf;
+pub mod jit;
 pub mod launch;
 pub mod maps;
 pub mod process;

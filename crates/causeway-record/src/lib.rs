@@ -22,7 +22,6 @@ mod error;
 pub mod go_events;
 pub mod gotrack;
 pub mod inproc;
-pub mod jitmap;
 pub mod launch;
 pub mod liblog;
 pub mod outfile;
@@ -42,6 +41,8 @@ pub mod syscalls;
 pub mod titles;
 /// Trigger conditions of the flight recorder (`causeway-flight`).
 pub use causeway_flight::trigger;
+/// Names of JIT-compiled code from perf maps and jitdump files (`causeway_procfs::jit`).
+pub use causeway_procfs::jit as jitmap;
 /// DWARF unwinding of the copied user stacks (`causeway-unwind`).
 pub use causeway_unwind as unwind;
 /// The data-flag watch (`causeway-watch`), started by a recording's `--watch`.

@@ -121,10 +121,7 @@ impl KernelGlue {
 
 /// GNU build ID of an ELF file, empty if it has none or cannot be read.
 pub fn build_id(path: &str) -> Vec<u8> {
-    match blazesym::helper::read_elf_build_id(path) {
-        Ok(Some(id)) => id.to_vec(),
-        _ => Vec::new(),
-    }
+    causeway_procfs::elf::build_id(std::path::Path::new(path)).unwrap_or_default()
 }
 
 /// A symbolized address.

@@ -14,9 +14,9 @@
 //! bench/RESULTS.md, "User stack unwinding"), and user space can cache and reuse
 //! everything per file.
 
+use causeway_procfs::elf::{Elf, Segment, segments};
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{Error as HopError, ExplicitModuleSectionInfo, FrameAddress, Module, Unwinder};
-use object::{Object, ObjectSection, ObjectSegment};
 use std::collections::HashMap;
 use std::ops::{Deref, Range};
 use std::sync::Arc;
@@ -89,8 +89,8 @@ struct FileInfo {
     file: Arc<Vec<u8>>,
     /// (section name, address range as stated in the file, byte range in the file).
     sections: Vec<(&'static str, Range<u64>, Range<usize>)>,
-    /// Loadable segments: (file offset, file size, virtual address, executable).
-    segments: Vec<(u64, u64, u64, bool)>,
+    /// Loadable segments.
+    segments: Vec<Segment>,
 }
 
 const SECTIONS: [&str; 5] = [
@@ -103,34 +103,21 @@ const SECTIONS: [&str; 5] = [
 
 impl FileInfo {
     fn read(path: &str) -> Option<FileInfo> {
-        let data = std::fs::read(path).ok()?;
-        let obj = object::File::parse(&*data).ok()?;
+        let elf = Elf::read(std::path::Path::new(path)).ok()?;
         let mut sections = Vec::new();
         for name in SECTIONS {
-            let Some(s) = obj.section_by_name(name) else {
+            let Some(s) = elf.section(name) else {
                 continue;
             };
-            let Some((off, size)) = s.file_range() else {
+            let Some(range) = elf.section_range(s) else {
                 continue;
             };
-            let (off, size) = (off as usize, size as usize);
-            if off.checked_add(size).is_none_or(|e| e > data.len()) {
-                continue;
-            }
-            sections.push((name, s.address()..s.address() + s.size(), off..off + size));
+            sections.push((name, s.address..s.address + s.size, range));
         }
-        let segments = obj
-            .segments()
-            .filter_map(|s| {
-                let (off, size) = s.file_range();
-                let exec = matches!(s.flags(), object::SegmentFlags::Elf { p_flags } if p_flags & object::elf::PF_X != 0);
-                Some((off, size, s.address(), exec)).filter(|_| size > 0)
-            })
-            .collect();
         Some(FileInfo {
-            file: Arc::new(data),
+            file: elf.data().clone(),
             sections,
-            segments,
+            segments: elf.segments().to_vec(),
         })
     }
 
@@ -148,28 +135,10 @@ impl FileInfo {
             .map(|s| s.1.clone())
     }
 
-    /// Where the file's address 0 lands for a mapping of `offset` at `start`. The kernel
-    /// maps a segment from the page holding its first byte, so the mapping's offset is
-    /// the segment's offset rounded down to a page. With LLD's layout a segment does not
-    /// start on a page boundary and that page also holds the end of the previous
-    /// segment: match segments by their rounded-down offset first (executable ones
-    /// preferred, as only executable mappings are unwound), and by containment only
-    /// when none matches.
+    /// Where the file's address 0 lands for a mapping of `offset` at `start` (see
+    /// [`segments::mapping_bias`] for LLD's layouts).
     fn base_avma(&self, start: u64, offset: u64) -> Option<u64> {
-        const PAGE: u64 = 4096;
-        let &(p_off, _, p_vaddr, _) = self
-            .segments
-            .iter()
-            .filter(|&&(o, _, _, _)| o & !(PAGE - 1) == offset)
-            .max_by_key(|&&(_, _, _, exec)| exec)
-            .or_else(|| {
-                self.segments
-                    .iter()
-                    .find(|&&(o, size, _, _)| o <= offset && offset < o + size)
-            })?;
-        // The file address at the mapping's start: p_vaddr - (p_off - offset).
-        let svma = p_vaddr.wrapping_add(offset).wrapping_sub(p_off);
-        Some(start.wrapping_sub(svma))
+        segments::mapping_bias(&self.segments, start, offset)
     }
 
     fn module(&self, name: &str, avma: Range<u64>, base_avma: u64) -> Module<Bytes> {
@@ -633,14 +602,6 @@ fn walk(
 mod tests {
     use super::*;
 
-    fn info(segments: Vec<(u64, u64, u64, bool)>) -> FileInfo {
-        FileInfo {
-            file: Arc::new(Vec::new()),
-            sections: Vec::new(),
-            segments,
-        }
-    }
-
     #[test]
     fn a_frame_at_the_threads_starting_stack_pointer_is_the_outermost() {
         // Two frames by frame pointers (no modules), the second one's rbp garbage: its
@@ -720,27 +681,5 @@ mod tests {
         let from_bp = u.unwind(7, &shifted, StackMode::All, 32);
         assert_eq!(from_bp.frames, vec![0x4000, 0x6000]);
         assert_eq!(u.memo_hits(), 2);
-    }
-
-    #[test]
-    fn load_bias_of_page_aligned_segments() {
-        // GNU ld: R at 0, R+X at 0x1000 (vaddr 0x1000); mapped at 0x5555_0000_1000.
-        let f = info(vec![(0, 0x800, 0, false), (0x1000, 0x2000, 0x1000, true)]);
-        assert_eq!(
-            f.base_avma(0x5555_0000_1000, 0x1000),
-            Some(0x5555_0000_0000)
-        );
-    }
-
-    #[test]
-    fn load_bias_of_lld_segments_that_share_a_page() {
-        // LLD: R at 0..0x1f40, R+X at file 0x1f40 / vaddr 0x2f40. The executable
-        // mapping starts at file offset 0x1000 (rounded down), at address
-        // 0x5555_0000_2000 = bias + 0x2000.
-        let f = info(vec![(0, 0x1f40, 0, false), (0x1f40, 0x5000, 0x2f40, true)]);
-        assert_eq!(
-            f.base_avma(0x5555_0000_2000, 0x1000),
-            Some(0x5555_0000_0000)
-        );
     }
 }

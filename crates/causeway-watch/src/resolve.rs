@@ -4,7 +4,7 @@
 //! watchpoints cannot be had).
 
 use super::WatchError;
-use object::{Object, ObjectKind, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind};
+use causeway_procfs::elf::{Elf, ElfError, segments};
 use std::path::{Path, PathBuf};
 
 /// A variable found in an executable file, before it is loaded.
@@ -23,33 +23,39 @@ pub struct FileVariable {
     pub base_vaddr: u64,
 }
 
+/// Parse `data` (an ELF file).
+fn parse(data: &[u8]) -> Result<Elf, WatchError> {
+    Elf::parse(data.to_vec()).map_err(|e| match e {
+        ElfError::Parse(why) => WatchError::Elf(why),
+        other => WatchError::Elf(other.to_string()),
+    })
+}
+
 /// Parse `data` (an ELF file) and find symbol `name`; `len` overrides its size.
 pub fn find_symbol(data: &[u8], name: &str, len: Option<u8>) -> Result<FileVariable, WatchError> {
-    let obj = object::File::parse(data).map_err(|e| WatchError::Elf(e.to_string()))?;
-    let sym = obj
+    symbol_in(&parse(data)?, name, len)
+}
+
+/// Symbol `name` of a parsed file; `len` overrides its size.
+fn symbol_in(elf: &Elf, name: &str, len: Option<u8>) -> Result<FileVariable, WatchError> {
+    let sym = elf
         .symbols()
-        .chain(obj.dynamic_symbols())
-        .find(|s| s.name() == Ok(name) && s.address() != 0)
+        .by_name(name)
         .ok_or_else(|| WatchError::NoSymbol(name.to_string()))?;
     let len = match len {
         Some(l) => l,
-        None => match sym.size() {
-            1 | 2 | 4 | 8 => sym.size() as u8,
+        None => match sym.size {
+            1 | 2 | 4 | 8 => sym.size as u8,
             other => return Err(WatchError::SymbolSize(name.to_string(), other)),
         },
     };
     Ok(FileVariable {
         symbol: Some(name.to_string()),
-        vaddr: sym.address(),
+        vaddr: sym.address,
         len,
-        pie: obj.kind() == ObjectKind::Dynamic,
-        base_vaddr: base_vaddr(&obj),
+        pie: elf.position_independent(),
+        base_vaddr: elf.base_vaddr(),
     })
-}
-
-/// The lowest loadable address of the file, rounded down to a page.
-fn base_vaddr(obj: &object::File<'_>) -> u64 {
-    obj.segments().map(|s| s.address()).min().unwrap_or(0) & !0xfff
 }
 
 /// The load bias of `exe` in process `pid`: where its offset-0 mapping starts minus
@@ -58,12 +64,8 @@ pub fn load_bias(pid: u32, exe: &Path, v: &FileVariable) -> Option<u64> {
     if !v.pie {
         return Some(0);
     }
-    let exe = exe.to_string_lossy();
-    causeway_procfs::maps::read(pid)
-        .ok()?
-        .into_iter()
-        .find(|m| m.offset == 0 && m.path == exe)
-        .map(|m| m.start.wrapping_sub(v.base_vaddr))
+    let maps = causeway_procfs::maps::read(pid).ok()?;
+    segments::first_mapping_bias(&maps, &exe.to_string_lossy(), v.base_vaddr)
 }
 
 /// Names of the functions whose code refers to `[vaddr, vaddr + len)` by a
@@ -72,21 +74,13 @@ pub fn load_bias(pid: u32, exe: &Path, v: &FileVariable) -> Option<u64> {
 /// ends 0, 1, 2 or 4 bytes (an immediate) after it; a false match needs a random
 /// 32-bit value to land on the few bytes of the variable.
 pub fn functions_referring(data: &[u8], vaddr: u64, len: u8) -> Vec<String> {
-    let Ok(obj) = object::File::parse(data) else {
+    let Ok(elf) = parse(data) else {
         return Vec::new();
     };
-    let mut funcs: Vec<(u64, u64, String)> = obj
-        .symbols()
-        .chain(obj.dynamic_symbols())
-        .filter(|s| s.kind() == object::SymbolKind::Text && s.size() > 0)
-        .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
-        .collect();
-    funcs.sort();
     let end = vaddr + u64::from(len.max(1));
     let mut hits = Vec::new();
-    for sec in obj.sections().filter(|s| s.kind() == SectionKind::Text) {
-        let Ok(bytes) = sec.data() else { continue };
-        let base = sec.address();
+    for (sec, bytes) in elf.code_sections() {
+        let base = sec.address;
         for (i, w) in bytes.windows(4).enumerate() {
             let d = i32::from_le_bytes([w[0], w[1], w[2], w[3]]) as i64;
             let at = base + i as u64;
@@ -99,13 +93,10 @@ pub fn functions_referring(data: &[u8], vaddr: u64, len: u8) -> Vec<String> {
             }
         }
     }
+    let syms = elf.symbols();
     let mut names: Vec<String> = hits
         .into_iter()
-        .filter_map(|at| {
-            let i = funcs.partition_point(|f| f.0 <= at).checked_sub(1)?;
-            let (a, s, n) = funcs.get(i)?;
-            (at < a + s).then(|| n.clone())
-        })
+        .filter_map(|at| Some(syms.function_containing(at)?.name.clone()))
         .collect();
     names.sort();
     names.dedup();
@@ -153,10 +144,10 @@ pub fn find_in_mapped(
         if lib.is_some_and(|l| !names_file(l, &file)) {
             continue;
         }
-        let Ok(data) = std::fs::read(&file) else {
+        let Ok(elf) = Elf::read(&file) else {
             continue;
         };
-        match find_symbol(&data, name, len) {
+        match symbol_in(&elf, name, len) {
             Ok(v) => found.push((file, v)),
             Err(WatchError::NoSymbol(_) | WatchError::Elf(_)) => {}
             Err(e) => return Err(e),
@@ -176,27 +167,21 @@ pub fn find_in_mapped(
 /// address in that file: where uprobes for a variable given by address go.
 pub fn file_variable_at(pid: u32, addr: u64, len: u8) -> Option<(PathBuf, FileVariable)> {
     for file in mapped_files(pid) {
-        let Ok(data) = std::fs::read(&file) else {
-            continue;
-        };
-        let Ok(obj) = object::File::parse(&*data) else {
+        let Ok(elf) = Elf::read(&file) else {
             continue;
         };
         let mut var = FileVariable {
             symbol: None,
             vaddr: 0,
             len,
-            pie: obj.kind() == ObjectKind::Dynamic,
-            base_vaddr: base_vaddr(&obj),
+            pie: elf.position_independent(),
+            base_vaddr: elf.base_vaddr(),
         };
         let Some(bias) = load_bias(pid, &file, &var) else {
             continue;
         };
         let v = addr.wrapping_sub(bias);
-        if obj
-            .segments()
-            .any(|s| (s.address()..s.address() + s.size()).contains(&v))
-        {
+        if segments::holds_vaddr(elf.segments(), v) {
             var.vaddr = v;
             return Some((file, var));
         }

@@ -2,7 +2,7 @@
 //! uprobe way go (see [`super::decode`] for the decoding).
 
 use super::decode::{Access, Insn, decode};
-use object::{Object, ObjectSection, ObjectSymbol, SectionKind};
+use causeway_procfs::elf::Elf;
 
 /// An instruction that accesses the variable, where a uprobe can go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,23 +73,16 @@ pub fn instruction_starts(data: &[u8]) -> Vec<u64> {
 /// instruction decoded. Returns the stretches skipped (not decodable, or out of step
 /// with the next function's start) to the next function.
 fn instructions(data: &[u8], mut f: impl FnMut(u64, u64, Insn)) -> u64 {
-    let Ok(obj) = object::File::parse(data) else {
+    let Ok(elf) = Elf::parse(data.to_vec()) else {
         return 0;
     };
-    let mut starts: Vec<u64> = obj
-        .symbols()
-        .chain(obj.dynamic_symbols())
-        .filter(|s| s.kind() == object::SymbolKind::Text && s.size() > 0)
-        .map(|s| s.address())
-        .collect();
-    starts.sort_unstable();
-    starts.dedup();
+    let starts = elf.symbols().function_starts();
     let mut skipped = 0;
-    for sec in obj.sections().filter(|s| s.kind() == SectionKind::Text) {
-        let (Ok(bytes), Some((file_off, _))) = (sec.data(), sec.file_range()) else {
+    for (sec, bytes) in elf.code_sections() {
+        let Some((file_off, _)) = sec.file_range else {
             continue;
         };
-        let base = sec.address();
+        let base = sec.address;
         let mut at = 0usize;
         while at < bytes.len() {
             let here = base + at as u64;

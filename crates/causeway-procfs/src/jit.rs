@@ -7,10 +7,10 @@
 //! - jitdump, `jit-PID.dump`: binary code-load records, found because the runtime maps
 //!   the file executable (its path is among the process's mappings).
 //!
-//! A table is read once per process: when the process exits (the file may be reused by
-//! a later process with the same id) or when stacks are symbolized at the end of the
-//! recording. A running HotSpot JVM without a perf map is asked to write one (`jcmd`),
-//! unless the configuration says not to.
+//! The recorder reads a table once per process: when the process exits (the file may
+//! be reused by a later process with the same id) or when stacks are symbolized at the
+//! end of the recording. A running HotSpot JVM without a perf map can be asked to write
+//! one (`jcmd`, [`ask_jvm`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -177,7 +177,7 @@ pub struct JitRecheck {
 impl JitRecheck {
     /// A process's executable mappings were read: watch it if it has anonymous code
     /// and no jitdump file.
-    pub fn note_maps(&mut self, tgid: u32, maps: &[causeway_procfs::Mapping]) {
+    pub fn note_maps(&mut self, tgid: u32, maps: &[crate::Mapping]) {
         let dump = maps.iter().any(|m| is_jitdump(&m.path));
         let anon: Vec<(u64, u64)> = maps
             .iter()
@@ -277,8 +277,8 @@ mod tests {
         assert_eq!(t.lookup(0x7f0000000fff), None);
     }
 
-    fn mapping(start: u64, end: u64, path: &str) -> causeway_procfs::Mapping {
-        causeway_procfs::Mapping {
+    fn mapping(start: u64, end: u64, path: &str) -> crate::Mapping {
+        crate::Mapping {
             start,
             end,
             read: true,
