@@ -29,7 +29,7 @@
 //! use causeway_bottleneck::{Options, analyze};
 //! use causeway_format::{Header, Tables, TaskState};
 //! use causeway_model::Trace;
-//! use causeway_model::synth::Synth;
+//! use causeway_testkit::synth::Synth;
 //! // Thread 1 waits 0..10 for thread 2; thread 2 waits 0..4 for thread 3.
 //! let mut s = Synth::new();
 //! s.switch(0, 2, 0, TaskState::RUNNABLE, 3) // thread 3 runs on CPU 2

@@ -69,7 +69,7 @@ mod tests {
     use super::*;
     use crate::Pattern;
     use causeway_format::{Header, Marker, StringId, Tables};
-    use causeway_model::synth::Synth;
+    use causeway_testkit::synth::Synth;
 
     /// Thread 7: main > loop, which handles three requests; the second stalls 300 in
     /// read_config. Thread 8 runs `idle` for 100.

@@ -9,23 +9,9 @@
 
 mod common;
 
-use common::{build_prog, can_record, causeway, record};
+use common::build_prog;
+use common::zoo::{Zoo, analyse, analyse_json};
 use serde_json::Value;
-
-fn run(args: &[&str]) -> std::process::Output {
-    let o = causeway()
-        .arg("bottleneck")
-        .args(args)
-        .output()
-        .expect("run causeway bottleneck");
-    assert!(
-        o.status.success(),
-        "causeway bottleneck {args:?} failed ({:?}): {}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
 
 fn comms(v: &Value) -> Vec<&str> {
     v["threads"]
@@ -38,16 +24,15 @@ fn comms(v: &Value) -> Vec<&str> {
 
 #[test]
 fn retitled_processes_are_labelled_by_title_and_the_cpu_bound_sink_names_its_function() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let bin = build_prog(dir.path(), "titled-pool");
-    let out = dir.path().join("tp.cwt");
+    let Some(zoo) = Zoo::start() else { return };
+    let bin = build_prog(zoo.dir(), "titled-pool");
     let pad = "x".repeat(64);
-    record(&out, &["--", bin.to_str().unwrap(), "6", "2", &pad]);
-    let trace = out.to_str().unwrap();
-    let r: Value = serde_json::from_slice(&run(&["--json", trace]).stdout).expect("JSON");
+    let trace = zoo
+        .record_program(&bin)
+        .out("tp.cwt")
+        .args(["6", "2", &pad])
+        .run();
+    let r = analyse_json(&trace, &["bottleneck", "--json"]);
     let vs = r["vertices"].as_array().unwrap();
     let labels: Vec<&str> = vs.iter().map(|v| v["label"].as_str().unwrap()).collect();
 
@@ -121,7 +106,7 @@ fn retitled_processes_are_labelled_by_title_and_the_cpu_bound_sink_names_its_fun
     assert!(hot["share"].as_f64().unwrap() > 0.5, "{prof}");
 
     // The text report shows the same: the cruncher's "on CPU" lines name crunch.
-    let text = String::from_utf8(run(&[trace]).stdout).unwrap();
+    let text = String::from_utf8(analyse(&trace, &["bottleneck"]).stdout).unwrap();
     let head = format!("on CPU, {cl}:");
     let at = text
         .find(&head)

@@ -9,7 +9,8 @@
 
 mod common;
 
-use common::{can_record, causeway, record, workload};
+use common::causeway;
+use common::zoo::{Zoo, analyse_json};
 use serde_json::Value;
 use std::path::Path;
 
@@ -22,35 +23,9 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     ONE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Record `bin ARGS` for `seconds` with extra recorder flags; returns the trace path.
-fn record_zoo(dir: &Path, bin: &str, seconds: &str, rec_flags: &[&str], args: &[&str]) -> String {
-    let out = dir.join(format!("{bin}.cwt"));
-    let exe = workload(bin);
-    let mut a: Vec<&str> = rec_flags.to_vec();
-    a.push("--");
-    a.push(exe.to_str().unwrap());
-    a.extend_from_slice(&["--seconds", seconds]);
-    a.extend_from_slice(args);
-    record(&out, &a);
-    out.to_str().unwrap().to_string()
-}
-
 /// `causeway bottleneck --json [FLAGS] TRACE`, parsed.
-fn bottleneck(trace: &str, flags: &[&str]) -> Value {
-    let o = causeway()
-        .arg("bottleneck")
-        .arg("--json")
-        .args(flags)
-        .arg(trace)
-        .output()
-        .expect("run causeway bottleneck");
-    assert!(
-        o.status.success(),
-        "causeway bottleneck failed ({:?}): {}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("bottleneck JSON")
+fn bottleneck(trace: &Path, flags: &[&str]) -> Value {
+    analyse_json(trace, &[&["bottleneck", "--json"], flags].concat())
 }
 
 /// The report, with lookups by vertex name.
@@ -221,12 +196,9 @@ fn has_frame(stacks: &Value, side: &str, names: &[&str]) -> bool {
 
 #[test]
 fn blocking_write_knot_is_consumer_and_disk_not_the_producer() {
-    if !can_record() {
-        return;
-    }
+    let Some(zoo) = Zoo::start() else { return };
     let _one = serial();
-    let dir = tempfile::tempdir().unwrap();
-    let trace = record_zoo(dir.path(), "blocking-write", "1", &[], &[]);
+    let trace = zoo.record("blocking-write").seconds("1").run();
     let r = Report(bottleneck(&trace, &[]));
     r.check_common(&["blocking-write", "producer", "consumer"]);
     let consumer = r.find("consumer").expect("consumer vertex");
@@ -306,20 +278,15 @@ fn blocking_write_knot_is_consumer_and_disk_not_the_producer() {
 
 #[test]
 fn lock_contention_knot_is_the_workers_self_loop_on_the_mutex() {
-    if !can_record() {
-        return;
-    }
+    let Some(zoo) = Zoo::start() else { return };
     let _one = serial();
-    let dir = tempfile::tempdir().unwrap();
     // Library frames and kernel stacks on every wait, so pthread_mutex_lock's futex
     // shows (by default only the program's call sites and D-state kernel stacks).
-    let trace = record_zoo(
-        dir.path(),
-        "lock-contention",
-        "1",
-        &["--stack-mode", "libs", "--kernel-stacks", "all"],
-        &[],
-    );
+    let trace = zoo
+        .record("lock-contention")
+        .flags(["--stack-mode", "libs", "--kernel-stacks", "all"])
+        .seconds("1")
+        .run();
     let r = Report(bottleneck(&trace, &[]));
     let names = [
         "lock-contention",
@@ -390,12 +357,9 @@ fn lock_contention_knot_is_the_workers_self_loop_on_the_mutex() {
 
 #[test]
 fn load_imbalance_knot_is_the_cycle_between_the_phase_threads() {
-    if !can_record() {
-        return;
-    }
+    let Some(zoo) = Zoo::start() else { return };
     let _one = serial();
-    let dir = tempfile::tempdir().unwrap();
-    let trace = record_zoo(dir.path(), "load-imbalance", "1", &[], &[]);
+    let trace = zoo.record("load-imbalance").seconds("1").run();
     // Raw threads: the cycle phase-0 <-> phase-1 (each waits for the other at the
     // barrier in the phases where the other has the heavy share).
     let raw = Report(bottleneck(&trace, &["--no-merge"]));
@@ -446,7 +410,7 @@ fn load_imbalance_knot_is_the_cycle_between_the_phase_threads() {
     assert!(hot["share"].as_f64().unwrap() > 0.5, "{prof}");
     let info: Value = serde_json::from_slice(
         &causeway()
-            .args(["info", "--json", &trace])
+            .args(["info", "--json", trace.as_str()])
             .output()
             .expect("run causeway info")
             .stdout,
@@ -473,12 +437,9 @@ fn load_imbalance_knot_is_the_cycle_between_the_phase_threads() {
 
 #[test]
 fn blocking_net_clients_loopback_server_and_the_backend_sleep() {
-    if !can_record() {
-        return;
-    }
+    let Some(zoo) = Zoo::start() else { return };
     let _one = serial();
-    let dir = tempfile::tempdir().unwrap();
-    let trace = record_zoo(dir.path(), "blocking-net", "1", &[], &[]);
+    let trace = zoo.record("blocking-net").seconds("1").run();
     let r = Report(bottleneck(&trace, &[]));
     let names = [
         "blocking-net",
@@ -573,18 +534,14 @@ fn background_waiters(r: &Report) -> Vec<u64> {
 
 #[test]
 fn prefork_lock_knot_is_the_merged_workers_and_the_disk() {
-    if !can_record() {
-        return;
-    }
+    let Some(zoo) = Zoo::on_disk() else { return };
     let _one = serial();
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let trace = record_zoo(
-        dir.path(),
-        "prefork-lock",
-        "1",
-        &["--stack-mode", "libs", "--kernel-stacks", "all"],
-        &["--dir", dir.path().to_str().unwrap()],
-    );
+    let trace = zoo
+        .record("prefork-lock")
+        .flags(["--stack-mode", "libs", "--kernel-stacks", "all"])
+        .seconds("1")
+        .args(["--dir", zoo.dir().to_str().unwrap()])
+        .run();
     let r = Report(bottleneck(&trace, &[]));
     let names = [
         "pl-main",
@@ -671,18 +628,14 @@ fn prefork_lock_knot_is_the_merged_workers_and_the_disk() {
 
 #[test]
 fn group_commit_knot_is_the_sync_thread_and_the_disk_not_the_runtime() {
-    if !can_record() {
-        return;
-    }
+    let Some(zoo) = Zoo::on_disk() else { return };
     let _one = serial();
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let trace = record_zoo(
-        dir.path(),
-        "group-commit",
-        "2",
-        &["--stack-mode", "libs", "--kernel-stacks", "all"],
-        &["--dir", dir.path().to_str().unwrap()],
-    );
+    let trace = zoo
+        .record("group-commit")
+        .flags(["--stack-mode", "libs", "--kernel-stacks", "all"])
+        .seconds("2")
+        .args(["--dir", zoo.dir().to_str().unwrap()])
+        .run();
     let r = Report(bottleneck(&trace, &[]));
     let mut names: Vec<String> = ["gc-server", "gc-client", "sync", "runtime"]
         .iter()

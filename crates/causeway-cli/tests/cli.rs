@@ -241,7 +241,7 @@ fn reports_say_first_that_events_were_lost_and_how_much_time_that_covers() {
     let path = dir.path().join("lossy.cwt");
     // wPerf's blocking write, 2,000 rounds of 1 µs, and one CPU that lost 500 events
     // in the middle.
-    let mut s = causeway_model::synth::blocking_write(0, 2000);
+    let mut s = causeway_testkit::synth::blocking_write(0, 2000);
     s.lost(1_000_000, 1, 500);
     std::fs::write(&path, s.to_trace_bytes(2).unwrap()).unwrap();
     let p = path.to_str().unwrap();
@@ -261,7 +261,7 @@ fn reports_say_first_that_events_were_lost_and_how_much_time_that_covers() {
     assert!(j["caveats"]["lost"]["covered_ns"].as_u64().unwrap() > 0);
     // A complete trace has no caveat.
     let path2 = dir.path().join("whole.cwt");
-    let s = causeway_model::synth::blocking_write(0, 2000);
+    let s = causeway_testkit::synth::blocking_write(0, 2000);
     std::fs::write(&path2, s.to_trace_bytes(2).unwrap()).unwrap();
     let o = causeway(&["bottleneck", path2.to_str().unwrap()]);
     assert!(!stdout(&o).contains("warning:"), "{}", stdout(&o));

@@ -9,48 +9,36 @@
 
 mod common;
 
-use common::{can_record, causeway, record, workload};
-use serde_json::Value;
+use common::causeway;
+use common::zoo::{Zoo, analyse_json};
 
 #[test]
 fn compare_names_the_syscall_and_call_site_only_in_the_slow_run() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let exe = workload("blocking-write");
-    let exe = exe.to_str().unwrap();
-    let normal = dir.path().join("normal.cwt");
-    let slow = dir.path().join("slow.cwt");
-    record(&normal, &["--events", "all", "--", exe, "--seconds", "1"]);
-    record(
+    let Some(zoo) = Zoo::start() else { return };
+    let normal = zoo
+        .record("blocking-write")
+        .out("normal.cwt")
+        .flags(["--events", "all"])
+        .seconds("1")
+        .run();
+    let slow = zoo
+        .record("blocking-write")
+        .out("slow.cwt")
+        .flags(["--events", "all"])
+        .seconds("1")
+        .args(["--sync-index", "1"])
+        .run();
+    let diff = zoo.dir().join("diff.svg");
+    let v = analyse_json(
         &slow,
         &[
-            "--events",
-            "all",
-            "--",
-            exe,
-            "--seconds",
-            "1",
-            "--sync-index",
-            "1",
+            "compare",
+            "--json",
+            "--diff-svg",
+            diff.to_str().unwrap(),
+            normal.as_str(),
         ],
     );
-    let diff = dir.path().join("diff.svg");
-    let o = causeway()
-        .args(["compare", "--json", "--diff-svg"])
-        .arg(&diff)
-        .arg(&normal)
-        .arg(&slow)
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     let only = v["only_in_slow"].as_array().unwrap();
     let first = &only[0];
     assert_eq!(first["syscall"], "fdatasync", "{only:?}");

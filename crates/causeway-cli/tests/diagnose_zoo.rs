@@ -14,7 +14,8 @@
 
 mod common;
 
-use common::{can_record, causeway, record, workload};
+use common::zoo::{Recording, Zoo, answer, json};
+use common::{causeway, workload};
 use serde_json::Value;
 use std::path::Path;
 use std::sync::Mutex;
@@ -24,41 +25,32 @@ use std::sync::Mutex;
 /// very stalls under study.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-/// Record `bin --seconds S ARGS` with system calls; returns the trace path.
-fn record_zoo(dir: &Path, bin: &str, seconds: &str, args: &[&str]) -> String {
-    record_zoo_with(dir, bin, seconds, "default", args)
+/// Record `bin --seconds S ARGS` with system calls.
+fn record_zoo(zoo: &Zoo, bin: &str, seconds: &str, args: &[&str]) -> Recording {
+    record_zoo_with(zoo, bin, seconds, "default", args)
 }
 
 /// The same, recording the system calls `syscalls` (`causeway record --syscalls`).
-fn record_zoo_with(dir: &Path, bin: &str, seconds: &str, syscalls: &str, args: &[&str]) -> String {
-    let out = dir.join(format!("{bin}.cwt"));
-    let exe = workload(bin);
-    // Enough on-CPU samples to name a 50 ms computation's function.
-    let mut a = vec!["--sample", "499", "--events", "default,syscall"];
-    a.extend_from_slice(&["--syscalls", syscalls, "--"]);
-    a.push(exe.to_str().unwrap());
-    a.extend_from_slice(&["--seconds", seconds]);
-    a.extend_from_slice(args);
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    record(&out, &a);
-    out.to_str().unwrap().to_string()
+fn record_zoo_with(
+    zoo: &Zoo,
+    bin: &str,
+    seconds: &str,
+    syscalls: &str,
+    args: &[&str],
+) -> Recording {
+    zoo.record(bin)
+        // Enough on-CPU samples to name a 50 ms computation's function.
+        .flags(["--sample", "499", "--events", "default,syscall"])
+        .flags(["--syscalls", syscalls])
+        .seconds(seconds)
+        .args(args)
+        .one_at_a_time(&ONE_AT_A_TIME)
+        .run()
 }
 
 /// `causeway diagnose FLAGS TRACE`: stdout, and the exit code.
-fn diagnose_raw(trace: &str, flags: &[&str]) -> (String, i32) {
-    let o = causeway()
-        .arg("diagnose")
-        .args(flags)
-        .arg(trace)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run causeway diagnose");
-    assert!(
-        o.status.code().is_some_and(|c| c <= 1),
-        "causeway diagnose {flags:?} failed ({:?}): {}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
+fn diagnose_raw(trace: &Path, flags: &[&str]) -> (String, i32) {
+    let o = answer(trace, &[&["diagnose"], flags].concat());
     (
         String::from_utf8(o.stdout).unwrap(),
         o.status.code().unwrap_or(-1),
@@ -66,22 +58,19 @@ fn diagnose_raw(trace: &str, flags: &[&str]) -> (String, i32) {
 }
 
 /// `causeway diagnose --json FLAGS TRACE`, parsed.
-fn diagnose(trace: &str, flags: &[&str]) -> Value {
-    let mut f = vec!["--json"];
-    f.extend_from_slice(flags);
-    let (out, _) = diagnose_raw(trace, &f);
-    serde_json::from_str(&out).expect("diagnose JSON")
+fn diagnose(trace: &Path, flags: &[&str]) -> Value {
+    json(&answer(trace, &[&["diagnose", "--json"], flags].concat()))
 }
 
 /// `--at` value (ns from the trace start) in the middle of the longest complete wait
 /// of the thread named `comm` in one of the system calls `nrs`.
-fn longest_wait_at(trace: &str, comm: &str, nrs: &[u32]) -> String {
+fn longest_wait_at(trace: &Path, comm: &str, nrs: &[u32]) -> String {
     try_longest_wait_at(trace, comm, nrs).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The same, or what the thread's segments were when it had no such wait.
-fn try_longest_wait_at(trace: &str, comm: &str, nrs: &[u32]) -> Result<String, String> {
-    let (m, _, _) = common::model(Path::new(trace));
+fn try_longest_wait_at(trace: &Path, comm: &str, nrs: &[u32]) -> Result<String, String> {
+    let (m, _, _) = common::model(trace);
     let origin = m.span().unwrap().start;
     let t = m.threads().find(|t| t.comm == comm).expect("thread");
     let s = t
@@ -108,7 +97,8 @@ fn try_longest_wait_at(trace: &str, comm: &str, nrs: &[u32]) -> Result<String, S
             *kinds.entry(k).or_insert(0u32) += 1;
         }
         return Err(format!(
-            "{comm} has no complete wait in {nrs:?} in {trace}; its segments: {kinds:?}"
+            "{comm} has no complete wait in {nrs:?} in {}; its segments: {kinds:?}",
+            trace.display()
         ));
     };
     let mid = s.start.0 + s.duration().0 / 2;
@@ -117,8 +107,8 @@ fn try_longest_wait_at(trace: &str, comm: &str, nrs: &[u32]) -> Result<String, S
 
 /// `--at` value in the middle of the longest stretch of the thread `comm` between
 /// two waits (running or queued for a CPU).
-fn longest_run_at(trace: &str, comm: &str) -> String {
-    let (m, _, _) = common::model(Path::new(trace));
+fn longest_run_at(trace: &Path, comm: &str) -> String {
+    let (m, _, _) = common::model(trace);
     let origin = m.span().unwrap().start;
     let t = m.threads().find(|t| t.comm == comm).expect("thread");
     let mut best = (0u64, 0u64);
@@ -184,11 +174,8 @@ fn assert_circle(d: &Value) {
 
 #[test]
 fn circular_timeout_reports_the_circle_and_the_timeout_that_breaks_it() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let trace = record_zoo(dir.path(), "circular-timeout", "1", &[]);
+    let Some(zoo) = Zoo::start() else { return };
+    let trace = record_zoo(&zoo, "circular-timeout", "1", &[]);
 
     // --auto from the client's longest wait (on a busy machine its longest stall may
     // be a wait for a CPU instead, so the wait is picked by time).
@@ -212,7 +199,7 @@ fn circular_timeout_reports_the_circle_and_the_timeout_that_breaks_it() {
     assert_eq!(d["problem"]["kind"], "wait");
 
     // Replayed answers: `1` goes on into the culprit as the heuristic would...
-    let answers = dir.path().join("answers");
+    let answers = zoo.dir().join("answers");
     std::fs::write(&answers, "# go on into the server\n1\n").unwrap();
     let a = answers.to_str().unwrap();
     let d = diagnose(
@@ -252,11 +239,8 @@ fn circular_timeout_reports_the_circle_and_the_timeout_that_breaks_it() {
 #[test]
 fn the_prompt_asks_on_stderr_and_takes_typed_answers() {
     use std::io::Write;
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let trace = record_zoo(dir.path(), "circular-timeout", "1", &[]);
+    let Some(zoo) = Zoo::start() else { return };
+    let trace = record_zoo(&zoo, "circular-timeout", "1", &[]);
     let at = longest_wait_at(&trace, "ct-client", &[7, 271]); // poll, ppoll
     let mut child = common::causeway()
         .args([
@@ -298,11 +282,8 @@ fn the_prompt_asks_on_stderr_and_takes_typed_answers() {
 
 #[test]
 fn long_cpu_slices_the_long_run_back_to_the_senders_datagram() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let trace = record_zoo(dir.path(), "long-cpu", "1", &[]);
+    let Some(zoo) = Zoo::start() else { return };
+    let trace = record_zoo(&zoo, "long-cpu", "1", &[]);
     // The loop's longest run (its longest stall may be a wait on a busy machine).
     let at = longest_run_at(&trace, "event-loop");
     let d = diagnose(&trace, &["--auto", "--thread", "event-loop", "--at", &at]);
@@ -357,21 +338,29 @@ fn long_cpu_slices_the_long_run_back_to_the_senders_datagram() {
 
 #[test]
 fn diagnose_rejects_an_unknown_thread_and_a_bad_answers_file() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let trace = record_zoo(dir.path(), "circular-timeout", "0.3", &[]);
+    let Some(zoo) = Zoo::start() else { return };
+    let trace = record_zoo(&zoo, "circular-timeout", "0.3", &[]);
     let o = causeway()
-        .args(["diagnose", "--auto", "--thread", "no-such-thread", &trace])
+        .args([
+            "diagnose",
+            "--auto",
+            "--thread",
+            "no-such-thread",
+            trace.as_str(),
+        ])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no thread `no-such-thread`"));
-    let answers = dir.path().join("answers");
+    let answers = zoo.dir().join("answers");
     std::fs::write(&answers, "maybe\n").unwrap();
     let o = causeway()
-        .args(["diagnose", "--answers", answers.to_str().unwrap(), &trace])
+        .args([
+            "diagnose",
+            "--answers",
+            answers.to_str().unwrap(),
+            trace.as_str(),
+        ])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
@@ -397,11 +386,8 @@ fn chain(d: &Value) -> Vec<(String, String)> {
 
 #[test]
 fn stopped_peer_names_the_stopped_server_and_the_stopper() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let trace = record_zoo(dir.path(), "stopped-peer", "1.5", &["--stop-ms", "500"]);
+    let Some(zoo) = Zoo::start() else { return };
+    let trace = record_zoo(&zoo, "stopped-peer", "1.5", &["--stop-ms", "500"]);
     // The client's longest read of a reply (its longest stall may be a wait for a CPU
     // on a busy machine).
     let at = longest_wait_at(&trace, "client-0", &[0]); // read
@@ -444,11 +430,8 @@ fn stopped_peer_names_the_stopped_server_and_the_stopper() {
 
 #[test]
 fn lock_chain_reports_the_whole_chain_to_the_sleep() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let trace = record_zoo(dir.path(), "lock-chain", "1", &[]);
+    let Some(zoo) = Zoo::start() else { return };
+    let trace = record_zoo(&zoo, "lock-chain", "1", &[]);
     // The requester's longest wait on the mutex (its longest stall may be a wait for a
     // CPU on a busy machine).
     let at = longest_wait_at(&trace, "requester", &[202]); // futex
@@ -494,11 +477,8 @@ fn lock_chain_reports_the_whole_chain_to_the_sleep() {
 
 #[test]
 fn spin_flag_reports_repeated_yield_and_asks_for_a_data_flag() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let trace = record_zoo_with(dir.path(), "spin-flag", "1", "default,sched_yield", &[]);
+    let Some(zoo) = Zoo::start() else { return };
+    let trace = record_zoo_with(&zoo, "spin-flag", "1", "default,sched_yield", &[]);
     // The waiter's longest run between two waits: its yield loop.
     let at = longest_run_at(&trace, "waiter");
     let d = diagnose(&trace, &["--auto", "--thread", "waiter", "--at", &at]);
@@ -524,7 +504,7 @@ fn spin_flag_reports_repeated_yield_and_asks_for_a_data_flag() {
     // edge names the helper whose write ended it, and that helper, busy computing
     // the whole time, is the culprit.
     for via in ["auto", "uprobe"] {
-        spin_flag_names_the_late_writer(dir.path(), via);
+        spin_flag_names_the_late_writer(zoo.dir(), via);
     }
 }
 
@@ -581,9 +561,8 @@ fn spin_flag_names_the_late_writer(dir: &std::path::Path, via: &str) {
         );
     }
     assert!(counters["watch_hits"].as_u64().unwrap() > 0, "{summary:#}");
-    let watched = watched.to_str().unwrap();
-    let at = longest_run_at(watched, "waiter");
-    let d = diagnose(watched, &["--auto", "--thread", "waiter", "--at", &at]);
+    let at = longest_run_at(&watched, "waiter");
+    let d = diagnose(&watched, &["--auto", "--thread", "waiter", "--at", &at]);
     let f = &d["findings"][0];
     assert_eq!(f["case"], "RepeatedYield", "{d:#}");
     assert!(d["needs_data_flag"].is_null(), "{d:#}");
@@ -603,7 +582,7 @@ fn spin_flag_names_the_late_writer(dir: &std::path::Path, via: &str) {
         .unwrap_or_else(|| panic!("the late writer is no culprit: {d:#}"));
     let case = culprit["case"].as_str().unwrap();
     assert!(case == "LongRunning" || case == "LongRunnable", "{case}");
-    let (text, _) = diagnose_raw(watched, &["--auto", "--thread", "waiter", "--at", &at]);
+    let (text, _) = diagnose_raw(&watched, &["--auto", "--thread", "waiter", "--at", &at]);
     assert!(
         text.contains(&format!("last written by {writer}")),
         "{text}"
@@ -614,8 +593,8 @@ fn spin_flag_names_the_late_writer(dir: &std::path::Path, via: &str) {
 /// order: 2 ms before the end of each wait of `bl-heavy` in `read`, at least 10 ms long,
 /// after which it went to sleep (the reply's wait; reading its request wakes it too when
 /// it already waits, which is not the reply). The loop computes right before it replies.
-fn before_heavy_replies(trace: &str) -> Vec<String> {
-    let (m, _, _) = common::model(Path::new(trace));
+fn before_heavy_replies(trace: &Path) -> Vec<String> {
+    let (m, _, _) = common::model(trace);
     let origin = m.span().unwrap().start;
     let t = m.threads().find(|t| t.comm == "bl-heavy").expect("thread");
     let blocked_in = |s: &causeway_model::Segment| match s.state {
@@ -661,11 +640,8 @@ fn first_step_is_data_from(d: &Value, thread: &str) -> bool {
 /// and the slice has to guess.
 #[test]
 fn batch_loop_slices_the_long_item_to_the_request_it_read() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let trace = record_zoo(dir.path(), "batch-loop", "1", &[]);
+    let Some(zoo) = Zoo::start() else { return };
+    let trace = record_zoo(&zoo, "batch-loop", "1", &[]);
     let ats = before_heavy_replies(&trace);
     assert!(ats.len() >= 5, "{} costly requests: {ats:?}", ats.len());
     // On a loaded machine some moments miss the computation (the loop was preempted
@@ -736,21 +712,18 @@ fn batch_loop_slices_the_long_item_to_the_request_it_read() {
 /// with, and its wake-up path leads to the server.
 #[test]
 fn blocking_net_links_a_tcp_receive_to_the_servers_send() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
+    let Some(zoo) = Zoo::start() else { return };
     // The clients spend their time in recv; one CI run (a busy machine) recorded no
     // complete one of client-0's, which this test needs as its starting point, not as
     // its outcome: then it says what it saw and records again, once.
     let nrs = [45, 47, 0]; // recvfrom, recvmsg, read
-    let mut trace = record_zoo(dir.path(), "blocking-net", "1", &[]);
+    let mut trace = record_zoo(&zoo, "blocking-net", "1", &[]);
     let at = match try_longest_wait_at(&trace, "client-0", &nrs) {
         Ok(at) => at,
         Err(e) => {
             eprintln!("recording again: {e}");
             std::fs::remove_file(&trace).unwrap();
-            trace = record_zoo(dir.path(), "blocking-net", "1", &[]);
+            trace = record_zoo(&zoo, "blocking-net", "1", &[]);
             longest_wait_at(&trace, "client-0", &nrs)
         }
     };

@@ -13,7 +13,8 @@ mod common;
 
 use causeway_format::{EventKind, TraceReader, Waker};
 use causeway_model::{Model, SegmentId, SegmentState};
-use common::{can_record, causeway, model, record, workload};
+use common::zoo::{Zoo, analyse};
+use common::{causeway, model};
 use perfetto_protos::trace::Trace as PbTrace;
 use perfetto_protos::track_event::track_event::Type;
 use protobuf::Message;
@@ -269,28 +270,15 @@ fn check_diagnosis(name: &str, trace: &Path, d: &Decoded) {
 
 #[test]
 fn perfetto_export_of_each_zoo_recording_matches_the_model() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
+    let Some(zoo) = Zoo::start() else { return };
     for name in ZOO {
-        let trace = dir.path().join(format!("{name}.cwt"));
-        let exe = workload(name);
-        record(&trace, &["--", exe.to_str().unwrap(), "--seconds", "0.6"]);
-        let pf = dir.path().join(format!("{name}.pftrace"));
-        let js = dir.path().join(format!("{name}.json"));
-        let o = causeway()
-            .args(["export", "--perfetto"])
-            .arg(&pf)
-            .arg("--chrome-json")
-            .arg(&js)
-            .arg(&trace)
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&o.stderr)
+        let trace = zoo.record(name).seconds("0.6").run();
+        let pf = zoo.dir().join(format!("{name}.pftrace"));
+        let js = zoo.dir().join(format!("{name}.json"));
+        let (pf_arg, js_arg) = (pf.to_str().unwrap(), js.to_str().unwrap());
+        analyse(
+            &trace,
+            &["export", "--perfetto", pf_arg, "--chrome-json", js_arg],
         );
         let d = decode(&std::fs::read(&pf).unwrap());
         check_against_model(name, &trace, &d);

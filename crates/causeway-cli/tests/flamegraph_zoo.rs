@@ -9,16 +9,15 @@
 mod common;
 
 use causeway_stacks::Folded;
-use common::{can_record, causeway, record, workload};
+use common::causeway;
+use common::zoo::{Zoo, analyse};
 use quick_xml::Reader;
 use quick_xml::events::Event;
 use std::path::Path;
 
-/// `causeway flamegraph ARGS`, standard output.
-fn flamegraph(args: &[&str]) -> String {
-    let o = causeway().arg("flamegraph").args(args).output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout).unwrap()
+/// `causeway flamegraph ARGS TRACE`, standard output.
+fn flamegraph(trace: &Path, args: &[&str]) -> String {
+    String::from_utf8(analyse(trace, &[&["flamegraph"], args].concat()).stdout).unwrap()
 }
 
 /// Frame names and their weights from the `<title>` of every frame of an inferno SVG
@@ -54,14 +53,12 @@ fn svg_frames(path: &Path) -> Vec<(String, u64)> {
 
 #[test]
 fn flame_graphs_of_blocking_write() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("bw.cwt");
-    let exe = workload("blocking-write");
-    record(&trace, &["--", exe.to_str().unwrap(), "--seconds", "1"]);
-    let t = trace.to_str().unwrap();
+    let Some(zoo) = Zoo::start() else { return };
+    let trace = zoo
+        .record("blocking-write")
+        .out("bw.cwt")
+        .seconds("1")
+        .run();
     // By default the views show the recorded processes' threads.
     let mut rd = causeway_format::TraceReader::open(&trace).unwrap();
     let tr = causeway_model::Trace::read(&mut rd, |_| {}).unwrap();
@@ -76,7 +73,7 @@ fn flame_graphs_of_blocking_write() {
         .sum();
 
     // Folded off-CPU: parses back, same total, and that total is all blocked time.
-    let text = flamegraph(&["--kind", "off-cpu", "--folded", t]);
+    let text = flamegraph(&trace, &["--kind", "off-cpu", "--folded"]);
     let folded = Folded::parse(&text).expect("folded output parses");
     assert_eq!(folded.to_text(), text, "round trip");
     assert_eq!(folded.total(), blocked);
@@ -87,7 +84,7 @@ fn flame_graphs_of_blocking_write() {
 
     // Wake-up chains: same total; the consumer's fsync waits are ended by a disk
     // completion, its queue waits by the producer.
-    let text = flamegraph(&["--kind", "wake-chain", "--folded", t]);
+    let text = flamegraph(&trace, &["--kind", "wake-chain", "--folded"]);
     let chains = Folded::parse(&text).unwrap();
     assert_eq!(chains.total(), blocked);
     // The first hop names the waker; a second hop follows when the producer had itself
@@ -137,8 +134,8 @@ fn flame_graphs_of_blocking_write() {
             &["consumer", "flush_log", "--", "producer"][..],
         ),
     ] {
-        let svg = dir.path().join(format!("{kind}.svg"));
-        flamegraph(&["--kind", kind, "--svg", svg.to_str().unwrap(), t]);
+        let svg = zoo.dir().join(format!("{kind}.svg"));
+        flamegraph(&trace, &["--kind", kind, "--svg", svg.to_str().unwrap()]);
         let frames = svg_frames(&svg);
         let all = frames.iter().find(|(n, _)| n == "all").expect("root frame");
         assert_eq!(all.1, blocked, "{kind}: root = blocked time");
@@ -151,30 +148,20 @@ fn flame_graphs_of_blocking_write() {
     }
 
     // JSON: integer nanoseconds.
-    let json: serde_json::Value = serde_json::from_str(&flamegraph(&["--json", t])).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&flamegraph(&trace, &["--json"])).unwrap();
     assert_eq!(json["weight_ns"].as_u64(), Some(blocked));
 }
 
 #[test]
 fn on_cpu_without_samples_is_bad_input() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("bw.cwt");
-    let exe = workload("blocking-write");
+    let Some(zoo) = Zoo::start() else { return };
     // Samples are on by default; `--sample 0` records none.
-    record(
-        &trace,
-        &[
-            "--sample",
-            "0",
-            "--",
-            exe.to_str().unwrap(),
-            "--seconds",
-            "0.3",
-        ],
-    );
+    let trace = zoo
+        .record("blocking-write")
+        .out("bw.cwt")
+        .flags(["--sample", "0"])
+        .seconds("0.3")
+        .run();
     let o = causeway()
         .args(["flamegraph", "--kind", "on-cpu"])
         .arg(&trace)

@@ -14,31 +14,12 @@
 mod common;
 
 use causeway_format::{EventKind, TraceReader};
-use common::{can_record, causeway, record, workload};
+use common::zoo::{Zoo, analyse_json};
 use serde_json::Value;
-use std::path::Path;
 use std::sync::Mutex;
 
 /// One recording at a time (the workloads use both CPUs).
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn record_default(out: &Path, cmd: &[&str]) {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let mut a = vec!["--"];
-    a.extend_from_slice(cmd);
-    record(out, &a);
-}
-
-/// `bottleneck --json` of a trace.
-fn bottleneck(trace: &Path) -> Value {
-    let o = causeway()
-        .args(["bottleneck", "--json"])
-        .arg(trace)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).expect("bottleneck JSON")
-}
 
 /// The labels of the top knot's vertices.
 fn top_knot(r: &Value) -> Vec<String> {
@@ -55,14 +36,14 @@ fn top_knot(r: &Value) -> Vec<String> {
 
 #[test]
 fn go_commit_knot_is_the_committer_goroutine_and_the_disk() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("gc.cwt");
-    let exe = workload("go-commit");
-    let d = dir.path().to_str().unwrap();
-    record_default(&out, &[exe.to_str().unwrap(), "--seconds", "2", "--dir", d]);
+    let Some(zoo) = Zoo::start() else { return };
+    let out = zoo
+        .record("go-commit")
+        .out("gc.cwt")
+        .seconds("2")
+        .args(["--dir", zoo.dir().to_str().unwrap()])
+        .one_at_a_time(&ONE_AT_A_TIME)
+        .run();
 
     // The recording: both Go processes (server and client) followed, the committer
     // named and parked on its channel, network waits with their socket.
@@ -130,7 +111,7 @@ fn go_commit_knot_is_the_committer_goroutine_and_the_disk() {
         "runtime threads left in the goroutine view: {left:?}"
     );
 
-    let r = bottleneck(&out);
+    let r = analyse_json(&out, &["bottleneck", "--json"]);
     let mut members = top_knot(&r);
     members.sort();
     assert_eq!(members.len(), 2, "top knot {members:?}");
@@ -159,14 +140,14 @@ fn go_commit_knot_is_the_committer_goroutine_and_the_disk() {
 
 #[test]
 fn go_lock_knot_is_the_workers_at_the_lock() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("gl.cwt");
-    let exe = workload("go-lock");
-    record_default(&out, &[exe.to_str().unwrap(), "--seconds", "2"]);
-    let r = bottleneck(&out);
+    let Some(zoo) = Zoo::start() else { return };
+    let out = zoo
+        .record("go-lock")
+        .out("gl.cwt")
+        .seconds("2")
+        .one_at_a_time(&ONE_AT_A_TIME)
+        .run();
+    let r = analyse_json(&out, &["bottleneck", "--json"]);
     let members = top_knot(&r);
     assert_eq!(members, ["main.worker ×8 goroutines"], "{}", r["summary"]);
     let summary = r["summary"].as_str().unwrap();

@@ -7,9 +7,9 @@
 
 mod common;
 
-use common::{can_record, causeway, record, workload};
+use common::zoo::{Recording, Zoo, analyse_json};
+use common::{can_record, causeway, workload};
 use serde_json::Value;
-use std::path::Path;
 
 /// The workload's own count of operations, from its stderr ("..., N ops, ...").
 fn ops_reported(stderr: &str) -> u64 {
@@ -90,39 +90,32 @@ fn live_do_operation_shows_the_fast_and_the_slow_peak() {
     assert_eq!(sum, ops, "the slices add up to the whole profile");
 }
 
-/// Record `two-peaks [ARGS]` with syscalls; returns the trace.
-fn record_two_peaks(dir: &Path, name: &str, args: &[&str]) -> String {
-    let out = dir.join(name);
-    let exe = workload("two-peaks");
-    let mut a = vec!["--events", "all", "--"];
-    a.push(exe.to_str().unwrap());
-    a.extend_from_slice(&["--seconds", "1"]);
-    a.extend_from_slice(args);
-    record(&out, &a);
-    out.to_str().unwrap().to_string()
+/// Record `two-peaks [ARGS]` with syscalls into `name`.
+fn record_two_peaks(zoo: &Zoo, name: &str, args: &[&str]) -> Recording {
+    zoo.record("two-peaks")
+        .out(name)
+        .flags(["--events", "all"])
+        .seconds("1")
+        .args(args)
+        .run()
 }
 
 #[test]
 fn from_a_recording_the_lock_and_sleep_make_the_slow_peaks_and_the_fix_removes_them() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let plain = record_two_peaks(dir.path(), "plain.cwt", &[]);
-    let fixed = record_two_peaks(dir.path(), "fixed.cwt", &["--fixed"]);
-    let o = causeway()
-        .args([
+    let Some(zoo) = Zoo::start() else { return };
+    let plain = record_two_peaks(&zoo, "plain.cwt", &[]);
+    let fixed = record_two_peaks(&zoo, "fixed.cwt", &["--fixed"]);
+    let v = analyse_json(
+        &plain,
+        &[
             "latency",
             "--json",
             "--syscall",
             "clock_nanosleep,futex",
             "--comm",
             "two-peaks",
-        ])
-        .arg(&plain)
-        .output()
-        .unwrap();
-    let v = json(&o);
+        ],
+    );
     let by = |label: &str| {
         v["profiles"]
             .as_array()
@@ -149,8 +142,9 @@ fn from_a_recording_the_lock_and_sleep_make_the_slow_peaks_and_the_fix_removes_t
         "futex waits behind a sleep: {fp:?}"
     );
 
-    let d = causeway()
-        .args([
+    let dv = analyse_json(
+        &fixed,
+        &[
             "latency",
             "diff",
             "--json",
@@ -158,17 +152,9 @@ fn from_a_recording_the_lock_and_sleep_make_the_slow_peaks_and_the_fix_removes_t
             "blocked",
             "--comm",
             "two-peaks",
-        ])
-        .args([&plain, &fixed])
-        .output()
-        .unwrap();
-    assert_eq!(
-        d.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&d.stderr)
+            plain.as_str(),
+        ],
     );
-    let dv: Value = serde_json::from_slice(&d.stdout).unwrap();
     let s = &dv["subjects"][0];
     assert_eq!(s["label"], "blocked waits");
     // The slow waits are gone: their peak vanished, or (when a loaded machine blurs the

@@ -9,6 +9,7 @@ mod common;
 
 use causeway_format::{FrameSpace, SoftirqVec, Tables, Tgid, Waker};
 use causeway_model::{Model, SegmentState, Thread};
+use common::zoo::Zoo;
 use common::{build_prog, can_record, model, record, workload};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -115,31 +116,16 @@ const ZOO: &[ZooCase] = &[
 
 #[test]
 fn every_zoo_workload_is_recorded_whole() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
+    let Some(zoo) = Zoo::start() else { return };
     let mut report = Vec::new();
     for case in ZOO {
-        let out = dir.path().join(format!("{}.cwt", case.bin));
-        let bin = workload(case.bin);
-        let mut args = vec!["--", bin.to_str().unwrap(), "--seconds", "1"];
-        args.extend_from_slice(case.args);
         // The zoo writes scratch files in the working directory.
-        let o = common::causeway()
-            .current_dir(dir.path())
-            .arg("record")
-            .arg("-o")
-            .arg(&out)
-            .args(&args)
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "{}: {}",
-            case.bin,
-            String::from_utf8_lossy(&o.stderr)
-        );
+        let out = zoo
+            .record(case.bin)
+            .seconds("1")
+            .args(case.args)
+            .in_dir()
+            .run();
         let (m, tables, stats) = model(&out);
         assert_eq!(
             stats.lost_total(),
@@ -195,20 +181,13 @@ fn stack_has(tables: &Tables, id: Option<causeway_format::StackId>, names: &[&st
 
 #[test]
 fn fsync_waits_are_woken_by_block_completion() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("bw.cwt");
-    let bin = workload("blocking-write");
-    let o = common::causeway()
-        .current_dir(dir.path())
-        .args(["record", "-o"])
-        .arg(&out)
-        .args(["--", bin.to_str().unwrap(), "--seconds", "1.5"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let Some(zoo) = Zoo::start() else { return };
+    let out = zoo
+        .record("blocking-write")
+        .out("bw.cwt")
+        .seconds("1.5")
+        .in_dir()
+        .run();
     let (m, tables, _) = model(&out);
     // Threads of other processes appear too (as wakers or wakees); take ours.
     let tgids = workload_tgids(&tables, "blocking-write");
@@ -276,13 +255,12 @@ fn fsync_waits_are_woken_by_block_completion() {
 
 #[test]
 fn a_launched_command_is_followed_into_its_child_process() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("ct.cwt");
-    let bin = workload("circular-timeout");
-    record(&out, &["--", bin.to_str().unwrap(), "--seconds", "1"]);
+    let Some(zoo) = Zoo::start() else { return };
+    let out = zoo
+        .record("circular-timeout")
+        .out("ct.cwt")
+        .seconds("1")
+        .run();
     let (m, tables, _) = model(&out);
     let ours = target_threads(&m, &workload_tgids(&tables, "circular-timeout"));
     let client = ours
@@ -333,13 +311,9 @@ fn build_short_threads(dir: &Path) -> std::path::PathBuf {
 
 #[test]
 fn threads_living_a_millisecond_are_recorded_with_names() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let bin = build_short_threads(dir.path());
-    let out = dir.path().join("short.cwt");
-    record(&out, &["--", bin.to_str().unwrap()]);
+    let Some(zoo) = Zoo::start() else { return };
+    let bin = build_short_threads(zoo.dir());
+    let out = zoo.record_program(&bin).out("short.cwt").run();
     let (m, tables, _) = model(&out);
     for i in 0..20 {
         let name = format!("short-{i}");
@@ -364,20 +338,15 @@ fn threads_living_a_millisecond_are_recorded_with_names() {
 
 #[test]
 fn app_stack_mode_keeps_only_program_frames_with_names() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("app.cwt");
+    let Some(zoo) = Zoo::start() else { return };
     let bin = workload("blocking-write");
-    let o = common::causeway()
-        .current_dir(dir.path())
-        .args(["record", "--stack-mode", "app", "--stack-depth", "3", "-o"])
-        .arg(&out)
-        .args(["--", bin.to_str().unwrap(), "--seconds", "1"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = zoo
+        .record("blocking-write")
+        .out("app.cwt")
+        .flags(["--stack-mode", "app", "--stack-depth", "3"])
+        .seconds("1")
+        .in_dir()
+        .run();
     let (_, tables, _) = model(&out);
     let prog = bin.to_str().unwrap();
     let mut user_stacks = 0;
@@ -515,32 +484,14 @@ fn flight_recorder_dumps_the_window_before_each_trigger() {
 /// limited to one per second and recording goes on after each.
 #[test]
 fn flight_recorder_condition_trigger_fires_and_recording_continues() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().join("cond.cwt");
-    let bin = workload("circular-timeout");
-    let out = common::causeway()
-        .args([
-            "record",
-            "--flight",
-            "4M",
-            "--trigger",
-            "blocked>15ms comm=ct-client",
-            "-o",
-        ])
-        .arg(&base)
-        .args(["--", bin.to_str().unwrap(), "--seconds", "2.5"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let Some(zoo) = Zoo::start() else { return };
+    zoo.record("circular-timeout")
+        .out("cond.cwt")
+        .flags(["--flight", "4M", "--trigger", "blocked>15ms comm=ct-client"])
+        .seconds("2.5")
+        .run();
     let dumps: Vec<_> = (1..10)
-        .map(|i| dir.path().join(format!("cond.{i}.cwt")))
+        .map(|i| zoo.dir().join(format!("cond.{i}.cwt")))
         .filter(|p| p.exists())
         .collect();
     assert!(
@@ -581,14 +532,14 @@ fn flight_recorder_condition_trigger_fires_and_recording_continues() {
 #[test]
 fn stop_and_continue_signals_and_timer_arms_are_recorded() {
     use causeway_format::{EventKind, Signal};
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("sig.cwt");
+    let Some(zoo) = Zoo::start() else { return };
     let script =
         "sleep 5 & p=$!; sleep 0.2; kill -STOP $p; sleep 0.2; kill -CONT $p; kill $p; wait";
-    record(&out, &["--", "/bin/sh", "-c", script]);
+    let out = zoo
+        .record_program("/bin/sh")
+        .out("sig.cwt")
+        .args(["-c", script])
+        .run();
     let mut r = causeway_format::TraceReader::open(&out).unwrap();
     let evs: Vec<_> = r.events().collect::<Result<_, _>>().unwrap();
     let sent = |want: Signal| {
@@ -654,23 +605,13 @@ fn stop_and_continue_signals_and_timer_arms_are_recorded() {
 /// pipe the server reads.
 #[test]
 fn pipe_ends_share_an_object_identity() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("obj.cwt");
-    let bin = workload("circular-timeout");
-    record(
-        &out,
-        &[
-            "--events",
-            "all",
-            "--",
-            bin.to_str().unwrap(),
-            "--seconds",
-            "0.5",
-        ],
-    );
+    let Some(zoo) = Zoo::start() else { return };
+    let out = zoo
+        .record("circular-timeout")
+        .out("obj.cwt")
+        .flags(["--events", "all"])
+        .seconds("0.5")
+        .run();
     let (m, _, _) = model(&out);
     let tid_of = |name: &str| m.threads().find(|t| t.comm == name).map(|t| t.tid).unwrap();
     let (client, server) = (tid_of("ct-client"), tid_of("ct-server"));
@@ -707,14 +648,14 @@ fn pipe_ends_share_an_object_identity() {
 
 #[test]
 fn forked_processes_that_retitle_themselves_have_their_titles() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let bin = build_prog(dir.path(), "retitle");
-    let out = dir.path().join("retitle.cwt");
+    let Some(zoo) = Zoo::start() else { return };
+    let bin = build_prog(zoo.dir(), "retitle");
     let pad = "x".repeat(64);
-    record(&out, &["--", bin.to_str().unwrap(), &pad]);
+    let out = zoo
+        .record_program(&bin)
+        .out("retitle.cwt")
+        .args([&pad])
+        .run();
     let (_, tables, _) = model(&out);
     // The program's own row: its command line starts with the program. The recorder's
     // row (the parent of the launched command, kept for the process tree) ends with

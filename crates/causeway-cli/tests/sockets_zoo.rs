@@ -17,20 +17,14 @@ mod common;
 
 use causeway_format::{Tid, Waker};
 use causeway_model::{Model, SegmentId, SegmentState};
-use common::{build_prog, can_record, causeway, record, workload};
+use common::build_prog;
+use common::zoo::{Zoo, analyse, answer, json};
 use serde_json::Value;
 use std::path::Path;
 use std::sync::Mutex;
 
 /// One recording at a time (the workloads use both CPUs).
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn record_default(out: &Path, cmd: &[&str]) {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let mut a = vec!["--"];
-    a.extend_from_slice(cmd);
-    record(out, &a);
-}
 
 fn tid_of(m: &Model, comm: &str) -> (u32, Tid) {
     let (i, t) = m
@@ -69,13 +63,13 @@ fn woken_by(m: &Model, waiter: &str, waker: &str) -> (usize, usize, usize) {
 
 #[test]
 fn socket_wakeups_name_the_thread_that_sent_the_data() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let bin = build_prog(dir.path(), "socket-kinds");
-    let out = dir.path().join("sk.cwt");
-    record_default(&out, &[bin.to_str().unwrap()]);
+    let Some(zoo) = Zoo::start() else { return };
+    let bin = build_prog(zoo.dir(), "socket-kinds");
+    let out = zoo
+        .record_program(&bin)
+        .out("sk.cwt")
+        .one_at_a_time(&ONE_AT_A_TIME)
+        .run();
     let (m, _, _) = common::model(&out);
     assert!(m.stats().data_wakes >= 400, "{:?}", m.stats());
     for kind in ["tcp", "udp", "unix", "pipe"] {
@@ -117,45 +111,25 @@ fn socket_wakeups_name_the_thread_that_sent_the_data() {
     }
 }
 
-/// `causeway diagnose ARGS TRACE` → (stdout, status).
+/// `causeway diagnose ARGS TRACE`: stdout.
 fn diagnose(trace: &Path, args: &[&str]) -> String {
-    let o = causeway()
-        .arg("diagnose")
-        .args(args)
-        .arg(trace)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        o.status.code().is_some_and(|c| c <= 1),
-        "diagnose {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
+    String::from_utf8(answer(trace, &[&["diagnose"], args].concat()).stdout).unwrap()
 }
 
 #[test]
 fn lock_holder_idle_names_the_chain_to_the_scripts_sleep() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("lh.cwt");
-    let exe = workload("lock-holder-idle");
-    record_default(
-        &out,
-        &[
-            exe.to_str().unwrap(),
-            "--seconds",
-            "4",
-            "--sleep-ms",
-            "3000",
-        ],
-    );
+    let Some(zoo) = Zoo::start() else { return };
+    let out = zoo
+        .record("lock-holder-idle")
+        .out("lh.cwt")
+        .seconds("4")
+        .args(["--sleep-ms", "3000"])
+        .one_at_a_time(&ONE_AT_A_TIME)
+        .run();
     let args = ["--auto", "--thread", "lh-victim", "--stall", "wait"];
     let mut j = vec!["--json"];
     j.extend_from_slice(&args);
-    let d: Value = serde_json::from_str(&diagnose(&out, &j)).expect("diagnose JSON");
+    let d = json(&answer(&out, &[&["diagnose"], &j[..]].concat()));
     let chain: Vec<(String, String)> = d["chain"]
         .as_array()
         .unwrap()
@@ -189,21 +163,16 @@ fn lock_holder_idle_names_the_chain_to_the_scripts_sleep() {
 
 #[test]
 fn pipeline_commit_knot_is_the_sync_thread_and_the_disk() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("pc.cwt");
-    let exe = workload("pipeline-commit");
-    let d = dir.path().to_str().unwrap();
-    record_default(&out, &[exe.to_str().unwrap(), "--seconds", "2", "--dir", d]);
-    let o = causeway()
-        .args(["bottleneck", "--json"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: Value = serde_json::from_slice(&o.stdout).expect("bottleneck JSON");
+    let Some(zoo) = Zoo::start() else { return };
+    let out = zoo
+        .record("pipeline-commit")
+        .out("pc.cwt")
+        .seconds("2")
+        .args(["--dir", zoo.dir().to_str().unwrap()])
+        .one_at_a_time(&ONE_AT_A_TIME)
+        .run();
+    let o = analyse(&out, &["bottleneck", "--json"]);
+    let r = json(&o);
     let name = |v: &Value| -> String {
         let i = v.as_u64().unwrap() as usize;
         r["vertices"][i]["label"].as_str().unwrap_or("").to_string()

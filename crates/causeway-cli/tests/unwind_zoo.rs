@@ -11,7 +11,8 @@ mod common;
 
 use causeway_format::{StackId, Tables, Tgid, Timestamp};
 use causeway_model::{Model, SegmentState};
-use common::{can_record, model, record};
+use common::model;
+use common::zoo::Zoo;
 use std::path::{Path, PathBuf};
 
 /// A zoo workload built without frame pointers.
@@ -129,22 +130,11 @@ fn check_whole(stacks: &[UserStack], exe: &Path, what: &str) {
     }
 }
 
-fn record_nofp(dir: &Path, bin: &Path, extra: &[&str]) -> PathBuf {
-    let out = dir.join("t.cwt");
-    let mut args: Vec<&str> = extra.to_vec();
-    args.extend(["--", bin.to_str().unwrap(), "--seconds", "1"]);
-    record(&out, &args);
-    out
-}
-
 #[test]
 fn lock_waits_without_frame_pointers_reach_the_worker_through_glibc() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
+    let Some(zoo) = Zoo::start() else { return };
     let bin = workload_nofp("lock-contention");
-    let out = record_nofp(dir.path(), &bin, &[]);
+    let out = zoo.record_program(&bin).out("t.cwt").seconds("1").run();
     let (m, tables, stats) = model(&out);
     let stacks = blocking_stacks(&m, &tables, &bin, &["worker-"]);
     check_whole(&stacks, &bin, "lock-contention");
@@ -168,12 +158,9 @@ fn lock_waits_without_frame_pointers_reach_the_worker_through_glibc() {
 
 #[test]
 fn fsync_waits_without_frame_pointers_reach_flush_log_through_glibc() {
-    if !can_record() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
+    let Some(zoo) = Zoo::start() else { return };
     let bin = workload_nofp("blocking-write");
-    let out = record_nofp(dir.path(), &bin, &[]);
+    let out = zoo.record_program(&bin).out("t.cwt").seconds("1").run();
     let (m, tables, _) = model(&out);
     let stacks = blocking_stacks(&m, &tables, &bin, &["consumer", "producer"]);
     check_whole(&stacks, &bin, "blocking-write");
@@ -190,26 +177,24 @@ fn fsync_waits_without_frame_pointers_reach_flush_log_through_glibc() {
 
 #[test]
 fn frame_pointers_alone_lose_the_callers_of_glibc() {
-    if !can_record() {
-        return;
-    }
+    let Some(zoo) = Zoo::start() else { return };
     // The comparison that motivates DWARF unwinding: the same program, walked by frame
     // pointers in the kernel, loses the program's frames below the C library's lock
     // wait in most stacks.
-    let dir = tempfile::tempdir().unwrap();
     let bin = workload_nofp("lock-contention");
-    let out = record_nofp(
-        dir.path(),
-        &bin,
-        &[
+    let out = zoo
+        .record_program(&bin)
+        .out("t.cwt")
+        .flags([
             "--unwind",
             "fp",
             "--stack-mode",
             "all",
             "--stack-depth",
             "32",
-        ],
-    );
+        ])
+        .seconds("1")
+        .run();
     let (m, tables, _) = model(&out);
     let stacks = blocking_stacks(&m, &tables, &bin, &["worker-"]);
     assert!(!stacks.is_empty());
@@ -228,29 +213,33 @@ fn frame_pointers_alone_lose_the_callers_of_glibc() {
 /// `gzip` from Debian, reading a pipe that stays empty between two bursts: it blocks
 /// in `read`. Its binary is stripped and has no debug package here; `main` and
 /// `_start` are named from the C library's start code around them.
-fn gzip_stacks(debug_dirs: Option<&str>) -> Vec<UserStack> {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("gzip.cwt");
+fn gzip_stacks(zoo: &Zoo, debug_dirs: Option<&str>) -> Vec<UserStack> {
     let gzip = PathBuf::from("/usr/bin/gzip");
     assert!(gzip.exists(), "gzip is not installed (scripts/setup.sh)");
     let script = "{ sleep 0.2; head -c 100000 /dev/urandom; sleep 0.3; head -c 100 /dev/urandom; sleep 0.2; } | /usr/bin/gzip -c > /dev/null";
-    let mut args: Vec<&str> = Vec::new();
-    let flag;
-    if let Some(d) = debug_dirs {
-        flag = format!("--debug-dirs={d}");
-        args.push(&flag);
-    }
-    args.extend(["--", "/bin/sh", "-c", script]);
-    record(&out, &args);
+    let flags: Vec<String> = debug_dirs
+        .map(|d| format!("--debug-dirs={d}"))
+        .into_iter()
+        .collect();
+    // One file per run: the two runs of the test share the scratch directory.
+    let name = if debug_dirs.is_some() {
+        "gzip-dirs.cwt"
+    } else {
+        "gzip.cwt"
+    };
+    let out = zoo
+        .record_program("/bin/sh")
+        .out(name)
+        .flags(flags)
+        .args(["-c", script])
+        .run();
     let (m, tables, _) = model(&out);
     blocking_stacks(&m, &tables, &gzip, &["gzip"])
 }
 
 #[test]
 fn debian_gzip_blocked_in_read_reaches_main_with_and_without_debug_info() {
-    if !can_record() {
-        return;
-    }
+    let Some(zoo) = Zoo::start() else { return };
     for (debug_dirs, libc_frame) in [
         // With the C library's debug information (libc6-dbg): internal names.
         (None, "__libc_start_call_main"),
@@ -260,7 +249,7 @@ fn debian_gzip_blocked_in_read_reaches_main_with_and_without_debug_info() {
         // The waits this test is about are the reads of the empty pipe. On a busy
         // machine gzip may also block before `main`, in the dynamic loader waiting for
         // a page of a library to be read from disk: such a stack rightly has no `main`.
-        let stacks: Vec<UserStack> = gzip_stacks(debug_dirs)
+        let stacks: Vec<UserStack> = gzip_stacks(&zoo, debug_dirs)
             .into_iter()
             .filter(|s| s.frames.first().is_some_and(|f| f.0.contains("read")))
             .collect();
@@ -284,13 +273,10 @@ fn debian_gzip_blocked_in_read_reaches_main_with_and_without_debug_info() {
 
 #[test]
 fn cpp_frames_are_demangled_through_an_inlined_call() {
-    if !can_record() {
-        return;
-    }
+    let Some(zoo) = Zoo::start() else { return };
     // A C++ program without frame pointers: a method in a namespace sleeps through a
     // helper that the compiler inlines.
-    let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("napper.cpp");
+    let src = zoo.dir().join("napper.cpp");
     std::fs::write(
         &src,
         r#"#include <time.h>
@@ -304,7 +290,7 @@ int main() { zoo::Sleeper s; s.run(20); return 0; }
 "#,
     )
     .unwrap();
-    let bin = dir.path().join("napper");
+    let bin = zoo.dir().join("napper");
     let cc = std::process::Command::new("g++")
         .args(["-O2", "-g", "-fomit-frame-pointer", "-o"])
         .arg(&bin)
@@ -312,8 +298,7 @@ int main() { zoo::Sleeper s; s.run(20); return 0; }
         .status()
         .expect("g++ (build-essential, scripts/setup.sh)");
     assert!(cc.success());
-    let out = dir.path().join("napper.cwt");
-    record(&out, &["--", bin.to_str().unwrap()]);
+    let out = zoo.record_program(&bin).out("napper.cwt").run();
     let (m, tables, _) = model(&out);
     // The sleeps this test is about; a cold start may also block in the dynamic
     // loader (a library page read from disk), before `main` runs.

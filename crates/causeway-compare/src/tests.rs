@@ -7,8 +7,9 @@ use causeway_format::{
     Frame, FrameId, FrameSpace, Header, ProcessInfo, Stack, StackKind, StringId, Tables, TaskState,
     Tgid, Timestamp,
 };
-use causeway_model::{Trace, synth::Synth};
+use causeway_model::Trace;
 use causeway_stacks::EventExtras;
+use causeway_testkit::synth::Synth;
 
 /// Tables with the program `/bin/app` (pid 1) and two user stacks, leaf first:
 /// stack 0 = libc `fsync` called from `flush_log`, stack 1 = libc `fdatasync` called

@@ -7,8 +7,9 @@ use crate::oracle::{AutoOracle, DecidedBy};
 use crate::result::Case;
 use crate::{Options, build, diagnose};
 use causeway_format::{Header, SoftirqVec, TaskState, Tid, Timestamp, Waker};
-use causeway_model::{Trace, synth::Synth};
+use causeway_model::Trace;
 use causeway_stacks::SyscallSpan;
+use causeway_testkit::synth::Synth;
 
 const MS: u64 = 1_000_000;
 const SOCKET: u64 = 2;
@@ -40,7 +41,7 @@ fn call(
 
 /// Threads `(tid, tgid, name)`.
 fn trace(s: &Synth, names: &[(u32, u32, &str)]) -> Trace {
-    let tables = causeway_model::synth::named_tables(names);
+    let tables = causeway_testkit::synth::named_tables(names);
     Trace::from_events(tables, Header::synthetic(2), &s.events())
 }
 

@@ -11,7 +11,8 @@ use crate::oracle::{
 use crate::result::{Case, SliceEnd};
 use crate::{Options, Signature, build, diagnose, find_similar};
 use causeway_format::{DurationNs, Header, SoftirqVec, StackId, TaskState, Tid, Timestamp, Waker};
-use causeway_model::{StackRef, TimeSpan, Trace, synth::Synth};
+use causeway_model::{StackRef, TimeSpan, Trace};
+use causeway_testkit::synth::Synth;
 
 const MS: u64 = 1_000_000;
 
@@ -495,7 +496,7 @@ fn answers_files_parse_numbers_stop_auto_and_comments() {
 
 /// A trace built from synthetic events.
 fn trace(s: &Synth) -> Trace {
-    let tables = causeway_model::synth::named_tables(&[]);
+    let tables = causeway_testkit::synth::named_tables(&[]);
     Trace::from_events(tables, Header::synthetic(2), &s.events())
 }
 
@@ -770,7 +771,7 @@ fn stopped_server(signals: bool) -> Trace {
         .switch(20 * MS + 1, 0, 0, TaskState::RUNNABLE, 1)
         .switch(20 * MS + 100, 0, 1, TaskState::INTERRUPTIBLE, 0)
         .switch(20 * MS + 100, 1, 2, TaskState::INTERRUPTIBLE, 0);
-    let tables = causeway_model::synth::named_tables(&[(1, 1, "server"), (2, 2, "stopper")]);
+    let tables = causeway_testkit::synth::named_tables(&[(1, 1, "server"), (2, 2, "stopper")]);
     Trace::from_events(tables, Header::synthetic(2), &s.events())
 }
 
@@ -841,7 +842,7 @@ fn a_sigcont_before_the_stop_hides_an_older_sigstop() {
         .switch(110, 0, 1, TaskState::STOPPED, 0)
         .wake_by(10 * MS, 1, 2, 1)
         .switch(10 * MS + 1, 0, 0, TaskState::RUNNABLE, 1);
-    let tables = causeway_model::synth::named_tables(&[(1, 1, "server"), (2, 2, "stopper")]);
+    let tables = causeway_testkit::synth::named_tables(&[(1, 1, "server"), (2, 2, "stopper")]);
     let t = Trace::from_events(tables, Header::synthetic(2), &s.events());
     let g = build(&t, &[], &Options::default());
     let stopped = g
@@ -883,7 +884,7 @@ fn a_signal_taken_is_linked_from_its_sender() {
             },
         )
         .switch(600, 0, 1, TaskState::INTERRUPTIBLE, 0);
-    let tables = causeway_model::synth::named_tables(&[(1, 1, "a"), (2, 2, "b")]);
+    let tables = causeway_testkit::synth::named_tables(&[(1, 1, "a"), (2, 2, "b")]);
     let t = Trace::from_events(tables, Header::synthetic(2), &s.events());
     let g = build(&t, &[], &Options::default());
     let e = g
@@ -924,7 +925,7 @@ fn a_timer_wakeup_is_linked_from_the_thread_that_armed_the_timer() {
         .push(8 * MS, 0, EventKind::TimerExpire { timer: 77 })
         .wakeup(8 * MS + 3, 0, 1, 0, timer)
         .switch(8 * MS + 5, 0, 0, TaskState::RUNNABLE, 1);
-    let tables = causeway_model::synth::named_tables(&[(1, 1, "waiter"), (2, 1, "armer")]);
+    let tables = causeway_testkit::synth::named_tables(&[(1, 1, "waiter"), (2, 1, "armer")]);
     let t = Trace::from_events(tables, Header::synthetic(2), &s.events());
     let w = t
         .facts()

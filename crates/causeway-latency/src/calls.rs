@@ -86,7 +86,7 @@ impl SyscallCollector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use causeway_model::synth::Synth;
+    use causeway_testkit::synth::Synth;
 
     #[test]
     fn pairs_per_thread_and_counts_the_rest() {

@@ -2,7 +2,7 @@
 
 use super::*;
 use causeway_format::{Header, Marker, StringId, TaskState};
-use causeway_model::synth::{Synth, named_tables};
+use causeway_testkit::synth::{Synth, named_tables};
 
 /// Names: 1 op, 2 fast_path, 3 spin, 4 slow_path, 5 lock, 6 sleep, 7 unlock, 8 walk,
 /// 9 read (after the thread names of `named_tables`).

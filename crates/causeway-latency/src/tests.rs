@@ -6,7 +6,7 @@ use crate::profile::{Kind, Options, Subject, analyze};
 use crate::select::Selection;
 use causeway_format::{DurationNs, Header, Marker, StringId, TaskState, Tgid, Tid};
 use causeway_model::Trace;
-use causeway_model::synth::{Synth, named_tables};
+use causeway_testkit::synth::{Synth, named_tables};
 
 fn trace_and_calls(s: &Synth, names: &[(u32, u32, &str)]) -> (Trace, SyscallSpans) {
     let events = s.events();

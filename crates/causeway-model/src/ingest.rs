@@ -274,7 +274,8 @@ fn build(
 ///
 /// ```
 /// use causeway_format::{Header, Tables, TaskState};
-/// use causeway_model::{ingest::ingest, synth::Synth};
+/// use causeway_model::ingest::ingest;
+/// use causeway_testkit::synth::Synth;
 /// let mut s = Synth::new();
 /// s.switch(0, 0, 0, TaskState::RUNNABLE, 7);
 /// let tables = Tables::default();

@@ -26,7 +26,8 @@
 //!
 //! ```
 //! use causeway_format::{TaskState, Tid, Waker};
-//! use causeway_model::{SegmentState, synth::Synth};
+//! use causeway_model::SegmentState;
+//! use causeway_testkit::synth::Synth;
 //! let mut s = Synth::new();
 //! s.switch(0, 0, 0, TaskState::RUNNABLE, 7) // 7 runs
 //!     .switch(100, 0, 7, TaskState::INTERRUPTIBLE, 0) // 7 blocks
@@ -54,13 +55,9 @@ mod process;
 mod segment;
 pub mod sockets;
 mod stats;
-pub mod synth;
 mod thread;
 mod totals;
 mod tracker;
-
-#[cfg(test)]
-mod tests;
 
 pub use builder::ModelBuilder;
 pub use error::ModelError;

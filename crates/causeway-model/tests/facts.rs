@@ -4,7 +4,7 @@ use causeway_format::{
     EventKindTag, Header, Marker, ProcessInfo, Scope, StringId, Tgid, Tid, Timestamp,
 };
 use causeway_model::Trace;
-use causeway_model::synth::{Synth, named_tables};
+use causeway_testkit::synth::{Synth, named_tables};
 
 /// Process 10 (thread 10) forks process 20, which execs; 10 writes a flag 20 reads;
 /// a span marker; events lost on CPU 1.

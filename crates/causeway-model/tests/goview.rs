@@ -3,8 +3,8 @@
 //! goroutine's thread wakes a thread of another program.
 
 use causeway_format::{EventKind, StringId, TaskState, Tid, Timestamp, Waker};
-use causeway_model::synth::{Synth, named_tables};
 use causeway_model::{GOROUTINE_TID_BASE, SegmentState};
+use causeway_testkit::synth::{Synth, named_tables};
 
 fn go_run(s: &mut Synth, ts: u64, cpu: u32, tid: u32, goid: u64) {
     s.push(

@@ -94,7 +94,7 @@ fn go_line(trace: &Trace) -> Option<String> {
 mod tests {
     use super::*;
     use causeway_format::{Header, Tables, TaskState};
-    use causeway_model::synth::Synth;
+    use causeway_testkit::synth::Synth;
 
     fn trace(s: &Synth) -> Trace {
         Trace::from_events(Tables::default(), Header::synthetic(2), &s.events())

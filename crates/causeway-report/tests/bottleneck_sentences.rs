@@ -6,13 +6,13 @@ use causeway_bottleneck::{Options, analyze};
 use causeway_format::TaskState;
 use causeway_format::{Header, Tables};
 use causeway_model::Trace;
-use causeway_model::synth::Synth;
 use causeway_report::{BottleneckView, Format, View, render};
+use causeway_testkit::synth::Synth;
 use serde_json::Value;
 
 /// Tables naming threads: `(tid, tgid, comm)`.
 fn tables(names: &[(u32, u32, &str)]) -> Tables {
-    causeway_model::synth::named_tables(names)
+    causeway_testkit::synth::named_tables(names)
 }
 
 fn view(s: &Synth, tables: &Tables, ncpu: u32, merge: bool) -> BottleneckView {
@@ -44,7 +44,7 @@ fn disk_knot_advice_names_the_disk() {
     t.strings.push(String::new());
     t.strings.push("virtio0-requests".into());
     let irq = 1;
-    let mut s = causeway_model::synth::blocking_write(irq, 20);
+    let mut s = causeway_testkit::synth::blocking_write(irq, 20);
     s.switch(20_100, 0, 1, TaskState::RUNNABLE, 0);
     let v = view(&s, &t, 2, false);
     assert!(v.found());

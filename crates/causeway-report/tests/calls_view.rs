@@ -5,8 +5,8 @@
 use causeway_calls::{Options, Pattern, analyze};
 use causeway_format::{Header, Marker, StringId, Tables, Tgid, ThreadInfo, Tid, Timestamp};
 use causeway_model::Trace;
-use causeway_model::synth::Synth;
 use causeway_report::{CallsSections, CallsView, Format, View, render};
+use causeway_testkit::synth::Synth;
 
 fn trace() -> Trace {
     let names = [

@@ -13,9 +13,9 @@ use causeway_format::{
     Cpu, DurationNs, Header, StringId, Tables, TaskState, Tgid, ThreadInfo, Tid, Timestamp,
     TraceReader, Waker,
 };
-use causeway_model::synth::Synth;
 use causeway_model::{Model, SegmentId, SegmentState, Trace};
 use causeway_report::{Format, ReportError, View, render};
+use causeway_testkit::synth::Synth;
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;

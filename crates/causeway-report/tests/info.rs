@@ -3,12 +3,12 @@
 use causeway_format::{Header, Tables, TaskState, Timestamp};
 use causeway_format::{SalvageMark, Tgid};
 use causeway_format::{TraceStats, VERSION_MAJOR};
-use causeway_model::synth::Synth;
 use causeway_report::{Format, InfoReport, Selection, TraceFacts, View, render};
+use causeway_testkit::synth::Synth;
 use std::collections::{BTreeMap, BTreeSet};
 
 fn tables() -> Tables {
-    causeway_model::synth::named_tables(&[(1, 1, "busy"), (2, 2, "sleepy")])
+    causeway_testkit::synth::named_tables(&[(1, 1, "busy"), (2, 2, "sleepy")])
 }
 
 fn report(events: u64, stats: &TraceStats, sel: &Selection) -> InfoReport {

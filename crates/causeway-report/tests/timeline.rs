@@ -5,10 +5,10 @@
 
 use causeway_format::{Header, Marker, StringId, TaskState};
 use causeway_model::Trace;
-use causeway_model::synth::{Synth, named_tables};
 use causeway_report::timeline::{Category, Lane, Timeline};
 use causeway_report::{chrome, perfetto};
 use causeway_stacks::EventExtras;
+use causeway_testkit::synth::{Synth, named_tables};
 
 fn trace() -> (Trace, causeway_stacks::Extras) {
     let mut tables = named_tables(&[(1, 1, "main"), (2, 1, "helper")]);

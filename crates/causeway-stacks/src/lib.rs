@@ -18,7 +18,8 @@
 //!
 //! ```
 //! use causeway_format::{Header, Tables, TaskState};
-//! use causeway_model::{Trace, synth::Synth};
+//! use causeway_model::Trace;
+//! use causeway_testkit::synth::Synth;
 //! use causeway_stacks::{FlameKind, Options, fold};
 //! let mut s = Synth::new();
 //! s.switch(0, 0, 0, TaskState::RUNNABLE, 7)

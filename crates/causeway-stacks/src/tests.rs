@@ -4,7 +4,8 @@ use crate::{EventExtras, FlameKind, Folded, Options, fold};
 use causeway_format::{
     Frame, FrameId, FrameSpace, Header, Stack, StackKind, StringId, Tables, TaskState, Tgid,
 };
-use causeway_model::{Trace, synth::Synth, synth::named_tables};
+use causeway_model::Trace;
+use causeway_testkit::synth::{Synth, named_tables};
 
 /// Tables naming threads 1, 2, 3 (`wakee`, `relay`, `source`) and holding one user
 /// stack per entry of `stacks` (frame names leaf first); stack `i` has id `i`.

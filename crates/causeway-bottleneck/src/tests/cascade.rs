@@ -2,7 +2,7 @@
 
 use super::{no_merge, run, v, w};
 use causeway_format::{Tables, TaskState};
-use causeway_model::synth::Synth;
+use causeway_testkit::synth::Synth;
 
 /// wPerf Figure 3: C wakes B at t1, B wakes A at t2, both waiting since t0. The naive
 /// weights would be A→B = t2−t0 and B→C = t1−t0; cascading keeps A→B and adds B's

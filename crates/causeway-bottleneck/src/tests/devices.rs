@@ -3,7 +3,7 @@
 use super::{no_merge, run, string, v, w};
 use crate::{EdgeKind, VertexKind};
 use causeway_format::{DevId, SoftirqVec, Tables, TaskState, Waker};
-use causeway_model::synth::{self, Synth};
+use causeway_testkit::synth::{self, Synth};
 
 /// `synth::blocking_write` for 20 rounds, then the consumer's last switch-out.
 fn blocking_write(irq_name: u32) -> Synth {

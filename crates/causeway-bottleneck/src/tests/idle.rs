@@ -6,7 +6,7 @@ use crate::findings::VertexKind;
 use causeway_format::{
     Frame, FrameId, FrameSpace, SoftirqVec, Stack, StackKind, StringId, TaskState, Tgid, Waker,
 };
-use causeway_model::synth::Synth;
+use causeway_testkit::synth::Synth;
 
 const MS: u64 = 1_000_000;
 

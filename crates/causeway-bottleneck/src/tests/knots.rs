@@ -3,7 +3,7 @@
 use super::{no_merge, run, v, w};
 use crate::{EdgeKind, Findings, Shape, VertexId};
 use causeway_format::{Tables, TaskState};
-use causeway_model::synth::Synth;
+use causeway_testkit::synth::Synth;
 
 /// Threads `a` (CPU `ca`) and `b` (CPU `cb`) hand work back and forth for `periods`
 /// periods of 100 ns starting at `t0`: `a` waits 10..50 for `b`, `b` waits 60..100 for

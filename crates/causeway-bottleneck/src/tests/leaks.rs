@@ -4,7 +4,7 @@
 use super::{no_merge, run, v};
 use crate::{Findings, VertexId, VertexKind};
 use causeway_format::{SoftirqVec, Tables, TaskState, Waker};
-use causeway_model::synth::Synth;
+use causeway_testkit::synth::Synth;
 
 fn ids(r: &Findings, tids: &[u32]) -> Vec<VertexId> {
     let mut v: Vec<VertexId> = tids.iter().map(|&t| v(r, t)).collect();

@@ -2,7 +2,7 @@
 
 use super::{no_merge, run, v, w};
 use causeway_format::{Marker, Tables, TaskState};
-use causeway_model::synth::Synth;
+use causeway_testkit::synth::Synth;
 
 /// Thread 1 waits 10..20 (woken by 2), runs, waits 25..40 (woken by 3); with `marker`,
 /// it declares the first wake-up false at 22.

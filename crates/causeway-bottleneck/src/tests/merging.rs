@@ -3,7 +3,7 @@
 use super::{no_merge, run, tables, v};
 use crate::{EdgeKind, Options, Shape, VertexKind, similar_name};
 use causeway_format::TaskState;
-use causeway_model::synth::Synth;
+use causeway_testkit::synth::Synth;
 
 /// Four workers pass one lock around: worker k is woken by worker k−1, runs 20 ns and
 /// wakes the next after 10 ns, so two run at any time.

@@ -16,11 +16,11 @@ mod saturated;
 use crate::{Findings, Options, VertexId, analyze};
 use causeway_format::{Header, Tables, Tid};
 use causeway_model::Trace;
-use causeway_model::synth::Synth;
+use causeway_testkit::synth::Synth;
 
 /// Tables naming threads: `(tid, tgid, comm)`.
 pub(super) fn tables(names: &[(u32, u32, &str)]) -> Tables {
-    causeway_model::synth::named_tables(names)
+    causeway_testkit::synth::named_tables(names)
 }
 
 /// Add a string to the tables, returning its id.

@@ -3,8 +3,8 @@
 use super::string;
 use crate::{Options, analyze};
 use causeway_format::{Header, Tables};
-use causeway_model::synth::{self, Synth};
 use causeway_model::{Trace, ingest::ingest};
+use causeway_testkit::synth::{self, Synth};
 
 /// A consumer writing to disk and a producer waiting for it, long enough to fill
 /// several batches.

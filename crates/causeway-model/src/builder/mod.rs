@@ -60,7 +60,8 @@ pub(super) enum FirstSeen {
 ///
 /// ```
 /// use causeway_format::{Header, Tables};
-/// use causeway_model::{ModelBuilder, synth::Synth};
+/// use causeway_model::ModelBuilder;
+/// use causeway_testkit::synth::Synth;
 /// let mut s = Synth::new();
 /// s.switch(1_000, 0, 0, causeway_format::TaskState::RUNNABLE, 7);
 /// let tables = Tables::default();

@@ -121,7 +121,7 @@ pub(crate) mod tests {
     use crate::view::render;
     use causeway_diagnose::{AutoOracle, Candidate, Options, build, diagnose};
     use causeway_format::{Header, TaskState};
-    use causeway_model::synth::{Synth, named_tables};
+    use causeway_testkit::synth::{Synth, named_tables};
 
     /// `waiter` (1) waits 20 ms for `worker` (2), which runs all that time (the wait
     /// and the run that ended it overlap).

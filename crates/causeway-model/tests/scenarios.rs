@@ -1,14 +1,18 @@
 //! Scenario tests: small synthetic traces with exactly known timelines.
+//!
+//! Integration tests, not unit tests in `src/`: they use only the public API, and the
+//! testkit's builders (a dev-dependency that depends on this crate) return this
+//! crate's types, which only an integration test shares with it.
 
-use crate::synth::Synth;
-use crate::{
-    InterruptSource, Model, Segment, SegmentId, SegmentState, StackRef, ThreadTotals, UnknownCause,
-    WakeInfo,
-};
 use causeway_format::{
     Cpu, DurationNs, Marker, ProcessInfo, SoftirqVec, StackId, StackKind, StringId, Tables,
     TaskState, Tgid, ThreadInfo, Tid, Timestamp, TraceReader, Waker,
 };
+use causeway_model::{
+    InterruptSource, Model, Segment, SegmentId, SegmentState, StackRef, ThreadTotals, UnknownCause,
+    WakeInfo,
+};
+use causeway_testkit::synth::Synth;
 
 const R: TaskState = TaskState::RUNNABLE;
 const S: TaskState = TaskState::INTERRUPTIBLE;
@@ -728,7 +732,7 @@ fn per_process_traces_count_unrecorded_switches_apart() {
     let tables = Tables::default();
     let mut header = causeway_format::Header::synthetic(2);
     header.scope = causeway_format::Scope::Processes;
-    let mut b = crate::ModelBuilder::new(&tables, &header);
+    let mut b = causeway_model::ModelBuilder::new(&tables, &header);
     for ev in &s.events() {
         b.push(ev);
     }

@@ -1,4 +1,4 @@
-//! Concise construction of synthetic event streams for tests (this crate's and others').
+//! Concise construction of synthetic event streams for tests.
 //!
 //! Times are plain nanosecond numbers and tids and CPUs plain integers, so a scenario
 //! reads like a table. [`Synth::events`] returns the events sorted by time and CPU
@@ -6,7 +6,7 @@
 //!
 //! ```
 //! use causeway_format::{TaskState, Waker};
-//! use causeway_model::synth::Synth;
+//! use causeway_testkit::synth::Synth;
 //! let mut s = Synth::new();
 //! s.switch(100, 0, 7, TaskState::INTERRUPTIBLE, 0)
 //!     .wakeup(300, 1, 7, 0, Waker::Unknown)
@@ -17,12 +17,12 @@
 //! assert_eq!(model.thread(causeway_format::Tid(7)).unwrap().segments.len(), 3);
 //! ```
 
-use crate::model::Model;
 use causeway_format::{
     BlockOp, BlockOpKind, Cpu, DevId, Event, EventKind, Header, Marker, SoftirqVec, StackId,
     StackKind, StringId, Tables, TaskState, Tgid, Tid, Timestamp, Waker, WriterOptions,
     write_to_vec,
 };
+use causeway_model::Model;
 
 /// A growing list of synthetic events.
 #[derive(Clone, Debug, Default)]
