@@ -6,6 +6,8 @@
 //! recorder feeds it each converted batch and writes the window when a dump is due.
 
 mod error;
+#[cfg(test)]
+mod test_events;
 pub mod trigger;
 mod window;
 

@@ -211,15 +211,8 @@ pub fn mark_of(kind: WaitKind, f: &Fired) -> TriggerMark {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use causeway_format::{Cpu, Timestamp, Waker};
-
-    fn ev(ts: u64, kind: EventKind) -> Event {
-        Event {
-            ts: Timestamp(ts),
-            cpu: Cpu(0),
-            kind,
-        }
-    }
+    use crate::test_events::ev;
+    use causeway_format::{Cpu, Waker};
 
     #[test]
     fn conditions_parse() {

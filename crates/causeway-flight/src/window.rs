@@ -74,15 +74,8 @@ pub fn dump_path(base: &Path, n: usize) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use causeway_format::{Cpu, StackKind, Tid, Timestamp};
-
-    fn ev(ts: u64, kind: EventKind) -> Event {
-        Event {
-            ts: Timestamp(ts),
-            cpu: Cpu(0),
-            kind,
-        }
-    }
+    use crate::test_events::ev;
+    use causeway_format::{StackKind, Tid};
 
     #[test]
     fn the_oldest_go_first_and_a_stack_never_outlives_its_event() {
