@@ -156,6 +156,65 @@ fn lock_waits_without_frame_pointers_reach_the_worker_through_glibc() {
     );
 }
 
+/// The kernel recognizes repeated stacks from what their first unwind read (the unwind
+/// memo): most stacks of a lock-contended run arrive as memo ids, and they name the same
+/// call paths as a recording that copies and unwinds every stack.
+#[test]
+fn stacks_the_kernel_recognizes_are_the_stacks_a_full_unwind_gives() {
+    let Some(zoo) = Zoo::start() else { return };
+    let bin = workload_nofp("lock-contention");
+    let paths = |flags: &[&str], file: &str| {
+        let out = zoo
+            .record_program(&bin)
+            .out(file)
+            .flags(flags)
+            .seconds("1")
+            .run();
+        let (m, tables, stats) = model(&out);
+        let stacks = blocking_stacks(&m, &tables, &bin, &["worker-"]);
+        check_whole(&stacks, &bin, file);
+        // Call paths taken by at least a twentieth of the waits: the ones both runs have.
+        let mut count = std::collections::BTreeMap::<Vec<String>, usize>::new();
+        for s in &stacks {
+            *count
+                .entry(s.names().into_iter().map(str::to_owned).collect())
+                .or_default() += 1;
+        }
+        let all: Vec<Vec<String>> = count.keys().cloned().collect();
+        let names: Vec<Vec<String>> = count
+            .into_iter()
+            .filter(|(_, n)| n * 20 >= stacks.len())
+            .map(|(p, _)| p)
+            .collect();
+        (names, all, stats.counters)
+    };
+    let (memo, _, counters) = paths(&[], "memo.cwt");
+    let (_, full, full_counters) = paths(&["--no-unwind-memo"], "full.cwt");
+    let known = counters
+        .get("user_stacks_recognized_in_kernel")
+        .copied()
+        .unwrap_or(0);
+    let copied = counters.get("user_stack_copies").copied().unwrap_or(0);
+    assert!(
+        known > copied,
+        "the kernel recognized {known} stacks and copied {copied}"
+    );
+    assert_eq!(full_counters.get("user_stacks_recognized_in_kernel"), None);
+    // The workers block at the same few places either way.
+    assert!(!memo.is_empty());
+    for p in &memo {
+        assert!(
+            full.contains(p),
+            "only with the memo: {p:?}\nwithout: {full:?}"
+        );
+    }
+    eprintln!(
+        "lock-contention: {known} stacks recognized in the kernel, {copied} copied; {} distinct call paths ({} without the memo)",
+        memo.len(),
+        full.len()
+    );
+}
+
 #[test]
 fn fsync_waits_without_frame_pointers_reach_flush_log_through_glibc() {
     let Some(zoo) = Zoo::start() else { return };

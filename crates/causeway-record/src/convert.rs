@@ -10,7 +10,7 @@ use crate::stacks::{StackKey, StackSources, StackTable};
 pub use crate::strings::Strings;
 use crate::unwind::{CodeMapping, DwarfUnwinder, UnwindEnd};
 use causeway_format::{
-    BlockOp, BlockOpKind, Cpu, DevId, Event, EventKind, Mapping, ProcessInfo, SoftirqVec,
+    BlockOp, BlockOpKind, Cpu, DevId, Event, EventKind, Mapping, ProcessInfo, SoftirqVec, StackId,
     StackKind, StringId, TaskState, Tgid, ThreadInfo, Tid, Timestamp, Waker,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -100,6 +100,10 @@ pub struct Converter {
     /// its record, and a drain can end between the two.
     copies_prev: rustc_hash::FxHashMap<(u32, u64), StackCopy>,
     unwinder: DwarfUnwinder,
+    /// Unwinds the BPF side recognizes by itself (see [`crate::kmemo`]).
+    pub(crate) kmemo: crate::kmemo::KernelMemo,
+    /// Offer unwinds to the BPF side's memo.
+    kmemo_on: bool,
     /// Processes whose unwinder modules must be brought up to date before unwinding.
     unwind_stale: BTreeSet<u32>,
     /// Processes whose mappings were read again in this batch for an unknown address.
@@ -158,6 +162,7 @@ impl Converter {
             all_targets: opts.all_targets,
             user_scope: opts.user_scope,
             jit_symbols: opts.jit_symbols,
+            kmemo_on: opts.unwind_memo,
             ..Default::default()
         };
         c.stacks.glue = crate::stacks::KernelGlue::load();
@@ -330,7 +335,7 @@ impl Converter {
     pub fn refresh_mappings(&mut self, tgid: u32, ts: u64) -> Vec<crate::procfs::ExecMapping> {
         let maps = crate::procfs::exec_mappings(tgid);
         let exe = crate::procfs::exe(tgid);
-        self.unwinder.set_mappings(
+        let changed = self.unwinder.set_mappings(
             tgid,
             maps.iter()
                 .map(|m| CodeMapping {
@@ -342,6 +347,9 @@ impl Converter {
                 })
                 .collect(),
         );
+        if changed {
+            self.kmemo.forget(tgid);
+        }
         self.unwind_stale.remove(&tgid);
         self.jit_recheck.note_maps(tgid, &maps);
         let first = self.has_mappings.insert(tgid);
@@ -376,7 +384,7 @@ impl Converter {
         });
     }
 
-    fn push_stack(&mut self, ts: u64, cpu: u32, tid: u32, tgid: u32, st: RawStack) {
+    fn push_stack(&mut self, ts: u64, cpu: u32, tid: u32, tgid: u32, mut st: RawStack) {
         let kind = StackKind::from_u8(st.kind);
         if st.flags & stack_flags::USER_SKIPPED != 0 {
             self.count("user_stack_skipped_ring_full", 1);
@@ -387,10 +395,56 @@ impl Converter {
         if st.flags & stack_flags::SCANNED != 0 {
             self.count("user_frames_found_by_scan", 1);
         }
-        let mut st = st;
+        let user = match st.memo {
+            Some(word) => self.memo_stack(word),
+            None => self.user_stack(ts, tid, tgid, &mut st),
+        };
+        let kernel = (!st.kernel.is_empty()).then(|| {
+            self.stacks.intern(StackKey {
+                tgid: 0,
+                frames: st.kernel,
+                truncated: st.flags & stack_flags::KERNEL_TRUNCATED != 0,
+            })
+        });
+        if user.is_none() && kernel.is_none() {
+            return;
+        }
+        self.push(
+            ts,
+            cpu,
+            EventKind::Stack {
+                tid: Tid(tid),
+                kind,
+                user,
+                kernel,
+            },
+        );
+    }
+
+    /// The user stack of a record whose stack the BPF side recognized: its memo id (low
+    /// half of `word`) names an earlier unwind.
+    fn memo_stack(&mut self, word: u64) -> Option<StackId> {
+        self.count_copy_flags((word >> 32) as u32);
+        self.count("user_stacks_recognized_in_kernel", 1);
+        match self.kmemo.result(word as u32) {
+            Some((user, end)) => {
+                self.count(end.counter(), 1);
+                user
+            }
+            None => {
+                self.count(UnwindEnd::NoCopy.counter(), 1);
+                None
+            }
+        }
+    }
+
+    /// The user stack of a record: frames walked by the BPF side, or the copy sent
+    /// ahead of it unwound here (and offered to the BPF side's memo).
+    fn user_stack(&mut self, ts: u64, tid: u32, tgid: u32, st: &mut RawStack) -> Option<StackId> {
         let mut user_truncated = st.flags
             & (stack_flags::USER_TRUNCATED | stack_flags::USER_FAILED | stack_flags::USER_SKIPPED)
             != 0;
+        let mut offer = None;
         if st.flags & stack_flags::COPIED != 0 {
             let copy = self
                 .copies
@@ -412,46 +466,49 @@ impl Converter {
                         u = self.unwinder.unwind(tgid, &copy, mode, depth);
                     }
                     st.user = u.frames;
+                    if !u.unmapped && self.kmemo_on {
+                        offer = Some(copy);
+                    }
                     u.end
                 }
                 _ => UnwindEnd::NoCopy,
             };
             self.count(end.counter(), 1);
             user_truncated = end != UnwindEnd::Complete;
+            if self.jit_recheck.wants_reread(tgid, &st.user) {
+                self.refresh_mappings(tgid, ts);
+            }
+            // Basis after the recheck: had it changed the modules, the unwinder's memo
+            // (and so this offer) is gone.
+            if let Some(copy) = offer.as_ref()
+                && let Some(basis) =
+                    self.unwinder
+                        .basis(tgid, copy, self.user_scope.0, self.user_scope.1)
+            {
+                let user = self.intern_user(tgid, std::mem::take(&mut st.user), user_truncated);
+                self.kmemo.install(tgid, copy, basis, (user, end));
+                return user;
+            }
+            return self.intern_user(tgid, std::mem::take(&mut st.user), user_truncated);
         }
         if self.jit_recheck.wants_reread(tgid, &st.user) {
             self.refresh_mappings(tgid, ts);
         }
-        let user = (!st.user.is_empty()).then(|| {
-            if !self.has_mappings.contains(&tgid) {
-                self.maps_pending.insert(tgid);
-            }
-            self.stacks.intern(StackKey {
-                tgid,
-                frames: st.user,
-                truncated: user_truncated,
-            })
-        });
-        let kernel = (!st.kernel.is_empty()).then(|| {
-            self.stacks.intern(StackKey {
-                tgid: 0,
-                frames: st.kernel,
-                truncated: st.flags & stack_flags::KERNEL_TRUNCATED != 0,
-            })
-        });
-        if user.is_none() && kernel.is_none() {
-            return;
+        self.intern_user(tgid, std::mem::take(&mut st.user), user_truncated)
+    }
+
+    fn intern_user(&mut self, tgid: u32, frames: Vec<u64>, truncated: bool) -> Option<StackId> {
+        if frames.is_empty() {
+            return None;
         }
-        self.push(
-            ts,
-            cpu,
-            EventKind::Stack {
-                tid: Tid(tid),
-                kind,
-                user,
-                kernel,
-            },
-        );
+        if !self.has_mappings.contains(&tgid) {
+            self.maps_pending.insert(tgid);
+        }
+        Some(self.stacks.intern(StackKey {
+            tgid,
+            frames,
+            truncated,
+        }))
     }
 
     fn waker(&mut self, ctx: WakerCtx, tid: u32) -> Waker {
@@ -591,6 +648,7 @@ impl Converter {
             Body::Exit => {
                 if tid == tgid {
                     self.unwinder.forget(tgid);
+                    self.kmemo.forget(tgid);
                     self.note_jit_at_exit(tgid);
                 }
                 self.push(ts, cpu, EventKind::Exit { tid: Tid(tid) })

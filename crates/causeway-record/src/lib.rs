@@ -22,6 +22,7 @@ mod error;
 pub mod go_events;
 pub mod gotrack;
 pub mod inproc;
+pub mod kmemo;
 pub mod launch;
 pub mod liblog;
 pub mod outfile;

@@ -246,6 +246,8 @@ fn configure(open: &mut OpenRecorderSkel<'static>, cfg: &RecordConfig, families:
     .sum();
     rodata.kernel_stacks = cfg.kernel_stacks.code();
     rodata.unwind = cfg.unwind.code();
+    rodata.unwind_memo = u32::from(cfg.unwind_memo);
+    rodata.ring_bytes = u64::from(ring_bytes(cfg));
     rodata.stack_window = cfg
         .stack_window
         .clamp(512, crate::config::MAX_STACK_WINDOW)
@@ -328,7 +330,7 @@ impl Probes {
             ));
         }
         let ncpu = crate::config::num_cpus();
-        let size = cfg.buffer_per_cpu.max(4096).next_power_of_two();
+        let size = ring_bytes(cfg);
         let rings = (0..ncpu)
             .map(|c| {
                 let opts = libbpf_sys::bpf_map_create_opts {
@@ -405,6 +407,28 @@ impl Probes {
             .tracked
             .update(&tgid.to_ne_bytes(), &[1u8], MapFlags::ANY)
             .map_err(|e| RecordError::Load(format!("adding process {tgid}: {e}")))
+    }
+
+    /// Apply the unwind memo's changes (see [`crate::kmemo`]) to its map. An entry the
+    /// map has no room for is left out: that stack is then copied as before.
+    pub fn apply_memo(&self, ops: Vec<crate::kmemo::MemoOp>) {
+        use crate::kmemo::MemoOp;
+        use crate::skel::types::{memo_key, memo_val};
+        let map = &self.skel.maps.ustack_memo;
+        for op in ops {
+            match op {
+                MemoOp::Put(k, v) => {
+                    let _ = map.update(
+                        plain_bytes::<memo_key>(&k),
+                        plain_bytes::<memo_val>(&*v),
+                        MapFlags::ANY,
+                    );
+                }
+                MemoOp::Delete(k) => {
+                    let _ = map.delete(plain_bytes::<memo_key>(&k));
+                }
+            }
+        }
     }
 
     /// Replace a process's code ranges (index 0 must be the main binary).
@@ -520,6 +544,19 @@ impl Probes {
             .map(|p| prog_misses(p.as_fd()))
             .sum()
     }
+}
+
+/// Bytes of each CPU's ring buffer (a power of two, as the kernel requires).
+fn ring_bytes(cfg: &RecordConfig) -> u32 {
+    cfg.buffer_per_cpu.max(4096).next_power_of_two()
+}
+
+/// A map key or value of the BPF object (a C struct whose fields leave no padding) as
+/// bytes.
+fn plain_bytes<T>(v: &T) -> &[u8] {
+    // SAFETY: only called with the generated memo_key / memo_val, plain C structs with
+    // explicit padding fields, so every byte of the value is initialized.
+    unsafe { std::slice::from_raw_parts((v as *const T).cast::<u8>(), size_of::<T>()) }
 }
 
 /// The kernel's count of skipped runs of one loaded program (0 if it cannot say).

@@ -65,6 +65,9 @@ pub mod stack_flags {
     /// The ring was over three quarters full: the user stack was not copied, so the
     /// events keep room when the reader falls behind.
     pub const USER_SKIPPED: u8 = types::stack_flag::STK_F_USER_SKIPPED.0 as u8;
+    /// The user stack is one user space unwound before: the trailer ends with its memo
+    /// id and copy flags ([`super::RawStack::memo`]).
+    pub const USER_MEMO: u8 = types::stack_flag::STK_F_USER_MEMO.0 as u8;
 }
 
 /// Bits of [`StackCopy::flags`] (`causeway-unwind`, checked against the BPF side's
@@ -97,6 +100,8 @@ pub struct RawStack {
     pub user: Vec<u64>,
     /// Kernel return addresses.
     pub kernel: Vec<u64>,
+    /// With `USER_MEMO`: the unwind memo's id (low half) and the copy flags (high).
+    pub memo: Option<u64>,
 }
 
 /// A socket's two ends as the BPF side wrote them (`struct rec_flow`).
@@ -705,11 +710,17 @@ fn raw_stack(c: &mut Cursor<'_>) -> Result<RawStack, RecordError> {
     for _ in 0..nu {
         user.push(c.u64()?);
     }
+    let memo = if sflags & stack_flags::USER_MEMO != 0 {
+        Some(c.u64()?)
+    } else {
+        None
+    };
     Ok(RawStack {
         kind,
         flags: sflags,
         user,
         kernel,
+        memo,
     })
 }
 

@@ -514,6 +514,7 @@ impl Session {
         if let Some(p) = self.probes.as_ref() {
             let maps: Vec<u32> = std::mem::take(&mut c.maps_pending).into_iter().collect();
             refresh_maps(c, p, now, &maps);
+            p.apply_memo(c.kmemo.take_ops());
             for &tgid in &maps {
                 if c.is_target(tgid) {
                     self.go.follow(p, c, tgid);

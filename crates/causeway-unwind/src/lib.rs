@@ -9,10 +9,11 @@
 //!
 //! Why user space and not unwind tables in BPF maps (as the OpenTelemetry profiler
 //! does): the tables must be compiled per binary into map entries and kept in sync with
-//! every process's mappings, which is a large body of code and kernel memory; copying a
-//! few KiB per stack is cheap next to the scheduler event it rides on (measured in
-//! bench/RESULTS.md, "User stack unwinding"), and user space can cache and reuse
-//! everything per file.
+//! every process's mappings, which is a large body of code and kernel memory. Instead
+//! each unwind reports what it depended on ([`Basis`]: the words it read, rbp if it
+//! read through it, whether the copy's end mattered), and the recorder lets the kernel
+//! recognize the same stack from that alone, so a stack is copied and unwound here only
+//! the first time a thread stops at a place.
 
 use causeway_procfs::elf::{Elf, Segment, segments};
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
@@ -220,6 +221,10 @@ pub struct Unwound {
     /// Some address met on the way lies in no known mapping of the process: its
     /// mappings changed since they were read (a library loaded after exec, dlopen).
     pub unmapped: bool,
+    /// The walk ended without looking at where the copy ends: it stopped on its budget
+    /// or scope, or the unwind data said there is no caller. Any copy from the same
+    /// start holding the same words then unwinds the same, however long it is.
+    pub extent_free: bool,
 }
 
 /// Which unwound frames a scoped mode keeps (Uscope's modes, as the BPF walk applies
@@ -232,6 +237,8 @@ struct Scope<'a> {
     used: Vec<usize>,
     app_seen: bool,
     unmapped: bool,
+    /// The end of the walk depended on the copy's extent or flags.
+    extent_used: bool,
 }
 
 impl Scope<'_> {
@@ -296,6 +303,33 @@ struct MemoKey {
     depth: u32,
 }
 
+impl MemoKey {
+    fn of(copy: &StackCopy, mode: StackMode, depth: usize) -> MemoKey {
+        MemoKey {
+            ip: copy.ip,
+            sp: copy.sp,
+            len: copy.data.len() as u32,
+            // Whether the range was looked up for this copy does not change the unwind.
+            flags: copy.flags & !copy_flags::RANGE_LOOKUP,
+            mode: mode as u32,
+            depth: depth as u32,
+        }
+    }
+}
+
+/// What an unwind depends on besides its start and the copy's extent: the frame-pointer
+/// register where the unwind read through it, and the stack words it read. Another copy
+/// from the same start whose words (and rbp) hold these values unwinds the same.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Basis {
+    /// rbp as the unwind needs it; `None` when the unwind did not depend on it.
+    pub bp: Option<u64>,
+    /// (address, value) of each stack word read, in reading order.
+    pub words: Vec<(u64, u64)>,
+    /// The copy's length and flags did not matter ([`Unwound::extent_free`]).
+    pub extent_free: bool,
+}
+
 /// An earlier unwind from the same start: the stack words it read and what it gave.
 struct MemoEntry {
     /// The frame-pointer register it started from, when the unwind depended on it
@@ -304,6 +338,14 @@ struct MemoEntry {
     bp: Option<u64>,
     reads: Vec<(u64, u64)>,
     result: Unwound,
+}
+
+impl MemoEntry {
+    /// Does this copy hold what the remembered unwind read?
+    fn matches(&self, copy: &StackCopy) -> bool {
+        self.bp.is_none_or(|bp| bp == copy.bp)
+            && self.reads.iter().all(|&(a, v)| read_word(copy, a) == Ok(v))
+    }
 }
 
 /// Unwinds remembered per starting point. A server thread blocks at the same few
@@ -357,14 +399,16 @@ impl DwarfUnwinder {
     }
 
     /// Replace a process's executable mappings (after exec or new mmaps): modules are
-    /// added for new mappings and dropped for ones that are gone.
-    pub fn set_mappings(&mut self, tgid: u32, maps: Vec<CodeMapping>) {
+    /// added for new mappings and dropped for ones that are gone. Returns whether they
+    /// changed (the process's remembered unwinds are then forgotten).
+    pub fn set_mappings(&mut self, tgid: u32, maps: Vec<CodeMapping>) -> bool {
         let p = self.procs.entry(tgid).or_insert_with(|| Process {
             unwinder: UnwinderX86_64::new(),
             maps: Vec::new(),
             memo: Memo::default(),
         });
-        if p.maps != maps {
+        let changed = p.maps != maps;
+        if changed {
             p.memo.entries.clear();
         }
         for old in &p.maps {
@@ -388,6 +432,7 @@ impl DwarfUnwinder {
             }
         }
         p.maps = maps;
+        changed
     }
 
     /// Forget a process (it exited).
@@ -415,17 +460,9 @@ impl DwarfUnwinder {
                 return unwind_with(&unwinder, &[], c, copy, copy.bp, (mode, depth), None);
             }
         };
-        let key = MemoKey {
-            ip: copy.ip,
-            sp: copy.sp,
-            len: copy.data.len() as u32,
-            flags: copy.flags,
-            mode: mode as u32,
-            depth: depth as u32,
-        };
+        let key = MemoKey::of(copy, mode, depth);
         if let Some(e) = p.memo.entries.get(&key)
-            && e.bp.is_none_or(|bp| bp == copy.bp)
-            && e.reads.iter().all(|&(a, v)| read_word(copy, a) == Ok(v))
+            && e.matches(copy)
         {
             self.memo_hits += 1;
             return e.result.clone();
@@ -472,6 +509,28 @@ impl DwarfUnwinder {
         result
     }
 
+    /// What the remembered unwind of this copy read (see [`Basis`]); `None` when the
+    /// memo holds no unwind from its start that matches it.
+    pub fn basis(
+        &self,
+        tgid: u32,
+        copy: &StackCopy,
+        mode: StackMode,
+        depth: usize,
+    ) -> Option<Basis> {
+        let e = self
+            .procs
+            .get(&tgid)?
+            .memo
+            .entries
+            .get(&MemoKey::of(copy, mode, depth))?;
+        e.matches(copy).then(|| Basis {
+            bp: e.bp,
+            words: e.reads.clone(),
+            extent_free: e.result.extent_free,
+        })
+    }
+
     /// Turn the memo on or off (on by default).
     pub fn set_memo(&mut self, on: bool) {
         self.memo_off = !on;
@@ -510,6 +569,7 @@ fn unwind_with(
         used: Vec::new(),
         app_seen: false,
         unmapped: false,
+        extent_used: false,
     };
     let mut frames = Vec::new();
     let end = walk(unwinder, cache, copy, bp, &mut scope, &mut frames, reads);
@@ -517,6 +577,7 @@ fn unwind_with(
         frames,
         end,
         unmapped: scope.unmapped,
+        extent_free: !scope.extent_used,
     }
 }
 
@@ -571,8 +632,10 @@ fn walk(
                 // A zero return address is how some outermost frames end (no CFI marks).
                 None => return UnwindEnd::Complete,
             },
+            Err(HopError::ReturnAddressIsNull) => return UnwindEnd::Complete,
             Err(e) => e,
         };
+        scope.extent_used = true;
         // The window ends at the thread's starting stack pointer and this frame sits
         // there: it is the outermost (the dynamic loader's entry point, which has no
         // unwind entry to say so), and anything above is not this thread's.
@@ -681,5 +744,54 @@ mod tests {
         let from_bp = u.unwind(7, &shifted, StackMode::All, 32);
         assert_eq!(from_bp.frames, vec![0x4000, 0x6000]);
         assert_eq!(u.memo_hits(), 2);
+    }
+
+    #[test]
+    fn an_unwind_reports_the_words_it_read_and_whether_the_copys_end_mattered() {
+        // rbp chain 0x1000 -> 0x1010 -> 0 (a zero frame pointer ends the walk), then
+        // two words of locals the walk never reads.
+        let mut data = Vec::new();
+        for w in [0x1010u64, 0x5000, 0, 0x6000, 1, 2] {
+            data.extend_from_slice(&w.to_le_bytes());
+        }
+        let copy = StackCopy {
+            ip: 0x4000,
+            sp: 0x1000,
+            bp: 0x1000,
+            flags: copy_flags::CUT | copy_flags::RANGE_LOOKUP,
+            data,
+        };
+        let mut u = DwarfUnwinder::default();
+        u.set_mappings(7, Vec::new());
+        let whole = u.unwind(7, &copy, StackMode::All, 32);
+        assert_eq!(whole.end, UnwindEnd::Complete);
+        assert!(
+            whole.extent_free,
+            "ended by the frame chain, not by the copy's end"
+        );
+        let b = u.basis(7, &copy, StackMode::All, 32).expect("remembered");
+        assert_eq!(b.bp, Some(0x1000), "frames found through rbp");
+        assert!(b.extent_free);
+        let read: Vec<u64> = b.words.iter().map(|w| w.0).collect();
+        assert!(read.contains(&0x1008) && read.contains(&0x1018), "{read:?}");
+        assert!(
+            !read.contains(&0x1020),
+            "a local was counted as read: {read:?}"
+        );
+        // The range lookup bit does not change an unwind: same memo entry.
+        let mut plain = copy.clone();
+        plain.flags = copy_flags::CUT;
+        assert_eq!(u.basis(7, &plain, StackMode::All, 32), Some(b));
+        // A copy cut short of its frames ran into its end: that unwind depends on it.
+        let mut short = copy.clone();
+        short.data.truncate(16);
+        let cut = u.unwind(7, &short, StackMode::All, 32);
+        assert_eq!(cut.end, UnwindEnd::Window);
+        assert!(!cut.extent_free);
+        assert!(!u.basis(7, &short, StackMode::All, 32).unwrap().extent_free);
+        // Words that differ from the remembered ones: no basis for this copy.
+        let mut moved = copy.clone();
+        moved.data[8..16].copy_from_slice(&0x5100u64.to_le_bytes());
+        assert_eq!(u.basis(7, &moved, StackMode::All, 32), None);
     }
 }

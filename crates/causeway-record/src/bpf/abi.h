@@ -77,6 +77,8 @@ enum abi_sizes {
 	MAX_COPY = 16384,
 	/* Bytes of a REC_USTACK record before the copied stack. */
 	USTACK_HDR = 64,
+	/* Stack words an entry of the unwind memo checks (ustack_memo). */
+	MEMO_WORDS = 48,
 	/* Code ranges per process in the range table. */
 	MAX_RANGES = 8,
 	/* Go binaries whose goroutines can be followed at once (go_layouts slots). */
@@ -346,6 +348,8 @@ enum stack_flag {
 	STK_F_KERNEL_TRUNCATED = 8,
 	STK_F_COPIED = 16, /* the user stack was copied (REC_USTACK) for unwinding in user space */
 	STK_F_USER_SKIPPED = 32, /* the ring was over 3/4 full: no copy, so events keep room */
+	STK_F_USER_MEMO = 64, /* the user stack is one user space unwound before: a u64 after the
+			       * frames holds its memo id (low half) and the copy flags (high) */
 };
 
 /* Body of REC_USTACK: the user registers the unwinder starts from, then `size` bytes
@@ -356,6 +360,36 @@ struct rec_ustack {
 	__u64 bp;
 	__u32 size;
 	__u32 flags; /* USTK_F_* */
+};
+
+/* The unwind memo (map ustack_memo), filled by user space: a copy from this ip and sp
+ * unwinds to the stack user space numbered `id` when the words at `off` hold `val`
+ * (and, by `check`, rbp is `bp`, and the copy has this length and USTK_F_CUT /
+ * USTK_F_TOP bits). An unwind is a function of its start registers, the words it reads
+ * and, only where it ran into the copy's end, the copy's extent: so this is exact. */
+struct memo_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 ip;
+	__u64 sp;
+};
+
+struct memo_val {
+	__u32 id;
+	__u16 n; /* words to check */
+	__u16 span; /* bytes from sp that hold them */
+	__u32 len; /* with MEMO_CHECK_EXTENT */
+	__u16 flags; /* with MEMO_CHECK_EXTENT: the copy's USTK_F_CUT | USTK_F_TOP bits */
+	__u16 check; /* MEMO_CHECK_* */
+	__u64 bp; /* with MEMO_CHECK_BP */
+	__u16 off[MEMO_WORDS]; /* byte offsets from sp */
+	__u64 val[MEMO_WORDS];
+};
+
+/* What else than its words a memo entry checks. */
+enum memo_check {
+	MEMO_CHECK_BP = 1, /* rbp: the unwind read through it */
+	MEMO_CHECK_EXTENT = 2, /* the copy's length and flags: the unwind ended at its end */
 };
 
 /* Bits of rec_ustack.flags. */

@@ -20,6 +20,10 @@ const volatile __u32 stack_on = STACK_ON_SWITCH | STACK_ON_WAKER | STACK_ON_SYSC
 const volatile __u32 kernel_stacks = KSTACK_AUTO;
 const volatile __u64 obj_key = 0;
 const volatile __u32 unwind = UNWIND_FP;
+/* Look copied stacks up in the unwind memo (ustack_memo) before sending them. */
+const volatile __u32 unwind_memo = 0;
+/* Bytes of each CPU's ring (all the same size): one query less per record. */
+const volatile __u64 ring_bytes = 1 << 22;
 
 /* Every record layout, kept in the object's BTF (and so in the generated Rust
  * skeleton's types) though no program reads it: the user-space parser in records.rs
@@ -48,6 +52,8 @@ struct abi_layouts {
 	struct rec_maps_changed maps_changed;
 	struct rec_stack stack;
 	struct rec_ustack ustack;
+	struct memo_key memo_key;
+	struct memo_val memo_val;
 	/* The enums, so their values reach the skeleton's types too. */
 	enum rec_type rec_type;
 	enum waker_kind waker_kind;
@@ -63,6 +69,7 @@ struct abi_layouts {
 	enum rec_flag rec_flag;
 	enum stack_flag stack_flag;
 	enum copy_flag copy_flag;
+	enum memo_check memo_check;
 };
 const volatile struct abi_layouts abi_layouts __attribute__((used)) = {};
 const volatile __u32 stack_window = 8192; /* bytes, a power of two <= MAX_COPY */

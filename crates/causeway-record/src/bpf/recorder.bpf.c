@@ -7,8 +7,9 @@
  * that follows fork and exec (the Trace Map), decided by name once per process.
  *
  * Every program is compiled twice, as a BTF tracepoint (tp_btf) and as a raw
- * tracepoint; user space loads one family (tp_btf first). Bodies read kernel memory
- * only through BPF_CORE_READ so they verify in both.
+ * tracepoint; user space loads one family (tp_btf first). Bodies read the
+ * tracepoints' arguments through TASK_READ or BPF_CORE_READ so they verify in both;
+ * the current task (bpf_get_current_task_btf) is a trusted pointer in both.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -28,24 +29,30 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* ---- handlers ---- */
 
+/* A field of a task the tracepoint passed: read directly in the BTF family (its
+ * arguments are trusted kernel pointers), with a probe read in the raw family (plain
+ * numbers there). `direct` is a constant of each entry point (see BOTH), so each program
+ * keeps one of the two; on the scheduler's path the helper calls were ~15% of a run. */
+#define TASK_READ(direct, p, f) ((direct) ? (p)->f : BPF_CORE_READ(p, f))
+
 static __always_inline void emit_sock_ready(struct task_struct *wakee, __u32 wakee_tid,
 					    __u32 cur_tid, __u32 cur_tgid, __u64 ts);
 static __always_inline bool go_idle(__u32 tid);
 
 static __always_inline void on_switch(void *ctx, bool preempt, struct task_struct *prev,
-				      struct task_struct *next, unsigned int prev_state)
+				      struct task_struct *next, unsigned int prev_state, bool direct)
 {
 	if (!(events & EV_SCHED))
 		return;
-	__u32 prev_tgid = BPF_CORE_READ(prev, tgid);
-	__u32 next_tgid = BPF_CORE_READ(next, tgid);
+	__u32 prev_tgid = TASK_READ(direct, prev, tgid);
+	__u32 next_tgid = TASK_READ(direct, next, tgid);
 	bool prev_mine = is_mine(prev_tgid, prev);
 	if (!prev_mine && !is_mine(next_tgid, next))
 		return;
-	__u32 prev_tid = BPF_CORE_READ(prev, pid);
-	__u32 next_tid = BPF_CORE_READ(next, pid);
-	note_task(prev, prev_tid, prev_tgid, false);
-	note_task(next, next_tid, next_tgid, false);
+	__u32 prev_tid = TASK_READ(direct, prev, pid);
+	__u32 next_tid = TASK_READ(direct, next, pid);
+	note_task(prev, prev_tid, prev_tgid, false, TASK_READ(direct, prev, start_time));
+	note_task(next, next_tid, next_tgid, false, TASK_READ(direct, next, start_time));
 	struct scratch *s = get_scratch();
 	if (!s)
 		return;
@@ -54,7 +61,7 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 	b->next_tid = next_tid;
 	b->next_tgid = next_tgid;
 	b->prev_state = prev_state;
-	b->prev_exit_state = BPF_CORE_READ(prev, exit_state);
+	b->prev_exit_state = TASK_READ(direct, prev, exit_state);
 	b->preempt = preempt;
 	h->len = sizeof(*h) + sizeof(*b);
 	/* A blocking switch-out of a recorded thread: where it waits. */
@@ -88,15 +95,15 @@ static __always_inline bool context_names_cause(__u32 kind, __u32 what)
 					 what == SIRQ_NET_TX || what == SIRQ_NET_RX);
 }
 
-static __always_inline void on_wake(void *ctx, struct task_struct *p, __u16 type)
+static __always_inline void on_wake(void *ctx, struct task_struct *p, __u16 type, bool direct)
 {
 	if (!(events & EV_SCHED))
 		return;
-	__u32 wakee_tgid = BPF_CORE_READ(p, tgid);
+	__u32 wakee_tgid = TASK_READ(direct, p, tgid);
 	if (wakee_tgid == self_tgid)
 		return;
-	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
-	__u32 cur_tgid = BPF_CORE_READ(cur, tgid);
+	struct task_struct *cur = bpf_get_current_task_btf();
+	__u32 cur_tgid = cur->tgid;
 	__u32 kind = WAKER_THREAD;
 	__u32 what = 0;
 	struct cpu_ctx *cc = get_cpuctx();
@@ -112,11 +119,11 @@ static __always_inline void on_wake(void *ctx, struct task_struct *p, __u16 type
 	bool waker_mine = kind == WAKER_THREAD && is_mine(cur_tgid, cur);
 	if (!is_mine(wakee_tgid, p) && !waker_mine)
 		return;
-	__u32 wakee_tid = BPF_CORE_READ(p, pid);
-	__u32 cur_tid = BPF_CORE_READ(cur, pid);
-	note_task(p, wakee_tid, wakee_tgid, false);
+	__u32 wakee_tid = TASK_READ(direct, p, pid);
+	__u32 cur_tid = cur->pid;
+	note_task(p, wakee_tid, wakee_tgid, false, TASK_READ(direct, p, start_time));
 	if (kind == WAKER_THREAD)
-		note_task(cur, cur_tid, cur_tgid, false);
+		note_task(cur, cur_tid, cur_tgid, false, cur->start_time);
 	struct scratch *s = get_scratch();
 	if (!s)
 		return;
@@ -125,13 +132,13 @@ static __always_inline void on_wake(void *ctx, struct task_struct *p, __u16 type
 	struct rec_wake *b = (void *)(s->buf + sizeof(*h));
 	b->wakee_tid = wakee_tid;
 	b->wakee_tgid = wakee_tgid;
-	b->target_cpu = BPF_CORE_READ(p, wake_cpu);
+	b->target_cpu = TASK_READ(direct, p, wake_cpu);
 	b->waker_kind = kind;
 	b->irq_or_vec = what;
 	b->pad = 0;
 	h->len = sizeof(*h) + sizeof(*b);
 	if (stack_on & STACK_ON_WAKER) {
-		bool kthread = kind == WAKER_THREAD && !BPF_CORE_READ(cur, mm);
+		bool kthread = kind == WAKER_THREAD && !cur->mm;
 		bool kern = kernel_stacks == KSTACK_ALL ||
 			    (kernel_stacks == KSTACK_AUTO && (kind != WAKER_THREAD || kthread) &&
 			     !context_names_cause(kind, what));
@@ -158,7 +165,7 @@ static __always_inline void on_fork(struct task_struct *parent, struct task_stru
 	}
 	if (!(events & EV_PROC))
 		return;
-	note_task(child, ctid, ctgid, true);
+	note_task(child, ctid, ctgid, true, 0);
 	struct scratch *s = get_scratch();
 	if (!s)
 		return;
@@ -197,7 +204,7 @@ static __always_inline void on_exec(struct task_struct *p, struct linux_binprm *
 		h->len = sizeof(*h) + sizeof(*b);
 		submit(s->buf, h->len);
 	}
-	note_task(p, tid, tgid, true);
+	note_task(p, tid, tgid, true, 0);
 	emit_maps_changed(tid, tgid, 1);
 }
 
@@ -462,7 +469,7 @@ static __always_inline void on_sample(struct bpf_perf_event_data *ctx)
 	if (!is_mine(tgid, task))
 		return;
 	__u32 tid = BPF_CORE_READ(task, pid);
-	note_task(task, tid, tgid, false);
+	note_task(task, tid, tgid, false, task->start_time);
 	struct scratch *s = get_scratch();
 	if (!s)
 		return;
@@ -484,6 +491,8 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 #define BOTH(tp, args, body)                                                              \
 	SEC("tp_btf/" #tp) int BPF_PROG(btf_##tp, args)                                    \
 	{                                                                                  \
+		const bool direct = true;                                                  \
+		(void)direct;                                                              \
 		nest(1);                                                                   \
 		body;                                                                      \
 		nest(-1);                                                                  \
@@ -491,6 +500,8 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	}                                                                                  \
 	SEC("raw_tp/" #tp) int BPF_PROG(raw_##tp, args)                                    \
 	{                                                                                  \
+		const bool direct = false;                                                 \
+		(void)direct;                                                              \
 		nest(1);                                                                   \
 		body;                                                                      \
 		nest(-1);                                                                  \
@@ -501,9 +512,9 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 
 BOTH(sched_switch, ARGS(bool preempt, struct task_struct *prev, struct task_struct *next,
 			unsigned int prev_state),
-     on_switch(ctx, preempt, prev, next, prev_state))
-BOTH(sched_waking, ARGS(struct task_struct *p), on_wake(ctx, p, REC_WAKING))
-BOTH(sched_wakeup_new, ARGS(struct task_struct *p), on_wake(ctx, p, REC_WAKEUP_NEW))
+     on_switch(ctx, preempt, prev, next, prev_state, direct))
+BOTH(sched_waking, ARGS(struct task_struct *p), on_wake(ctx, p, REC_WAKING, direct))
+BOTH(sched_wakeup_new, ARGS(struct task_struct *p), on_wake(ctx, p, REC_WAKEUP_NEW, direct))
 BOTH(sched_process_fork, ARGS(struct task_struct *parent, struct task_struct *child),
      on_fork(parent, child))
 BOTH(sched_process_exec, ARGS(struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm),

@@ -74,6 +74,8 @@ struct {
 /* What the CPU is serving: the device IRQ, hrtimer callback or softirq vector being
  * run (kept from their tracepoints; the kernel's preempt count is not reachable from
  * BPF without KALLSYMS_ALL), and how deeply recorder programs are nested. */
+#define SEEN_SLOTS 64
+
 struct cpu_ctx {
 	__u32 irq;
 	__u32 in_irq;
@@ -92,6 +94,11 @@ struct cpu_ctx {
 	__u32 ready_pad;
 	__u64 ready_sk;
 	__u64 ready_ts;
+	/* Threads whose name this CPU knows was sent (note_task), by tid modulo SEEN_SLOTS:
+	 * their tid and start time, so a reused tid is not taken for its predecessor. Spares
+	 * the `seen` lookup on nearly every event. */
+	__u32 seen_tid[SEEN_SLOTS];
+	__u64 seen_start[SEEN_SLOTS];
 };
 
 struct {
@@ -201,8 +208,7 @@ static __always_inline void submit_ring(void *data, __u32 size, __u32 max, bool 
 		return;
 	}
 	__u64 avail = bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA);
-	__u64 rsize = bpf_ringbuf_query(rb, BPF_RB_RING_SIZE);
-	__u64 flags = urgent || avail > rsize / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	__u64 flags = urgent || avail > ring_bytes / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 	if (size > max)
 		size = max;
 	if (size < sizeof(struct rec_hdr))

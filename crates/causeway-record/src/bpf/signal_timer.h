@@ -42,7 +42,7 @@ static __always_inline void on_signal_generate(int sig, struct task_struct *task
 	if (!s)
 		return;
 	if (!from_kernel)
-		note_task(cur, cur_tid, cur_tgid, false);
+		note_task(cur, cur_tid, cur_tgid, false, 0);
 	struct rec_hdr *h = begin(s, REC_SIGNAL_GENERATE, cur_tid, cur_tgid, bpf_ktime_get_ns());
 	struct rec_signal *b = (void *)(s->buf + sizeof(*h));
 	b->target_tid = BPF_CORE_READ(task, pid);

@@ -79,12 +79,23 @@ static __always_inline void emit_maps_changed(__u32 tid, __u32 tgid, __u32 reaso
 	submit_urgent(s->buf, h->len);
 }
 
-/* Send a thread's name the first time it appears (and after renames), so threads that
- * live for a few milliseconds still have names when the trace is read. */
-static __always_inline void note_task(struct task_struct *task, __u32 tid, __u32 tgid, bool force)
+/* Send a thread's name the first time it appears (and after renames, `force`), so
+ * threads that live for a few milliseconds still have names when the trace is read.
+ * `start` is the task's start time as the caller could read it cheaply (0: unknown);
+ * with it, a per-CPU cache answers most calls without the `seen` lookup. */
+static __always_inline void note_task(struct task_struct *task, __u32 tid, __u32 tgid, bool force,
+				      __u64 start)
 {
 	if (tid == 0)
 		return;
+	struct cpu_ctx *cc = start ? get_cpuctx() : 0;
+	__u32 slot = tid & (SEEN_SLOTS - 1);
+	if (!force && cc && cc->seen_tid[slot] == tid && cc->seen_start[slot] == start)
+		return;
+	if (cc) {
+		cc->seen_tid[slot] = tid;
+		cc->seen_start[slot] = start;
+	}
 	if (!force && bpf_map_lookup_elem(&seen, &tid))
 		return;
 	__u8 one = 1;

@@ -164,25 +164,58 @@ static __always_inline void stack_range_stale(struct task_struct *task, __u64 sp
 	}
 }
 
+/* ---- the unwind memo ---- */
+
+/* Entries user space wrote after unwinding a copy (struct memo_key / memo_val). A
+ * thread blocks at the same few places again and again; when its stack there holds the
+ * words the earlier unwind read, the record carries the memo id instead of a copy, so
+ * the ring, the reader and the unwinder do nothing per stack. Without preallocation:
+ * most recordings use a few dozen entries. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct memo_key);
+	__type(value, struct memo_val);
+} ustack_memo SEC(".maps");
+
+/* Does the stack from sp hold the words memo entry m checks (and rbp the value it
+ * needs)? Reads the entry's span of the stack into buf. */
+static __always_inline bool memo_holds(struct memo_val *m, __u8 *buf, __u64 sp, __u64 bp)
+{
+	if ((m->check & MEMO_CHECK_BP) && m->bp != bp)
+		return false;
+	__u32 span = m->span;
+	if (span == 0 || span > MAX_COPY)
+		return false;
+	if (bpf_probe_read_user(buf, span, (void *)sp))
+		return false;
+	for (int i = 0; i < MEMO_WORDS; i++) {
+		if (i >= m->n)
+			break;
+		__u32 off = m->off[i];
+		if (off > MAX_COPY - 8)
+			return false;
+		if (*(__u64 *)(buf + off) != m->val[i])
+			return false;
+	}
+	return true;
+}
+
 /* DWARF mode: send the user registers and the stack window above sp as a REC_USTACK
- * record ahead of the record at h (same ts and tid), for user space to unwind. The
- * window stops where the thread's frames end (stack_end), so a shallow stack costs
- * what it holds, not the whole window. Returns STK_F_* flags for the stack trailer. */
-static __always_inline __u32 copy_user(struct rec_hdr *h)
+ * record ahead of the record at h (same ts and tid), for user space to unwind; or,
+ * when the unwind memo knows this stack, set *memo to its id and the copy flags and
+ * send nothing. The window stops where the thread's frames end (stack_end), so a
+ * shallow stack costs what it holds, not the whole window. Returns STK_F_* flags for
+ * the stack trailer. */
+static __always_inline __u32 copy_user(struct rec_hdr *h, __u64 *memo)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	if (!BPF_CORE_READ(task, mm))
+	if (!task->mm)
 		return 0; /* a kernel thread: no user stack, and none missing */
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (!regs)
 		return STK_F_USER_FAILED;
-	/* Copies are most of the ring's bytes: when the reader falls behind, drop them
-	 * (counted) before the events themselves have no room. */
-	__u32 cpu = bpf_get_smp_processor_id();
-	void *rb = bpf_map_lookup_elem(&rings, &cpu);
-	if (rb && bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) >
-			  bpf_ringbuf_query(rb, BPF_RB_RING_SIZE) / 4 * 3)
-		return STK_F_USER_SKIPPED;
 	struct cpu_ctx *cc = get_cpuctx();
 	__u32 level = cc && cc->depth ? cc->depth - 1 : 0;
 	if (level > 3)
@@ -192,15 +225,21 @@ static __always_inline __u32 copy_user(struct rec_hdr *h)
 		return STK_F_USER_FAILED;
 	struct rec_hdr *ch = (struct rec_hdr *)cb->buf;
 	struct rec_ustack *b = (void *)(cb->buf + sizeof(*ch));
-	ch->ts = h->ts;
-	ch->type = REC_USTACK;
-	ch->flags = 0;
-	ch->pad = 0;
-	ch->tid = h->tid;
-	ch->tgid = h->tgid;
-	b->ip = BPF_CORE_READ(regs, ip);
-	b->sp = BPF_CORE_READ(regs, sp);
-	b->bp = BPF_CORE_READ(regs, bp);
+	b->ip = regs->ip;
+	b->sp = regs->sp;
+	b->bp = regs->bp;
+	/* Most unwinds never reach the copy's end: their entries hold without it, so
+	 * the stack's range (stack_end) is not even looked at. */
+	struct memo_val *m = 0;
+	if (unwind_memo) {
+		struct memo_key k = {.tgid = h->tgid, .pad = 0, .ip = b->ip, .sp = b->sp};
+		m = bpf_map_lookup_elem(&ustack_memo, &k);
+		if (m && !(m->check & MEMO_CHECK_EXTENT) &&
+		    memo_holds(m, cb->buf + USTACK_HDR, b->sp, b->bp)) {
+			*memo = m->id;
+			return STK_F_USER_MEMO;
+		}
+	}
 	__u32 flags = 0;
 	struct stack_ranges *r = 0;
 	__u64 end = stack_end(task, b->sp, &flags, &r);
@@ -237,6 +276,24 @@ static __always_inline __u32 copy_user(struct rec_hdr *h)
 	if (size > MAX_COPY)
 		size = MAX_COPY;
 	size &= ~7ULL;
+	if (m && (m->check & MEMO_CHECK_EXTENT) && end && m->len == size &&
+	    m->flags == (flags & (USTK_F_CUT | USTK_F_TOP)) &&
+	    memo_holds(m, cb->buf + USTACK_HDR, b->sp, b->bp)) {
+		*memo = m->id | ((__u64)flags << 32);
+		return STK_F_USER_MEMO;
+	}
+	/* Copies are most of the ring's bytes: when the reader falls behind, drop them
+	 * (counted) before the events themselves have no room. */
+	__u32 cpu = bpf_get_smp_processor_id();
+	void *rb = bpf_map_lookup_elem(&rings, &cpu);
+	if (rb && bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) > ring_bytes / 4 * 3)
+		return STK_F_USER_SKIPPED;
+	ch->ts = h->ts;
+	ch->type = REC_USTACK;
+	ch->flags = 0;
+	ch->pad = 0;
+	ch->tid = h->tid;
+	ch->tgid = h->tgid;
 	long err = bpf_probe_read_user(cb->buf + USTACK_HDR, size, (void *)b->sp);
 	if (err && end) {
 		/* The mapping no longer holds sp..end (unmapped since it was learned, or a
@@ -296,7 +353,18 @@ static __always_inline void add_stack(void *ctx, struct scratch *s, struct rec_h
 	w->budget = stack_depth;
 	if (user && stack_mode != STACK_NONE) {
 		if (unwind == UNWIND_DWARF) {
-			st->flags |= copy_user(h);
+			__u64 memo = 0;
+			__u32 f = copy_user(h, &memo);
+			st->flags |= f;
+			__u32 o = w->off;
+			if (f & STK_F_USER_MEMO) {
+				if (o <= MAX_RECORD - 8) {
+					*(__u64 *)(s->buf + o) = memo;
+					w->off = o + 8;
+				} else {
+					st->flags ^= STK_F_USER_MEMO | STK_F_USER_FAILED;
+				}
+			}
 		} else {
 			walk_user(s);
 			st->flags |= w->flags;
