@@ -466,7 +466,7 @@ impl Converter {
                         u = self.unwinder.unwind(tgid, &copy, mode, depth);
                     }
                     st.user = u.frames;
-                    if !u.unmapped && self.kmemo_on {
+                    if !u.unmapped && self.kmemo_on && self.kmemo.wants(tgid, &copy) {
                         offer = Some(copy);
                     }
                     u.end

@@ -70,6 +70,8 @@ pub struct KernelMemo {
     /// By id: the user stack and how its unwind ended.
     results: Vec<(Option<StackId>, UnwindEnd)>,
     installed: FxHashMap<Key, Installed>,
+    /// Starts whose unwind read more words than an entry holds: not offered again.
+    refused: rustc_hash::FxHashSet<Key>,
     by_tgid: FxHashMap<u32, Vec<Key>>,
     ops: Vec<MemoOp>,
 }
@@ -84,6 +86,17 @@ impl std::fmt::Debug for KernelMemo {
 }
 
 impl KernelMemo {
+    /// Is an unwind of this copy worth offering? Not when its start was refused before
+    /// or keeps its last entry: asking the unwinder for the basis costs a copy of it.
+    pub fn wants(&self, tgid: u32, copy: &StackCopy) -> bool {
+        let key = (tgid, copy.ip, copy.sp);
+        !self.refused.contains(&key)
+            && self
+                .installed
+                .get(&key)
+                .is_none_or(|e| e.replaced < MAX_REPLACED)
+    }
+
     /// What memo id `id` stands for.
     pub fn result(&self, id: u32) -> Option<(Option<StackId>, UnwindEnd)> {
         self.results.get(id as usize).copied()
@@ -104,20 +117,21 @@ impl KernelMemo {
         if (unsure && !basis.extent_free) || self.results.len() >= MAX_IDS {
             return;
         }
+        let key: Key = (tgid, copy.ip, copy.sp);
         let len = copy.data.len() as u64;
         let mut words: Vec<(u16, u64)> = Vec::with_capacity(basis.words.len());
         for (addr, val) in basis.words {
             let Some(off) = addr.checked_sub(copy.sp).filter(|o| o + 8 <= len) else {
                 return;
             };
-            if !words.iter().any(|w| u64::from(w.0) == off) {
-                words.push((off as u16, val));
-            }
+            words.push((off as u16, val));
         }
+        words.sort_unstable();
+        words.dedup();
         if words.len() > MEMO_WORDS {
+            self.refused.insert(key);
             return;
         }
-        let key: Key = (tgid, copy.ip, copy.sp);
         let checks = Checks {
             bp: basis.bp,
             extent: (!basis.extent_free).then_some({
@@ -276,6 +290,7 @@ mod tests {
             ..copy(0)
         };
         m.install(7, &big, basis(&many), RESULT);
+        assert!(!m.wants(7, &big), "refused once, not asked again");
         assert!(m.take_ops().is_empty());
         assert_eq!(m.entries(), 0);
     }

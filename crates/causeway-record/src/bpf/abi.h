@@ -78,7 +78,7 @@ enum abi_sizes {
 	/* Bytes of a REC_USTACK record before the copied stack. */
 	USTACK_HDR = 64,
 	/* Stack words an entry of the unwind memo checks (ustack_memo). */
-	MEMO_WORDS = 48,
+	MEMO_WORDS = 64,
 	/* Code ranges per process in the range table. */
 	MAX_RANGES = 8,
 	/* Go binaries whose goroutines can be followed at once (go_layouts slots). */
