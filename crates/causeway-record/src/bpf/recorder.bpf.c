@@ -233,6 +233,7 @@ static __always_inline void on_free(struct task_struct *p)
 	bpf_map_delete_elem(&thread_tops, &tid);
 	if (tid == tgid) {
 		bpf_map_delete_elem(&tracked, &tgid);
+		__sync_fetch_and_add(&untracked_gen, 1);
 		bpf_map_delete_elem(&negative, &tgid);
 		bpf_map_delete_elem(&ranges, &tgid);
 	}

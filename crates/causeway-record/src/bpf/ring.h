@@ -75,6 +75,7 @@ struct {
  * run (kept from their tracepoints; the kernel's preempt count is not reachable from
  * BPF without KALLSYMS_ALL), and how deeply recorder programs are nested. */
 #define SEEN_SLOTS 64
+#define MINE_SLOTS 8
 
 struct cpu_ctx {
 	__u32 irq;
@@ -99,7 +100,16 @@ struct cpu_ctx {
 	 * the `seen` lookup on nearly every event. */
 	__u32 seen_tid[SEEN_SLOTS];
 	__u64 seen_start[SEEN_SLOTS];
+	/* Processes this CPU found in `tracked`, by tgid modulo MINE_SLOTS, with the
+	 * value of untracked_gen then: a later removal from `tracked` voids them all. */
+	__u32 mine_tgid[MINE_SLOTS];
+	__u32 mine_gen[MINE_SLOTS];
+	/* Bytes this CPU sent since it last woke the reader. */
+	__u64 unwoken;
 };
+
+/* Bumped each time a process leaves `tracked`, after the removal (see cpu_ctx). */
+__u32 untracked_gen = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -178,9 +188,10 @@ static __always_inline void count_lost(void)
 
 static __always_inline void submit_ring(void *data, __u32 size, __u32 max, bool urgent);
 
-/* Hand a finished record to this CPU's ring. The reader is woken only once a quarter
- * of the ring is filled (it also polls on a timer), so the recorder's own wake-ups do
- * not come once per event. */
+/* Hand a finished record to this CPU's ring. The reader is woken only once an eighth
+ * of the ring was written since the last wake-up (it also polls on a timer), so the
+ * recorder's own wake-ups do not come once per event; counting the bytes here spares a
+ * query of the ring per record. */
 static __always_inline void submit(void *data, __u32 size)
 {
 	submit_ring(data, size, MAX_RECORD, false);
@@ -207,12 +218,21 @@ static __always_inline void submit_ring(void *data, __u32 size, __u32 max, bool 
 		count_lost();
 		return;
 	}
-	__u64 avail = bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA);
-	__u64 flags = urgent || avail > ring_bytes / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 	if (size > max)
 		size = max;
 	if (size < sizeof(struct rec_hdr))
 		return;
+	__u64 flags = BPF_RB_NO_WAKEUP;
+	struct cpu_ctx *cc = get_cpuctx();
+	if (cc) {
+		cc->unwoken += size;
+		if (urgent || cc->unwoken > ring_bytes / 8) {
+			flags = BPF_RB_FORCE_WAKEUP;
+			cc->unwoken = 0;
+		}
+	} else if (urgent) {
+		flags = BPF_RB_FORCE_WAKEUP;
+	}
 	if (bpf_ringbuf_output(rb, data, size, flags))
 		count_lost();
 }
