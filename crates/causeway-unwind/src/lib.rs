@@ -700,21 +700,26 @@ mod tests {
         assert_eq!((one.frames.len(), one.end), (1, UnwindEnd::Depth));
     }
 
-    #[test]
-    fn a_repeated_stack_is_unwound_once_and_a_changed_one_again() {
-        // Frame-pointer frames (no modules): rbp chain 0x1000 -> 0x1010 -> end.
+    /// Frame-pointer frames (no modules): rbp chain 0x1000 -> 0x1010 -> 0 (a zero frame
+    /// pointer ends the walk), then two words past the frames, like locals of a caller
+    /// the walk never reads.
+    fn chain_copy(flags: u32) -> StackCopy {
         let mut data = Vec::new();
-        // Two words past the frames, like locals of a caller the walk never reads.
         for w in [0x1010u64, 0x5000, 0, 0x6000, 1, 2] {
             data.extend_from_slice(&w.to_le_bytes());
         }
-        let copy = StackCopy {
+        StackCopy {
             ip: 0x4000,
             sp: 0x1000,
             bp: 0x1000,
-            flags: copy_flags::TOP,
+            flags,
             data,
-        };
+        }
+    }
+
+    #[test]
+    fn a_repeated_stack_is_unwound_once_and_a_changed_one_again() {
+        let copy = chain_copy(copy_flags::TOP);
         let mut u = DwarfUnwinder::default();
         u.set_mappings(7, Vec::new());
         let first = u.unwind(7, &copy, StackMode::All, 32);
@@ -748,19 +753,7 @@ mod tests {
 
     #[test]
     fn an_unwind_reports_the_words_it_read_and_whether_the_copys_end_mattered() {
-        // rbp chain 0x1000 -> 0x1010 -> 0 (a zero frame pointer ends the walk), then
-        // two words of locals the walk never reads.
-        let mut data = Vec::new();
-        for w in [0x1010u64, 0x5000, 0, 0x6000, 1, 2] {
-            data.extend_from_slice(&w.to_le_bytes());
-        }
-        let copy = StackCopy {
-            ip: 0x4000,
-            sp: 0x1000,
-            bp: 0x1000,
-            flags: copy_flags::CUT | copy_flags::RANGE_LOOKUP,
-            data,
-        };
+        let copy = chain_copy(copy_flags::CUT | copy_flags::RANGE_LOOKUP);
         let mut u = DwarfUnwinder::default();
         u.set_mappings(7, Vec::new());
         let whole = u.unwind(7, &copy, StackMode::All, 32);
