@@ -336,6 +336,40 @@ fn threads_living_a_millisecond_are_recorded_with_names() {
     }
 }
 
+/// A thread renamed after its first events: the kernel side remembers which names it
+/// sent (per CPU, for speed), and a rename must void that, or the trace keeps the old
+/// name for good.
+#[test]
+fn a_thread_renamed_while_recorded_gets_its_new_name() {
+    let Some(zoo) = Zoo::start() else { return };
+    let bin = build_prog(zoo.dir(), "renamed-late");
+    let out = zoo.record_program(&bin).out("renamed.cwt").run();
+    let (m, tables, _) = model(&out);
+    let names: Vec<&str> = tables
+        .threads
+        .iter()
+        .map(|r| tables.string(r.comm))
+        .collect();
+    let first = tables
+        .threads
+        .iter()
+        .find(|r| tables.string(r.comm) == "first-name")
+        .unwrap_or_else(|| panic!("no row with the first name: {names:?}"));
+    assert!(
+        tables
+            .threads
+            .iter()
+            .any(|r| r.tid == first.tid && tables.string(r.comm) == "second-name"),
+        "the rename of thread {} is missing: {names:?}",
+        first.tid
+    );
+    let t = m
+        .threads()
+        .find(|t| t.tid == first.tid)
+        .expect("the thread in the model");
+    assert_eq!(t.comm, "second-name");
+}
+
 #[test]
 fn app_stack_mode_keeps_only_program_frames_with_names() {
     let Some(zoo) = Zoo::start() else { return };

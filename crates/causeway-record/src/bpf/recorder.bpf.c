@@ -248,6 +248,8 @@ static __always_inline void on_rename(struct task_struct *task)
 	 * short delay by marking the thread unseen; its next event carries the name. */
 	__u32 tid = BPF_CORE_READ(task, pid);
 	bpf_map_delete_elem(&seen, &tid);
+	/* The CPUs' caches of sent names must not answer for it either. */
+	__sync_fetch_and_add(&renamed_gen, 1);
 }
 
 /* Interrupt records: kept when they interrupt a recorded thread or an idle CPU (where

@@ -96,9 +96,11 @@ struct cpu_ctx {
 	__u64 ready_sk;
 	__u64 ready_ts;
 	/* Threads whose name this CPU knows was sent (note_task), by tid modulo SEEN_SLOTS:
-	 * their tid and start time, so a reused tid is not taken for its predecessor. Spares
-	 * the `seen` lookup on nearly every event. */
+	 * their tid and start time, so a reused tid is not taken for its predecessor, and
+	 * the value of renamed_gen then, so a rename anywhere voids them. Spares the `seen`
+	 * lookup on nearly every event. */
 	__u32 seen_tid[SEEN_SLOTS];
+	__u32 seen_gen[SEEN_SLOTS];
 	__u64 seen_start[SEEN_SLOTS];
 	/* Processes this CPU found in `tracked`, by tgid modulo MINE_SLOTS, with the
 	 * value of untracked_gen then: a later removal from `tracked` voids them all. */
@@ -110,6 +112,8 @@ struct cpu_ctx {
 
 /* Bumped each time a process leaves `tracked`, after the removal (see cpu_ctx). */
 __u32 untracked_gen = 0;
+/* Bumped each time a recorded thread is renamed, after it left `seen` (see cpu_ctx). */
+__u32 renamed_gen = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

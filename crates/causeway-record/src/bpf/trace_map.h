@@ -102,11 +102,14 @@ static __always_inline void note_task(struct task_struct *task, __u32 tid, __u32
 		return;
 	struct cpu_ctx *cc = start ? get_cpuctx() : 0;
 	__u32 slot = tid & (SEEN_SLOTS - 1);
-	if (!force && cc && cc->seen_tid[slot] == tid && cc->seen_start[slot] == start)
+	__u32 gen = *(volatile __u32 *)&renamed_gen;
+	if (!force && cc && cc->seen_tid[slot] == tid && cc->seen_start[slot] == start &&
+	    cc->seen_gen[slot] == gen)
 		return;
 	if (cc) {
 		cc->seen_tid[slot] = tid;
 		cc->seen_start[slot] = start;
+		cc->seen_gen[slot] = gen;
 	}
 	if (!force && bpf_map_lookup_elem(&seen, &tid))
 		return;
