@@ -404,6 +404,7 @@ impl Converter {
                 tgid: 0,
                 frames: st.kernel,
                 truncated: st.flags & stack_flags::KERNEL_TRUNCATED != 0,
+                leaf: false,
             })
         });
         if user.is_none() && kernel.is_none() {
@@ -445,6 +446,9 @@ impl Converter {
             & (stack_flags::USER_TRUNCATED | stack_flags::USER_FAILED | stack_flags::USER_SKIPPED)
             != 0;
         let mut offer = None;
+        // Frames walked in the kernel (frame pointers) keep their symbolization as
+        // return addresses; an unwind here says where it started.
+        let mut leaf = false;
         if st.flags & stack_flags::COPIED != 0 {
             let copy = self
                 .copies
@@ -465,6 +469,7 @@ impl Converter {
                         self.refresh_mappings(tgid, ts);
                         u = self.unwinder.unwind(tgid, &copy, mode, depth);
                     }
+                    leaf = u.frames.first() == Some(&copy.ip);
                     st.user = u.frames;
                     if !u.unmapped && self.kmemo_on && self.kmemo.wants(tgid, &copy) {
                         offer = Some(copy);
@@ -485,19 +490,28 @@ impl Converter {
                     self.unwinder
                         .basis(tgid, copy, self.user_scope.0, self.user_scope.1)
             {
-                let user = self.intern_user(tgid, std::mem::take(&mut st.user), user_truncated);
+                let user =
+                    self.intern_user(tgid, std::mem::take(&mut st.user), user_truncated, leaf);
                 self.kmemo.install(tgid, copy, basis, (user, end));
                 return user;
             }
-            return self.intern_user(tgid, std::mem::take(&mut st.user), user_truncated);
+            return self.intern_user(tgid, std::mem::take(&mut st.user), user_truncated, leaf);
         }
         if self.jit_recheck.wants_reread(tgid, &st.user) {
             self.refresh_mappings(tgid, ts);
         }
-        self.intern_user(tgid, std::mem::take(&mut st.user), user_truncated)
+        self.intern_user(tgid, std::mem::take(&mut st.user), user_truncated, leaf)
     }
 
-    fn intern_user(&mut self, tgid: u32, frames: Vec<u64>, truncated: bool) -> Option<StackId> {
+    /// Number a user stack; `leaf`: its first frame is the unwind's start, not a
+    /// return address.
+    fn intern_user(
+        &mut self,
+        tgid: u32,
+        frames: Vec<u64>,
+        truncated: bool,
+        leaf: bool,
+    ) -> Option<StackId> {
         if frames.is_empty() {
             return None;
         }
@@ -508,6 +522,7 @@ impl Converter {
             tgid,
             frames,
             truncated,
+            leaf,
         }))
     }
 
@@ -937,5 +952,36 @@ mod tests {
         assert_eq!(n("user_stack_range_lookups"), Some(3));
         assert_eq!(n("user_stack_range_stale"), Some(1));
         assert_eq!(n("user_stack_range_not_found"), Some(1));
+    }
+
+    /// A function of this test binary, never inlined, for the leaf test below.
+    #[inline(never)]
+    #[unsafe(no_mangle)]
+    pub extern "C" fn causeway_leaf_probe_target(x: u64) -> u64 {
+        std::hint::black_box(x).wrapping_mul(31) ^ 7
+    }
+
+    #[test]
+    fn a_thread_stopped_on_a_functions_first_byte_is_named_for_that_function() {
+        let pid = std::process::id();
+        let mut c = Converter::new(ConvertOptions::default());
+        c.refresh_mappings(pid, 0);
+        let a = causeway_leaf_probe_target as *const () as u64;
+        assert_eq!(causeway_leaf_probe_target(1), 24);
+        let key = |leaf| StackKey {
+            tgid: pid,
+            frames: vec![a],
+            truncated: false,
+            leaf,
+        };
+        let leaf = c.stacks.intern(key(true));
+        let ret = c.stacks.intern(key(false));
+        let mut syms = crate::stacks::Symbols::new(Some(Vec::new()));
+        let names = syms.names(c.stack_sources(), leaf);
+        assert_eq!(names, ["causeway_leaf_probe_target"]);
+        // The same address as a return address is looked up in the call before it:
+        // outside this function.
+        let names = syms.names(c.stack_sources(), ret);
+        assert_ne!(names, ["causeway_leaf_probe_target"]);
     }
 }

@@ -50,6 +50,7 @@ impl GoEvents {
                         tgid,
                         frames: vec![start_pc + 1],
                         truncated: false,
+                        leaf: false,
                     })
                 });
                 EventKind::GoRun {

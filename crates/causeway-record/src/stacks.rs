@@ -23,6 +23,11 @@ pub struct StackKey {
     pub frames: Vec<u64>,
     /// The walk did not reach the outermost frame.
     pub truncated: bool,
+    /// The first frame is the interrupted instruction (the unwind's start), not a
+    /// return address: it is symbolized at its own address. A return address is looked
+    /// up one byte back, inside its call; doing that to a thread stopped on the first
+    /// instruction of a function (a page fault there) named the bytes before it.
+    pub leaf: bool,
 }
 
 /// Stacks numbered in first-seen order.
@@ -242,7 +247,8 @@ pub struct Symbols {
     symbolizer: Symbolizer,
     /// Read DWARF (embedded or separate); off when the debug directories are empty.
     debug_syms: bool,
-    cache: HashMap<(u32, u64), Sym>,
+    /// By (tgid, address, symbolized as a leaf).
+    cache: HashMap<(u32, u64, bool), Sym>,
     /// Where JIT-compiled code gets its names.
     jit_mode: JitSymbols,
     /// JIT tables of processes alive at symbolization, read on first need.
@@ -325,13 +331,14 @@ impl Symbols {
     fn resolve(&mut self, conv: StackSources<'_>, ids: &[StackId]) {
         let mut kernel: Vec<u64> = Vec::new();
         // (path, file offset) lookups grouped by file.
-        let mut by_file: HashMap<&str, Vec<(u32, u64, u64, u64)>> = HashMap::new();
+        let mut by_file: HashMap<&str, Vec<(u32, u64, u64, bool)>> = HashMap::new();
         for &id in ids {
             let Some(k) = conv.stacks.get(id) else {
                 continue;
             };
-            for &a in &k.frames {
-                if self.cache.contains_key(&(k.tgid, a)) {
+            for (i, &a) in k.frames.iter().enumerate() {
+                let leaf = k.leaf && i == 0 && k.tgid != 0;
+                if self.cache.contains_key(&(k.tgid, a, leaf)) {
                     continue;
                 }
                 if k.tgid == 0 {
@@ -364,21 +371,22 @@ impl Symbols {
                             Sym::default()
                         }
                     };
-                    self.cache.insert((k.tgid, a), sym);
+                    self.cache.insert((k.tgid, a, leaf), sym);
                     continue;
                 }
                 match in_file {
                     Some(m) => {
                         let path = conv.strings.get(m.path);
                         // Return addresses point after the call: look up the call.
-                        let off = a.saturating_sub(1) - m.start + m.file_offset;
+                        let at = if leaf { a } else { a.saturating_sub(1) };
+                        let off = at.saturating_sub(m.start) + m.file_offset;
                         by_file
                             .entry(path)
                             .or_default()
-                            .push((k.tgid, a, off, m.start));
+                            .push((k.tgid, a, off, leaf));
                     }
                     None => {
-                        self.cache.insert((k.tgid, a), Sym::default());
+                        self.cache.insert((k.tgid, a, leaf), Sym::default());
                     }
                 }
             }
@@ -402,7 +410,7 @@ impl Symbols {
                         ..Sym::default()
                     },
                 };
-                self.cache.insert((0, a), sym);
+                self.cache.insert((0, a, false), sym);
             }
         }
         for (path, items) in by_file {
@@ -417,7 +425,7 @@ impl Symbols {
             } else {
                 None
             };
-            for (i, &(tgid, a, off, _)) in items.iter().enumerate() {
+            for (i, &(tgid, a, off, leaf)) in items.iter().enumerate() {
                 let sym = match res.as_ref().and_then(|r| r.get(i)) {
                     Some(Symbolized::Sym(s)) => user_sym(path, s),
                     _ => Sym {
@@ -426,9 +434,26 @@ impl Symbols {
                         ..Sym::default()
                     },
                 };
-                self.cache.insert((tgid, a), sym);
+                self.cache.insert((tgid, a, leaf), sym);
             }
         }
+    }
+
+    /// The function names of a stack's frames, innermost first (for tests).
+    #[cfg(test)]
+    pub(crate) fn names(&mut self, conv: StackSources<'_>, id: StackId) -> Vec<String> {
+        self.resolve(conv, &[id]);
+        let k = conv.stacks.get(id).expect("a known stack");
+        (0..k.frames.len())
+            .map(|i| {
+                let leaf = k.leaf && i == 0 && k.tgid != 0;
+                let key = (k.tgid, k.frames[i], leaf);
+                self.cache
+                    .get(&key)
+                    .map(|s| s.name.clone())
+                    .unwrap_or_default()
+            })
+            .collect()
     }
 
     /// Write these stacks (symbolized) into `w`; returns recorder id -> trace id.
@@ -453,7 +478,14 @@ impl Symbols {
             let mut syms: Vec<Sym> = k
                 .frames
                 .iter()
-                .map(|&a| self.cache.get(&(k.tgid, a)).cloned().unwrap_or_default())
+                .enumerate()
+                .map(|(i, &a)| {
+                    let leaf = k.leaf && i == 0 && k.tgid != 0;
+                    self.cache
+                        .get(&(k.tgid, a, leaf))
+                        .cloned()
+                        .unwrap_or_default()
+                })
                 .collect();
             if k.tgid != 0 {
                 name_entry_frames(&mut syms);
