@@ -472,7 +472,7 @@ impl Converter {
                     leaf = u.frames.first() == Some(&copy.ip);
                     st.user = u.frames;
                     if !u.unmapped && self.kmemo_on && self.kmemo.wants(tgid, &copy) {
-                        offer = Some(copy);
+                        offer = Some((copy, u.end));
                     }
                     u.end
                 }
@@ -480,27 +480,21 @@ impl Converter {
             };
             self.count(end.counter(), 1);
             user_truncated = end != UnwindEnd::Complete;
-            if self.jit_recheck.wants_reread(tgid, &st.user) {
-                self.refresh_mappings(tgid, ts);
-            }
-            // Basis after the recheck: had it changed the modules, the unwinder's memo
-            // (and so this offer) is gone.
-            if let Some(copy) = offer.as_ref()
-                && let Some(basis) =
-                    self.unwinder
-                        .basis(tgid, copy, self.user_scope.0, self.user_scope.1)
-            {
-                let user =
-                    self.intern_user(tgid, std::mem::take(&mut st.user), user_truncated, leaf);
-                self.kmemo.install(tgid, copy, basis, (user, end));
-                return user;
-            }
-            return self.intern_user(tgid, std::mem::take(&mut st.user), user_truncated, leaf);
         }
         if self.jit_recheck.wants_reread(tgid, &st.user) {
             self.refresh_mappings(tgid, ts);
         }
-        self.intern_user(tgid, std::mem::take(&mut st.user), user_truncated, leaf)
+        let user = self.intern_user(tgid, std::mem::take(&mut st.user), user_truncated, leaf);
+        // Basis after the recheck: had it changed the modules, the unwinder's memo (and
+        // so this offer) is gone.
+        if let Some((copy, end)) = offer
+            && let Some(basis) =
+                self.unwinder
+                    .basis(tgid, &copy, self.user_scope.0, self.user_scope.1)
+        {
+            self.kmemo.install(tgid, &copy, basis, (user, end));
+        }
+        user
     }
 
     /// Number a user stack; `leaf`: its first frame is the unwind's start, not a

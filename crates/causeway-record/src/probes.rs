@@ -474,14 +474,7 @@ impl Probes {
             pd_self: l.poll.map_or(GO_NO_FIELD, |p| p.this),
             io_wait: rt.io_wait_reason().map_or(GO_NO_FIELD, u32::from),
         };
-        // SAFETY: go_layout is a plain C struct of u32 fields generated from the BPF
-        // object; viewing it as bytes reads initialized memory of its exact size.
-        let bytes = unsafe {
-            std::slice::from_raw_parts(
-                (&layout as *const crate::skel::types::go_layout).cast::<u8>(),
-                size_of::<crate::skel::types::go_layout>(),
-            )
-        };
+        let bytes = plain_bytes(&layout);
         self.skel
             .maps
             .go_layouts
@@ -554,8 +547,9 @@ fn ring_bytes(cfg: &RecordConfig) -> u32 {
 /// A map key or value of the BPF object (a C struct whose fields leave no padding) as
 /// bytes.
 fn plain_bytes<T>(v: &T) -> &[u8] {
-    // SAFETY: only called with the generated memo_key / memo_val, plain C structs with
-    // explicit padding fields, so every byte of the value is initialized.
+    // SAFETY: only called with structs generated from the BPF object (go_layout,
+    // memo_key, memo_val): plain C structs of integers with explicit padding fields, so
+    // every byte of the value is initialized.
     unsafe { std::slice::from_raw_parts((v as *const T).cast::<u8>(), size_of::<T>()) }
 }
 
