@@ -13,8 +13,11 @@ all: build
 setup:
 	bash scripts/setup.sh
 
+# Binaries and test targets in one build, so `cargo test` after it compiles nothing
+# again (a test build unifies the dev-dependencies' features, which changes the
+# artifacts of every crate above them).
 build: setup workloads
-	$(CARGO) build --release --workspace
+	$(CARGO) build --release --workspace --bins --tests
 	bash scripts/build-libcauseway.sh
 	bash scripts/build-python.sh
 
@@ -23,7 +26,10 @@ workloads:
 	$(MAKE) -C workloads -j2
 	$(MAKE) -C workloads -j2 NOFP=1
 
-demo: build
+# The demo needs only the binary, without tables and SQL (DataFusion's build alone
+# takes over 10 minutes on two cores).
+demo: setup workloads
+	$(CARGO) build --release -p causeway-cli --no-default-features
 	$(RELEASE)/causeway demo
 
 lint:

@@ -56,6 +56,8 @@ fn main() -> ExitCode {
         flags::Command::Flamegraph(a) => cmd::flamegraph::run(a),
         flags::Command::Compare(a) => cmd::compare::run(a),
         flags::Command::Report(a) => cmd::report::run(a),
+        flags::Command::Tables(a) => cmd::tables::run(a),
+        flags::Command::Sql(a) => cmd::sql::run(a),
         flags::Command::Completions(a) => cmd::meta::completions(a),
         flags::Command::Man(a) => cmd::meta::man(a),
         flags::Command::Latency(a) => cmd::latency::run(a),

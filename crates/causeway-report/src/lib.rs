@@ -52,7 +52,10 @@ pub mod timeline;
 mod view;
 pub mod wallclock;
 
-pub use bottleneck::{BottleneckView, GraphEdge, KnotEdge, WaitGraph};
+pub use bottleneck::{
+    BottleneckRows, BottleneckView, EdgeRow, GraphEdge, KnotEdge, KnotRow, SinkRow, VertexRow,
+    WaitGraph,
+};
 pub use calls::{CallsSections, CallsView};
 pub use caveats::Caveats;
 pub use compare::{CompareView, RunLabel};

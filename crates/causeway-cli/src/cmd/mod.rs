@@ -21,5 +21,15 @@ pub mod report;
 pub mod rootpath;
 pub mod rootpath_offline;
 pub mod run;
+#[cfg(feature = "sql")]
+pub mod sql;
+#[cfg(feature = "sql")]
+pub mod tables;
+#[cfg(not(feature = "sql"))]
+pub mod without_sql;
+#[cfg(not(feature = "sql"))]
+pub use without_sql as sql;
+#[cfg(not(feature = "sql"))]
+pub use without_sql as tables;
 pub mod trigger;
 pub mod watch;

@@ -25,6 +25,7 @@ pub mod meta;
 pub mod record;
 pub mod report;
 pub mod rootpath;
+pub mod tables;
 pub mod trace;
 pub mod values;
 pub mod watch;
@@ -39,6 +40,7 @@ pub use latency::LatencyArgs;
 pub use meta::{CompletionsArgs, ManArgs};
 pub use record::{DemoArgs, RecordArgs, TriggerArgs};
 pub use report::ReportArgs;
+pub use tables::{SqlArgs, TablesArgs};
 pub use trace::{CheckArgs, DumpArgs, ImportArgs, InfoArgs};
 pub use watch::WatchArgs;
 
@@ -108,6 +110,12 @@ pub enum Command {
     /// Write one self-contained HTML page: summary, interactive bottleneck graph, flame
     /// graphs, thread timeline and the Perfetto export to download.
     Report(ReportArgs),
+    /// Write traces as Parquet tables (threads, states, events, stacks, analyses'
+    /// results), partitioned by host and trace, for SQL over many recordings.
+    Tables(TablesArgs),
+    /// Query trace tables or traces with SQL (Apache DataFusion): one query, or an
+    /// interactive prompt.
+    Sql(SqlArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
     /// Write man pages (causeway.1 and one per subcommand) into a directory.

@@ -289,17 +289,27 @@ pub(crate) struct Doc {
     pub(crate) quality: QualityDoc,
 }
 
-fn edge_kind<S: Serializer>(k: &EdgeKind, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(match k {
+/// An edge kind's name in the JSON and the tables.
+pub(crate) fn edge_kind_name(k: &EdgeKind) -> &'static str {
+    match k {
         EdgeKind::Wait => "wait",
         EdgeKind::DeviceIdle => "device_idle",
-    })
+    }
 }
 
-fn shape<S: Serializer>(k: &Shape, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(match k {
+/// A knot shape's name in the JSON and the tables.
+pub(crate) fn shape_name(k: &Shape) -> &'static str {
+    match k {
         Shape::Single => "single",
         Shape::Cycle => "cycle",
         Shape::Complex => "complex",
-    })
+    }
+}
+
+fn edge_kind<S: Serializer>(k: &EdgeKind, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(edge_kind_name(k))
+}
+
+fn shape<S: Serializer>(k: &Shape, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(shape_name(k))
 }

@@ -11,12 +11,14 @@ mod build;
 mod doc;
 mod dot;
 mod labels;
+mod rows;
 mod svg;
 mod text;
 
 use crate::error::ReportError;
 use crate::view::{View, write_json};
 use causeway_bottleneck::Findings;
+pub use rows::{BottleneckRows, EdgeRow, KnotRow, SinkRow, VertexRow};
 use std::io::Write;
 use std::path::Path;
 
@@ -34,6 +36,11 @@ impl BottleneckView {
             doc: build::doc(findings),
             found: findings.found(),
         }
+    }
+
+    /// The findings as rows (the tables' bottleneck_* and knots, sinks).
+    pub fn rows(&self) -> BottleneckRows {
+        rows::rows(&self.doc)
     }
 
     /// One sentence: what to look at first.

@@ -1,0 +1,127 @@
+//! `causeway sql`: SQL over trace tables (DataFusion, through causeway-sql).
+//!
+//! Trace files among the inputs are converted first into a temporary directory
+//! (removed at the end), so `causeway sql QUERY trace.cwt` needs no `tables` step.
+
+use crate::cmd::tables;
+use crate::flags::SqlArgs;
+use crate::flags::tables::SqlFormat;
+use anyhow::{Context, Result, bail};
+use causeway_sql::{Session, render};
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+
+/// The directories to query: table directories as given, traces converted.
+fn inputs(args: &SqlArgs, scratch: &mut Option<tempfile::TempDir>) -> Result<Vec<PathBuf>> {
+    let mut dirs = Vec::new();
+    for p in &args.inputs {
+        if p.is_dir() {
+            dirs.push(p.clone());
+            continue;
+        }
+        if !p.exists() {
+            bail!("{}: no such file or directory", p.display());
+        }
+        if scratch.is_none() {
+            *scratch = Some(tempfile::Builder::new().prefix("causeway-sql").tempdir()?);
+        }
+        let root = scratch.as_ref().expect("made above").path();
+        eprintln!("causeway: converting {} ...", p.display());
+        tables::write(p, root, None, true)?;
+        if !dirs.iter().any(|d| d == root) {
+            dirs.push(root.to_path_buf());
+        }
+    }
+    if dirs.is_empty() {
+        bail!("give at least one table directory or trace file after the query");
+    }
+    Ok(dirs)
+}
+
+fn format(args: &SqlArgs) -> render::Format {
+    if args.json {
+        return render::Format::Json;
+    }
+    match args.format {
+        SqlFormat::Table => render::Format::Table,
+        SqlFormat::Csv => render::Format::Csv,
+        SqlFormat::Json => render::Format::Json,
+    }
+}
+
+/// Run the command.
+pub fn run(args: &SqlArgs) -> Result<u8> {
+    // `causeway sql DIR` (no query): the first word is an input, not a query.
+    let mut args_inputs = args.inputs.clone();
+    let mut query = args.query.clone();
+    if let Some(q) = &query
+        && args_inputs.is_empty()
+        && std::path::Path::new(q).exists()
+    {
+        args_inputs.push(PathBuf::from(q));
+        query = None;
+    }
+    let fixed = SqlArgs {
+        query: query.clone(),
+        inputs: args_inputs,
+        format: args.format,
+        json: args.json,
+    };
+    let mut scratch = None;
+    let dirs = inputs(&fixed, &mut scratch)?;
+    let session = Session::open(&dirs).context("opening the tables")?;
+    let fmt = format(&fixed);
+    match query {
+        Some(q) => {
+            let batches = session.query(&q)?;
+            let mut out = std::io::stdout().lock();
+            render::write(&batches, fmt, &mut out)?;
+            out.flush()?;
+            Ok(0)
+        }
+        None => prompt(&session, fmt),
+    }
+}
+
+/// Read queries ending with `;` from standard input, print each result; an error is
+/// printed and the prompt goes on.
+fn prompt(session: &Session, fmt: render::Format) -> Result<u8> {
+    let tty = std::io::stdin().is_terminal();
+    if tty {
+        eprintln!(
+            "causeway sql: end each query with `;`; \\q or Ctrl-D quits; SHOW TABLES lists the tables."
+        );
+    }
+    let mut buf = String::new();
+    let stdin = std::io::stdin();
+    let mut failed = false;
+    loop {
+        if tty {
+            eprint!("{}", if buf.is_empty() { "sql> " } else { "...> " });
+        }
+        let mut line = String::new();
+        if stdin.lock().read_line(&mut line)? == 0 {
+            break;
+        }
+        if buf.is_empty() && matches!(line.trim(), "\\q" | "quit" | "exit") {
+            break;
+        }
+        buf.push_str(&line);
+        if !buf.trim_end().ends_with(';') {
+            continue;
+        }
+        let q = std::mem::take(&mut buf);
+        match session.query(q.trim().trim_end_matches(';')) {
+            Ok(b) => {
+                let mut out = std::io::stdout().lock();
+                render::write(&b, fmt, &mut out)?;
+                out.flush()?;
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                failed = true;
+            }
+        }
+    }
+    Ok(if failed && !tty { 1 } else { 0 })
+}
