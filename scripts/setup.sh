@@ -59,6 +59,16 @@ if ! command -v go >/dev/null 2>&1; then
         { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends golang-go >/dev/null; }
 fi
 
+# DuckDB (from PyPI, in a virtual environment of its own) reads the Parquet tables in
+# the interoperability test of `causeway tables`: another engine must count what
+# causeway's own SQL counts.
+venv="$(dirname "$0")/../target/interop-venv"
+if [ ! -x "$venv/bin/python3" ] || ! "$venv/bin/python3" -c "import duckdb" 2>/dev/null; then
+    echo "setup: installing duckdb into target/interop-venv" >&2
+    python3 -m venv "$venv" && "$venv/bin/pip" install -q "duckdb==2.0.1" >&2 ||
+        echo "setup: warning: could not install duckdb from PyPI; the tables interop test will fail" >&2
+fi
+
 # Debian's perf is a wrapper that needs the perf build matching the running kernel.
 if ! perf --version >/dev/null 2>&1; then
     echo "setup: warning: perf does not run on this kernel; \`causeway import\` tests and the demo need it" >&2
