@@ -58,6 +58,7 @@ fn main() -> ExitCode {
         flags::Command::Report(a) => cmd::report::run(a),
         flags::Command::Tables(a) => cmd::tables::run(a),
         flags::Command::Sql(a) => cmd::sql::run(a),
+        flags::Command::Fleet(a) => cmd::sql::fleet(a),
         flags::Command::Completions(a) => cmd::meta::completions(a),
         flags::Command::Man(a) => cmd::meta::man(a),
         flags::Command::Latency(a) => cmd::latency::run(a),

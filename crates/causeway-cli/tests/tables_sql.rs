@@ -303,3 +303,42 @@ fn a_trace_file_is_queried_directly_and_bad_sql_is_a_clear_error() {
     assert!(err.contains("nope"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn the_fleet_census_counts_hosts_per_knot_site_and_names_the_odd_host() {
+    let Some(zoo) = Zoo::on_disk() else { return };
+    let lock = zoo.record("lock-contention").seconds("1").run();
+    let write = zoo.record("blocking-write").seconds("1").run();
+    let dir = zoo.dir().join("fleet");
+    // Three hosts with the lock problem, one with another workload.
+    for (host, trace) in [("a", &lock), ("b", &lock), ("c", &lock), ("d", &write)] {
+        let o = causeway()
+            .args(["tables", "--host", host, "-o"])
+            .arg(&dir)
+            .arg(&trace.path)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let o = causeway()
+        .args(["fleet", "--json"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let c = json(&o);
+    assert_eq!(c["hosts"], 4);
+    let top = &c["sites"][0];
+    assert_eq!(top["kind"], "knot", "{c}");
+    assert_eq!(top["hosts"], 3, "{c}");
+    assert!(top["site"].as_str().unwrap().contains("worker_main"), "{c}");
+    let odd = &c["outliers"][0];
+    assert_eq!(odd["host"], "d", "{c}");
+    assert!(
+        odd["emd_octaves"].as_f64().unwrap() > c["outliers"][1]["emd_octaves"].as_f64().unwrap()
+    );
+    // The text form says the same.
+    let o = causeway().arg("fleet").arg(&dir).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("fleet: 4 hosts"), "{text}");
+}

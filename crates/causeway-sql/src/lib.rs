@@ -7,6 +7,8 @@
 //! Arrow record batches, printed by [`render`] as a text table, CSV or JSON.
 
 mod error;
+pub mod fleet;
+pub mod fleet_text;
 pub mod render;
 pub mod stdlib;
 

@@ -338,8 +338,8 @@ table! {
         direct_waits: I64 = "Waits seen directly.",
         direct_ns: I64 = "Their time.",
         knot: I64 = "Rank of the knot it is in, if any.",
-        wait_stack: Str = "The heaviest wait stack, outermost first, `;`-joined.",
-        waker_stack: Str = "The heaviest waker stack, outermost first, `;`-joined.",
+        wait_stack: Str = "The heaviest wait stack, root first (user frames from the outermost, then kernel frames), `;`-joined.",
+        waker_stack: Str = "The heaviest waker stack, root first, `;`-joined.",
     }
 }
 

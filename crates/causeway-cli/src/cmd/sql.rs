@@ -4,8 +4,8 @@
 //! (removed at the end), so `causeway sql QUERY trace.cwt` needs no `tables` step.
 
 use crate::cmd::tables;
-use crate::flags::SqlArgs;
 use crate::flags::tables::SqlFormat;
+use crate::flags::{FleetArgs, SqlArgs};
 use anyhow::{Context, Result, bail};
 use causeway_sql::{Session, render};
 use std::io::{BufRead, IsTerminal, Write};
@@ -124,4 +124,24 @@ fn prompt(session: &Session, fmt: render::Format) -> Result<u8> {
         }
     }
     Ok(if failed && !tty { 1 } else { 0 })
+}
+
+/// `causeway fleet`: the census over table directories.
+pub fn fleet(args: &FleetArgs) -> Result<u8> {
+    for d in &args.dirs {
+        if !d.is_dir() {
+            bail!(
+                "{}: not a table directory (write one with `causeway tables`)",
+                d.display()
+            );
+        }
+    }
+    let session = Session::open(&args.dirs).context("opening the tables")?;
+    let census = causeway_sql::fleet::census(&session, args.top)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&census)?);
+    } else {
+        print!("{}", causeway_sql::fleet_text::render_text(&census));
+    }
+    Ok(if census.hosts == 0 { 1 } else { 0 })
 }

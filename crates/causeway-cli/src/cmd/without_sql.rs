@@ -10,3 +10,8 @@ pub fn run<A>(_args: &A) -> Result<u8> {
          `cargo build --release -p causeway-cli` builds them"
     )
 }
+
+/// `causeway fleet` in this build.
+pub fn fleet<A>(args: &A) -> Result<u8> {
+    run(args)
+}

@@ -40,7 +40,7 @@ pub use latency::LatencyArgs;
 pub use meta::{CompletionsArgs, ManArgs};
 pub use record::{DemoArgs, RecordArgs, TriggerArgs};
 pub use report::ReportArgs;
-pub use tables::{SqlArgs, TablesArgs};
+pub use tables::{FleetArgs, SqlArgs, TablesArgs};
 pub use trace::{CheckArgs, DumpArgs, ImportArgs, InfoArgs};
 pub use watch::WatchArgs;
 
@@ -116,6 +116,9 @@ pub enum Command {
     /// Query trace tables or traces with SQL (Apache DataFusion): one query, or an
     /// interactive prompt.
     Sql(SqlArgs),
+    /// A census of many hosts' tables: the knot and sink call sites on the most hosts,
+    /// and the hosts whose waits differ most from the fleet's.
+    Fleet(FleetArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
     /// Write man pages (causeway.1 and one per subcommand) into a directory.

@@ -82,3 +82,27 @@ pub struct SqlArgs {
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
 }
+
+/// `causeway fleet`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+The census reads the tables of `causeway tables` (written with the analyses, the
+default): the call sites where threads wait inside knots or for sinks, ranked by how
+many hosts show them and then by their summed waiting; and the hosts whose histogram of
+blocked waits is farthest from the whole fleet's (Earth Mover's Distance in octaves: 1.0
+means every wait moved by a factor of two). Its queries are in docs/fleet.md, to run
+them with `causeway sql` or another engine.
+
+EXAMPLE:
+    causeway fleet fleet/ --top 10")]
+pub struct FleetArgs {
+    /// Table directories (all their hosts and traces are counted together).
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Call sites and hosts to show.
+    #[arg(long, default_value_t = 20)]
+    pub top: usize,
+    /// Print the census as JSON.
+    #[arg(long)]
+    pub json: bool,
+}

@@ -113,11 +113,18 @@ fn kind_name<T: Serialize>(v: &T) -> String {
         .unwrap_or_else(|| "?".to_string())
 }
 
+/// A stack root first, as flame graphs fold it: the user frames from the outermost,
+/// then the kernel's from the system call's entry down to where it slept.
 fn frames(s: Option<&StackDoc>) -> Option<Vec<String>> {
     let s = s?;
-    let mut f: Vec<String> = s.user.iter().chain(&s.kernel).cloned().collect();
-    f.reverse();
-    Some(f)
+    Some(
+        s.user
+            .iter()
+            .rev()
+            .chain(s.kernel.iter().rev())
+            .cloned()
+            .collect(),
+    )
 }
 
 fn knot(k: &KnotDoc, rank: Option<u64>) -> KnotRow {

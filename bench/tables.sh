@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Trace tables: how fast `causeway tables` writes them, how many Parquet bytes an event
+# costs, and how long the fleet census takes over them (issue 30).
+#
+#   1. The largest real trace: bench/pingpong.c (a pair of threads passing a byte over
+#      two pipes, the densest scheduling workload here) recorded for SECONDS (default
+#      8) with default events and stacks; converted ROUNDS times (default 3).
+#   2. A fleet: that trace filed under HOSTS host names (default 100) in one directory,
+#      converted with one `causeway tables` per host, two at a time (one per core);
+#      then the census (`causeway fleet`) over the whole directory.
+#
+# Peer: DuckDB (target/interop-venv, from scripts/setup.sh) reading the same tables
+# for the census's first query, in the same run.
+#
+# Environment: CAUSEWAY (binary), SECONDS_REC, ROUNDS, HOSTS, KEEP=1 keeps $TMP.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+bench_start tables gcc
+bench_causeway
+SECONDS_REC=${SECONDS_REC:-8}
+ROUNDS=${ROUNDS:-3}
+HOSTS=${HOSTS:-100}
+PY=$REPO/target/interop-venv/bin/python3
+
+echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs; kernel $(uname -r)"
+echo "causeway: $CW_ID"
+echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+
+gcc -O2 -Wall -pthread -o "$TMP/pingpong" bench/pingpong.c
+"$CW" record -o "$TMP/big.cwt" -- "$TMP/pingpong" --pairs 1 --seconds "$SECONDS_REC" 2>/dev/null
+events=$("$CW" info --json "$TMP/big.cwt" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
+echo "trace: $events events, $(stat -c %s "$TMP/big.cwt") bytes (.cwt)"
+
+for r in $(seq "$ROUNDS"); do
+    rm -rf "$TMP/one"
+    t0=$(date +%s.%N)
+    "$CW" tables "$TMP/big.cwt" -o "$TMP/one" --json > "$TMP/one.json"
+    t1=$(date +%s.%N)
+    python3 - "$TMP/one.json" "$t0" "$t1" <<'PY'
+import json, sys
+w = json.load(open(sys.argv[1]))[0]
+secs = float(sys.argv[3]) - float(sys.argv[2])
+b = sum(t["bytes"] for t in w["tables"].values())
+rows = sum(t["rows"] for t in w["tables"].values())
+print(f"one trace: {w['events']} events in {secs:.2f} s (whole command) = "
+      f"{w['events']/secs/1e6:.2f} M events/s; {rows} rows; {b} Parquet bytes = "
+      f"{b/w['events']:.2f} bytes/event")
+PY
+done
+
+rm -rf "$TMP/fleet"
+t0=$(date +%s.%N)
+seq -f "host-%03g" "$HOSTS" | xargs -P 2 -I{} "$CW" tables "$TMP/big.cwt" -o "$TMP/fleet" --host {} --json > /dev/null
+t1=$(date +%s.%N)
+python3 - "$events" "$HOSTS" "$t0" "$t1" "$TMP/fleet" <<'PY'
+import os, sys
+events, hosts = int(sys.argv[1]), int(sys.argv[2])
+secs = float(sys.argv[4]) - float(sys.argv[3])
+total = events * hosts
+size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(sys.argv[5]) for f in fs)
+print(f"fleet: {hosts} traces, {total} events in {secs:.1f} s = {total/secs/1e6:.2f} M events/s "
+      f"(2 conversions at a time); {size} bytes = {size/total:.2f} bytes/event")
+PY
+
+for r in $(seq "$ROUNDS"); do
+    t0=$(date +%s.%N)
+    "$CW" fleet "$TMP/fleet" --json > "$TMP/census.json"
+    t1=$(date +%s.%N)
+    echo "census (causeway fleet, embedded DataFusion): $(python3 -c "print(f'{$t1-$t0:.2f}')") s"
+done
+if [ -x "$PY" ]; then
+    for r in $(seq "$ROUNDS"); do
+        "$PY" - "$TMP/fleet" <<'PY'
+import duckdb, sys, time
+d = sys.argv[1]
+q = f"""
+SELECT kind, site, count(DISTINCT host) AS hosts, sum(weight_ns) AS waiting_ns FROM (
+  SELECT 'knot' AS kind, e.wait_stack AS site, e.host, e.weight_ns
+  FROM read_parquet('{d}/*/*/bottleneck_edges.parquet', hive_partitioning=false) e
+  WHERE e.knot IS NOT NULL AND e.wait_stack IS NOT NULL
+  UNION ALL
+  SELECT 'sink', e.wait_stack, e.host, e.weight_ns
+  FROM read_parquet('{d}/*/*/bottleneck_edges.parquet', hive_partitioning=false) e
+  JOIN read_parquet('{d}/*/*/sinks.parquet', hive_partitioning=false) s
+    ON s.trace_id = e.trace_id AND s.host = e.host AND s.vertex = e.to_vertex
+  WHERE NOT s.background AND e.wait_stack IS NOT NULL)
+GROUP BY kind, site ORDER BY hosts DESC, waiting_ns DESC LIMIT 20"""
+w = f"""SELECT host, from_ns, sum(count) FROM read_parquet('{d}/*/*/latency_bins.parquet', hive_partitioning=false)
+WHERE kind = 'blocked' GROUP BY host, from_ns"""
+t0 = time.time()
+duckdb.sql(q).fetchall(); duckdb.sql(w).fetchall()
+print(f"census queries (peer: DuckDB {duckdb.__version__}, same two queries): {time.time()-t0:.2f} s")
+PY
+    done
+fi
+# A query over the biggest table, for scale.
+t0=$(date +%s.%N)
+"$CW" sql "SELECT host, count(*) AS waits, sum(dur_ns) FROM waits GROUP BY host ORDER BY 3 DESC LIMIT 3" "$TMP/fleet" > /dev/null
+t1=$(date +%s.%N)
+echo "waits by host over every thread state of the fleet (causeway sql): $(python3 -c "print(f'{$t1-$t0:.2f}')") s"
+[ "${KEEP:-0}" = 1 ] && echo "kept $TMP" || rm -rf "$TMP"
