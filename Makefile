@@ -17,7 +17,7 @@ setup:
 # again (a test build unifies the dev-dependencies' features, which changes the
 # artifacts of every crate above them).
 build: setup workloads
-	$(CARGO) build --release --workspace --bins --tests
+	$(CARGO) build --release --workspace --lib --bins --tests
 	bash scripts/build-libcauseway.sh
 	bash scripts/build-python.sh
 
