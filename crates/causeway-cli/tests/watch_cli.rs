@@ -369,7 +369,9 @@ fn objdump_starts(path: &Path) -> BTreeSet<u64> {
     String::from_utf8_lossy(&o.stdout)
         .lines()
         .filter_map(|l| {
-            let (addr, rest) = l.strip_prefix("  ")?.split_once(":\t")?;
+            // objdump pads addresses to 8 columns: past 16 MiB of text a line starts
+            // with one space, not two.
+            let (addr, rest) = l.strip_prefix(' ')?.trim_start().split_once(":\t")?;
             (!rest.contains("(bad)")).then_some(())?;
             u64::from_str_radix(addr.trim(), 16).ok()
         })
