@@ -56,7 +56,8 @@ struct OpenIrq {
     name: Option<StringId>,
 }
 
-fn ns(t: Timestamp) -> i64 {
+/// A trace time as the tables' BIGINT.
+pub(crate) fn ns(t: Timestamp) -> i64 {
     t.0 as i64
 }
 

@@ -2,15 +2,11 @@
 //! their states, socket flows, stacks and frames, and the one row of `traces`.
 
 use crate::TablesError;
-use crate::events::waker_parts;
+use crate::events::{ns, waker_parts};
 use crate::schema::{Flows, Frames, Processes, StackFrames, Stacks, ThreadStates, Threads, Traces};
 use crate::writer::PartitionWriter;
-use causeway_format::{FrameSpace, StackId, TaskState, Timestamp};
+use causeway_format::{FrameSpace, StackId, TaskState};
 use causeway_model::{SegmentId, SegmentState, Trace, UnknownCause};
-
-fn ns(t: Timestamp) -> i64 {
-    t.0 as i64
-}
 
 /// What `traces` says of the trace beyond its header.
 pub struct TraceRow<'a> {

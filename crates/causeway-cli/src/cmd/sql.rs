@@ -12,9 +12,9 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 
 /// The directories to query: table directories as given, traces converted.
-fn inputs(args: &SqlArgs, scratch: &mut Option<tempfile::TempDir>) -> Result<Vec<PathBuf>> {
+fn inputs(given: &[PathBuf], scratch: &mut Option<tempfile::TempDir>) -> Result<Vec<PathBuf>> {
     let mut dirs = Vec::new();
-    for p in &args.inputs {
+    for p in given {
         if p.is_dir() {
             dirs.push(p.clone());
             continue;
@@ -52,25 +52,19 @@ fn format(args: &SqlArgs) -> render::Format {
 /// Run the command.
 pub fn run(args: &SqlArgs) -> Result<u8> {
     // `causeway sql DIR` (no query): the first word is an input, not a query.
-    let mut args_inputs = args.inputs.clone();
+    let mut given = args.inputs.clone();
     let mut query = args.query.clone();
     if let Some(q) = &query
-        && args_inputs.is_empty()
+        && given.is_empty()
         && std::path::Path::new(q).exists()
     {
-        args_inputs.push(PathBuf::from(q));
+        given.push(PathBuf::from(q));
         query = None;
     }
-    let fixed = SqlArgs {
-        query: query.clone(),
-        inputs: args_inputs,
-        format: args.format,
-        json: args.json,
-    };
     let mut scratch = None;
-    let dirs = inputs(&fixed, &mut scratch)?;
+    let dirs = inputs(&given, &mut scratch)?;
     let session = Session::open(&dirs).context("opening the tables")?;
-    let fmt = format(&fixed);
+    let fmt = format(args);
     match query {
         Some(q) => {
             let batches = session.query(&q)?;
