@@ -7,7 +7,8 @@
 #      8) with default events and stacks; converted ROUNDS times (default 3).
 #   2. A fleet: that trace filed under HOSTS host names (default 100) in one directory,
 #      converted with one `causeway tables` per host, two at a time (one per core);
-#      then the census (`causeway fleet`) over the whole directory.
+#      then the census (`causeway fleet`) over the whole directory, embedded and on a
+#      Ballista cluster of one scheduler and two executors on this machine.
 #
 # Peer: DuckDB (target/interop-venv, from scripts/setup.sh) reading the same tables
 # for the census's first query, in the same run.
@@ -93,6 +94,34 @@ print(f"census queries (peer: DuckDB {duckdb.__version__}, same two queries): {t
 PY
     done
 fi
+# The same census on a cluster: a scheduler and two executors on this host (one task
+# each: the two cores), started fresh, stopped at the end.
+ports=$(python3 -c 'import socket
+s=[socket.socket() for _ in range(5)]
+[x.bind(("127.0.0.1",0)) for x in s]
+print(" ".join(str(x.getsockname()[1]) for x in s))')
+set -- $ports
+"$CW" cluster scheduler --bind "127.0.0.1:$1" 2>"$TMP/sched.log" &
+pids=$!
+sleep 1
+"$CW" cluster executor --scheduler "127.0.0.1:$1" --bind-host 127.0.0.1 --external-host 127.0.0.1 \
+    --flight-port "$2" --grpc-port "$3" --concurrency 1 2>"$TMP/exec1.log" &
+pids="$pids $!"
+"$CW" cluster executor --scheduler "127.0.0.1:$1" --bind-host 127.0.0.1 --external-host 127.0.0.1 \
+    --flight-port "$4" --grpc-port "$5" --concurrency 1 2>"$TMP/exec2.log" &
+pids="$pids $!"
+trap 'kill $pids 2>/dev/null || true' EXIT
+sleep 3
+for r in $(seq "$ROUNDS"); do
+    t0=$(date +%s.%N)
+    "$CW" fleet --cluster "127.0.0.1:$1" "$TMP/fleet" --json > "$TMP/census-cluster.json"
+    t1=$(date +%s.%N)
+    echo "census (causeway fleet --cluster, Ballista: 1 scheduler, 2 executors): $(python3 -c "print(f'{$t1-$t0:.2f}')") s"
+done
+cmp -s "$TMP/census.json" "$TMP/census-cluster.json" && echo "census: cluster and embedded answers identical" \
+    || echo "census: cluster and embedded answers DIFFER"
+kill $pids 2>/dev/null || true
+
 # A query over the biggest table, for scale.
 t0=$(date +%s.%N)
 "$CW" sql "SELECT host, count(*) AS waits, sum(dur_ns) FROM waits GROUP BY host ORDER BY 3 DESC LIMIT 3" "$TMP/fleet" > /dev/null

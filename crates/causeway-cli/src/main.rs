@@ -28,11 +28,21 @@ fn main() -> ExitCode {
     };
     // Output commands end quietly when their reader goes away (`causeway dump | head`),
     // as Unix filters do; the recorder keeps SIGPIPE ignored so a closed terminal never
-    // kills it before the trace is finished.
-    if !matches!(
-        cli.command,
-        flags::Command::Record(_) | flags::Command::Watch(_)
-    ) {
+    // kills it before the trace is finished, and so do the cluster's processes and its
+    // clients: a peer's closed connection must be an error on one socket, not the end
+    // of the process.
+    let network = match &cli.command {
+        flags::Command::Cluster(_) => true,
+        flags::Command::Sql(a) => a.cluster.is_some(),
+        flags::Command::Fleet(a) => a.cluster.is_some(),
+        _ => false,
+    };
+    if !network
+        && !matches!(
+            cli.command,
+            flags::Command::Record(_) | flags::Command::Watch(_)
+        )
+    {
         // SAFETY: restoring the default disposition of one signal at start-up.
         unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     }
@@ -59,6 +69,7 @@ fn main() -> ExitCode {
         flags::Command::Tables(a) => cmd::tables::run(a),
         flags::Command::Sql(a) => cmd::sql::run(a),
         flags::Command::Fleet(a) => cmd::sql::fleet(a),
+        flags::Command::Cluster(a) => cmd::cluster::run(a),
         flags::Command::Completions(a) => cmd::meta::completions(a),
         flags::Command::Man(a) => cmd::meta::man(a),
         flags::Command::Latency(a) => cmd::latency::run(a),

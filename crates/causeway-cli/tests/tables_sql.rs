@@ -1,7 +1,8 @@
 //! `causeway tables` and `causeway sql` on real recordings (issue 30): two zoo
 //! workloads recorded with real eBPF, written as Parquet tables into one directory,
 //! and queried with SQL: every table holds as many rows as the trace has events of its
-//! kinds, and the knots table says what `bottleneck --json` says.
+//! kinds, the knots table says what `bottleneck --json` says, and the diagnosis
+//! table holds the culprit chain of `diagnose --auto --json`.
 //!
 //! Needs root and the built zoo; skipped without root unless `CAUSEWAY_REQUIRE_ROOT=1`
 //! (then it fails, as in CI).
@@ -237,6 +238,33 @@ fn check_trace(trace: &Path, trace_id: &str, dir: &Path) {
         )[0];
         assert_eq!(got["vertex"], s["vertex"]);
         assert_eq!(got["incoming_ns"], s["incoming_ns"]);
+    }
+
+    // The culprit chain of the longest stall, hop for hop as `diagnose --auto --json`.
+    let diag = causeway()
+        .args(["diagnose", "--auto", "--json"])
+        .arg(trace)
+        .output()
+        .unwrap();
+    let rows = sql(
+        &format!(
+            "SELECT step, vertex, tid, start_ns, dur_ns, link FROM diagnosis \
+             WHERE trace_id = '{trace_id}' ORDER BY step"
+        ),
+        dir,
+    );
+    if diag.status.success() {
+        let chain = json(&diag)["chain"].as_array().unwrap().clone();
+        assert_eq!(rows.len(), chain.len(), "hops of the chain");
+        for (r, hop) in rows.iter().zip(&chain) {
+            assert_eq!(r["vertex"], hop["vertex"]["id"]);
+            assert_eq!(r["tid"], hop["vertex"]["tid"]);
+            assert_eq!(r["start_ns"], hop["vertex"]["start_ns"]);
+            assert_eq!(r["dur_ns"], hop["vertex"]["duration_ns"]);
+            assert_eq!(r["link"], hop["kind"]);
+        }
+    } else {
+        assert!(rows.is_empty(), "a chain where diagnose finds no stall");
     }
 }
 

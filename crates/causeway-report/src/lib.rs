@@ -59,7 +59,7 @@ pub use bottleneck::{
 pub use calls::{CallsSections, CallsView};
 pub use caveats::Caveats;
 pub use compare::{CompareView, RunLabel};
-pub use diagnose::{DiagnosisDoc, DiagnosisView, VertexDoc, question_text};
+pub use diagnose::{ChainRow, DiagnosisDoc, DiagnosisView, VertexDoc, question_text};
 pub use error::ReportError;
 pub use flame::FlameView;
 pub use format::Format;

@@ -32,12 +32,24 @@ pub struct Session {
 impl Session {
     /// A session over the table directories `dirs` (each written by `causeway tables`).
     pub fn open(dirs: &[PathBuf]) -> Result<Session, SqlError> {
+        Session::open_with(dirs, |_, config| {
+            Ok(SessionContext::new_with_config(config))
+        })
+    }
+
+    /// A session over `dirs` in a context made by `make` from the session's
+    /// configuration (a context whose queries run elsewhere, such as on a cluster);
+    /// the tables, views and functions are registered in it as in [`Session::open`].
+    pub fn open_with(
+        dirs: &[PathBuf],
+        make: impl FnOnce(&tokio::runtime::Runtime, SessionConfig) -> Result<SessionContext, SqlError>,
+    ) -> Result<Session, SqlError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
             .map_err(SqlError::Runtime)?;
         let config = SessionConfig::new().with_information_schema(true);
-        let ctx = SessionContext::new_with_config(config);
+        let ctx = make(&runtime, config)?;
         register_tables(&ctx, dirs)?;
         stdlib::register(&ctx, &runtime)?;
         Ok(Session { ctx, runtime })

@@ -5,7 +5,8 @@
 use crate::SqlError;
 use arrow::array::{Array, ArrayRef, Int64Array, StringBuilder};
 use arrow::datatypes::DataType;
-use datafusion::logical_expr::{ColumnarValue, Volatility, create_udf};
+use datafusion::execution::FunctionRegistry;
+use datafusion::logical_expr::{ColumnarValue, ScalarUDF, Volatility, create_udf};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
@@ -75,15 +76,31 @@ pub const FUNCTIONS: [(&str, &str, &str); 1] = [(
     "A duration for reading: `950ns`, `12.5us`, `1.25ms`, `3.000s`.",
 )];
 
-/// Register the views and functions in `ctx`.
-pub fn register(ctx: &SessionContext, rt: &tokio::runtime::Runtime) -> Result<(), SqlError> {
-    ctx.register_udf(create_udf(
+/// The functions of [`FUNCTIONS`], to register wherever a plan that calls them is
+/// planned or run (a cluster's scheduler and executors too).
+pub fn functions() -> Vec<ScalarUDF> {
+    vec![create_udf(
         "dur",
         vec![DataType::Int64],
         DataType::Utf8,
         Volatility::Immutable,
         Arc::new(dur_udf),
-    ));
+    )]
+}
+
+/// Register [`functions`] in a registry (a session state, a cluster process's).
+pub fn register_functions(registry: &mut dyn FunctionRegistry) -> datafusion::error::Result<()> {
+    for f in functions() {
+        registry.register_udf(Arc::new(f))?;
+    }
+    Ok(())
+}
+
+/// Register the views and functions in `ctx`.
+pub fn register(ctx: &SessionContext, rt: &tokio::runtime::Runtime) -> Result<(), SqlError> {
+    for f in functions() {
+        ctx.register_udf(f);
+    }
     for (name, _, query) in VIEWS {
         rt.block_on(async {
             let df = ctx.sql(query).await.map_err(SqlError::Query)?;

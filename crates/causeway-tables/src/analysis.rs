@@ -1,14 +1,16 @@
 //! The analyses' results as tables: the wait-for graph, knots and sinks (from the
 //! bottleneck report's rows, so they match `bottleneck --json`), and the latency
-//! profiles' bins and peaks.
+//! profiles' bins and peaks, the diagnosis's culprit chain.
 
 use crate::TablesError;
-use crate::schema::{BottleneckEdges, BottleneckVertices, Knots, LatencyBins, LatencyPeaks, Sinks};
+use crate::schema::{
+    BottleneckEdges, BottleneckVertices, Diagnosis, Knots, LatencyBins, LatencyPeaks, Sinks,
+};
 use crate::writer::PartitionWriter;
 use arrow_array::builder::{Int64Builder, ListBuilder};
 use causeway_format::Tables;
 use causeway_latency::{Profiles, Subject};
-use causeway_report::BottleneckRows;
+use causeway_report::{BottleneckRows, ChainRow};
 
 fn list(b: &mut ListBuilder<Int64Builder>, v: &[u64]) {
     b.append_value(v.iter().map(|&x| Some(x as i64)));
@@ -128,4 +130,27 @@ pub fn latency(
     }
     out.flush(&mut b)?;
     out.flush(&mut p)
+}
+
+/// Write `diagnosis`: the culprit chain, one row per hop (empty without one).
+pub fn diagnosis(chain: &[ChainRow], out: &mut PartitionWriter) -> Result<(), TablesError> {
+    let mut d = Diagnosis::default();
+    for r in chain {
+        d.step.append_value(r.step as i64);
+        d.vertex.append_value(r.vertex as i64);
+        d.tid.append_value(r.tid as i64);
+        d.thread.append_value(&r.thread);
+        d.pid.append_option(r.pid.map(i64::from));
+        d.goroutine.append_option(r.goroutine.map(|g| g as i64));
+        d.start_ns.append_value(r.start_ns as i64);
+        d.dur_ns.append_value(r.dur_ns as i64);
+        d.kind.append_value(r.kind);
+        d.block.append_value(r.block);
+        d.link.append_value(r.link);
+        d.finding.append_option(r.case);
+        d.wait_call.append_option(r.wait_call.as_deref());
+        d.woken_by.append_option(r.woken_by.as_deref());
+        d.stack.append_option(r.stack.as_deref());
+    }
+    out.flush(&mut d)
 }

@@ -25,7 +25,7 @@ pub use writer::{BATCH_ROWS, TableCount, path_safe};
 use causeway_format::{Event, Header, Tables};
 use causeway_latency::Profiles;
 use causeway_model::Trace;
-use causeway_report::BottleneckRows;
+use causeway_report::{BottleneckRows, ChainRow};
 use columns::{ColumnDoc, Table};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -37,6 +37,8 @@ pub struct Analyses<'a> {
     pub bottleneck: Option<&'a BottleneckRows>,
     /// The latency profiles, if made.
     pub latency: Option<&'a Profiles>,
+    /// The culprit chain of the longest stall, if the diagnosis ran and found one.
+    pub diagnosis: Option<&'a [ChainRow]>,
 }
 
 /// What was written for one trace.
@@ -132,6 +134,7 @@ impl TraceTables {
         model::interned(trace, out)?;
         analysis::bottleneck(analyses.bottleneck, out)?;
         analysis::latency(analyses.latency, trace.tables(), out)?;
+        analysis::diagnosis(analyses.diagnosis.unwrap_or_default(), out)?;
         let (dir, tables) = self.out.finish()?;
         Ok(Written {
             dir,
@@ -168,10 +171,10 @@ fn doc_of<T: Table>() -> TableDoc {
 /// Every table of the schema, in the order docs/tables.md lists them.
 pub fn catalog() -> Vec<TableDoc> {
     use schema::{
-        BlockIo, BottleneckEdges, BottleneckVertices, Callstacks, Flows, Frames, Goroutines,
-        Interrupts, Knots, LatencyBins, LatencyPeaks, Lifecycle, Losses, Markers, Packets,
-        Processes, Signals, Sinks, Sockets, StackFrames, Stacks, Switches, Syscalls, ThreadStates,
-        Threads, Timers, Traces, Wakeups,
+        BlockIo, BottleneckEdges, BottleneckVertices, Callstacks, Diagnosis, Flows, Frames,
+        Goroutines, Interrupts, Knots, LatencyBins, LatencyPeaks, Lifecycle, Losses, Markers,
+        Packets, Processes, Signals, Sinks, Sockets, StackFrames, Stacks, Switches, Syscalls,
+        ThreadStates, Threads, Timers, Traces, Wakeups,
     };
     vec![
         doc_of::<Traces>(),
@@ -200,6 +203,7 @@ pub fn catalog() -> Vec<TableDoc> {
         doc_of::<BottleneckEdges>(),
         doc_of::<Knots>(),
         doc_of::<Sinks>(),
+        doc_of::<Diagnosis>(),
         doc_of::<LatencyBins>(),
         doc_of::<LatencyPeaks>(),
     ]

@@ -370,6 +370,27 @@ table! {
 }
 
 table! {
+    /// The culprit chain of the diagnosis.
+    Diagnosis = "diagnosis", "One row per hop of the culprit chain of the trace's longest stall (Argus, `causeway diagnose --auto` with its defaults): the stalled thread's interval first, then its culprit, the culprit's culprit..." {
+        step: I64 = "0 for the stall, 1 for its culprit, 2 for the culprit's culprit.",
+        vertex: I64 = "The interval's id in the diagnosis graph (as in `diagnose --json`).",
+        tid: I64 = "Its thread.",
+        thread: Str = "The thread's name.",
+        pid: I64 = "Its process.",
+        goroutine: I64 = "The goroutine, when goroutines stand in for threads.",
+        start_ns: I64 = "Start.",
+        dur_ns: I64 = "Length.",
+        kind: Str = "run or wait.",
+        block: Str = "The block type: running, runnable, blocked, stopped...",
+        link: Str = "What it waited on for the next hop (the last hop: what it waited on itself): socket, pipe, lock, futex, disk, CPU, sleep...",
+        finding: Str = "Algorithm 1's case when the diagnosis reports the interval: LongWait, LongRunning, LongRunnable, RepeatedYield, Stopped.",
+        wait_call: Str = "The system call it waited in.",
+        woken_by: Str = "Who woke it, in words.",
+        stack: Str = "The user stack where it blocked, outermost frame first, `;`-joined.",
+    }
+}
+
+table! {
     /// Latency histogram bins.
     LatencyBins = "latency_bins", "One row per non-empty bin of each latency profile (OSprof): system calls by name, blocked and runnable waits, spans and methods." {
         profile: Str = "What it measures (a syscall's name, `blocked waits`, a span's name).",

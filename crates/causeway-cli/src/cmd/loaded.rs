@@ -74,7 +74,15 @@ pub fn bottleneck(trace: &Trace) -> Option<BottleneckView> {
 /// file cannot ask what `causeway diagnose` asks at a terminal. The view, if there is
 /// one, and a sentence saying what was diagnosed and how, or why nothing was.
 pub fn auto_diagnosis(l: &Loaded, thread: Option<&str>) -> (Option<DiagnosisView>, String) {
-    let trace = &l.trace;
+    auto_diagnosis_of(&l.trace, &l.extras.syscalls, thread)
+}
+
+/// [`auto_diagnosis`] of a trace and its system calls.
+pub fn auto_diagnosis_of(
+    trace: &Trace,
+    syscalls: &[causeway_stacks::SyscallSpan],
+    thread: Option<&str>,
+) -> (Option<DiagnosisView>, String) {
     let problem = match thread {
         None => Problem::Longest,
         Some(t) => Problem::Thread(match t.parse::<u32>() {
@@ -86,7 +94,7 @@ pub fn auto_diagnosis(l: &Loaded, thread: Option<&str>) -> (Option<DiagnosisView
         problem,
         ..causeway_diagnose::Options::default()
     };
-    let graph = causeway_diagnose::build(trace, &l.extras.syscalls, &opts);
+    let graph = causeway_diagnose::build(trace, syscalls, &opts);
     let vertex = match causeway_diagnose::problem_vertex(trace, &graph, &opts.problem, opts.stall) {
         Ok(v) => v,
         Err(e) => return (None, format!("No diagnosis: {e}.")),

@@ -4,6 +4,10 @@
 pub mod bottleneck;
 pub mod calls;
 pub mod check;
+#[cfg(feature = "cluster")]
+pub mod cluster;
+#[cfg(not(feature = "cluster"))]
+pub use without_cluster as cluster;
 pub mod compare;
 pub mod demo;
 pub mod diagnose;
@@ -33,3 +37,5 @@ pub use without_sql as sql;
 pub use without_sql as tables;
 pub mod trigger;
 pub mod watch;
+#[cfg(not(feature = "cluster"))]
+pub mod without_cluster;

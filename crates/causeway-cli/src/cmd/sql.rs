@@ -6,10 +6,23 @@
 use crate::cmd::tables;
 use crate::flags::tables::SqlFormat;
 use crate::flags::{FleetArgs, SqlArgs};
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use causeway_sql::{Session, render};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
+
+#[cfg(feature = "cluster")]
+use crate::cmd::cluster::session;
+
+/// An embedded session (this build has no cluster client).
+#[cfg(not(feature = "cluster"))]
+fn session(dirs: &[PathBuf], scheduler: Option<&str>) -> Result<Session> {
+    use anyhow::Context;
+    if scheduler.is_some() {
+        bail!("this causeway was built without the `cluster` feature; `--cluster` needs it");
+    }
+    Session::open(dirs).context("opening the tables")
+}
 
 /// The directories to query: table directories as given, traces converted.
 fn inputs(given: &[PathBuf], scratch: &mut Option<tempfile::TempDir>) -> Result<Vec<PathBuf>> {
@@ -63,11 +76,13 @@ pub fn run(args: &SqlArgs) -> Result<u8> {
     }
     let mut scratch = None;
     let dirs = inputs(&given, &mut scratch)?;
-    let session = Session::open(&dirs).context("opening the tables")?;
+    let session = session(&dirs, args.cluster.as_deref())?;
     let fmt = format(args);
     match query {
         Some(q) => {
+            let waiting = SlowNotice::start(args.cluster.as_deref());
             let batches = session.query(&q)?;
+            drop(waiting);
             let mut out = std::io::stdout().lock();
             render::write(&batches, fmt, &mut out)?;
             out.flush()?;
@@ -130,12 +145,51 @@ pub fn fleet(args: &FleetArgs) -> Result<u8> {
             );
         }
     }
-    let session = Session::open(&args.dirs).context("opening the tables")?;
+    let session = session(&args.dirs, args.cluster.as_deref())?;
+    let waiting = SlowNotice::start(args.cluster.as_deref());
     let census = causeway_sql::fleet::census(&session, args.top)?;
+    drop(waiting);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&census)?);
     } else {
         print!("{}", causeway_sql::fleet_text::render_text(&census));
     }
     Ok(if census.hosts == 0 { 1 } else { 0 })
+}
+
+/// Says once, after a while, that the cluster has not answered yet: Ballista's
+/// scheduler holds a query until an executor is free, which without any executor is
+/// forever. Dropping it (the query ended) keeps it quiet.
+pub struct SlowNotice {
+    done: Option<std::sync::mpsc::Sender<()>>,
+}
+
+impl SlowNotice {
+    /// Start waiting; `scheduler` names the cluster in the notice.
+    pub fn start(scheduler: Option<&str>) -> SlowNotice {
+        let Some(s) = scheduler else {
+            return SlowNotice { done: None };
+        };
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let s = s.to_string();
+        std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                rx.recv_timeout(std::time::Duration::from_secs(10))
+            {
+                eprintln!(
+                    "causeway: no answer from the cluster at {s} after 10 s; is an executor \
+                     registered with it? (still waiting; Ctrl-C stops)"
+                );
+            }
+        });
+        SlowNotice { done: Some(tx) }
+    }
+}
+
+impl Drop for SlowNotice {
+    fn drop(&mut self) {
+        if let Some(tx) = self.done.take() {
+            let _ = tx.send(());
+        }
+    }
 }

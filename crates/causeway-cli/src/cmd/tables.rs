@@ -8,34 +8,46 @@ use crate::flags::TablesArgs;
 use crate::trace::{ingest_trace_with, open_trace};
 use anyhow::{Context, Result};
 use causeway_latency::SyscallCollector;
+use causeway_stacks::EventExtras;
 use causeway_tables::{Analyses, TraceTables, Written};
 use std::path::Path;
 use std::time::Instant;
 
 /// Write the tables of the trace at `path` under `root`; with `analyses`, the
-/// bottleneck and latency results too.
+/// bottleneck, latency and diagnosis results too.
 pub fn write(path: &Path, root: &Path, host: Option<&str>, analyses: bool) -> Result<Written> {
     let mut rd = open_trace(path)?;
     let mut out = TraceTables::create(root, rd.header(), rd.tables(), host)
         .with_context(|| format!("writing tables under {}", root.display()))?;
     let mut calls = SyscallCollector::new();
+    let mut extras = EventExtras::new();
     let trace = ingest_trace_with(&mut rd, path, |ev| {
         out.push(ev);
         if analyses {
             calls.push(ev);
+            extras.push(ev);
         }
     })?;
-    let (bottleneck, latency) = if analyses {
+    let (bottleneck, latency, chain) = if analyses {
         let rows = loaded::bottleneck(&trace).map(|v| v.rows());
         let opts = causeway_latency::Options::default();
         let profiles = causeway_latency::analyze(&trace, &calls.finish(), &opts).ok();
-        (rows, profiles)
+        // Goroutines stand in for their threads, as `causeway diagnose` has it by default.
+        let view = trace
+            .model()
+            .has_goroutines()
+            .then(|| trace.clone().into_goroutine_view());
+        let syscalls = extras.finish().syscalls;
+        let (diagnosis, _) =
+            loaded::auto_diagnosis_of(view.as_ref().unwrap_or(&trace), &syscalls, None);
+        (rows, profiles, diagnosis.map(|d| d.chain_rows()))
     } else {
-        (None, None)
+        (None, None, None)
     };
     let done = Analyses {
         bottleneck: bottleneck.as_ref(),
         latency: latency.as_ref(),
+        diagnosis: chain.as_deref(),
     };
     out.finish(&trace, path, done)
         .with_context(|| format!("writing the tables of {}", path.display()))

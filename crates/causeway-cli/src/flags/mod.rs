@@ -16,6 +16,7 @@
 pub mod bottleneck;
 pub mod calls;
 pub mod choices;
+pub mod cluster;
 pub mod compare;
 pub mod diagnose;
 pub mod export;
@@ -32,6 +33,7 @@ pub mod watch;
 
 pub use bottleneck::BottleneckArgs;
 pub use calls::{CallsArgs, RunArgs};
+pub use cluster::ClusterArgs;
 pub use compare::CompareArgs;
 pub use diagnose::DiagnoseArgs;
 pub use export::ExportArgs;
@@ -119,6 +121,9 @@ pub enum Command {
     /// A census of many hosts' tables: the knot and sink call sites on the most hosts,
     /// and the hosts whose waits differ most from the fleet's.
     Fleet(FleetArgs),
+    /// Run a scheduler or an executor of an Apache Ballista cluster, for `sql` and
+    /// `fleet` over more tables than one machine reads quickly.
+    Cluster(ClusterArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
     /// Write man pages (causeway.1 and one per subcommand) into a directory.

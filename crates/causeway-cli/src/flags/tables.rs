@@ -67,7 +67,8 @@ DataFusion: its SQL dialect, functions and EXPLAIN apply.
 EXAMPLES:
     causeway sql \"SELECT * FROM thread_summary ORDER BY blocked_ns DESC LIMIT 5\" t.cwt
     causeway sql \"SELECT host, count(*) FROM knots GROUP BY host\" fleet/ --format csv
-    causeway sql fleet/          (an interactive prompt)")]
+    causeway sql fleet/          (an interactive prompt)
+    causeway sql --cluster node1:50050 \"SELECT count(*) FROM wakeups\" /shared/fleet")]
 pub struct SqlArgs {
     /// The query. Without one, an interactive prompt reads queries (ending with `;`).
     #[arg(value_name = "QUERY")]
@@ -81,6 +82,10 @@ pub struct SqlArgs {
     /// Same as --format json.
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
+    /// Run the query on the Ballista cluster whose scheduler is at HOST:PORT (see
+    /// `causeway cluster`); its executors must read the inputs at the same paths.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub cluster: Option<String>,
 }
 
 /// `causeway fleet`.
@@ -105,4 +110,8 @@ pub struct FleetArgs {
     /// Print the census as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Run the census's queries on the Ballista cluster whose scheduler is at
+    /// HOST:PORT; its executors must read the directories at the same paths.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub cluster: Option<String>,
 }

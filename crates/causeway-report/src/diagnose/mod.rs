@@ -10,10 +10,12 @@
 mod doc;
 mod dot;
 mod names;
+mod rows;
 mod text;
 
 pub use doc::DiagnosisDoc;
 pub use names::VertexDoc;
+pub use rows::ChainRow;
 
 use crate::error::ReportError;
 use crate::view::{View, write_json};
@@ -36,6 +38,11 @@ impl DiagnosisView {
             doc: doc::build(d, trace, graph)?,
             verbose: false,
         })
+    }
+
+    /// The culprit chain as rows (what `causeway tables` writes).
+    pub fn chain_rows(&self) -> Vec<ChainRow> {
+        rows::chain_rows(&self.doc)
     }
 
     /// Show every step of every slice and every thread compared in the text (JSON

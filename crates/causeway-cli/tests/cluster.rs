@@ -1,0 +1,193 @@
+//! `causeway sql --cluster` on a real Ballista cluster (issue 30): a scheduler and two
+//! executors started as separate `causeway cluster` processes on localhost, and the
+//! same queries answered embedded and on the cluster, row for row. The tables are the
+//! golden traces of four "hosts", so the test needs neither root nor the zoo.
+
+#![cfg(feature = "cluster")]
+
+mod common;
+
+use common::causeway;
+use serde_json::Value;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The cluster's processes, stopped when the test ends however it ends.
+struct Cluster {
+    children: Vec<Child>,
+    scheduler: String,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Ports nobody listens on now (taken from the kernel, then released).
+fn free_ports(n: usize) -> Vec<u16> {
+    let held: Vec<TcpListener> = (0..n)
+        .map(|_| TcpListener::bind("127.0.0.1:0").expect("a free port"))
+        .collect();
+    held.iter()
+        .map(|l| l.local_addr().unwrap().port())
+        .collect()
+}
+
+fn spawn(args: &[String], log: &Path) -> Child {
+    let err = std::fs::File::create(log).unwrap();
+    causeway()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(err)
+        .spawn()
+        .expect("start a cluster process")
+}
+
+fn wait_for_port(port: u16, what: &str, log: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "{what} never listened on {port}: {}",
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A scheduler and two executors, each its own process, all listening.
+fn start(dir: &Path) -> Cluster {
+    let p = free_ports(5);
+    let scheduler = format!("127.0.0.1:{}", p[0]);
+    let mut cluster = Cluster {
+        children: Vec::new(),
+        scheduler: scheduler.clone(),
+    };
+    let log = dir.join("scheduler.log");
+    cluster.children.push(spawn(
+        &[
+            "cluster".into(),
+            "scheduler".into(),
+            "--bind".into(),
+            scheduler.clone(),
+        ],
+        &log,
+    ));
+    wait_for_port(p[0], "the scheduler", &log);
+    for (i, ports) in [(p[1], p[2]), (p[3], p[4])].into_iter().enumerate() {
+        let log = dir.join(format!("executor{i}.log"));
+        cluster.children.push(spawn(
+            &[
+                "cluster".into(),
+                "executor".into(),
+                "--scheduler".into(),
+                scheduler.clone(),
+                "--bind-host".into(),
+                "127.0.0.1".into(),
+                "--external-host".into(),
+                "127.0.0.1".into(),
+                "--flight-port".into(),
+                ports.0.to_string(),
+                "--grpc-port".into(),
+                ports.1.to_string(),
+                "--concurrency".into(),
+                "2".into(),
+            ],
+            &log,
+        ));
+        wait_for_port(ports.0, "an executor", &log);
+    }
+    cluster
+}
+
+fn golden(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden/bottleneck")
+        .join(format!("{name}.cwt"))
+}
+
+fn ok(o: Output, what: &str) -> Output {
+    assert!(
+        o.status.success(),
+        "{what} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+/// `causeway sql --json QUERY DIR`, embedded or on the cluster.
+fn sql(query: &str, dir: &Path, cluster: Option<&str>) -> Vec<Value> {
+    let mut c = causeway();
+    c.args(["sql", "--json"]);
+    if let Some(s) = cluster {
+        c.args(["--cluster", s]);
+    }
+    let o = ok(c.arg(query).arg(dir).output().unwrap(), query);
+    serde_json::from_slice::<Value>(&o.stdout)
+        .expect("JSON rows")
+        .as_array()
+        .expect("an array of rows")
+        .clone()
+}
+
+/// The queries: a scan with a filter and a grouping, the standard views (joins over
+/// three tables), the census's call-site query, and a causeway function run on the
+/// executors. Every ORDER BY covers the whole row, so the order is defined.
+const QUERIES: [&str; 5] = [
+    "SELECT host, state, count(*) AS n, sum(dur_ns) AS total FROM thread_states
+     GROUP BY host, state ORDER BY host, state",
+    "SELECT host, thread, waker, count(*) AS n, sum(dur_ns) AS total FROM waits
+     GROUP BY host, thread, waker ORDER BY host, thread, waker",
+    "SELECT host, tid, thread, running_ns, blocked_ns, waits, max_wait_ns FROM thread_summary
+     ORDER BY host, tid, thread, running_ns",
+    causeway_sql::fleet::SITES_QUERY,
+    "SELECT host, utid, dur(blocked_ns) AS blocked FROM threads
+     WHERE blocked_ns > 0 ORDER BY host, utid",
+];
+
+#[test]
+fn the_same_queries_answer_alike_embedded_and_on_a_two_executor_cluster() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tables = tmp.path().join("fleet");
+    for (host, trace) in [
+        ("a", "lock-contention"),
+        ("b", "lock-contention"),
+        ("c", "lock-chain"),
+        ("d", "blocking-write"),
+    ] {
+        let mut c = causeway();
+        c.args(["tables", "--host", host, "-o"]).arg(&tables);
+        ok(c.arg(golden(trace)).output().unwrap(), "causeway tables");
+    }
+    let cluster = start(tmp.path());
+    for q in QUERIES {
+        let embedded = sql(q, &tables, None);
+        assert!(!embedded.is_empty(), "{q} returned no rows");
+        let distributed = sql(q, &tables, Some(&cluster.scheduler));
+        assert_eq!(embedded, distributed, "{q}");
+    }
+    // The census through the cluster, whole: sites and odd hosts.
+    let fleet = |cluster: Option<&str>| {
+        let mut c = causeway();
+        c.args(["fleet", "--json"]).arg(&tables);
+        if let Some(s) = cluster {
+            c.args(["--cluster", s]);
+        }
+        String::from_utf8(ok(c.output().unwrap(), "causeway fleet").stdout).unwrap()
+    };
+    assert_eq!(fleet(None), fleet(Some(&cluster.scheduler)));
+    // A bad address is a usage error, not a hang.
+    let o = causeway()
+        .args(["sql", "--cluster", "nowhere", "SELECT 1"])
+        .arg(&tables)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("HOST:PORT"));
+}
