@@ -97,7 +97,10 @@ fn probe_loop(
     let start = Instant::now();
     let interval = interval.map(|i| i.max(Duration::from_nanos(1)));
     let mut slices = Vec::new();
-    let mut last = probe.read()?;
+    // From zero, not from a first read: the command runs from `Probed::go` on, and the
+    // calls it makes before this loop's first read belong in the first slice (else the
+    // slices do not add up to the profile).
+    let mut last = Slots::zero();
     let mut next_slice = interval.map(|i| start + i);
     loop {
         std::thread::sleep(TICK);

@@ -43,6 +43,16 @@ pub struct Slots {
 }
 
 impl Slots {
+    /// No call counted: the maps as the probe starts them.
+    pub fn zero() -> Slots {
+        Slots {
+            slots: [0; SLOTS],
+            no_entry: 0,
+            table_full: 0,
+            nested: 0,
+        }
+    }
+
     /// Calls counted.
     pub fn calls(&self) -> u64 {
         self.slots.iter().sum()
