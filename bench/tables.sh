@@ -114,7 +114,10 @@ trap 'kill $pids 2>/dev/null || true' EXIT
 sleep 3
 for r in $(seq "$ROUNDS"); do
     t0=$(date +%s.%N)
-    "$CW" fleet --cluster "127.0.0.1:$1" "$TMP/fleet" --json > "$TMP/census-cluster.json"
+    if ! timeout 300 "$CW" fleet --cluster "127.0.0.1:$1" "$TMP/fleet" --json > "$TMP/census-cluster.json"; then
+        echo "census on the cluster: no answer within 300 s"
+        break
+    fi
     t1=$(date +%s.%N)
     echo "census (causeway fleet --cluster, Ballista: 1 scheduler, 2 executors): $(python3 -c "print(f'{$t1-$t0:.2f}')") s"
 done
