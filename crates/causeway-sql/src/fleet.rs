@@ -31,6 +31,24 @@ FROM (
 GROUP BY kind, site
 ORDER BY hosts DESC, waiting_ns DESC, site";
 
+/// The census's call sites in two queries, one per branch of [`SITES_QUERY`], whose
+/// rows `census` merges in its order. On a Ballista cluster the one-query form never
+/// answers when a branch is empty (a `UNION ALL` with an empty join under `GROUP BY`;
+/// traces with no sink have one), and the branches never share a group (the kind
+/// differs), so the merge gives the same rows.
+const BRANCH_QUERIES: [&str; 2] = [
+    "SELECT 'knot' AS kind, e.wait_stack AS site, count(DISTINCT e.host) AS hosts,
+            count(DISTINCT e.trace_id) AS traces, sum(e.weight_ns) AS waiting_ns
+     FROM bottleneck_edges e WHERE e.knot IS NOT NULL AND e.wait_stack IS NOT NULL
+     GROUP BY e.wait_stack",
+    "SELECT 'sink' AS kind, e.wait_stack AS site, count(DISTINCT e.host) AS hosts,
+            count(DISTINCT e.trace_id) AS traces, sum(e.weight_ns) AS waiting_ns
+     FROM bottleneck_edges e
+     JOIN sinks s ON s.trace_id = e.trace_id AND s.host = e.host AND s.vertex = e.to_vertex
+     WHERE NOT s.background AND e.wait_stack IS NOT NULL
+     GROUP BY e.wait_stack",
+];
+
 /// Each host's histogram of blocked waits (log2 bins, summed over its traces).
 pub const WAITS_QUERY: &str = "
 SELECT host, from_ns, sum(count) AS count
@@ -105,17 +123,27 @@ pub fn census(s: &Session, top: usize) -> Result<Census, SqlError> {
             (col_i64(b, "hosts", 0), col_i64(b, "traces", 0))
         });
     let mut sites = Vec::new();
-    for b in s.query(&format!("{SITES_QUERY} LIMIT {top}"))? {
-        for r in 0..b.num_rows() {
-            sites.push(Site {
-                kind: col_str(&b, "kind", r),
-                site: col_str(&b, "site", r),
-                hosts: col_i64(&b, "hosts", r),
-                traces: col_i64(&b, "traces", r),
-                waiting_ns: col_i64(&b, "waiting_ns", r),
-            });
+    for q in BRANCH_QUERIES {
+        for b in s.query(q)? {
+            for r in 0..b.num_rows() {
+                sites.push(Site {
+                    kind: col_str(&b, "kind", r),
+                    site: col_str(&b, "site", r),
+                    hosts: col_i64(&b, "hosts", r),
+                    traces: col_i64(&b, "traces", r),
+                    waiting_ns: col_i64(&b, "waiting_ns", r),
+                });
+            }
         }
     }
+    // SITES_QUERY's order, then the kind (its ties are left open there).
+    sites.sort_by(|a, b| {
+        (b.hosts, b.waiting_ns)
+            .cmp(&(a.hosts, a.waiting_ns))
+            .then_with(|| a.site.cmp(&b.site))
+            .then_with(|| a.kind.cmp(&b.kind))
+    });
+    sites.truncate(top);
     let mut per_host: BTreeMap<String, Histogram> = BTreeMap::new();
     let res = Resolution::LOG2;
     for b in s.query(WAITS_QUERY)? {
