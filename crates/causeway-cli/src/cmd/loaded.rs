@@ -58,12 +58,21 @@ pub fn load_with(path: &Path, mut also: impl FnMut(&causeway_format::Event)) -> 
 /// The bottleneck verdict with default options, `None` when the trace has nothing to
 /// analyze.
 pub fn bottleneck(trace: &Trace) -> Option<BottleneckView> {
-    // Goroutines, as `causeway bottleneck` analyses them by default.
-    let view = trace
+    bottleneck_in(goroutine_view(trace).as_ref().unwrap_or(trace))
+}
+
+/// The trace with goroutines standing in for the threads that carry them, as
+/// `causeway bottleneck` and `causeway diagnose` analyse it by default; `None` when it
+/// has no goroutines (the trace is its own view).
+pub fn goroutine_view(trace: &Trace) -> Option<Trace> {
+    trace
         .model()
         .has_goroutines()
-        .then(|| trace.clone().into_goroutine_view());
-    let trace = view.as_ref().unwrap_or(trace);
+        .then(|| trace.clone().into_goroutine_view())
+}
+
+/// [`bottleneck`] of a trace already in the view to analyse.
+pub fn bottleneck_in(trace: &Trace) -> Option<BottleneckView> {
     let findings =
         causeway_bottleneck::analyze(trace, &causeway_bottleneck::Options::default()).ok()?;
     Some(BottleneckView::new(&findings))

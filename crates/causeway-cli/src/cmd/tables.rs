@@ -29,17 +29,14 @@ pub fn write(path: &Path, root: &Path, host: Option<&str>, analyses: bool) -> Re
         }
     })?;
     let (bottleneck, latency, chain) = if analyses {
-        let rows = loaded::bottleneck(&trace).map(|v| v.rows());
+        // One view for both graph analyses: goroutines stand in for their threads.
+        let view = loaded::goroutine_view(&trace);
+        let analysed = view.as_ref().unwrap_or(&trace);
+        let rows = loaded::bottleneck_in(analysed).map(|v| v.rows());
         let opts = causeway_latency::Options::default();
         let profiles = causeway_latency::analyze(&trace, &calls.finish(), &opts).ok();
-        // Goroutines stand in for their threads, as `causeway diagnose` has it by default.
-        let view = trace
-            .model()
-            .has_goroutines()
-            .then(|| trace.clone().into_goroutine_view());
         let syscalls = extras.finish().syscalls;
-        let (diagnosis, _) =
-            loaded::auto_diagnosis_of(view.as_ref().unwrap_or(&trace), &syscalls, None);
+        let (diagnosis, _) = loaded::auto_diagnosis_of(analysed, &syscalls, None);
         (rows, profiles, diagnosis.map(|d| d.chain_rows()))
     } else {
         (None, None, None)
