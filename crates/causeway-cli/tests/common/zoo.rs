@@ -66,6 +66,20 @@ impl Zoo {
     }
 }
 
+/// A failed test keeps its recordings: the trace that made an assertion fail is the
+/// one worth reading (a timing-dependent failure may not come back).
+impl Drop for Zoo {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.dir.disable_cleanup(true);
+            eprintln!(
+                "the recordings of this test are kept in {}",
+                self.dir.path().display()
+            );
+        }
+    }
+}
+
 /// `causeway record [FLAGS] -o OUT -- PROGRAM [--seconds S] [ARGS]`, being set up.
 pub struct Rec<'z> {
     dir: &'z Path,
