@@ -55,11 +55,19 @@ impl Session {
         Ok(Session { ctx, runtime })
     }
 
-    /// Run one query (or statement) and collect its rows.
+    /// Run one query (or statement) and collect its rows: at least one batch, so the
+    /// columns are known also when no row answers.
     pub fn query(&self, sql: &str) -> Result<Vec<RecordBatch>, SqlError> {
         self.runtime.block_on(async {
             let df = self.ctx.sql(sql).await.map_err(SqlError::Query)?;
-            df.collect().await.map_err(SqlError::Query)
+            let schema = df.schema().inner().clone();
+            let mut batches = df.collect().await.map_err(SqlError::Query)?;
+            // No rows may come as no batches: keep the columns, so an empty answer
+            // still shows its header (table, CSV) as other SQL shells do.
+            if batches.is_empty() {
+                batches.push(RecordBatch::new_empty(schema));
+            }
+            Ok(batches)
         })
     }
 
