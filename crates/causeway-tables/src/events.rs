@@ -377,7 +377,7 @@ impl EventTables {
 
     /// Write what is left: calls, requests and interrupts whose other end never came,
     /// then every table's last batch.
-    pub fn finish(mut self, out: &mut PartitionWriter) -> Result<(), TablesError> {
+    pub fn finish(&mut self, out: &mut PartitionWriter) -> Result<(), TablesError> {
         let mut calls: Vec<(Tid, OpenCall)> = self.open_calls.drain().collect();
         calls.sort_by_key(|(t, c)| (c.enter, *t));
         for (tid, c) in calls {

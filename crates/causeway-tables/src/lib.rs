@@ -70,6 +70,7 @@ pub struct TraceTables {
     host: String,
     count: u64,
     error: Option<TablesError>,
+    model_written: bool,
 }
 
 impl TraceTables {
@@ -95,6 +96,7 @@ impl TraceTables {
             host,
             count: 0,
             error: None,
+            model_written: false,
         })
     }
 
@@ -110,18 +112,35 @@ impl TraceTables {
         }
     }
 
-    /// Write the rest (model, stacks, analyses) and move the partition into place.
+    /// Write the tables that need the whole trace but no analysis: the rest of the event
+    /// tables, threads, thread states and stacks. The costliest part of `finish`: a
+    /// caller can run the analyses on another thread meanwhile. `finish` calls it if
+    /// the caller did not.
+    pub fn write_model(&mut self, trace: &Trace) -> Result<(), TablesError> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        if self.model_written {
+            return Ok(());
+        }
+        self.model_written = true;
+        let out = &mut self.out;
+        self.events.finish(out)?;
+        model::processes_and_threads(trace, out)?;
+        model::thread_states(trace, out)?;
+        model::interned(trace, out)
+    }
+
+    /// Write the rest (the model's tables unless written, the trace's row, the
+    /// analyses) and move the partition into place.
     pub fn finish(
         mut self,
         trace: &Trace,
         path: &Path,
         analyses: Analyses<'_>,
     ) -> Result<Written, TablesError> {
-        if let Some(e) = self.error.take() {
-            return Err(e);
-        }
+        self.write_model(trace)?;
         let out = &mut self.out;
-        self.events.finish(out)?;
         let row = model::TraceRow {
             path: &path.display().to_string(),
             trace_id: &self.trace_id,
@@ -129,9 +148,6 @@ impl TraceTables {
             bottleneck: analyses.bottleneck.map(|b| b.summary.as_str()),
         };
         model::traces(trace, &row, out)?;
-        model::processes_and_threads(trace, out)?;
-        model::thread_states(trace, out)?;
-        model::interned(trace, out)?;
         analysis::bottleneck(analyses.bottleneck, out)?;
         analysis::latency(analyses.latency, trace.tables(), out)?;
         analysis::diagnosis(analyses.diagnosis.unwrap_or_default(), out)?;
