@@ -7,8 +7,10 @@
 //! in docs/tables.md; [`SCHEMA_VERSION`] says which version a file follows.
 //!
 //! Writing takes one pass over the events (fed by the caller while it ingests the
-//! trace, [`TraceTables::push`]) and then the model and the analyses' results
-//! ([`TraceTables::finish`]). Batches are encoded on a second thread.
+//! trace, [`TraceTables::push`]), then the model's tables
+//! ([`TraceTables::write_model`], which needs no analysis, so a caller runs the
+//! analyses on another thread meanwhile) and the analyses' results
+//! ([`TraceTables::finish`]). Batches are encoded on a thread of their own.
 
 mod analysis;
 pub mod columns;
