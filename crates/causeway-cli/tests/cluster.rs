@@ -121,6 +121,25 @@ fn ok(o: Output, what: &str) -> Output {
     o
 }
 
+/// Run `c` to its end, or fail after `secs` (a query the cluster never answers must
+/// fail the test, not hang it).
+fn output_within(mut c: std::process::Command, secs: u64, what: &str) -> Output {
+    let mut child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start causeway");
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{what}: no answer within {secs} s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
 /// `causeway sql --json QUERY DIR`, embedded or on the cluster.
 fn sql(query: &str, dir: &Path, cluster: Option<&str>) -> Vec<Value> {
     let mut c = causeway();
@@ -173,15 +192,35 @@ fn the_same_queries_answer_alike_embedded_and_on_a_two_executor_cluster() {
         assert_eq!(embedded, distributed, "{q}");
     }
     // The census through the cluster, whole: sites and odd hosts.
-    let fleet = |cluster: Option<&str>| {
+    let fleet = |dir: &Path, cluster: Option<&str>| {
         let mut c = causeway();
-        c.args(["fleet", "--json"]).arg(&tables);
+        c.args(["fleet", "--json"]).arg(dir);
         if let Some(s) = cluster {
             c.args(["--cluster", s]);
         }
-        String::from_utf8(ok(c.output().unwrap(), "causeway fleet").stdout).unwrap()
+        let o = ok(output_within(c, 120, "causeway fleet"), "causeway fleet");
+        String::from_utf8(o.stdout).unwrap()
     };
-    assert_eq!(fleet(None), fleet(Some(&cluster.scheduler)));
+    assert_eq!(
+        fleet(&tables, None),
+        fleet(&tables, Some(&cluster.scheduler))
+    );
+    // Hosts whose traces have no sink (a knot each): the census's sink branch is
+    // empty, the case that once never answered on the cluster.
+    let no_sinks = tmp.path().join("no-sinks");
+    for (host, trace) in [("a", "lock-contention"), ("d", "blocking-write")] {
+        let mut c = causeway();
+        c.args(["tables", "--host", host, "-o"]).arg(&no_sinks);
+        ok(c.arg(golden(trace)).output().unwrap(), "causeway tables");
+    }
+    let sinks = "SELECT count(*) AS n FROM sinks WHERE NOT background";
+    assert_eq!(
+        sql(sinks, &no_sinks, None),
+        vec![serde_json::json!({"n": 0})]
+    );
+    let embedded = fleet(&no_sinks, None);
+    assert!(embedded.contains("knot"), "{embedded}");
+    assert_eq!(embedded, fleet(&no_sinks, Some(&cluster.scheduler)));
     // A bad address is a usage error, not a hang.
     let o = causeway()
         .args(["sql", "--cluster", "nowhere", "SELECT 1"])
