@@ -28,39 +28,37 @@ pub fn write(path: &Path, root: &Path, host: Option<&str>, analyses: bool) -> Re
             extras.push(ev);
         }
     })?;
-    if !analyses {
-        return out
-            .finish(&trace, path, Analyses::default())
-            .with_context(|| format!("writing the tables of {}", path.display()));
-    }
     // The analyses read the finished model only, so they run beside the writing of
     // the model's tables (the two largest costs of a conversion, on separate cores).
     let (written, (bottleneck, latency, chain)) = std::thread::scope(|s| {
-        let analysing = s.spawn(|| {
-            // One view for both graph analyses: goroutines stand in for their threads.
-            let view = loaded::goroutine_view(&trace);
-            let analysed = view.as_ref().unwrap_or(&trace);
-            let rows = loaded::bottleneck_in(analysed).map(|v| v.rows());
-            let opts = causeway_latency::Options::default();
-            let profiles = causeway_latency::analyze(&trace, &calls.finish(), &opts).ok();
-            let syscalls = extras.finish().syscalls;
-            let (diagnosis, _) = loaded::auto_diagnosis_of(analysed, &syscalls, None);
-            (rows, profiles, diagnosis.map(|d| d.chain_rows()))
+        let analysing = analyses.then(|| {
+            s.spawn(|| {
+                // One view for both graph analyses: goroutines stand in for their threads.
+                let view = loaded::goroutine_view(&trace);
+                let analysed = view.as_ref().unwrap_or(&trace);
+                let rows = loaded::bottleneck_in(analysed).map(|v| v.rows());
+                let opts = causeway_latency::Options::default();
+                let profiles = causeway_latency::analyze(&trace, &calls.finish(), &opts).ok();
+                let syscalls = extras.finish().syscalls;
+                let (diagnosis, _) = loaded::auto_diagnosis_of(analysed, &syscalls, None);
+                (rows, profiles, diagnosis.map(|d| d.chain_rows()))
+            })
         });
         let written = out.write_model(&trace);
-        let results = analysing
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        let results = match analysing {
+            Some(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            None => (None, None, None),
+        };
         (written, results)
     });
-    written.with_context(|| format!("writing the tables of {}", path.display()))?;
+    let context = || format!("writing the tables of {}", path.display());
+    written.with_context(context)?;
     let done = Analyses {
         bottleneck: bottleneck.as_ref(),
         latency: latency.as_ref(),
         diagnosis: chain.as_deref(),
     };
-    out.finish(&trace, path, done)
-        .with_context(|| format!("writing the tables of {}", path.display()))
+    out.finish(&trace, path, done).with_context(context)
 }
 
 /// Run the command.
