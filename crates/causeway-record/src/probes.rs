@@ -506,21 +506,29 @@ impl Probes {
 
     /// Records lost so far per CPU (failed ring reservations counted in BPF).
     pub fn lost_per_cpu(&self) -> Vec<u64> {
-        match self
-            .skel
-            .maps
-            .lost
-            .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
-        {
-            Ok(Some(v)) => v
-                .iter()
-                .map(|b| {
-                    b.get(..8)
-                        .map_or(0, |s| u64::from_ne_bytes(s.try_into().unwrap_or([0; 8])))
-                })
-                .collect(),
-            _ => Vec::new(),
-        }
+        percpu_counter(&self.skel.maps.lost)
+    }
+
+    /// Timer arms recorded whose expiry cannot be recorded (no room to remember the
+    /// timer): each is an expiry missing from the trace.
+    pub fn untracked_timers(&self) -> u64 {
+        percpu_counter(&self.skel.maps.untracked_timers)
+            .iter()
+            .sum()
+    }
+}
+
+/// Counter 0 of a per-CPU counter map, one value per CPU (empty if unreadable).
+fn percpu_counter(map: &impl MapCore) -> Vec<u64> {
+    match map.lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY) {
+        Ok(Some(v)) => v
+            .iter()
+            .map(|b| {
+                b.get(..8)
+                    .map_or(0, |s| u64::from_ne_bytes(s.try_into().unwrap_or([0; 8])))
+            })
+            .collect(),
+        _ => Vec::new(),
     }
 }
 

@@ -22,6 +22,10 @@ use std::time::{Duration, Instant};
 /// running on that CPU (see `Probes::handler_misses`).
 pub const HANDLER_MISSES: &str = "bpf_handler_misses";
 
+/// The trace counter of timer arms whose expiry could not be recorded (the kernel-side
+/// table of armed timers had no free entry), cumulative like `HANDLER_MISSES`.
+pub const UNTRACKED_TIMERS: &str = "timers_untracked";
+
 /// How often a watch lists the watched process's threads for new ones.
 const WATCH_POLL: Duration = Duration::from_millis(10);
 
@@ -217,7 +221,7 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
             // Asking the kernel costs one system call per program (~80 of them):
             // done per batch it was a fifth of the reader's CPU on a busy target.
             if let Some(p) = s.probes.as_ref() {
-                note_handler_misses(&mut s.conv, p);
+                note_kernel_counts(&mut s.conv, p);
             }
             notify(Notice::Progress {
                 events: s.events,
@@ -231,7 +235,7 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
             // Detach first so nothing new arrives, then drain once more; the kernel's
             // count of skipped handler runs is read last, before the programs go.
             if let Some(p) = s.probes.as_ref() {
-                note_handler_misses(&mut s.conv, p);
+                note_kernel_counts(&mut s.conv, p);
             }
             s.probes.take();
             stopping = true;
@@ -638,12 +642,16 @@ impl Session {
     }
 }
 
-/// Keep the kernel's running count of skipped handler runs in the trace's counters
-/// (absolute: the count is cumulative since the programs were loaded).
-fn note_handler_misses(c: &mut Converter, p: &Probes) {
+/// Keep the kernel-side counts of missing events (skipped handler runs, untracked
+/// timers) in the trace's counters (absolute: cumulative since the programs loaded).
+fn note_kernel_counts(c: &mut Converter, p: &Probes) {
     let misses = p.handler_misses();
     if misses > 0 {
         c.counters.insert(HANDLER_MISSES.to_owned(), misses);
+    }
+    let untracked = p.untracked_timers();
+    if untracked > 0 {
+        c.counters.insert(UNTRACKED_TIMERS.to_owned(), untracked);
     }
 }
 

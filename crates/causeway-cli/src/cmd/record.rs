@@ -202,6 +202,12 @@ fn warnings(s: &Summary, target: &Target) -> Vec<String> {
             causeway_record::run::HANDLER_MISSES
         ));
     }
+    if let Some(&n) = s.counters.get(causeway_record::run::UNTRACKED_TIMERS) {
+        w.push(format!(
+            "{n} timer arms have no recorded expiry (the kernel-side table of armed timers was full); counted in the trace as `{}`",
+            causeway_record::run::UNTRACKED_TIMERS
+        ));
+    }
     if s.target_processes == 0 {
         let what = match target {
             Target::Comm(c) => format!("no process named `{c}` ran during the recording"),

@@ -18,6 +18,10 @@ struct {
 	__type(value, __u8);
 } armed_timers SEC(".maps");
 
+/* Arms whose timer could not be entered in armed_timers (the LRU found no free entry):
+ * their expiry will be missing from the trace, so user space reports how many. */
+CW_PERCPU_COUNTERS(untracked_timers, 1);
+
 /* Running in an interrupt, softirq or timer callback: current is only the interrupted
  * thread, not the one that acts. */
 static __always_inline bool in_interrupt_ctx(void)
@@ -91,7 +95,8 @@ static __always_inline void on_hrtimer_start(struct hrtimer *t)
 		return;
 	__u64 addr = ptr_value(t);
 	__u8 one = 1;
-	bpf_map_update_elem(&armed_timers, &addr, &one, BPF_ANY);
+	if (bpf_map_update_elem(&armed_timers, &addr, &one, BPF_ANY))
+		cw_count(&untracked_timers, 0);
 	struct scratch *s = get_scratch();
 	if (!s)
 		return;
