@@ -3,6 +3,7 @@
 //! index. Building it from a trace is [`crate::build`]'s job; this module only holds
 //! it and answers lookups, so the diagnosis can be tested on graphs built by hand.
 
+use crate::adjacency::Adjacency;
 use causeway_format::{DurationNs, StackId, Tgid, Tid, Timestamp};
 use causeway_model::{StackRef, TimeSpan};
 use serde::Serialize;
@@ -232,9 +233,9 @@ pub struct EventGraph {
     vertices: Vec<Vertex>,
     edges: Vec<Edge>,
     /// Incoming edges of each vertex, by position.
-    incoming: Vec<Vec<EdgeId>>,
+    incoming: Adjacency,
     /// Outgoing edges of each vertex, by position.
-    outgoing: Vec<Vec<EdgeId>>,
+    outgoing: Adjacency,
     /// Vertices of each thread (by model thread index), in time order.
     by_thread: Vec<Vec<VertexId>>,
     counts: GraphCounts,
@@ -249,16 +250,8 @@ impl EventGraph {
             .into_iter()
             .filter(|e| (e.from.0 as usize) < n && (e.to.0 as usize) < n)
             .collect();
-        let mut incoming = vec![Vec::new(); n];
-        let mut outgoing = vec![Vec::new(); n];
-        for (i, e) in (0u32..).zip(&edges) {
-            if let Some(list) = incoming.get_mut(e.to.0 as usize) {
-                list.push(EdgeId(i));
-            }
-            if let Some(list) = outgoing.get_mut(e.from.0 as usize) {
-                list.push(EdgeId(i));
-            }
-        }
+        let incoming = Adjacency::new(n, edges.len(), |i| edges[i].to.0 as usize);
+        let outgoing = Adjacency::new(n, edges.len(), |i| edges[i].from.0 as usize);
         let threads = vertices.iter().map(|v| v.thread as usize + 1).max();
         let mut by_thread = vec![Vec::new(); threads.unwrap_or(0)];
         for (i, v) in (0u32..).zip(&vertices) {
@@ -324,18 +317,16 @@ impl EventGraph {
     /// Edges into a vertex, in the order they were added.
     pub fn incoming(&self, id: VertexId) -> impl Iterator<Item = (EdgeId, &Edge)> + '_ {
         self.incoming
-            .get(id.0 as usize)
-            .into_iter()
-            .flatten()
+            .of(id.0 as usize)
+            .iter()
             .filter_map(|&e| self.edge(e).map(|edge| (e, edge)))
     }
 
     /// Edges out of a vertex.
     pub fn outgoing(&self, id: VertexId) -> impl Iterator<Item = (EdgeId, &Edge)> + '_ {
         self.outgoing
-            .get(id.0 as usize)
-            .into_iter()
-            .flatten()
+            .of(id.0 as usize)
+            .iter()
             .filter_map(|&e| self.edge(e).map(|edge| (e, edge)))
     }
 

@@ -13,6 +13,7 @@
 //! The result holds ids and nanoseconds; `causeway-report` writes the sentences. This
 //! crate does not read files, print, or know the command line.
 
+mod adjacency;
 mod algo;
 mod batching;
 mod build;
