@@ -14,7 +14,7 @@
 
 mod common;
 
-use common::{causeway, libcauseway, target_dir};
+use common::{causeway, libcauseway, ok, target_dir};
 use serde_json::Value;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -137,13 +137,11 @@ fn traces_in(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn calls_json(trace: &Path, args: &[&str]) -> Value {
-    let o = causeway()
+    let o = ok(causeway()
         .args(["calls", "--json"])
         .args(args)
         .arg(trace)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        .output());
     serde_json::from_slice(&o.stdout).unwrap()
 }
 

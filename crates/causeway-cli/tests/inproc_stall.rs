@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{causeway, libcauseway};
+use common::{causeway, libcauseway, ok};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -74,12 +74,10 @@ fn the_watchdog_dump_holds_the_stalled_chain_and_calls_chains_names_it_first() {
     );
     let traces = inproc_dumps(dir.path());
     assert_eq!(traces.len(), 1, "exactly one stall, one dump: {traces:?}");
-    let o = causeway()
+    let o = ok(causeway()
         .args(["calls", "--json", "--chains", "3"])
         .arg(&traces[0])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        .output());
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["trigger"]["kind"], "stall");
     let first = &v["chains"][0];

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{can_record, causeway, model, workload};
+use common::{can_record, causeway, model, ok, workload};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -101,14 +101,12 @@ fn raw_tracepoints_record_the_same_events() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("raw.cwt");
     let bin = workload("blocking-write");
-    let o = causeway()
+    let o = ok(causeway()
         .current_dir(dir.path())
         .args(["record", "--raw-tracepoints", "--json", "-o"])
         .arg(&out)
         .args(["--", bin.to_str().unwrap(), "--seconds", "0.5"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        .output());
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("\"tracepoints\": \"raw\""), "{text}");
     let (m, _, _) = model(&out);

@@ -11,7 +11,7 @@
 mod common;
 
 use common::devtools::Browser;
-use common::{can_record, causeway, record, unavailable, workload};
+use common::{can_record, causeway, ok, record, unavailable, workload};
 
 /// Record blocking-write for 1 s until the trace's longest stall is one the diagnosis
 /// explains (`diagnose --auto` exits 0), at most three times. In about one recording
@@ -47,14 +47,12 @@ fn report_renders_in_headless_chromium() {
     let trace = out.join("bw.cwt");
     record_with_a_stall(&trace);
     let html = out.join("report.html");
-    let o = causeway()
+    ok(causeway()
         .arg("report")
         .arg(&trace)
         .arg("-o")
         .arg(&html)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        .output());
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(
         page.len() <= 5 << 20,

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::causeway;
+use common::{causeway, ok};
 use std::path::Path;
 
 fn sql(args: &[&str], tables: &Path) -> String {
@@ -30,13 +30,11 @@ fn an_answer_without_rows_keeps_its_columns_and_is_valid_json() {
     let tables = tmp.path().join("t");
     let trace =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/bottleneck/lock-chain.cwt");
-    let o = causeway()
+    ok(causeway()
         .args(["tables", "-o"])
         .arg(&tables)
         .arg(&trace)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        .output());
 
     let none = "SELECT state, count(*) AS n FROM thread_states WHERE dur_ns < 0 GROUP BY state";
     let table = sql(&[none], &tables);

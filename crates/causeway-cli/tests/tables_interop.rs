@@ -7,8 +7,8 @@
 
 mod common;
 
-use common::causeway;
 use common::zoo::{Zoo, json};
+use common::{causeway, ok};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -33,21 +33,17 @@ fn duckdb_counts_what_causeway_sql_counts() {
     let Some(py) = duckdb_python() else { return };
     let t = zoo.record("lock-contention").seconds("1").run();
     let dir = zoo.dir().join("tables");
-    let o = causeway()
+    ok(causeway()
         .args(["tables", "-o"])
         .arg(&dir)
         .arg(&t.path)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        .output());
 
     let names: Vec<String> = {
-        let o = causeway()
+        let o = ok(causeway()
             .args(["sql", "--json", "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name"])
             .arg(&dir)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            .output());
         json(&o)
             .as_array()
             .unwrap()

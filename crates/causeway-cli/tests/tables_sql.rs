@@ -9,8 +9,8 @@
 
 mod common;
 
-use common::causeway;
 use common::zoo::{Zoo, analyse_json, json};
+use common::{causeway, ok};
 use serde_json::Value;
 use std::path::Path;
 
@@ -274,14 +274,12 @@ fn two_recordings_as_tables_hold_every_event_and_the_verdict() {
     let lock = zoo.record("lock-contention").seconds("1").run();
     let write = zoo.record("blocking-write").seconds("1").run();
     let dir = zoo.dir().join("tables");
-    let o = causeway()
+    let o = ok(causeway()
         .args(["tables", "--json", "-o"])
         .arg(&dir)
         .arg(&lock.path)
         .arg(&write.path)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        .output());
     let written = json(&o);
     let written = written.as_array().unwrap();
     assert_eq!(written.len(), 2);
@@ -340,20 +338,13 @@ fn the_fleet_census_counts_hosts_per_knot_site_and_names_the_odd_host() {
     let dir = zoo.dir().join("fleet");
     // Three hosts with the lock problem, one with another workload.
     for (host, trace) in [("a", &lock), ("b", &lock), ("c", &lock), ("d", &write)] {
-        let o = causeway()
+        ok(causeway()
             .args(["tables", "--host", host, "-o"])
             .arg(&dir)
             .arg(&trace.path)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            .output());
     }
-    let o = causeway()
-        .args(["fleet", "--json"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = ok(causeway().args(["fleet", "--json"]).arg(&dir).output());
     let c = json(&o);
     assert_eq!(c["hosts"], 4);
     let top = &c["sites"][0];

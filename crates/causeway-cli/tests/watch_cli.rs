@@ -10,7 +10,7 @@
 mod common;
 
 use causeway_format::{EventKind, Marker, TraceReader};
-use common::{build_prog, can_record, causeway, workload};
+use common::{build_prog, can_record, causeway, ok, workload};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -445,13 +445,11 @@ fn without_a_free_debug_register_the_watch_falls_back_to_uprobes() {
     let pid = prog.id().to_string();
     let out = dir.path().join("fallback.cwt");
     let json = dir.path().join("fallback.json");
-    let o = causeway()
+    ok(causeway()
         .args(["watch", "--symbol", "flag", "-d", "1s", "-p", &pid, "-o"])
         .arg(&out)
         .arg(format!("--json={}", json.display()))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        .output());
     let s: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let c = &s["counters"];
     assert_eq!(c["watch_inherit_refused"], 1, "{s:#}");

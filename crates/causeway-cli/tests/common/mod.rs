@@ -69,6 +69,15 @@ pub fn record(out: &Path, args: &[&str]) -> Output {
     o
 }
 
+/// The output of a command that must have succeeded (its stderr is the failure
+/// message; the failure points at the caller's line).
+#[track_caller]
+pub fn ok(run: std::io::Result<Output>) -> Output {
+    let o = run.expect("start the command");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    o
+}
+
 /// Open a trace and build its model.
 pub fn model(path: &Path) -> (Model, Tables, causeway_format::TraceStats) {
     let mut r = TraceReader::open(path).expect("open trace");
