@@ -107,9 +107,12 @@ pub fn build(trace: &Trace, syscalls: &[SyscallSpan], opts: &Options) -> EventGr
             r.vertex.samples = v;
         }
     }
-    let mut wait_segments = Vec::new();
-    let mut cuts = Vec::new();
-    let mut vertices = Vec::new();
+    // Sized once: these hold a vertex per segment run of a trace of millions of
+    // events, and growing them copies and faults in each size on the way.
+    let n: usize = per_thread.iter().map(Vec::len).sum();
+    let mut wait_segments = Vec::with_capacity(n);
+    let mut cuts = Vec::with_capacity(n);
+    let mut vertices = Vec::with_capacity(n);
     for raws in per_thread {
         for mut r in raws {
             if let Some(index) = r.segment {
@@ -238,7 +241,9 @@ fn thread_vertices(
     tgid: Option<causeway_format::Tgid>,
     segs: &[Segment],
 ) -> Vec<Raw> {
-    let mut out = Vec::new();
+    // At most a vertex per segment; capacity never written is never faulted in, so
+    // the bound costs address space only.
+    let mut out = Vec::with_capacity(segs.len());
     let mut open: Option<(usize, usize)> = None;
     let flush = |open: &mut Option<(usize, usize)>, out: &mut Vec<Raw>| {
         if let Some((a, b)) = open.take() {
@@ -437,10 +442,13 @@ fn split_by_peers(
             start = cut;
             cuts += 1;
         }
-        let mut last = part(&r, start, span.end, segs);
-        if start != span.start {
-            last.cut = Some(EdgeKind::PeerSplit);
+        if start == span.start {
+            // Not split (most vertices): the whole of it is the vertex as it is.
+            out.push(r);
+            continue;
         }
+        let mut last = part(&r, start, span.end, segs);
+        last.cut = Some(EdgeKind::PeerSplit);
         out.push(last);
     }
     *raws = out;
@@ -539,10 +547,19 @@ fn edges(
     let mut out = Vec::new();
     let mut interrupts = 0u64;
     let mut socket = 0u64;
+    // A thread's vertex list is in id order, so the vertices met here in id order are
+    // at consecutive positions of it: a counter per thread finds each (no search).
+    let mut seen: Vec<usize> = Vec::new();
     for (i, v) in (0u32..).zip(g.vertices()) {
         let id = VertexId(i);
         let list = g.thread_vertices(v.thread);
-        let pos = list.partition_point(|&x| x < id);
+        let t = v.thread as usize;
+        if seen.len() <= t {
+            seen.resize(t + 1, 0);
+        }
+        let pos = seen[t];
+        seen[t] += 1;
+        debug_assert_eq!(list.get(pos), Some(&id));
         let prev = pos.checked_sub(1).and_then(|p| list.get(p)).copied();
         let prev_v = prev.and_then(|p| g.vertex(p).map(|pv| (p, pv)));
         let edge = |from: VertexId, kind, strength, ts| Edge {

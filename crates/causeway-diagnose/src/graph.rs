@@ -238,6 +238,9 @@ pub struct EventGraph {
     outgoing: Adjacency,
     /// Vertices of each thread (by model thread index), in time order.
     by_thread: Vec<Vec<VertexId>>,
+    /// The start of each of `by_thread`'s vertices: the time lookups search this compact
+    /// array rather than following each id to its vertex.
+    starts: Vec<Vec<Timestamp>>,
     counts: GraphCounts,
 }
 
@@ -254,9 +257,14 @@ impl EventGraph {
         let outgoing = Adjacency::new(n, edges.len(), |i| edges[i].from.0 as usize);
         let threads = vertices.iter().map(|v| v.thread as usize + 1).max();
         let mut by_thread = vec![Vec::new(); threads.unwrap_or(0)];
+        let mut starts = vec![Vec::new(); threads.unwrap_or(0)];
         for (i, v) in (0u32..).zip(&vertices) {
-            if let Some(list) = by_thread.get_mut(v.thread as usize) {
+            if let (Some(list), Some(at)) = (
+                by_thread.get_mut(v.thread as usize),
+                starts.get_mut(v.thread as usize),
+            ) {
                 list.push(VertexId(i));
+                at.push(v.span.start);
             }
         }
         let strong = edges
@@ -276,6 +284,7 @@ impl EventGraph {
             incoming,
             outgoing,
             by_thread,
+            starts,
             counts,
         }
     }
@@ -342,7 +351,8 @@ impl EventGraph {
     /// woke someone).
     pub fn vertex_at(&self, thread: u32, ts: Timestamp) -> Option<VertexId> {
         let list = self.thread_vertices(thread);
-        let i = list.partition_point(|&v| self.vertex(v).is_some_and(|x| x.span.start <= ts));
+        let starts = self.starts.get(thread as usize).map_or(&[][..], Vec::as_slice);
+        let i = starts.partition_point(|&s| s <= ts);
         let last = *list.get(i.checked_sub(1)?)?;
         let lv = self.vertex(last)?;
         if lv.kind == VertexKind::Wait && lv.span.start == ts {
