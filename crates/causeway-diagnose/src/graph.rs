@@ -351,7 +351,10 @@ impl EventGraph {
     /// woke someone).
     pub fn vertex_at(&self, thread: u32, ts: Timestamp) -> Option<VertexId> {
         let list = self.thread_vertices(thread);
-        let starts = self.starts.get(thread as usize).map_or(&[][..], Vec::as_slice);
+        let starts = self
+            .starts
+            .get(thread as usize)
+            .map_or(&[][..], Vec::as_slice);
         let i = starts.partition_point(|&s| s <= ts);
         let last = *list.get(i.checked_sub(1)?)?;
         let lv = self.vertex(last)?;

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 pub const HANDLER_MISSES: &str = "bpf_handler_misses";
 
 /// The trace counter of timer arms whose expiry could not be recorded (the kernel-side
-/// table of armed timers had no free entry), cumulative like `HANDLER_MISSES`.
+/// table of armed timers could not take them), cumulative like `HANDLER_MISSES`.
 pub const UNTRACKED_TIMERS: &str = "timers_untracked";
 
 /// How often a watch lists the watched process's threads for new ones.

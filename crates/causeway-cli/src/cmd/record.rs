@@ -204,7 +204,7 @@ fn warnings(s: &Summary, target: &Target) -> Vec<String> {
     }
     if let Some(&n) = s.counters.get(causeway_record::run::UNTRACKED_TIMERS) {
         w.push(format!(
-            "{n} timer arms have no recorded expiry (the kernel-side table of armed timers was full); counted in the trace as `{}`",
+            "{n} timer arms have no recorded expiry (the kernel-side table of armed timers could not take them); counted in the trace as `{}`",
             causeway_record::run::UNTRACKED_TIMERS
         ));
     }

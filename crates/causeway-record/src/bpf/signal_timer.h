@@ -18,8 +18,9 @@ struct {
 	__type(value, __u8);
 } armed_timers SEC(".maps");
 
-/* Arms whose timer could not be entered in armed_timers (the LRU found no free entry):
- * their expiry will be missing from the trace, so user space reports how many. */
+/* Arms whose timer could not be entered in armed_timers (no free entry, or the map's
+ * lock not taken in time): their expiry will be missing from the trace, so user space
+ * reports how many. */
 CW_PERCPU_COUNTERS(untracked_timers, 1);
 
 /* Running in an interrupt, softirq or timer callback: current is only the interrupted
