@@ -328,7 +328,8 @@ impl EventGraph {
         self.incoming
             .of(id.0 as usize)
             .iter()
-            .filter_map(|&e| self.edge(e).map(|edge| (e, edge)))
+            .map(|&e| EdgeId(e))
+            .filter_map(|e| self.edge(e).map(|edge| (e, edge)))
     }
 
     /// Edges out of a vertex.
@@ -336,7 +337,8 @@ impl EventGraph {
         self.outgoing
             .of(id.0 as usize)
             .iter()
-            .filter_map(|&e| self.edge(e).map(|edge| (e, edge)))
+            .map(|&e| EdgeId(e))
+            .filter_map(|e| self.edge(e).map(|edge| (e, edge)))
     }
 
     /// A thread's vertices in time order.
