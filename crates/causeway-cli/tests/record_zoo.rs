@@ -623,9 +623,10 @@ fn stop_and_continue_signals_and_timer_arms_are_recorded() {
         .collect();
     assert!(arms.len() >= 2, "two 0.2 s sleeps: {arms:?}");
     // What the recorder says it missed: records that found their ring full, handler runs
-    // the kernel skipped, arms whose timer it could not remember. An expiry may be missing only when one of them is counted
-    // (the recorder's promise is every event or a count of what is missing, and which
-    // event a skipped run would have made cannot be known).
+    // the kernel skipped, arms whose timer it could not remember. An expiry may be
+    // missing only when one of them is counted (the recorder's promise is every event
+    // or a count of what is missing, and which event a skipped run would have made
+    // cannot be known).
     let lost: u64 = stats.lost_per_cpu.values().sum();
     let misses = ["bpf_handler_misses", "timers_untracked"]
         .iter()

@@ -248,13 +248,6 @@ impl EventGraph {
     /// A graph from its parts (edges naming vertices that do not exist are dropped).
     /// Each thread's vertices must be given in time order.
     pub fn from_parts(vertices: Vec<Vertex>, edges: Vec<Edge>) -> EventGraph {
-        let n = vertices.len();
-        let edges: Vec<Edge> = edges
-            .into_iter()
-            .filter(|e| (e.from.0 as usize) < n && (e.to.0 as usize) < n)
-            .collect();
-        let incoming = Adjacency::new(n, edges.len(), |i| edges[i].to.0 as usize);
-        let outgoing = Adjacency::new(n, edges.len(), |i| edges[i].from.0 as usize);
         let threads = vertices.iter().map(|v| v.thread as usize + 1).max();
         let mut by_thread = vec![Vec::new(); threads.unwrap_or(0)];
         let mut starts = vec![Vec::new(); threads.unwrap_or(0)];
@@ -267,6 +260,25 @@ impl EventGraph {
                 at.push(v.span.start);
             }
         }
+        EventGraph {
+            vertices,
+            by_thread,
+            starts,
+            ..EventGraph::default()
+        }
+        .with_edges(edges)
+    }
+
+    /// The same vertices with these edges instead (the per-thread index is kept; the
+    /// edge index and the counts are made anew, the builder's counts reset).
+    pub fn with_edges(self, edges: Vec<Edge>) -> EventGraph {
+        let n = self.vertices.len();
+        let edges: Vec<Edge> = edges
+            .into_iter()
+            .filter(|e| (e.from.0 as usize) < n && (e.to.0 as usize) < n)
+            .collect();
+        let incoming = Adjacency::new(n, edges.len(), |i| edges[i].to.0 as usize);
+        let outgoing = Adjacency::new(n, edges.len(), |i| edges[i].from.0 as usize);
         let strong = edges
             .iter()
             .filter(|e| e.strength == Strength::Strong)
@@ -279,19 +291,12 @@ impl EventGraph {
             ..GraphCounts::default()
         };
         EventGraph {
-            vertices,
             edges,
             incoming,
             outgoing,
-            by_thread,
-            starts,
             counts,
+            ..self
         }
-    }
-
-    /// The same vertices with these edges instead.
-    pub fn with_edges(self, edges: Vec<Edge>) -> EventGraph {
-        EventGraph::from_parts(self.vertices, edges)
     }
 
     /// Set the counts only the builder knows.
