@@ -6,7 +6,7 @@
 # dependency tree holds it, so no test builder ships in a library or the binary.
 set -euo pipefail
 status=0
-for crate in causeway-format causeway-model causeway-import causeway-bottleneck causeway-stacks causeway-compare causeway-latency causeway-calls causeway-diagnose causeway-report; do
+for crate in causeway-format causeway-model causeway-import causeway-bottleneck causeway-stacks causeway-compare causeway-latency causeway-calls causeway-diagnose causeway-report causeway-join; do
     tree=$(cargo tree -p "$crate" -e normal --prefix none)
     if echo "$tree" | grep -Eq '^(libbpf|libbpf-rs|libbpf-sys|aya|causeway-record)\b'; then
         echo "check-deps: $crate depends on a kernel-facing crate:" >&2
@@ -14,7 +14,7 @@ for crate in causeway-format causeway-model causeway-import causeway-bottleneck 
         status=1
     fi
 done
-[ $status -eq 0 ] && echo "check-deps: format, model, import, bottleneck, stacks, compare, latency, calls, diagnose and report crates are free of libbpf"
+[ $status -eq 0 ] && echo "check-deps: format, model, import, bottleneck, stacks, compare, latency, calls, diagnose, report and join crates are free of libbpf"
 # Every member but the testkit itself, from the workspace's own metadata.
 members=$(cargo metadata --no-deps --format-version 1 |
     python3 -c 'import json, sys; print("\n".join(p["name"] for p in json.load(sys.stdin)["packages"]))')

@@ -9,7 +9,7 @@ set -euo pipefail
 # by us) and the C library's debug information (libc6-dbg, from the main archive) for the
 # unwinding tests; python3 for scripts/check-structure.py; uftrace, the peer of libcauseway's
 # benchmark (bench/inproc); chromium for the HTML report's end-to-end test.
-PKGS=(build-essential pkg-config linux-perf clang libelf-dev zlib1g-dev bpftool graphviz gzip libc6-dbg python3 python3-dev python3-venv chromium uftrace)
+PKGS=(build-essential pkg-config linux-perf clang libelf-dev zlib1g-dev bpftool graphviz gzip iproute2 libc6-dbg python3 python3-dev python3-venv chromium uftrace)
 # The peers of bench/funclat.sh (bpftrace's hist(), BCC's funclatency, which compiles
 # against kernel headers), only when asked: CI does not run that benchmark.
 if [ "${CAUSEWAY_BENCH:-0}" = 1 ]; then

@@ -22,6 +22,10 @@
  *
  * --fixed: group commit: the sync thread takes every pending request, appends
  * them all and syncs once for the batch.
+ *
+ * --listen ADDR:PORT runs the server alone on that address, and --connect
+ * ADDR:PORT the clients alone against it: the two halves on two machines (or
+ * two network namespaces), each reporting its own throughput.
  */
 #include "common.h"
 #include "io.h"
@@ -47,6 +51,7 @@ static int nclients = 16;
 static struct wl_args args;
 static int log_fd = -1, listen_fd = -1;
 static struct sockaddr_in server_addr;
+static const char *listen_at, *connect_to;
 
 /* One pending request: its net thread waits on `done` (its own semaphore, so a
  * commit wakes exactly the requesters it covers, not every net thread). */
@@ -218,9 +223,8 @@ static void *client_thread(void *p)
 	return NULL;
 }
 
-static void client_main(int out)
+static uint64_t run_clients(void)
 {
-	wl_name_process("gc-client");
 	for (int i = 0; i < nclients; i++) {
 		clients[i].id = i;
 		if (pthread_create(&clients[i].tid, NULL, client_thread, &clients[i]))
@@ -231,6 +235,13 @@ static void client_main(int out)
 		pthread_join(clients[i].tid, NULL);
 		total += clients[i].requests;
 	}
+	return total;
+}
+
+static void client_main(int out)
+{
+	wl_name_process("gc-client");
+	uint64_t total = run_clients();
 	if (write(out, &total, sizeof total) != sizeof total)
 		wl_die("group-commit: result pipe: %s", strerror(errno));
 	_exit(0);
@@ -252,13 +263,58 @@ static void setup(const char *dir)
 	listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (listen_fd < 0)
 		wl_die("group-commit: socket: %s", strerror(errno));
-	server_addr.sin_family = AF_INET;
-	server_addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (!listen_at) {
+		server_addr.sin_family = AF_INET;
+		server_addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	}
+	int one = 1;
+	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	socklen_t len = sizeof server_addr;
 	if (bind(listen_fd, (struct sockaddr *)&server_addr, sizeof server_addr) ||
 	    listen(listen_fd, MAX_CLIENTS) ||
 	    getsockname(listen_fd, (struct sockaddr *)&server_addr, &len))
 		wl_die("group-commit: listen: %s", strerror(errno));
+}
+
+/* ADDR:PORT (IPv4) into server_addr. */
+static void parse_addr(const char *s)
+{
+	char host[64];
+	const char *colon = strrchr(s, ':');
+	int port = colon ? atoi(colon + 1) : 0;
+	if (!colon || colon - s >= (long)sizeof host || port <= 0 || port > 65535)
+		wl_die("group-commit: bad address %s (want ADDR:PORT)", s);
+	memcpy(host, s, colon - s);
+	host[colon - s] = 0;
+	server_addr.sin_family = AF_INET;
+	server_addr.sin_port = htons(port);
+	if (inet_pton(AF_INET, host, &server_addr.sin_addr) != 1)
+		wl_die("group-commit: bad address %s (want ADDR:PORT)", s);
+}
+
+/* The server alone (--listen): serve --clients connections until they close. */
+static uint64_t serve_alone(void)
+{
+	pthread_t sync_t, runtime_t, nets[MAX_CLIENTS];
+	if (pthread_create(&sync_t, NULL, sync_main, NULL) ||
+	    pthread_create(&runtime_t, NULL, runtime_main, NULL))
+		wl_die("group-commit: pthread_create failed");
+	for (int i = 0; i < nclients; i++) {
+		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			wl_die("group-commit: accept: %s", strerror(errno));
+		wl_set_nodelay(fd);
+		nets[i] = (pthread_t)net_spawn(i, fd);
+	}
+	for (int i = 0; i < nclients; i++)
+		pthread_join(nets[i], NULL);
+	pthread_mutex_lock(&q_lock);
+	__atomic_store_n(&stopping, 1, __ATOMIC_RELAXED);
+	pthread_cond_broadcast(&q_cv);
+	pthread_mutex_unlock(&q_lock);
+	pthread_join(sync_t, NULL);
+	pthread_join(runtime_t, NULL);
+	return __atomic_load_n(&seq, __ATOMIC_RELAXED);
 }
 
 int main(int argc, char **argv)
@@ -269,6 +325,10 @@ int main(int argc, char **argv)
 		  "client threads, one connection each (default 16)" },
 		{ "dir", WL_OPT_STR, &dir, 0, 0,
 		  "directory for the log file (default . or /tmp, not tmpfs)" },
+		{ "listen", WL_OPT_STR, &listen_at, 0, 0,
+		  "run only the server, on ADDR:PORT, until --clients connections close" },
+		{ "connect", WL_OPT_STR, &connect_to, 0, 0,
+		  "run only the clients, against a --listen server at ADDR:PORT" },
 		{ 0 },
 	};
 	wl_init(argc, argv, "group-commit",
@@ -276,8 +336,22 @@ int main(int argc, char **argv)
 		"for many network threads, with a runtime thread that stops the "
 		"world every 50 ms (--fixed: one sync per batch of pending requests).",
 		extra, &args);
+	if (connect_to) {
+		parse_addr(connect_to);
+		wl_name_process("gc-client");
+		wl_report(&args, run_clients());
+		return 0;
+	}
+	if (listen_at)
+		parse_addr(listen_at);
 	wl_name_process("gc-server");
 	setup(wl_log_dir("group-commit", dir));
+	if (listen_at) {
+		uint64_t total = serve_alone();
+		unlink(wl_log_path());
+		wl_report(&args, total);
+		return 0;
+	}
 
 	int res[2];
 	if (pipe(res) != 0)

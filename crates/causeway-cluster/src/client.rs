@@ -12,7 +12,16 @@ use std::path::PathBuf;
 pub fn connect(scheduler: &str, dirs: &[PathBuf]) -> Result<Session, SqlError> {
     let url = format!("df://{scheduler}");
     Session::open_with(dirs, |rt, config| {
-        let config = config.upgrade_for_ballista();
+        // Ballista's adaptive planner is off: in 55.0 it can lose a stage's results.
+        // When a join's side comes back empty it replaces the join by an empty plan,
+        // and a union over it gets tasks that report fewer operator metrics than
+        // their siblings. The scheduler rejects such a task's status after it has
+        // already marked the task done, so the stage either never completes (the
+        // query hangs) or completes without that task's rows (a wrong answer). The
+        // static planner plans the whole query at once, as the embedded engine does.
+        let config = config
+            .upgrade_for_ballista()
+            .with_ballista_adaptive_query_planner(false);
         let state = SessionStateBuilder::new()
             .with_default_features()
             .with_config(config)

@@ -52,6 +52,11 @@ pub struct HostInfo {
     /// named them when the recording started (absent in older traces).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub block_devices: BTreeMap<String, String>,
+    /// The host's IP addresses when the recording started, `interface address`
+    /// (loopback left out; absent in older traces): which machine a trace is from when
+    /// several hosts' traces are read together.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub addresses: Vec<String>,
 }
 
 /// Everything known when a trace starts.

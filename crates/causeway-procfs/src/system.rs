@@ -15,6 +15,49 @@ pub fn block_devices() -> std::collections::BTreeMap<String, String> {
         .collect()
 }
 
+/// The machine's IP addresses (`interface address`, loopback left out), as
+/// `getifaddrs` lists them in this network namespace: what a trace keeps so that
+/// several hosts' recordings can be told apart and their flows read.
+pub fn host_addresses() -> Vec<String> {
+    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills `head` with a list it allocated, freed below.
+    if unsafe { libc::getifaddrs(&mut head) } != 0 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut cur = head;
+    while !cur.is_null() {
+        // SAFETY: `cur` is a node of the list getifaddrs returned, not yet freed.
+        let ifa = unsafe { &*cur };
+        cur = ifa.ifa_next;
+        if ifa.ifa_addr.is_null() || ifa.ifa_flags & libc::IFF_LOOPBACK as u32 != 0 {
+            continue;
+        }
+        // SAFETY: ifa_addr points to a sockaddr whose family says which kind it is.
+        let ip = unsafe {
+            match i32::from((*ifa.ifa_addr).sa_family) {
+                libc::AF_INET => {
+                    let a = &*(ifa.ifa_addr as *const libc::sockaddr_in);
+                    std::net::IpAddr::from(u32::from_be(a.sin_addr.s_addr).to_be_bytes())
+                }
+                libc::AF_INET6 => {
+                    let a = &*(ifa.ifa_addr as *const libc::sockaddr_in6);
+                    std::net::IpAddr::from(a.sin6_addr.s6_addr)
+                }
+                _ => continue,
+            }
+        };
+        // SAFETY: ifa_name is a NUL-terminated string owned by the list.
+        let name = unsafe { std::ffi::CStr::from_ptr(ifa.ifa_name) };
+        out.push(format!("{} {ip}", name.to_string_lossy()));
+    }
+    // SAFETY: `head` came from getifaddrs and is freed once.
+    unsafe { libc::freeifaddrs(head) };
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// Link speed of a network interface in Mbit/s, if it has one (virtual devices such as
 /// `lo` do not).
 pub fn link_mbps(dev: &str) -> Option<u64> {

@@ -7,7 +7,7 @@
 pub use causeway_procfs::process::{
     MAX_CMDLINE, alive, cmdline, comm, descendants, exe, exists, pids_named, ppid, threads,
 };
-pub use causeway_procfs::system::{block_devices, irq_names, link_mbps};
+pub use causeway_procfs::system::{block_devices, host_addresses, irq_names, link_mbps};
 
 /// An executable mapping of a process (file code, JIT code, `[vdso]`).
 pub type ExecMapping = causeway_procfs::Mapping;

@@ -55,8 +55,12 @@ pub struct Request {
     pub config: RecordConfig,
     /// Where to write.
     pub output: Output,
-    /// Stop after this long.
+    /// Stop after this long (counted from `start_at` when there is one).
     pub duration: Option<Duration>,
+    /// Begin at this wall-clock time: the probes are attached just before it, a
+    /// launched command is released at it and the duration counts from it, so that
+    /// recorders started by any means on several hosts cover the same seconds.
+    pub start_at: Option<std::time::SystemTime>,
     /// Launch and follow this command (then `config.target` is ignored).
     pub command: Option<Vec<String>>,
     /// The command line stored in the trace header.
@@ -170,13 +174,31 @@ struct Session {
     go: crate::gotrack::GoTracker,
 }
 
+/// How long before `start_at` the probes are attached (attaching takes a fraction of
+/// a second; the events of this lead are kept, so the trace covers at least the window
+/// asked for).
+const ATTACH_LEAD: Duration = Duration::from_secs(2);
+
+/// Sleep until the wall clock reaches `at`, or until SIGINT/SIGTERM.
+fn wait_until(at: std::time::SystemTime) {
+    while !signals::stop_requested() {
+        let Ok(left) = at.duration_since(std::time::SystemTime::now()) else {
+            return;
+        };
+        std::thread::sleep(left.min(Duration::from_millis(100)));
+    }
+}
+
 /// Record until the command ends, the duration passes, or SIGINT/SIGTERM.
 pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, RecordError> {
     signals::install();
+    if let Some(at) = req.start_at {
+        wait_until(at.checked_sub(ATTACH_LEAD).unwrap_or(at));
+    }
     let mut s = start(&req, notify)?;
     let pending = Rc::new(RefCell::new(Pending::default()));
     let ring = ring_reader(s.probes.as_ref().expect("probes attached"), &pending)?;
-    let start = Instant::now();
+    let mut start = Instant::now();
     let mut last_progress = Instant::now();
     let raw_fallback = s
         .probes
@@ -190,7 +212,10 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
         family: s.family,
         pids: s.initial.clone(),
     });
-    release_child(&mut s)?;
+    let mut released = req.start_at.is_none();
+    if released {
+        release_child(&mut s)?;
+    }
     // The reader must keep up with busy targets: give this thread (only this one; the
     // command was forked before) the highest normal priority when allowed. With 32
     // runnable processes on 2 CPUs, nice -10 left it about a fifth of a core, less
@@ -231,7 +256,16 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
         if stopping {
             break;
         }
-        if s.should_stop(&req, start) {
+        if !released
+            && req
+                .start_at
+                .is_none_or(|at| std::time::SystemTime::now() >= at)
+        {
+            release_child(&mut s)?;
+            start = Instant::now();
+            released = true;
+        }
+        if s.should_stop(&req, start, released) {
             // Detach first so nothing new arrives, then drain once more; the kernel's
             // count of skipped handler runs is read last, before the programs go.
             if let Some(p) = s.probes.as_ref() {
@@ -581,12 +615,12 @@ impl Session {
 
     /// The command ended, the processes given with -p are gone, the duration passed,
     /// or the user asked to stop.
-    fn should_stop(&mut self, req: &Request, start: Instant) -> bool {
+    fn should_stop(&mut self, req: &Request, start: Instant, started: bool) -> bool {
         let child_done = self.child.as_mut().is_some_and(|c| c.poll_exit().is_some());
         let pids_gone = self.child.is_none()
             && matches!(self.cfg.target, Target::Pids(_))
             && self.initial.iter().all(|&p| !procfs::alive(p));
-        let timed_out = req.duration.is_some_and(|d| start.elapsed() >= d);
+        let timed_out = started && req.duration.is_some_and(|d| start.elapsed() >= d);
         child_done || pids_gone || timed_out || signals::stop_requested()
     }
 

@@ -33,6 +33,7 @@ pub fn header(command_line: Vec<String>, scope: Scope) -> Header {
             kernel_release: s(&u.release),
             arch: s(&u.machine),
             block_devices: crate::procfs::block_devices(),
+            addresses: crate::procfs::host_addresses(),
         }
     } else {
         HostInfo::default()

@@ -4,6 +4,7 @@
 //! verdict built on partial data is never read as a complete one.
 
 use causeway_format::SalvageMark;
+use causeway_join::HostJoin;
 use causeway_model::{LossCoverage, Trace};
 use serde::Serialize;
 
@@ -18,6 +19,9 @@ pub struct Caveats {
     pub lost: Option<LossCoverage>,
     /// The sentences shown at the top of a text report.
     pub lines: Vec<String>,
+    /// For a trace joined from several hosts' recordings: how each host entered it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostJoin>,
 }
 
 impl Caveats {
@@ -29,6 +33,7 @@ impl Caveats {
             salvaged: trace.header().salvaged,
             lost,
             lines: crate::trace_notes(trace.header()),
+            hosts: Vec::new(),
         };
         if let Some(l) = lost {
             c.lines.push(loss_line(&l));
@@ -37,6 +42,17 @@ impl Caveats {
             c.lines.push(l);
         }
         c
+    }
+
+    /// The caveats of a trace joined from several hosts: how each host's clock was
+    /// aligned and how many of its flows found their other end (see
+    /// [`crate::joined`]).
+    pub fn with_hosts(mut self, hosts: &[HostJoin]) -> Caveats {
+        if hosts.len() > 1 {
+            self.lines.extend(crate::joined::lines(hosts));
+            self.hosts = hosts.to_vec();
+        }
+        self
     }
 
     /// Nothing to say.

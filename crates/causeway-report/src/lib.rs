@@ -45,6 +45,7 @@ mod flame;
 mod format;
 mod html;
 mod info;
+pub mod joined;
 mod latency;
 pub mod notes;
 pub mod perfetto;

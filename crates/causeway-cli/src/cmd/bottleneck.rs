@@ -8,34 +8,33 @@
 use crate::cmd::record;
 use crate::flags::BottleneckArgs;
 use crate::output;
-use crate::trace::{ingest_trace, open_trace};
+use crate::trace::read_traces;
 use anyhow::{Context, Result, anyhow, bail};
 use causeway_bottleneck::{BottleneckError, Findings, analyze};
 use causeway_report::{BottleneckView, Caveats, ReportError};
 use std::path::PathBuf;
 
-/// The trace to analyze: the given file, or a fresh recording of the command.
-fn trace_path(args: &BottleneckArgs) -> Result<PathBuf> {
-    if let Some(t) = &args.trace {
+/// The traces to analyze: the given files, or a fresh recording of the command.
+fn trace_paths(args: &BottleneckArgs) -> Result<Vec<PathBuf>> {
+    if !args.traces.is_empty() {
         if !args.command.is_empty() {
-            bail!("give either a trace file or `-- CMD`, not both");
+            bail!("give either trace files or `-- CMD`, not both");
         }
-        return Ok(t.clone());
+        return Ok(args.traces.clone());
     }
     std::fs::create_dir_all(&args.out_dir)
         .with_context(|| format!("creating {}", args.out_dir.display()))?;
     let trace = args.out_dir.join("bottleneck.cwt");
     eprintln!("recording {} ...", args.command.join(" "));
     record::record_command(&args.command, &trace, args.json)?;
-    Ok(trace)
+    Ok(vec![trace])
 }
 
 /// Read the trace and run the analysis; also what the trace lacks (lost events).
 pub fn build(args: &BottleneckArgs) -> Result<(Findings, Caveats)> {
     let mut opts = args.options();
-    let path = trace_path(args)?;
-    let mut rd = open_trace(&path)?;
-    let mut trace = ingest_trace(&mut rd, &path)?;
+    let paths = trace_paths(args)?;
+    let (mut trace, hosts) = read_traces(&paths, |_| {})?;
     if !args.os_threads {
         trace = trace.into_goroutine_view();
     }
@@ -45,10 +44,10 @@ pub fn build(args: &BottleneckArgs) -> Result<(Findings, Caveats)> {
     let findings = analyze(&trace, &opts).map_err(|e| match e {
         // A trace of nothing (a `--comm` that never ran) is not damaged: it is an
         // empty result, exit 1, as an analysis that finds nothing.
-        BottleneckError::Empty => anyhow!("{}: {e}", path.display()),
+        BottleneckError::Empty => anyhow!("{}: {e}", paths[0].display()),
         other => anyhow::Error::new(other),
     })?;
-    Ok((findings, Caveats::of(&trace)))
+    Ok((findings, Caveats::of(&trace).with_hosts(&hosts)))
 }
 
 /// Run the command; returns the exit code (1 if no knot or sink was found).

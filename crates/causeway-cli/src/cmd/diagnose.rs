@@ -78,7 +78,7 @@ fn oracle<'a>(
 /// Run the command; returns the exit code (1 if no stall was found).
 pub fn run(args: &DiagnoseArgs) -> Result<u8> {
     let t0 = Instant::now();
-    let l = loaded::load_view(&args.trace, args.os_threads)?;
+    let l = loaded::load_joined_view(&args.traces, args.os_threads)?;
     let t_read = t0.elapsed();
     let origin = l
         .trace
@@ -92,7 +92,7 @@ pub fn run(args: &DiagnoseArgs) -> Result<u8> {
     let problem = causeway_diagnose::problem_vertex(&l.trace, &graph, &opts.problem, opts.stall)
         .map_err(|e| match e {
             DiagnoseError::NoStall => {
-                anyhow::Error::new(BadInput(format!("{}: {e}", args.trace.display())))
+                anyhow::Error::new(BadInput(format!("{}: {e}", shown(&args.traces))))
             }
             other => anyhow::Error::new(other),
         })?;
@@ -122,6 +122,15 @@ pub fn run(args: &DiagnoseArgs) -> Result<u8> {
     output::emit_with(
         &view,
         output::format(args.json, args.dot),
-        &[("", &Caveats::of(&l.trace))],
+        &[("", &Caveats::of(&l.trace).with_hosts(&l.hosts))],
     )
+}
+
+/// The traces as a message names them.
+fn shown(paths: &[std::path::PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" + ")
 }

@@ -3,7 +3,7 @@
 //! automatic diagnosis of the longest stall.
 //! Shared by `export`, `flamegraph`, `compare` and `report`.
 
-use crate::trace::{ingest_trace, open_trace};
+use crate::trace::{ingest_trace, open_trace, read_traces};
 use anyhow::{Context, Result};
 use causeway_diagnose::{AutoOracle, Problem, ThreadSelector};
 use causeway_format::Tid;
@@ -18,6 +18,9 @@ pub struct Loaded {
     pub trace: Trace,
     /// System calls and samples.
     pub extras: Extras,
+    /// For several hosts' traces joined into one: how each host entered it (empty for
+    /// one trace).
+    pub hosts: Vec<causeway_join::HostJoin>,
 }
 
 /// Read the trace, then its events once more for the extras (the model keeps neither
@@ -52,6 +55,27 @@ pub fn load_with(path: &Path, mut also: impl FnMut(&causeway_format::Event)) -> 
     Ok(Loaded {
         trace,
         extras: x.finish(),
+        hosts: Vec::new(),
+    })
+}
+
+/// [`load_view`] of one trace, or of several hosts' traces joined into one (the extras
+/// taken from the joined events in the same pass).
+pub fn load_joined_view(paths: &[std::path::PathBuf], os_threads: bool) -> Result<Loaded> {
+    if let [one] = paths {
+        return load_view(one, os_threads);
+    }
+    let mut x = EventExtras::new();
+    let (trace, hosts) = read_traces(paths, |ev| x.push(ev))?;
+    let trace = if os_threads {
+        trace
+    } else {
+        trace.into_goroutine_view()
+    };
+    Ok(Loaded {
+        trace,
+        extras: x.finish(),
+        hosts,
     })
 }
 

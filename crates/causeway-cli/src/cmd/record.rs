@@ -162,6 +162,7 @@ fn record_command_config(
         config,
         output: Output::File(out.to_path_buf()),
         duration: None,
+        start_at: None,
         command: Some(cmd.to_vec()),
         command_line: std::env::args().collect(),
         keep_command: false,

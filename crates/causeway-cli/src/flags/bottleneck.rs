@@ -16,9 +16,11 @@ Durations are a number and a unit ns, us, ms, s or min; rates are per second, by
 in powers of ten (`125MB`) or bits (`10Gbit`).")]
 pub struct BottleneckArgs {
     /// Trace file. Omit it and give `-- CMD ARGS...` to record CMD first (as `causeway
-    /// record -- CMD` would).
-    #[arg(required_unless_present = "command")]
-    pub trace: Option<PathBuf>,
+    /// record -- CMD` would). Several hosts' traces of the same time are joined into one
+    /// wait-for graph (wake-ups by data from another host tied to its sender, clocks
+    /// aligned from that traffic).
+    #[arg(required_unless_present = "command", value_name = "TRACE")]
+    pub traces: Vec<PathBuf>,
     /// Print the whole result as JSON.
     #[arg(long, conflicts_with = "dot")]
     pub json: bool,
@@ -68,7 +70,7 @@ impl BottleneckArgs {
     /// The defaults, on a trace file (what `causeway demo` runs).
     pub fn for_trace(trace: PathBuf) -> BottleneckArgs {
         BottleneckArgs {
-            trace: Some(trace),
+            traces: vec![trace],
             json: false,
             dot: false,
             svg: None,

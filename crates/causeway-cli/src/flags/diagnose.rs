@@ -25,8 +25,11 @@ made.
 Record with system calls for signatures and syscall lists:
   causeway record --events default,syscall -o t.cwt -- PROGRAM")]
 pub struct DiagnoseArgs {
-    /// Trace file.
-    pub trace: PathBuf,
+    /// Trace file; several hosts' traces of the same time are joined into one model
+    /// (wake-ups by data from another host tied to its sender, clocks aligned from
+    /// that traffic).
+    #[arg(required = true, num_args = 1.., value_name = "TRACE")]
+    pub traces: Vec<PathBuf>,
     /// Analyse the OS threads of Go programs instead of their goroutines (by default,
     /// when the trace has goroutine events, goroutines stand in for the runtime's
     /// threads that carry them).

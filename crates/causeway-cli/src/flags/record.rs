@@ -5,7 +5,7 @@
 //! builds the recorder's configuration; it starts nothing. `cmd::record` runs it.
 
 use super::choices::{JitArg, KernelStacksArg, StackModeArg, StackPlace, UnwindArg};
-use super::values::{FlagError, PathList, path_list, pid, positive_duration};
+use super::values::{FlagError, PathList, path_list, pid, positive_duration, wall_time};
 use anyhow::{Result, bail};
 use causeway_format::DurationNs;
 use causeway_format::units::parse_size_bytes;
@@ -57,9 +57,17 @@ pub struct RecordArgs {
     /// created. Devices and FIFOs (`-o /dev/null`) are written to as they are.
     #[arg(short, long, default_value = "causeway.cwt")]
     pub output: PathBuf,
-    /// Stop after this long: `10` (seconds), `10s`, `500ms`, `2min` (above zero).
+    /// Stop after this long: `10` (seconds), `10s`, `500ms`, `2min` (above zero);
+    /// with --start-at, counted from that time.
     #[arg(short, long, value_name = "DURATION", value_parser = positive_duration)]
     pub duration: Option<DurationNs>,
+    /// Begin at this wall-clock time, for recordings of several hosts that must cover
+    /// the same seconds however they were started (ssh, a config-management run, a
+    /// Kubernetes job): RFC 3339 (`2026-11-29T06:30:00Z`) or `@SECONDS` since the epoch
+    /// (`date -d '+1 min' +@%s`). The probes are attached shortly before it (their
+    /// events kept), the command starts at it. A time already past starts at once.
+    #[arg(long, value_name = "TIME", value_parser = wall_time)]
+    pub start_at: Option<std::time::SystemTime>,
     /// Event groups: a comma list of sched, proc, irq, softirq, block, net, signal,
     /// timer, socket, goroutine, syscall; `default` is all but syscall (syscall events double the events of a
     /// syscall-heavy program), `all` adds syscalls, `all,-net` removes a group (a list
@@ -279,6 +287,7 @@ impl RecordArgs {
             config: self.config()?,
             output: self.output(),
             duration: self.duration.map(|d| Duration::from_nanos(d.0)),
+            start_at: self.start_at,
             command: (!self.command.is_empty()).then(|| self.command.clone()),
             command_line,
             keep_command: self.no_kill,

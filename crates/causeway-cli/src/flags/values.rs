@@ -74,9 +74,75 @@ pub enum FlagError {
     /// A ring buffer size out of range.
     #[error("buffer size `{0}` must be between 4K and 1G per CPU")]
     BufferSize(String),
+    /// A wall-clock time in neither accepted form.
+    #[error(
+        "`{0}` is no time of day: give RFC 3339 (2026-11-29T06:30:00Z, or with +01:00) or @SECONDS since the epoch (`date +@%s`)"
+    )]
+    WallTime(String),
     /// A duration, size or rate that does not follow the unit grammar.
     #[error(transparent)]
     Unit(#[from] causeway_format::UnitError),
+}
+
+/// A wall-clock time: RFC 3339 with a zone (`2026-11-29T06:30:00Z`,
+/// `2026-11-29T07:30:00.5+01:00`) or `@SECONDS[.FRACTION]` since the Unix epoch.
+pub fn wall_time(s: &str) -> Result<std::time::SystemTime, FlagError> {
+    let bad = || FlagError::WallTime(s.to_string());
+    let ns = match s.strip_prefix('@') {
+        Some(secs) => {
+            let v: f64 = secs.parse().map_err(|_| bad())?;
+            if !v.is_finite() || v < 0.0 {
+                return Err(bad());
+            }
+            (v * 1e9) as i128
+        }
+        None => rfc3339_ns(s).ok_or_else(bad)?,
+    };
+    let ns = u64::try_from(ns).map_err(|_| bad())?;
+    Ok(std::time::UNIX_EPOCH + std::time::Duration::from_nanos(ns))
+}
+
+/// Nanoseconds since the epoch of `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`.
+fn rfc3339_ns(s: &str) -> Option<i128> {
+    let num = |t: &str| -> Option<i64> {
+        (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())).then(|| t.parse().ok())?
+    };
+    let (date, rest) = s.split_once(['T', 't', ' '])?;
+    let mut d = date.splitn(3, '-');
+    let (y, mo, da) = (num(d.next()?)?, num(d.next()?)?, num(d.next()?)?);
+    let zone_at = rest.find(['Z', 'z', '+', '-'])?;
+    let (time, zone) = rest.split_at(zone_at);
+    let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
+    let mut t = hms.splitn(3, ':');
+    let (h, mi, sec) = (num(t.next()?)?, num(t.next()?)?, num(t.next()?)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&da) || h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    let frac_ns = if frac.is_empty() {
+        0
+    } else {
+        let digits: String = frac.chars().take(9).collect();
+        num(&digits)? * 10i64.pow(9 - digits.len() as u32)
+    };
+    let offset_s = match zone {
+        "Z" | "z" => 0,
+        z => {
+            let sign = if z.starts_with('-') { -1 } else { 1 };
+            let (oh, om) = z[1..].split_once(':')?;
+            sign * (num(oh)? * 3600 + num(om)? * 60)
+        }
+    };
+    // Days since the epoch of a proleptic Gregorian date (Howard Hinnant's
+    // days_from_civil).
+    let yy = if mo <= 2 { y - 1 } else { y };
+    let era = yy.div_euclid(400);
+    let yoe = yy - era * 400;
+    let mp = (mo + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + da - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + h * 3600 + mi * 60 + sec - offset_s;
+    Some(i128::from(secs) * 1_000_000_000 + i128::from(frac_ns))
 }
 
 /// A positive, finite number (`--disk-iops`).
@@ -181,6 +247,36 @@ mod tests {
             assert_eq!(positive_duration(s), Err(FlagError::ZeroDuration(s.into())));
         }
         assert!(matches!(positive_duration("soon"), Err(FlagError::Unit(_))));
+    }
+
+    #[test]
+    fn wall_times_in_rfc_3339_and_epoch_seconds() {
+        let at = |s| {
+            wall_time(s)
+                .unwrap()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        };
+        // `date -d 2026-11-29T06:30:00Z +%s` = 1795933800.
+        assert_eq!(at("2026-11-29T06:30:00Z"), 1_795_933_800_000_000_000);
+        assert_eq!(at("2026-11-29T07:30:00+01:00"), 1_795_933_800_000_000_000);
+        assert_eq!(at("2026-11-29T06:30:00.25Z"), 1_795_933_800_250_000_000);
+        assert_eq!(at("@1795933800.5"), 1_795_933_800_500_000_000);
+        assert_eq!(at("1970-01-01T00:00:00Z"), 0);
+        for bad in [
+            "06:30",
+            "2026-13-01T00:00:00Z",
+            "2026-11-29T06:30:00",
+            "@-1",
+            "@x",
+        ] {
+            assert_eq!(
+                wall_time(bad),
+                Err(FlagError::WallTime(bad.into())),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

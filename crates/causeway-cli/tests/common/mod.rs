@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod devtools;
+pub mod netns;
 pub mod zoo;
 
 use causeway_format::{Tables, TraceReader};

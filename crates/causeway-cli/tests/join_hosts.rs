@@ -1,0 +1,286 @@
+//! Two "hosts" on one machine: network namespaces joined by a veth pair, each with its
+//! own address and its own recording. The clients of `group-commit --connect` run in
+//! one, its server (`--listen`, whose single sync thread fdatasyncs every request) in
+//! the other. Each trace alone ends the clients' waits at the network; joined, the
+//! clients wait for the server's threads and the top knot is the server's sync thread
+//! and its disk, whatever the second trace's clock says.
+
+mod common;
+
+use causeway_format::{Event, Timestamp, TraceReader, TraceWriter};
+use common::netns::NetPair;
+use common::zoo::{Zoo, analyse_json};
+use common::{causeway, workload};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+const PORT: u16 = 7700;
+
+/// The two recordings: the clients' host and the server's.
+struct TwoHosts {
+    zoo: Zoo,
+    client: PathBuf,
+    server: PathBuf,
+}
+
+fn record_two_hosts() -> Option<TwoHosts> {
+    let zoo = Zoo::on_disk()?;
+    let net = NetPair::new();
+    let gc = workload("group-commit");
+    let (client, server) = (zoo.dir().join("client.cwt"), zoo.dir().join("server.cwt"));
+    let dir = zoo.dir().to_str().unwrap().to_string();
+    let serving = causeway()
+        .arg("record")
+        .arg("-o")
+        .arg(&server)
+        .arg("--")
+        .args(NetPair::exec(&net.b))
+        .arg(&gc)
+        .args(["--listen", &format!("{}:{PORT}", net.addr_b)])
+        .args(["--clients", "4", "--dir", &dir])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the server's recording");
+    NetPair::wait_listening(&net.b, PORT);
+    let c = causeway()
+        .arg("record")
+        .arg("-o")
+        .arg(&client)
+        .arg("--")
+        .args(NetPair::exec(&net.a))
+        .arg(&gc)
+        .args(["--connect", &format!("{}:{PORT}", net.addr_b)])
+        .args(["--clients", "4", "--seconds", "2"])
+        .output()
+        .expect("record the clients");
+    assert!(
+        c.status.success(),
+        "client recording: {}",
+        String::from_utf8_lossy(&c.stderr)
+    );
+    let s = serving.wait_with_output().expect("server recording");
+    assert!(
+        s.status.success(),
+        "server recording: {}",
+        String::from_utf8_lossy(&s.stderr)
+    );
+    Some(TwoHosts {
+        zoo,
+        client,
+        server,
+    })
+}
+
+/// `causeway bottleneck --json TRACES...`.
+fn bottleneck(traces: &[&Path]) -> Value {
+    let (last, rest) = traces.split_last().unwrap();
+    let mut args = vec!["bottleneck", "--json"];
+    args.extend(rest.iter().map(|p| p.to_str().unwrap()));
+    analyse_json(last, &args)
+}
+
+fn vertices(r: &Value) -> &Vec<Value> {
+    r["vertices"].as_array().unwrap()
+}
+
+/// The vertex holding a thread whose name starts with `prefix`.
+fn find(r: &Value, prefix: &str) -> Option<u64> {
+    vertices(r).iter().find_map(|v| {
+        let has = v["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["comm"].as_str().unwrap().starts_with(prefix));
+        has.then(|| v["id"].as_u64().unwrap())
+    })
+}
+
+fn kind(r: &Value, v: u64) -> String {
+    vertices(r)[v as usize]["kind"]["type"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// The out-edges of `v`, heaviest first: (to, weight in ns).
+fn out_edges(r: &Value, v: u64) -> Vec<(u64, u64)> {
+    let mut e: Vec<(u64, u64)> = r["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["from"] == v)
+        .map(|e| (e["to"].as_u64().unwrap(), e["weight_ns"].as_u64().unwrap()))
+        .collect();
+    e.sort_by_key(|&(_, w)| std::cmp::Reverse(w));
+    e
+}
+
+/// The top knot's vertices, sorted.
+fn top_knot(r: &Value) -> Vec<u64> {
+    let k = &r["knots"][0]["vertices"];
+    let mut v: Vec<u64> = k
+        .as_array()
+        .unwrap_or_else(|| panic!("no knot: {}", r["summary"]))
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// What the joined answer must say: the top knot holds the server's sync thread and
+/// the disk, and nothing of the clients' host (with four clients the sync thread also
+/// waits for requests now and then, so the server's network threads may join it); the
+/// clients' heaviest wait is for the server's network threads, not a device.
+fn check_joined(r: &Value) {
+    let sync = find(r, "sync@server").expect("the server's sync thread");
+    let disk = vertices(r)
+        .iter()
+        .find(|v| v["kind"]["type"] == "disk")
+        .map(|v| v["id"].as_u64().unwrap())
+        .expect("a disk vertex");
+    let knot = top_knot(r);
+    assert!(
+        knot.contains(&sync) && knot.contains(&disk),
+        "top knot {knot:?} lacks sync {sync} or disk {disk}; summary {}",
+        r["summary"]
+    );
+    for v in &knot {
+        let label = vertices(r)[*v as usize]["label"].as_str().unwrap();
+        assert!(
+            !label.contains("@client"),
+            "the clients' {label} in the top knot"
+        );
+    }
+    let clients = find(r, "client-").expect("the client threads");
+    let edges = out_edges(r, clients);
+    let (to, w) = *edges.first().expect("the clients wait for something");
+    let label = &vertices(r)[to as usize]["label"];
+    assert!(
+        find(r, "net-").is_some_and(|n| n == to) || label.as_str().unwrap().contains("@server"),
+        "the clients' heaviest edge goes to {label}, not the server's threads ({edges:?})"
+    );
+    for &(other, ow) in &edges {
+        if kind(r, other) == "nic" {
+            assert!(
+                ow * 10 < w,
+                "a NIC edge of {ow} ns beside {w} ns to the server"
+            );
+        }
+    }
+}
+
+#[test]
+fn joined_the_clients_wait_for_the_other_hosts_server_and_its_disk() {
+    let Some(h) = record_two_hosts() else { return };
+    // Alone, the clients' trace ends their waits at the network.
+    let alone = bottleneck(&[&h.client]);
+    let clients = find(&alone, "client-").expect("client threads");
+    let (to, _) = out_edges(&alone, clients)[0];
+    assert_ne!(
+        kind(&alone, to),
+        "thread",
+        "alone, a client waits for a thread?"
+    );
+    let joined = bottleneck(&[&h.client, &h.server]);
+    check_joined(&joined);
+    let hosts = &joined["caveats"]["hosts"];
+    assert_eq!(hosts[1]["name"], "server", "{hosts}");
+    assert!(hosts[1]["flows_joined"].as_u64().unwrap() >= 4, "{hosts}");
+    assert_eq!(hosts[0]["flows_alone"], 0, "{hosts}");
+    assert!(hosts[0]["crossings"].as_u64().unwrap() > 100, "{hosts}");
+
+    // One host's clock running 37 ms ahead, or 120 ms behind: measured within 200 µs,
+    // and the same answer.
+    let base = hosts[1]["clock"]["offset_ns"].as_i64().unwrap();
+    for shift in [37_000_000i64, -120_000_000] {
+        let moved = h.zoo.dir().join(format!("server-{shift}.cwt"));
+        shift_trace(&h.server, &moved, shift);
+        // The file's name is the host's name (both namespaces share one host name).
+        let named = h
+            .zoo
+            .dir()
+            .join(format!("s{}", shift.unsigned_abs()))
+            .join("server.cwt");
+        std::fs::create_dir_all(named.parent().unwrap()).unwrap();
+        std::fs::rename(&moved, &named).unwrap();
+        let r = bottleneck(&[&h.client, &named]);
+        let got = r["caveats"]["hosts"][1]["clock"]["offset_ns"]
+            .as_i64()
+            .unwrap()
+            - base;
+        assert!(
+            (got - shift).abs() <= 200_000,
+            "shifted by {shift} ns, estimated {got} ns"
+        );
+        check_joined(&r);
+        assert_eq!(r["knots"][0]["vertices"], joined["knots"][0]["vertices"]);
+    }
+}
+
+/// A copy of the trace with every event `shift_ns` later (a clock running ahead).
+fn shift_trace(from: &Path, to: &Path, shift_ns: i64) {
+    let mut rd = TraceReader::open(from).unwrap();
+    let t = rd.tables().clone();
+    let out = std::fs::File::create(to).unwrap();
+    let mut w = TraceWriter::new(std::io::BufWriter::new(out), rd.header()).unwrap();
+    for s in &t.strings {
+        w.intern(s);
+    }
+    for f in &t.frames {
+        w.intern_frame(f.clone());
+    }
+    for s in &t.stacks {
+        w.intern_stack(s.clone());
+    }
+    for f in &t.flows {
+        w.intern_flow(*f);
+    }
+    let at = |ts: Timestamp| Timestamp(ts.0.saturating_add_signed(shift_ns));
+    for th in &t.threads {
+        w.add_thread(causeway_format::ThreadInfo {
+            since: if th.since.0 == 0 {
+                th.since
+            } else {
+                at(th.since)
+            },
+            ..th.clone()
+        });
+    }
+    for p in &t.processes {
+        w.add_process(causeway_format::ProcessInfo {
+            since: if p.since.0 == 0 { p.since } else { at(p.since) },
+            ..p.clone()
+        });
+    }
+    for m in &t.mappings {
+        w.add_mapping(m.clone());
+    }
+    for (k, v) in &rd.stats().counters.clone() {
+        w.add_counter(k, *v);
+    }
+    for ev in rd.events() {
+        let ev: Event = ev.unwrap();
+        let kind = match ev.kind {
+            causeway_format::EventKind::TimerArm {
+                tid,
+                timer,
+                expires,
+            } => causeway_format::EventKind::TimerArm {
+                tid,
+                timer,
+                expires: expires.map(at),
+            },
+            k => k,
+        };
+        w.push(&Event {
+            ts: at(ev.ts),
+            kind,
+            ..ev
+        })
+        .unwrap();
+    }
+    w.finish().unwrap();
+}
