@@ -53,13 +53,15 @@ unit-tests:
 # two cores. The tests run with the same wrapper, so nothing is compiled again.
 LINTED := RUSTC_WORKSPACE_WRAPPER="$$(command -v clippy-driver)" \
 	CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
+# The SQL engine's crates at opt-level 0 for the tests (scripts/test-build.toml says why).
+TESTBUILD := --config scripts/test-build.toml
 
 test: setup workloads lint-source
 	@command -v clippy-driver > /dev/null || { echo "make test: clippy-driver not found (rustup component add clippy)" >&2; exit 1; }
-	$(LINTED) $(CARGO) build --release --workspace --all-targets
+	$(LINTED) $(CARGO) build $(TESTBUILD) --release --workspace --all-targets
 	bash scripts/build-libcauseway.sh
 	bash scripts/build-python.sh
-	$(LINTED) CAUSEWAY_REQUIRE_ROOT=1 $(CARGO) test --release --workspace
+	$(LINTED) CAUSEWAY_REQUIRE_ROOT=1 $(CARGO) test $(TESTBUILD) --release --workspace
 	bash workloads/test.sh
 
 bench: build
