@@ -15,10 +15,19 @@
  *
  * --fixed: the holder asks the backend before taking the lock and holds it
  * only to store the answer.
+ *
+ * --listen ADDR:PORT: the requester serves a remote client instead of its own
+ * clock: one update per request on a TCP connection.  --connect ADDR:PORT runs
+ * only that client ("lk-client", thread "client"), on another machine or network
+ * namespace: the client waits on the requester, which waits on the lock, ... so
+ * the chain starts on one host and goes on on the other.
  */
 #include "common.h"
 #include "io.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,6 +36,8 @@ static struct wl_args args;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t table_value;
 static int req_fd = -1, resp_fd = -1;
+static const char *listen_at, *connect_to;
+static int peer_fd = -1; /* --listen: the remote client's connection */
 
 /* ---- backend (child process) -------------------------------------- */
 
@@ -90,12 +101,74 @@ static void *requester_main(void *p)
 {
 	(void)p;
 	wl_name_thread("requester");
+	uint64_t q;
 	while (!wl_time_up(&args)) {
+		if (peer_fd >= 0 && !wl_get_u64("lock-chain", peer_fd, &q))
+			break; /* the client is done */
 		update_table();
 		requests++;
-		wl_sleep_ns(1 * WL_NS_PER_MS);
+		if (peer_fd >= 0)
+			wl_put_u64("lock-chain", peer_fd, q + 1);
+		else
+			wl_sleep_ns(1 * WL_NS_PER_MS);
 	}
 	return NULL;
+}
+
+/* ADDR:PORT (IPv4). */
+static struct sockaddr_in parse_addr(const char *s)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	char host[64];
+	const char *colon = strrchr(s, ':');
+	int port = colon ? atoi(colon + 1) : 0;
+	if (!colon || colon - s >= (long)sizeof host || port <= 0 || port > 65535)
+		wl_die("lock-chain: bad address %s (want ADDR:PORT)", s);
+	memcpy(host, s, colon - s);
+	host[colon - s] = 0;
+	a.sin_port = htons(port);
+	if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
+		wl_die("lock-chain: bad address %s (want ADDR:PORT)", s);
+	return a;
+}
+
+/* --connect: one request at a time, each answered after an update of the table. */
+static uint64_t client_main(void)
+{
+	wl_name_process("lk-client");
+	wl_name_thread("client");
+	struct sockaddr_in a = parse_addr(connect_to);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0)
+		wl_die("lock-chain: connect %s: %s", connect_to, strerror(errno));
+	wl_set_nodelay(fd);
+	uint64_t n = 0, r;
+	while (!wl_time_up(&args)) {
+		wl_put_u64("lock-chain", fd, n);
+		if (!wl_get_u64("lock-chain", fd, &r))
+			wl_die("lock-chain: the server closed the connection");
+		n++;
+	}
+	close(fd);
+	return n;
+}
+
+/* --listen: wait for the one client. */
+static int accept_client(void)
+{
+	struct sockaddr_in a = parse_addr(listen_at);
+	int one = 1, lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0)
+		wl_die("lock-chain: socket: %s", strerror(errno));
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (bind(lfd, (struct sockaddr *)&a, sizeof a) || listen(lfd, 1))
+		wl_die("lock-chain: listen %s: %s", listen_at, strerror(errno));
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		wl_die("lock-chain: accept: %s", strerror(errno));
+	close(lfd);
+	wl_set_nodelay(fd);
+	return fd;
 }
 
 int main(int argc, char **argv)
@@ -103,6 +176,10 @@ int main(int argc, char **argv)
 	const struct wl_opt opts[] = {
 		{ "sleep-ms", WL_OPT_INT, &sleep_ms, 0, 10000,
 		  "backend sleep per reply, ms (default 30)" },
+		{ "listen", WL_OPT_STR, &listen_at, 0, 0,
+		  "serve the requests of one --connect client on ADDR:PORT" },
+		{ "connect", WL_OPT_STR, &connect_to, 0, 0,
+		  "run only a client of a --listen lock-chain at ADDR:PORT" },
 		{ 0 },
 	};
 	wl_init(argc, argv, "lock-chain",
@@ -110,6 +187,10 @@ int main(int argc, char **argv)
 		"a backend process that sleeps.\n--fixed: holder asks the "
 		"backend before taking the mutex.",
 		opts, &args);
+	if (connect_to) {
+		wl_report(&args, client_main());
+		return 0;
+	}
 	int req[2], resp[2];
 	if (pipe(req) || pipe(resp))
 		wl_die("lock-chain: pipe: %s", strerror(errno));
@@ -130,6 +211,8 @@ int main(int argc, char **argv)
 	req_fd = req[1];
 	resp_fd = resp[0];
 	wl_name_process("lk-app");
+	if (listen_at)
+		peer_fd = accept_client();
 	pthread_t h, r;
 	WL_CHECK_PT(pthread_create(&h, NULL, holder_main, NULL));
 	WL_CHECK_PT(pthread_create(&r, NULL, requester_main, NULL));

@@ -1,9 +1,15 @@
 //! Two "hosts" on one machine: network namespaces joined by a veth pair, each with its
-//! own address and its own recording. The clients of `group-commit --connect` run in
-//! one, its server (`--listen`, whose single sync thread fdatasyncs every request) in
-//! the other. Each trace alone ends the clients' waits at the network; joined, the
-//! clients wait for the server's threads and the top knot is the server's sync thread
-//! and its disk, whatever the second trace's clock says.
+//! own address and its own recording.
+//!
+//! - The clients of `group-commit --connect` run in one, its server (`--listen`, whose
+//!   single sync thread fdatasyncs every request) in the other. Each trace alone ends
+//!   the clients' waits at the network; joined, the clients wait for the server's
+//!   threads and the top knot is the server's sync thread and its disk, whatever the
+//!   second trace's clock says.
+//! - `lock-chain --connect` in one, `lock-chain --listen` in the other: the client
+//!   waits for the requester, which waits for the lock that the holder keeps while it
+//!   waits for the backend's sleep. The diagnosis's chain starts on one host and ends
+//!   on the other.
 
 mod common;
 
@@ -14,47 +20,53 @@ use common::{causeway, workload};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Mutex, MutexGuard};
 
 const PORT: u16 = 7700;
 
-/// The two recordings: the clients' host and the server's.
-struct TwoHosts {
-    zoo: Zoo,
-    client: PathBuf,
-    server: PathBuf,
+/// One test at a time: each runs two recorders and two workloads on this machine.
+fn serial() -> MutexGuard<'static, ()> {
+    static ONE: Mutex<()> = Mutex::new(());
+    ONE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn record_two_hosts() -> Option<TwoHosts> {
-    let zoo = Zoo::on_disk()?;
-    let net = NetPair::new();
-    let gc = workload("group-commit");
-    let (client, server) = (zoo.dir().join("client.cwt"), zoo.dir().join("server.cwt"));
-    let dir = zoo.dir().to_str().unwrap().to_string();
+/// Record `server_args` of `program` in namespace `b` into `b.cwt` and, once it
+/// listens on `port`, `client_args` in namespace `a` into `a.cwt`.
+fn record_pair(
+    zoo: &Zoo,
+    net: &NetPair,
+    program: &Path,
+    (server_args, port): (&[String], u16),
+    client_args: &[String],
+    names: (&str, &str),
+) -> (PathBuf, PathBuf) {
+    let (client, server) = (
+        zoo.dir().join(format!("{}.cwt", names.0)),
+        zoo.dir().join(format!("{}.cwt", names.1)),
+    );
     let serving = causeway()
         .arg("record")
         .arg("-o")
         .arg(&server)
         .arg("--")
         .args(NetPair::exec(&net.b))
-        .arg(&gc)
-        .args(["--listen", &format!("{}:{PORT}", net.addr_b)])
-        .args(["--clients", "4", "--dir", &dir])
+        .arg(program)
+        .args(server_args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .expect("start the server's recording");
-    NetPair::wait_listening(&net.b, PORT);
+    NetPair::wait_listening(&net.b, port);
     let c = causeway()
         .arg("record")
         .arg("-o")
         .arg(&client)
         .arg("--")
         .args(NetPair::exec(&net.a))
-        .arg(&gc)
-        .args(["--connect", &format!("{}:{PORT}", net.addr_b)])
-        .args(["--clients", "4", "--seconds", "2"])
+        .arg(program)
+        .args(client_args)
         .output()
-        .expect("record the clients");
+        .expect("record the client");
     assert!(
         c.status.success(),
         "client recording: {}",
@@ -65,6 +77,48 @@ fn record_two_hosts() -> Option<TwoHosts> {
         s.status.success(),
         "server recording: {}",
         String::from_utf8_lossy(&s.stderr)
+    );
+    (client, server)
+}
+
+/// The two recordings: the clients' host and the server's.
+struct TwoHosts {
+    zoo: Zoo,
+    client: PathBuf,
+    server: PathBuf,
+}
+
+fn record_two_hosts() -> Option<TwoHosts> {
+    let zoo = Zoo::on_disk()?;
+    let net = NetPair::new(0);
+    let dir = zoo.dir().to_str().unwrap().to_string();
+    let server: Vec<String> = [
+        "--listen",
+        &format!("{}:{PORT}", net.addr_b),
+        "--clients",
+        "4",
+        "--dir",
+        &dir,
+    ]
+    .map(String::from)
+    .to_vec();
+    let client: Vec<String> = [
+        "--connect",
+        &format!("{}:{PORT}", net.addr_b),
+        "--clients",
+        "4",
+        "--seconds",
+        "2",
+    ]
+    .map(String::from)
+    .to_vec();
+    let (client, server) = record_pair(
+        &zoo,
+        &net,
+        &workload("group-commit"),
+        (&server, PORT),
+        &client,
+        ("client", "server"),
     );
     Some(TwoHosts {
         zoo,
@@ -174,6 +228,7 @@ fn check_joined(r: &Value) {
 
 #[test]
 fn joined_the_clients_wait_for_the_other_hosts_server_and_its_disk() {
+    let _one = serial();
     let Some(h) = record_two_hosts() else { return };
     // Alone, the clients' trace ends their waits at the network.
     let alone = bottleneck(&[&h.client]);
@@ -218,6 +273,69 @@ fn joined_the_clients_wait_for_the_other_hosts_server_and_its_disk() {
         check_joined(&r);
         assert_eq!(r["knots"][0]["vertices"], joined["knots"][0]["vertices"]);
     }
+}
+
+#[test]
+fn the_culprit_chain_goes_from_the_client_to_the_other_hosts_lock_and_sleep() {
+    let _one = serial();
+    let Some(zoo) = Zoo::start() else { return };
+    let net = NetPair::new(1);
+    let at = format!("{}:{}", net.addr_b, PORT + 1);
+    let server = ["--listen", &at, "--seconds", "3"].map(String::from);
+    let client = ["--connect", &at, "--seconds", "2"].map(String::from);
+    let (a, b) = record_pair(
+        &zoo,
+        &net,
+        &workload("lock-chain"),
+        (&server, PORT + 1),
+        &client,
+        ("a", "b"),
+    );
+    let d = analyse_json(
+        &b,
+        &[
+            "diagnose",
+            "--auto",
+            "--json",
+            "--thread",
+            "client@a",
+            a.to_str().unwrap(),
+        ],
+    );
+    let findings = d["findings"].as_array().unwrap();
+    let first = &findings[0];
+    assert_eq!(first["vertex"]["thread"], "client@a", "{d:#}");
+    // Each link: a LongWait of `thread` that is the culprit of `of`.
+    let culprit = |of: &Value, thread: &str| -> Value {
+        findings
+            .iter()
+            .find(|f| {
+                f["culprit_of"] == of["vertex"]["id"]
+                    && f["vertex"]["thread"] == thread
+                    && f["case"] == "LongWait"
+            })
+            .cloned()
+            .unwrap_or_else(|| panic!("{thread} is no culprit of {}: {d:#}", of["vertex"]))
+    };
+    // Where each waited, by its stack: the lock, the backend's reply, the sleep.
+    let waits_in = |f: &Value, function: &str| {
+        let frames = f["vertex"]["frames"].as_array().unwrap();
+        assert!(
+            frames.iter().any(|x| x == function),
+            "{} waits outside {function}: {frames:?}",
+            f["vertex"]["thread"]
+        );
+    };
+    let requester = culprit(first, "requester@b");
+    waits_in(&requester, "update_table");
+    let holder = culprit(&requester, "holder@b");
+    waits_in(&holder, "fetch_from_backend");
+    let backend = culprit(&holder, "lk-backend@b");
+    waits_in(&backend, "slow_lookup");
+    assert_eq!(
+        backend["note"],
+        "slept until its own timer: the end of the chain"
+    );
 }
 
 /// A copy of the trace with every event `shift_ns` later (a clock running ahead).

@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-/// A pair of network namespaces, `a` at `10.77.N.1` and `b` at `10.77.N.2`.
+/// A pair of network namespaces, `a` at `10.K.N.1` and `b` at `10.K.N.2`.
 pub struct NetPair {
     /// The namespaces' names.
     pub a: String,
@@ -25,18 +25,19 @@ fn ip(args: &[&str]) {
 }
 
 impl NetPair {
-    /// Create the pair (names and subnet from this process's id, so that two test
-    /// binaries never share them).
-    pub fn new() -> NetPair {
+    /// Create pair number `k` (0-9) of this process (names and subnet from the
+    /// process's id and `k`, so that no two pairs share them).
+    pub fn new(k: u32) -> NetPair {
         let id = std::process::id();
-        let (a, b) = (format!("cw{id}a"), format!("cw{id}b"));
-        let (va, vb) = (format!("cw{id}x"), format!("cw{id}y"));
+        let (a, b) = (format!("cw{id}{k}a"), format!("cw{id}{k}b"));
+        let (va, vb) = (format!("cw{id}{k}x"), format!("cw{id}{k}y"));
         let net = 1 + id % 250;
+        let k = 70 + k;
         let p = NetPair {
             a,
             b,
-            addr_a: format!("10.77.{net}.1"),
-            addr_b: format!("10.77.{net}.2"),
+            addr_a: format!("10.{k}.{net}.1"),
+            addr_b: format!("10.{k}.{net}.2"),
         };
         ip(&["netns", "add", &p.a]);
         ip(&["netns", "add", &p.b]);
