@@ -336,6 +336,35 @@ fn the_culprit_chain_goes_from_the_client_to_the_other_hosts_lock_and_sleep() {
         backend["note"],
         "slept until its own timer: the end of the chain"
     );
+    // The same link in SQL, over both hosts' tables side by side: the client's waits
+    // for replies were ended by data the requester of host b sent.
+    let tables = zoo.dir().join("tables");
+    for (host, trace) in [("a", &a), ("b", &b)] {
+        let o = causeway()
+            .args(["tables", "--host", host, "-o"])
+            .arg(&tables)
+            .arg(trace)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let o = causeway()
+        .args([
+            "sql",
+            "--json",
+            "SELECT w.peer_host, t.comm AS sender, count(*) AS n FROM remote_waits w
+             JOIN threads t ON t.host = w.peer_host AND t.tid = w.sender_tid
+             WHERE w.host = 'a' GROUP BY w.peer_host, t.comm ORDER BY n DESC",
+        ])
+        .arg(&tables)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let top = &rows[0];
+    assert_eq!(top["peer_host"], "b", "{rows}");
+    assert_eq!(top["sender"], "requester", "{rows}");
+    assert!(top["n"].as_u64().unwrap() > 20, "{rows}");
 }
 
 /// A copy of the trace with every event `shift_ns` later (a clock running ahead).

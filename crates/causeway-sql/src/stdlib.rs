@@ -11,7 +11,7 @@ use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
 /// The views: name, what a row is, the query.
-pub const VIEWS: [(&str, &str, &str); 5] = [
+pub const VIEWS: [(&str, &str, &str); 6] = [
     (
         "waits",
         "One row per blocked interval, with the thread's and the waker's names and the wait's folded user stack.",
@@ -59,6 +59,28 @@ pub const VIEWS: [(&str, &str, &str); 5] = [
          LEFT JOIN stacks k ON k.trace_id = c.trace_id AND k.host = c.host
                            AND k.stack_id = c.kernel_stack_id
          WHERE c.kind = 'sample'",
+    ),
+    (
+        "remote_waits",
+        "One row per wait ended by TCP data that a thread of another host's trace sent: the wait, the flow, the sender and when it sent (on its own host's clock).",
+        // A wait's wake-up is the `ready` mark at the same time for the same thread;
+        // the sender's flow is the receiver's seen from the other end, and its send
+        // is the one whose bytes hold the last byte that had arrived (rcv_nxt - 1).
+        // Sequence numbers are compared without their wrap at 2^32: a send across it
+        // is not found.
+        "SELECT s.trace_id, s.host, s.utid, s.tid, s.seg, s.start_ns, s.dur_ns,
+                f.label AS flow, x.trace_id AS peer_trace_id, x.host AS peer_host,
+                x.tid AS sender_tid, x.ts AS sent_ns, x.bytes
+         FROM sockets r
+         JOIN thread_states s ON s.trace_id = r.trace_id AND s.host = r.host
+                             AND s.tid = r.tid AND s.wake_ns = r.ts AND s.state = 'blocked'
+         JOIN flows f ON f.trace_id = r.trace_id AND f.host = r.host AND f.flow_id = r.flow_id
+         JOIN flows g ON g.local = f.remote AND g.remote = f.local AND g.proto = f.proto
+                     AND (g.host <> f.host OR g.trace_id <> f.trace_id)
+         JOIN sockets x ON x.trace_id = g.trace_id AND x.host = g.host
+                       AND x.flow_id = g.flow_id AND x.kind = 'send'
+         WHERE r.kind = 'ready' AND f.proto = 'tcp'
+           AND x.seq - x.bytes <= r.seq - 1 AND r.seq - 1 < x.seq",
     ),
     (
         "syscall_summary",
