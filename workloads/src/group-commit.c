@@ -276,24 +276,10 @@ static void setup(const char *dir)
 		wl_die("group-commit: listen: %s", strerror(errno));
 }
 
-/* ADDR:PORT (IPv4) into server_addr. */
-static void parse_addr(const char *s)
-{
-	char host[64];
-	const char *colon = strrchr(s, ':');
-	int port = colon ? atoi(colon + 1) : 0;
-	if (!colon || colon - s >= (long)sizeof host || port <= 0 || port > 65535)
-		wl_die("group-commit: bad address %s (want ADDR:PORT)", s);
-	memcpy(host, s, colon - s);
-	host[colon - s] = 0;
-	server_addr.sin_family = AF_INET;
-	server_addr.sin_port = htons(port);
-	if (inet_pton(AF_INET, host, &server_addr.sin_addr) != 1)
-		wl_die("group-commit: bad address %s (want ADDR:PORT)", s);
-}
-
-/* The server alone (--listen): serve --clients connections until they close. */
-static uint64_t serve_alone(void)
+/* Serve --clients connections until they close: the sync, runtime and net
+ * threads.  The count is the forked client's, reported on `res` (res >= 0), or
+ * the server's own (--listen, res < 0). */
+static uint64_t serve(int res, pid_t client)
 {
 	pthread_t sync_t, runtime_t, nets[MAX_CLIENTS];
 	if (pthread_create(&sync_t, NULL, sync_main, NULL) ||
@@ -306,6 +292,12 @@ static uint64_t serve_alone(void)
 		wl_set_nodelay(fd);
 		nets[i] = (pthread_t)net_spawn(i, fd);
 	}
+	uint64_t total = 0;
+	if (res >= 0) {
+		if (read(res, &total, sizeof total) != sizeof total)
+			wl_die("group-commit: the client died");
+		waitpid(client, NULL, 0);
+	}
 	for (int i = 0; i < nclients; i++)
 		pthread_join(nets[i], NULL);
 	pthread_mutex_lock(&q_lock);
@@ -314,7 +306,7 @@ static uint64_t serve_alone(void)
 	pthread_mutex_unlock(&q_lock);
 	pthread_join(sync_t, NULL);
 	pthread_join(runtime_t, NULL);
-	return __atomic_load_n(&seq, __ATOMIC_RELAXED);
+	return res >= 0 ? total : __atomic_load_n(&seq, __ATOMIC_RELAXED);
 }
 
 int main(int argc, char **argv)
@@ -337,17 +329,17 @@ int main(int argc, char **argv)
 		"world every 50 ms (--fixed: one sync per batch of pending requests).",
 		extra, &args);
 	if (connect_to) {
-		parse_addr(connect_to);
+		server_addr = wl_parse_addr("group-commit", connect_to);
 		wl_name_process("gc-client");
 		wl_report(&args, run_clients());
 		return 0;
 	}
 	if (listen_at)
-		parse_addr(listen_at);
+		server_addr = wl_parse_addr("group-commit", listen_at);
 	wl_name_process("gc-server");
 	setup(wl_log_dir("group-commit", dir));
 	if (listen_at) {
-		uint64_t total = serve_alone();
+		uint64_t total = serve(-1, 0);
 		unlink(wl_log_path());
 		wl_report(&args, total);
 		return 0;
@@ -367,30 +359,7 @@ int main(int argc, char **argv)
 		client_main(res[1]);
 	}
 	close(res[1]);
-	pthread_t sync_t, runtime_t;
-	if (pthread_create(&sync_t, NULL, sync_main, NULL) ||
-	    pthread_create(&runtime_t, NULL, runtime_main, NULL))
-		wl_die("group-commit: pthread_create failed");
-	pthread_t nets[MAX_CLIENTS];
-	for (int i = 0; i < nclients; i++) {
-		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0)
-			wl_die("group-commit: accept: %s", strerror(errno));
-		wl_set_nodelay(fd);
-		nets[i] = (pthread_t)net_spawn(i, fd);
-	}
-	uint64_t total = 0;
-	if (read(res[0], &total, sizeof total) != sizeof total)
-		wl_die("group-commit: the client died");
-	waitpid(client, NULL, 0);
-	for (int i = 0; i < nclients; i++)
-		pthread_join(nets[i], NULL);
-	pthread_mutex_lock(&q_lock);
-	__atomic_store_n(&stopping, 1, __ATOMIC_RELAXED);
-	pthread_cond_broadcast(&q_cv);
-	pthread_mutex_unlock(&q_lock);
-	pthread_join(sync_t, NULL);
-	pthread_join(runtime_t, NULL);
+	uint64_t total = serve(res[0], client);
 	fprintf(stderr, "group-commit: %" PRIu64 " requests, %" PRIu64 " syncs\n", total,
 		syncs);
 	unlink(wl_log_path());

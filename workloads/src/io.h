@@ -9,6 +9,7 @@
 #include <linux/magic.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -122,5 +123,24 @@ static inline int wl_get_u64(const char *prog, int fd, uint64_t *v)
 		wl_die("%s: read: %s", prog, n < 0 ? strerror(errno) : "short");
 	return 1;
 }
+
+/* ADDR:PORT (IPv4) as a socket address; exits with a message naming `prog` on
+ * anything else. */
+static inline struct sockaddr_in wl_parse_addr(const char *prog, const char *s)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	char host[64];
+	const char *colon = strrchr(s, ':');
+	int port = colon ? atoi(colon + 1) : 0;
+	if (!colon || colon - s >= (long)sizeof host || port <= 0 || port > 65535)
+		wl_die("%s: bad address %s (want ADDR:PORT)", prog, s);
+	memcpy(host, s, colon - s);
+	host[colon - s] = 0;
+	a.sin_port = htons(port);
+	if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
+		wl_die("%s: bad address %s (want ADDR:PORT)", prog, s);
+	return a;
+}
+
 
 #endif

@@ -115,29 +115,12 @@ static void *requester_main(void *p)
 	return NULL;
 }
 
-/* ADDR:PORT (IPv4). */
-static struct sockaddr_in parse_addr(const char *s)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	char host[64];
-	const char *colon = strrchr(s, ':');
-	int port = colon ? atoi(colon + 1) : 0;
-	if (!colon || colon - s >= (long)sizeof host || port <= 0 || port > 65535)
-		wl_die("lock-chain: bad address %s (want ADDR:PORT)", s);
-	memcpy(host, s, colon - s);
-	host[colon - s] = 0;
-	a.sin_port = htons(port);
-	if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
-		wl_die("lock-chain: bad address %s (want ADDR:PORT)", s);
-	return a;
-}
-
 /* --connect: one request at a time, each answered after an update of the table. */
 static uint64_t client_main(void)
 {
 	wl_name_process("lk-client");
 	wl_name_thread("client");
-	struct sockaddr_in a = parse_addr(connect_to);
+	struct sockaddr_in a = wl_parse_addr("lock-chain", connect_to);
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0)
 		wl_die("lock-chain: connect %s: %s", connect_to, strerror(errno));
@@ -156,7 +139,7 @@ static uint64_t client_main(void)
 /* --listen: wait for the one client. */
 static int accept_client(void)
 {
-	struct sockaddr_in a = parse_addr(listen_at);
+	struct sockaddr_in a = wl_parse_addr("lock-chain", listen_at);
 	int one = 1, lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (lfd < 0)
 		wl_die("lock-chain: socket: %s", strerror(errno));

@@ -50,6 +50,29 @@ fn events(h: &Host, client: bool) -> Vec<Event> {
     if client {
         at(START - 1, switch(Tid(0), TaskState::RUNNABLE, t));
     }
+    // Data arriving for `t`: the network's wake-up, the socket's mark, the switch in.
+    let arrival = |at: &mut dyn FnMut(u64, EventKind), ts: u64, n: u32| {
+        at(
+            ts,
+            EventKind::Wakeup {
+                wakee: t,
+                target_cpu: Cpu(0),
+                waker: Waker::Softirq {
+                    vec: SoftirqVec::NET_RX,
+                },
+            },
+        );
+        at(
+            ts,
+            EventKind::SockReady {
+                wakee: t,
+                host: Tid(0),
+                flow: causeway_format::FlowId(0),
+                seq: Some(seq_in + recv_bytes * n),
+            },
+        );
+        at(ts + 1_000, switch(Tid(0), TaskState::RUNNABLE, t));
+    };
     for k in 0..ROUNDS {
         let base = START + k * PERIOD;
         let arrive = if client {
@@ -57,32 +80,12 @@ fn events(h: &Host, client: bool) -> Vec<Event> {
         } else {
             base + 10_000 + ONE_WAY
         };
-        let send = base + send_off;
         let n = k as u32 + 1;
         if !client {
-            at(
-                arrive,
-                EventKind::Wakeup {
-                    wakee: t,
-                    target_cpu: Cpu(0),
-                    waker: Waker::Softirq {
-                        vec: SoftirqVec::NET_RX,
-                    },
-                },
-            );
-            at(
-                arrive,
-                EventKind::SockReady {
-                    wakee: t,
-                    host: Tid(0),
-                    flow: causeway_format::FlowId(0),
-                    seq: Some(seq_in + recv_bytes * n),
-                },
-            );
-            at(arrive + 1_000, switch(Tid(0), TaskState::RUNNABLE, t));
+            arrival(&mut at, arrive, n);
         }
         at(
-            send,
+            base + send_off,
             EventKind::SockSend {
                 tid: t,
                 flow: causeway_format::FlowId(0),
@@ -90,28 +93,12 @@ fn events(h: &Host, client: bool) -> Vec<Event> {
                 seq: Some(seq_out + send_bytes * n),
             },
         );
-        at(send + 1_000, switch(t, TaskState::INTERRUPTIBLE, Tid(0)));
+        at(
+            base + send_off + 1_000,
+            switch(t, TaskState::INTERRUPTIBLE, Tid(0)),
+        );
         if client {
-            at(
-                arrive,
-                EventKind::Wakeup {
-                    wakee: t,
-                    target_cpu: Cpu(0),
-                    waker: Waker::Softirq {
-                        vec: SoftirqVec::NET_RX,
-                    },
-                },
-            );
-            at(
-                arrive,
-                EventKind::SockReady {
-                    wakee: t,
-                    host: Tid(0),
-                    flow: causeway_format::FlowId(0),
-                    seq: Some(seq_in + recv_bytes * n),
-                },
-            );
-            at(arrive + 1_000, switch(Tid(0), TaskState::RUNNABLE, t));
+            arrival(&mut at, arrive, n);
         }
     }
     out.sort_by_key(|e| e.ts);
