@@ -20,7 +20,9 @@
  * clock: one update per request on a TCP connection.  --connect ADDR:PORT runs
  * only that client ("lk-client", thread "client"), on another machine or network
  * namespace: the client waits on the requester, which waits on the lock, ... so
- * the chain starts on one host and goes on on the other.
+ * the chain starts on one host and goes on on the other.  --serve-backend
+ * ADDR:PORT runs only the backend, for an lk-app started with --backend
+ * ADDR:PORT: the holder's query then crosses to that host too.
  */
 #include "common.h"
 #include "io.h"
@@ -36,7 +38,7 @@ static struct wl_args args;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t table_value;
 static int req_fd = -1, resp_fd = -1;
-static const char *listen_at, *connect_to;
+static const char *listen_at, *connect_to, *backend_at, *serve_backend_at;
 static int peer_fd = -1; /* --listen: the remote client's connection */
 
 /* ---- backend (child process) -------------------------------------- */
@@ -116,15 +118,21 @@ static void *requester_main(void *p)
 }
 
 /* --connect: one request at a time, each answered after an update of the table. */
+static int connect_to_addr(const char *at)
+{
+	struct sockaddr_in a = wl_parse_addr("lock-chain", at);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0)
+		wl_die("lock-chain: connect %s: %s", at, strerror(errno));
+	wl_set_nodelay(fd);
+	return fd;
+}
+
 static uint64_t client_main(void)
 {
 	wl_name_process("lk-client");
 	wl_name_thread("client");
-	struct sockaddr_in a = wl_parse_addr("lock-chain", connect_to);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0)
-		wl_die("lock-chain: connect %s: %s", connect_to, strerror(errno));
-	wl_set_nodelay(fd);
+	int fd = connect_to_addr(connect_to);
 	uint64_t n = 0, r;
 	while (!wl_time_up(&args)) {
 		wl_put_u64("lock-chain", fd, n);
@@ -136,22 +144,48 @@ static uint64_t client_main(void)
 	return n;
 }
 
-/* --listen: wait for the one client. */
-static int accept_client(void)
+/* Wait for the one peer on `at` (ADDR:PORT). */
+static int accept_one(const char *at)
 {
-	struct sockaddr_in a = wl_parse_addr("lock-chain", listen_at);
+	struct sockaddr_in a = wl_parse_addr("lock-chain", at);
 	int one = 1, lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (lfd < 0)
 		wl_die("lock-chain: socket: %s", strerror(errno));
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	if (bind(lfd, (struct sockaddr *)&a, sizeof a) || listen(lfd, 1))
-		wl_die("lock-chain: listen %s: %s", listen_at, strerror(errno));
+		wl_die("lock-chain: listen %s: %s", at, strerror(errno));
 	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0)
 		wl_die("lock-chain: accept: %s", strerror(errno));
 	close(lfd);
 	wl_set_nodelay(fd);
 	return fd;
+}
+
+/* The holder and the requester; the backend is a child (`backend` its pid,
+ * queried on req_fd, answering on resp_fd) or a socket (backend < 0, both ends
+ * `fd`). */
+static int app_main(int fd, pid_t backend)
+{
+	req_fd = fd;
+	if (backend < 0)
+		resp_fd = fd;
+	wl_name_process("lk-app");
+	if (listen_at)
+		peer_fd = accept_one(listen_at);
+	pthread_t h, r;
+	WL_CHECK_PT(pthread_create(&h, NULL, holder_main, NULL));
+	WL_CHECK_PT(pthread_create(&r, NULL, requester_main, NULL));
+	pthread_join(h, NULL);
+	pthread_join(r, NULL);
+	close(req_fd);
+	int status;
+	while (backend > 0 && waitpid(backend, &status, 0) < 0 && errno == EINTR)
+		;
+	fprintf(stderr, "lock-chain: %s mode, %llu requests\n",
+		args.fixed ? "fixed" : "plain", (unsigned long long)requests);
+	wl_report(&args, requests);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -163,6 +197,10 @@ int main(int argc, char **argv)
 		  "serve the requests of one --connect client on ADDR:PORT" },
 		{ "connect", WL_OPT_STR, &connect_to, 0, 0,
 		  "run only a client of a --listen lock-chain at ADDR:PORT" },
+		{ "backend", WL_OPT_STR, &backend_at, 0, 0,
+		  "ask a --serve-backend lock-chain at ADDR:PORT instead of a child" },
+		{ "serve-backend", WL_OPT_STR, &serve_backend_at, 0, 0,
+		  "run only the backend, for one --backend lock-chain, on ADDR:PORT" },
 		{ 0 },
 	};
 	wl_init(argc, argv, "lock-chain",
@@ -174,6 +212,14 @@ int main(int argc, char **argv)
 		wl_report(&args, client_main());
 		return 0;
 	}
+	if (serve_backend_at) {
+		int fd = accept_one(serve_backend_at);
+		backend_main(fd, fd);
+		wl_report(&args, 0);
+		return 0;
+	}
+	if (backend_at)
+		return app_main(connect_to_addr(backend_at), -1);
 	int req[2], resp[2];
 	if (pipe(req) || pipe(resp))
 		wl_die("lock-chain: pipe: %s", strerror(errno));
@@ -191,23 +237,8 @@ int main(int argc, char **argv)
 	}
 	close(req[0]);
 	close(resp[1]);
-	req_fd = req[1];
 	resp_fd = resp[0];
-	wl_name_process("lk-app");
-	if (listen_at)
-		peer_fd = accept_client();
-	pthread_t h, r;
-	WL_CHECK_PT(pthread_create(&h, NULL, holder_main, NULL));
-	WL_CHECK_PT(pthread_create(&r, NULL, requester_main, NULL));
-	pthread_join(h, NULL);
-	pthread_join(r, NULL);
-	close(req_fd);
-	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	int status = app_main(req[1], pid);
 	close(resp_fd);
-	fprintf(stderr, "lock-chain: %s mode, %llu requests\n",
-		args.fixed ? "fixed" : "plain", (unsigned long long)requests);
-	wl_report(&args, requests);
-	return 0;
+	return status;
 }

@@ -6,10 +6,11 @@
 //!   the clients' waits at the network; joined, the clients wait for the server's
 //!   threads and the top knot is the server's sync thread and its disk, whatever the
 //!   second trace's clock says.
-//! - `lock-chain --connect` in one, `lock-chain --listen` in the other: the client
-//!   waits for the requester, which waits for the lock that the holder keeps while it
-//!   waits for the backend's sleep. The diagnosis's chain starts on one host and ends
-//!   on the other.
+//! - Three tiers of `lock-chain` on two hosts: the client and the backend on one, the
+//!   app between them on the other. The client waits for the app's requester, which
+//!   waits for the lock that the holder keeps while it waits for the backend's sleep
+//!   back on the first host: the diagnosis's chain crosses from one trace to the
+//!   other and back.
 
 mod common;
 
@@ -275,22 +276,64 @@ fn joined_the_clients_wait_for_the_other_hosts_server_and_its_disk() {
     }
 }
 
+/// Three tiers on two hosts: host a runs lock-chain's client and its backend, host b
+/// the app between them (`--listen` for the client, `--backend` to host a). Each
+/// host's processes are recorded into its own trace.
+fn record_three_tiers(zoo: &Zoo, net: &NetPair) -> (PathBuf, PathBuf) {
+    let w = workload("lock-chain");
+    let w = w.to_str().unwrap();
+    let (back, front) = (
+        format!("{}:{}", net.addr_a, PORT + 2),
+        format!("{}:{}", net.addr_b, PORT + 1),
+    );
+    let ready = zoo.dir().join("app-listens");
+    // Host a: the backend, then (once the app on b listens) the client.
+    let script = format!(
+        "{w} --serve-backend {back} --seconds 6 > /dev/null & \
+         while [ ! -e {r} ]; do sleep 0.05; done; \
+         {w} --connect {front} --seconds 2 > /dev/null; wait",
+        r = ready.display()
+    );
+    let (a, b) = (zoo.dir().join("a.cwt"), zoo.dir().join("b.cwt"));
+    let rec = |out: &Path, ns: &str, args: &[&str]| {
+        causeway()
+            .arg("record")
+            .arg("-o")
+            .arg(out)
+            .arg("--")
+            .args(NetPair::exec(ns))
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start a recording")
+    };
+    let host_a = rec(&a, &net.a, &["sh", "-c", &script]);
+    NetPair::wait_listening(&net.a, PORT + 2);
+    let host_b = rec(
+        &b,
+        &net.b,
+        &[w, "--listen", &front, "--backend", &back, "--seconds", "3"],
+    );
+    NetPair::wait_listening(&net.b, PORT + 1);
+    std::fs::write(&ready, b"").unwrap();
+    for (what, r) in [("host b", host_b), ("host a", host_a)] {
+        let o = r.wait_with_output().expect("a recording");
+        assert!(
+            o.status.success(),
+            "{what}'s recording: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    (a, b)
+}
+
 #[test]
-fn the_culprit_chain_goes_from_the_client_to_the_other_hosts_lock_and_sleep() {
+fn the_culprit_chain_goes_from_the_client_to_the_other_hosts_lock_and_back() {
     let _one = serial();
     let Some(zoo) = Zoo::start() else { return };
     let net = NetPair::new(1);
-    let at = format!("{}:{}", net.addr_b, PORT + 1);
-    let server = ["--listen", &at, "--seconds", "3"].map(String::from);
-    let client = ["--connect", &at, "--seconds", "2"].map(String::from);
-    let (a, b) = record_pair(
-        &zoo,
-        &net,
-        &workload("lock-chain"),
-        (&server, PORT + 1),
-        &client,
-        ("a", "b"),
-    );
+    let (a, b) = record_three_tiers(&zoo, &net);
     let d = analyse_json(
         &b,
         &[
@@ -330,7 +373,7 @@ fn the_culprit_chain_goes_from_the_client_to_the_other_hosts_lock_and_sleep() {
     waits_in(&requester, "update_table");
     let holder = culprit(&requester, "holder@b");
     waits_in(&holder, "fetch_from_backend");
-    let backend = culprit(&holder, "lk-backend@b");
+    let backend = culprit(&holder, "lk-backend@a");
     waits_in(&backend, "slow_lookup");
     assert_eq!(
         backend["note"],
