@@ -43,13 +43,15 @@ fn clock_line(h: &HostJoin, hosts: &[HostJoin]) -> String {
     match (c.uncertainty_ns, c.via) {
         (Some(u), Some(via)) => {
             let via = hosts.get(via as usize).map_or("?", |v| v.name.as_str());
+            // The offset is against the first host's clock, whichever host measured it.
+            let first = hosts.first().map_or("?", |v| v.name.as_str());
             let (dir, abs) = if c.offset_ns >= 0 {
                 ("ahead of", c.offset_ns)
             } else {
                 ("behind", -c.offset_ns)
             };
             format!(
-                "{}: clock {} {dir} the recordings' wall clocks' placement, ± {} (from {} messages exchanged with {via}); {} wake-up{} tied to a sender on another host",
+                "{}: clock {} {dir} {first}'s beyond what the recordings' wall clocks said, ± {} (from {} messages exchanged with {via}); {} wake-up{} tied to a sender on another host",
                 h.name,
                 duration(abs as u64),
                 duration(u),
@@ -70,5 +72,65 @@ fn duration(ns: u64) -> String {
         format!("{:.3} ms", ns as f64 / 1e6)
     } else {
         format!("{:.1} µs", ns as f64 / 1e3)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use causeway_join::clock::Offset;
+
+    fn host(name: &str, offset_ns: i64, via: Option<u32>, alone: usize) -> HostJoin {
+        HostJoin {
+            name: name.into(),
+            events: 10,
+            wall_clock_ns: 0,
+            clock: Offset {
+                offset_ns,
+                uncertainty_ns: via.map(|_| 20_000),
+                via,
+                messages: 7,
+            },
+            flows_joined: 1,
+            flows_alone: alone,
+            arrivals_unmatched: 0,
+            crossings: 3,
+            short_waits_unlinked: 0,
+            tid_base: 0,
+        }
+    }
+
+    #[test]
+    fn each_host_after_the_first_says_its_clock_against_the_first() {
+        let hosts = [
+            host("a", 0, None, 0),
+            host("b", 37_000_000, Some(0), 0),
+            host("c", -1_500, Some(1), 2),
+            host("d", 0, None, 0),
+        ];
+        let l = lines(&hosts);
+        assert!(
+            l[0].starts_with("joined 4 hosts' recordings on a's clock"),
+            "{l:?}"
+        );
+        assert!(
+            l[1].starts_with("b: clock 37.000 ms ahead of a's"),
+            "{}",
+            l[1]
+        );
+        assert!(
+            l[1].contains("± 20.0 µs (from 7 messages exchanged with a)"),
+            "{}",
+            l[1]
+        );
+        assert!(l[2].starts_with("c: clock 1.5 µs behind a's"), "{}", l[2]);
+        assert!(l[2].contains("exchanged with b"), "{}", l[2]);
+        assert!(
+            l[3].starts_with("d: no data exchanged both ways"),
+            "{}",
+            l[3]
+        );
+        assert!(l[4].starts_with("2 remote TCP flows"), "{}", l[4]);
+        assert!(lines(&hosts[..1]).is_empty());
     }
 }
