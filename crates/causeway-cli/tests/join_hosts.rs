@@ -19,8 +19,9 @@ use common::netns::NetPair;
 use common::zoo::{Zoo, analyse_json};
 use common::{causeway, workload};
 use serde_json::Value;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{Child, Stdio};
 use std::sync::{Mutex, MutexGuard};
 
 const PORT: u16 = 7700;
@@ -29,6 +30,31 @@ const PORT: u16 = 7700;
 fn serial() -> MutexGuard<'static, ()> {
     static ONE: Mutex<()> = Mutex::new(());
     ONE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Start `causeway record -o OUT -- ip netns exec NS ARGS...`.
+fn start_recording(out: &Path, ns: &str, args: &[&OsStr]) -> Child {
+    causeway()
+        .arg("record")
+        .arg("-o")
+        .arg(out)
+        .arg("--")
+        .args(NetPair::exec(ns))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start a recording")
+}
+
+/// Wait for a recording started by [`start_recording`]; it must succeed.
+fn finish_recording(what: &str, rec: Child) {
+    let o = rec.wait_with_output().expect("a recording");
+    assert!(
+        o.status.success(),
+        "{what}'s recording: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 /// Record `server_args` of `program` in namespace `b` into `b.cwt` and, once it
@@ -45,40 +71,21 @@ fn record_pair(
         zoo.dir().join(format!("{}.cwt", names.0)),
         zoo.dir().join(format!("{}.cwt", names.1)),
     );
-    let serving = causeway()
-        .arg("record")
-        .arg("-o")
-        .arg(&server)
-        .arg("--")
-        .args(NetPair::exec(&net.b))
-        .arg(program)
-        .args(server_args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the server's recording");
+    let with = |args: &[String]| -> Vec<OsString> {
+        std::iter::once(program.as_os_str().to_owned())
+            .chain(args.iter().map(OsString::from))
+            .collect()
+    };
+    let (sargs, cargs) = (with(server_args), with(client_args));
+    let (srefs, crefs): (Vec<&OsStr>, Vec<&OsStr>) = (
+        sargs.iter().map(OsString::as_os_str).collect(),
+        cargs.iter().map(OsString::as_os_str).collect(),
+    );
+    let serving = start_recording(&server, &net.b, &srefs);
     NetPair::wait_listening(&net.b, port);
-    let c = causeway()
-        .arg("record")
-        .arg("-o")
-        .arg(&client)
-        .arg("--")
-        .args(NetPair::exec(&net.a))
-        .arg(program)
-        .args(client_args)
-        .output()
-        .expect("record the client");
-    assert!(
-        c.status.success(),
-        "client recording: {}",
-        String::from_utf8_lossy(&c.stderr)
-    );
-    let s = serving.wait_with_output().expect("server recording");
-    assert!(
-        s.status.success(),
-        "server recording: {}",
-        String::from_utf8_lossy(&s.stderr)
-    );
+    let clients = start_recording(&client, &net.a, &crefs);
+    finish_recording("the client", clients);
+    finish_recording("the server", serving);
     (client, server)
 }
 
@@ -295,17 +302,8 @@ fn record_three_tiers(zoo: &Zoo, net: &NetPair) -> (PathBuf, PathBuf) {
     );
     let (a, b) = (zoo.dir().join("a.cwt"), zoo.dir().join("b.cwt"));
     let rec = |out: &Path, ns: &str, args: &[&str]| {
-        causeway()
-            .arg("record")
-            .arg("-o")
-            .arg(out)
-            .arg("--")
-            .args(NetPair::exec(ns))
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start a recording")
+        let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+        start_recording(out, ns, &args)
     };
     let host_a = rec(&a, &net.a, &["sh", "-c", &script]);
     NetPair::wait_listening(&net.a, PORT + 2);
@@ -316,14 +314,8 @@ fn record_three_tiers(zoo: &Zoo, net: &NetPair) -> (PathBuf, PathBuf) {
     );
     NetPair::wait_listening(&net.b, PORT + 1);
     std::fs::write(&ready, b"").unwrap();
-    for (what, r) in [("host b", host_b), ("host a", host_a)] {
-        let o = r.wait_with_output().expect("a recording");
-        assert!(
-            o.status.success(),
-            "{what}'s recording: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-    }
+    finish_recording("host b", host_b);
+    finish_recording("host a", host_a);
     (a, b)
 }
 
