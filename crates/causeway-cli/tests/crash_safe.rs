@@ -8,11 +8,10 @@
 
 mod common;
 
-use common::{can_record, causeway, record, workload};
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use common::{can_record, causeway, record, start_recording, workload};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
@@ -21,37 +20,6 @@ fn stderr(o: &Output) -> String {
 fn json(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&o.stdout)))
-}
-
-/// Start `causeway record -o OUT ARGS` and wait until it says it is recording:
-/// the process, the temporary file it named, and when recording started.
-fn start_recording(out: &Path, args: &[&str]) -> (std::process::Child, PathBuf, Instant) {
-    let mut child = causeway()
-        .arg("record")
-        .arg("-o")
-        .arg(out)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run causeway record");
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut temp = None;
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        if let Some(rest) = line.strip_prefix("causeway: writing ") {
-            let path = rest.split(" until ").next().unwrap();
-            temp = Some(PathBuf::from(path));
-        }
-        if line.contains("Ctrl-C to stop") {
-            break;
-        }
-    }
-    let started = Instant::now();
-    // Keep draining stderr so the recorder never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    let temp = temp.expect("record names its temporary file before it starts");
-    (child, temp, started)
 }
 
 #[test]
@@ -66,8 +34,11 @@ fn sigkill_keeps_all_but_the_last_interval_and_the_previous_trace() {
     record(&out, &["--", bin.to_str().unwrap(), "--seconds", "0.3"]);
     let before = std::fs::read(&out).unwrap();
 
-    let (mut child, temp, started) =
-        start_recording(&out, &["--", bin.to_str().unwrap(), "--seconds", "5"]);
+    let rec = start_recording(&out, &["--", bin.to_str().unwrap(), "--seconds", "5"]);
+    let (mut child, started) = (rec.child, rec.at);
+    let temp = rec
+        .temp
+        .expect("record names its temporary file before it starts");
     std::thread::sleep(Duration::from_millis(3_500));
     let recorded = started.elapsed().as_secs_f64();
     // SAFETY: kill on the pid of a child this test started and has not waited for.

@@ -70,6 +70,63 @@ pub fn record(out: &Path, args: &[&str]) -> Output {
     o
 }
 
+/// A `causeway record` started in the background and known to be recording.
+pub struct Started {
+    /// The recorder.
+    pub child: std::process::Child,
+    /// The temporary file it said it writes until it stops, if it named one.
+    pub temp: Option<PathBuf>,
+    /// When it said it was recording (its probes are attached and the command runs).
+    pub at: std::time::Instant,
+    /// The rest of its stderr, read to its end so it never blocks on a full pipe.
+    pub rest: std::thread::JoinHandle<String>,
+}
+
+/// Start `causeway record -o OUT ARGS` (stdout discarded) and return once it says it
+/// is recording. Tests that time something against the recording start from here,
+/// not from the spawn: attaching the probes takes a second or more on a loaded host.
+pub fn start_recording(out: &Path, args: &[&str]) -> Started {
+    use std::io::{BufRead, BufReader};
+    let mut child = causeway()
+        .arg("record")
+        .arg("-o")
+        .arg(out)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run causeway record");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let (mut temp, mut seen) = (None, String::new());
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        if let Some(rest) = line.strip_prefix("causeway: writing ") {
+            temp = Some(PathBuf::from(rest.split(" until ").next().unwrap()));
+        }
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.contains("Ctrl-C to stop") {
+            let at = std::time::Instant::now();
+            let rest = std::thread::spawn(move || {
+                let mut text = seen;
+                for l in lines.map_while(Result::ok) {
+                    text.push_str(&l);
+                    text.push('\n');
+                }
+                text
+            });
+            return Started {
+                child,
+                temp,
+                at,
+                rest,
+            };
+        }
+    }
+    let status = child.wait().expect("wait for causeway record");
+    panic!("causeway record ended ({status}) before it was recording: {seen}");
+}
+
 /// The output of a command that must have succeeded (its stderr is the failure
 /// message; the failure points at the caller's line).
 #[track_caller]
