@@ -14,8 +14,9 @@ use crate::builder::ModelBuilder;
 use crate::error::ModelError;
 use crate::facts::{Facts, FactsCollector};
 use crate::model::Model;
-use causeway_format::{Event, Header, Tables, TraceReader, TraceStats};
+use causeway_format::{Event, Header, Tables, Timestamp, TraceReader, TraceStats};
 use std::io::{Read, Seek};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 
 /// Events per batch: large enough that handing over a batch costs little per event,
@@ -48,7 +49,12 @@ impl Trace {
     ) -> Result<Trace, ModelError> {
         let tables = reader.tables().clone();
         let header = reader.header().clone();
+        let trigger = reader.stats().trigger;
         let (model, mut facts) = ingest(&tables, &header, |sink| {
+            // A flight dump observed the system up to its trigger.
+            if let Some(t) = trigger {
+                sink.observed_until(Timestamp(t.ts_ns));
+            }
             let mut n = 0u64;
             for ev in reader.events() {
                 sink.push(ev?);
@@ -178,6 +184,11 @@ impl<'t> Ingestor<'t> {
         self.facts.push(ev);
     }
 
+    /// The recording saw the system until `ts` (see [`ModelBuilder::observed_until`]).
+    pub fn observed_until(&mut self, ts: Timestamp) {
+        self.builder.observed_until(ts);
+    }
+
     /// Finish the model and hand back both.
     pub fn finish(self) -> (Model, Facts) {
         (self.builder.finish(), self.facts.finish())
@@ -210,6 +221,7 @@ pub struct EventSink<'s, 't> {
     full: Option<SyncSender<Vec<Event>>>,
     empty: &'s Receiver<Vec<Event>>,
     facts: &'s mut FactsCollector<'t>,
+    observed: &'s AtomicU64,
 }
 
 impl EventSink<'_, '_> {
@@ -240,6 +252,12 @@ impl EventSink<'_, '_> {
         }
     }
 
+    /// The recording saw the system until `ts` although its last event may be older:
+    /// the model's timelines close no earlier (see [`ModelBuilder::observed_until`]).
+    pub fn observed_until(&mut self, ts: Timestamp) {
+        self.observed.fetch_max(ts.0, Ordering::SeqCst);
+    }
+
     /// Send what is left; the model thread then finishes.
     fn close(mut self) {
         if !self.batch.is_empty() {
@@ -254,6 +272,7 @@ fn build(
     header: &Header,
     full: Receiver<Vec<Event>>,
     empty: Sender<Vec<Event>>,
+    observed: &AtomicU64,
 ) -> Model {
     let mut builder = ModelBuilder::new(tables, header);
     for mut batch in full {
@@ -264,6 +283,9 @@ fn build(
         // The producer may have finished and dropped its end: the batch is then freed.
         let _ = empty.send(batch);
     }
+    // The producer is done (its end of the channel is dropped), so its last word on
+    // the time observed is in.
+    builder.observed_until(Timestamp(observed.load(Ordering::SeqCst)));
     builder.finish()
 }
 
@@ -296,13 +318,15 @@ pub fn ingest<E>(
     let (full_tx, full_rx) = sync_channel::<Vec<Event>>(QUEUED);
     let (empty_tx, empty_rx) = channel::<Vec<Event>>();
     let mut facts = FactsCollector::new(tables, header);
+    let observed = AtomicU64::new(0);
     let (model, produced) = std::thread::scope(|s| {
-        let model = s.spawn(|| build(tables, header, full_rx, empty_tx));
+        let model = s.spawn(|| build(tables, header, full_rx, empty_tx, &observed));
         let mut sink = EventSink {
             batch: Vec::with_capacity(BATCH),
             full: Some(full_tx),
             empty: &empty_rx,
             facts: &mut facts,
+            observed: &observed,
         };
         let produced = produce(&mut sink);
         sink.close();

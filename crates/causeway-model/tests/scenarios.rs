@@ -784,3 +784,31 @@ fn wakeups_link_the_wakers_running_segment() {
     assert_eq!(m.thread_index_at(Tid(30), w.ts), Some(th(30)));
     assert_eq!(m.thread_by_index(id.thread).map(|t| t.tid), Some(Tid(30)));
 }
+
+/// A flight dump whose trigger fired on a stall still going on ends at the trigger, not
+/// at its last event: the stall is as long in the model as when it fired.
+#[test]
+fn a_trigger_mark_after_the_last_event_closes_the_timelines_there() {
+    use causeway_format::{Header, TraceWriter, TriggerMark, TriggerReason};
+    let mut s = Synth::new();
+    s.switch(0, 0, 0, R, 10).switch(1000, 0, 10, S, 0);
+    let header = Header::synthetic(1);
+    let mut w = TraceWriter::new(Vec::new(), &header).unwrap();
+    for ev in s.events() {
+        w.push(&ev).unwrap();
+    }
+    w.set_trigger(TriggerMark {
+        reason: TriggerReason::Blocked,
+        ts_ns: 50_000,
+        tid: Some(10),
+        stall_start_ns: Some(1000),
+    });
+    let bytes = w.finish().unwrap();
+    let mut rd = TraceReader::from_bytes(&bytes).unwrap();
+    let m = Model::from_reader(&mut rd).unwrap();
+    let last = *segs(&m, 10).last().unwrap();
+    assert_eq!(last, seg(1000, 50_000, true, false, blocked(Some(S), None)));
+    assert_eq!(m.span().unwrap().end, Timestamp(50_000));
+    // Without the mark the same events end at the last one.
+    assert_eq!(segs(&s.model(1), 10).last().unwrap().end, Timestamp(1000));
+}

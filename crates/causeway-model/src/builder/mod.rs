@@ -128,6 +128,15 @@ impl<'t> ModelBuilder<'t> {
         &self.stats
     }
 
+    /// The recording saw the system until `ts` although its last event may be older
+    /// (a flight recorder's dump at a trigger that fired on a stall still going on):
+    /// the timelines are closed no earlier than `ts`, so that stall is not cut short.
+    pub fn observed_until(&mut self, ts: Timestamp) {
+        if self.start.is_some() {
+            self.now = self.now.max(ts);
+        }
+    }
+
     /// Feed the next event. Events must come in time order (as
     /// [`causeway_format::TraceReader::events`] yields them); older ones are counted
     /// and treated as happening at the newest time seen.
