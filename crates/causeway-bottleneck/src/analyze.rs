@@ -13,6 +13,7 @@ use crate::knots;
 use crate::options::Options;
 use crate::profile;
 use crate::vertices;
+use crate::waitmap::{self, WaitMap};
 use crate::waits::{Resolver, WaitStats};
 use crate::waker::DeviceSet;
 use causeway_format::DurationNs;
@@ -61,6 +62,23 @@ fn check(opts: &Options) -> Result<(), BottleneckError> {
 
 /// Run the whole analysis.
 pub fn analyze(trace: &Trace, opts: &Options) -> Result<Findings, BottleneckError> {
+    run(trace, opts, false).map(|(f, _)| f)
+}
+
+/// Run the whole analysis and also say which vertex each thread's waits point to
+/// (the map costs a second pass of the wait builders over every thread).
+pub fn analyze_with_waits(
+    trace: &Trace,
+    opts: &Options,
+) -> Result<(Findings, WaitMap), BottleneckError> {
+    run(trace, opts, true).map(|(f, w)| (f, w.unwrap_or_default()))
+}
+
+fn run(
+    trace: &Trace,
+    opts: &Options,
+    want_waits: bool,
+) -> Result<(Findings, Option<WaitMap>), BottleneckError> {
     check(opts)?;
     let input = &Input::new(trace);
     let model = input.model;
@@ -113,6 +131,7 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Findings, BottleneckErro
         input.tables,
     );
     profile::attach(&mut vertices, input.facts, input.tables);
+    let wait_map = want_waits.then(|| waitmap::build(&resolver, &numbered.pseudo_vid, &groups));
     let edges = edges::merged(raw_edges, &groups, input.tables, opts);
     let limits = knots::Limits {
         min_edge_ns,
@@ -128,7 +147,7 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Findings, BottleneckErro
             d
         })
         .collect();
-    Ok(Findings {
+    let findings = Findings {
         started_unix_s: started_unix_s(trace.header(), span.start.0),
         duration: DurationNs(duration),
         threshold: DurationNs(threshold_ns),
@@ -149,7 +168,8 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Findings, BottleneckErro
             .iter()
             .filter_map(|r| Some((r.dev, input.facts.disk_name(r.dev)?.to_string())))
             .collect(),
-    })
+    };
+    Ok((findings, wait_map))
 }
 
 /// The recording's first timestamp in seconds since the Unix epoch, if its clock has a

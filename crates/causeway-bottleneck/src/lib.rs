@@ -71,13 +71,14 @@ mod titles;
 mod upstream;
 mod vertices;
 mod wait;
+mod waitmap;
 mod waits;
 mod waker;
 
 #[cfg(test)]
 mod tests;
 
-pub use analyze::analyze;
+pub use analyze::{analyze, analyze_with_waits};
 pub use error::BottleneckError;
 pub use findings::{
     Capacity, CapacitySource, ClosedLoop, CpuProfile, Device, DeviceKind, Edge, EdgeId, EdgeKind,
@@ -87,3 +88,4 @@ pub use findings::{
 pub use options::Options;
 pub use refine::Shape;
 pub use stacks::EdgeStack;
+pub use waitmap::{AttributedWait, ThreadWaits, WaitMap};

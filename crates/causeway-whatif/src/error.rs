@@ -1,0 +1,27 @@
+//! Errors of a prediction.
+
+use thiserror::Error;
+
+/// Why no prediction could be made.
+#[derive(Debug, Error)]
+pub enum WhatIfError {
+    /// The factor is not a number above 1 (or infinity).
+    #[error("the factor must be a number of at least 1 (or inf to remove the waits), not {0}")]
+    Factor(String),
+    /// The change names a vertex or an edge the findings do not have.
+    #[error("no such {what} in the wait-for graph: {id}")]
+    NoSuch {
+        /// `vertex` or `edge`.
+        what: &'static str,
+        /// The id given.
+        id: usize,
+    },
+    /// The trace has no repeated work to count in its middle 80 %.
+    #[error(
+        "nothing to count: the throughput-bearing threads woke fewer than {min} times in the middle of the recording"
+    )]
+    NothingToCount {
+        /// Fewest wake-ups a rate is computed from.
+        min: u64,
+    },
+}

@@ -1,0 +1,35 @@
+//! How much would fixing a wait help: the recorded timelines replayed with a chosen
+//! set of waits (an edge of the wait-for graph) or a vertex's CPU time shrunk by a
+//! factor, and the completion rate of the program's repeated work compared before and
+//! after.
+//!
+//! The replay keeps what the recording says about dependencies (docs: the
+//! bottleneck page, "Predicted gains"):
+//! - a wait ended by a recorded thread ends when that thread, replayed, reaches the
+//!   point of its timeline where it woke the waiter (locks, queues, condition
+//!   variables, socket data between recorded threads);
+//! - a wait ended by a timer, a disk or a NIC keeps its length (a sleep, a timeout,
+//!   a device's service time), shrunk only when it is the change;
+//! - a wait ended by something outside the recording (an unrecorded process, an
+//!   unknown waker) ends no earlier than it did: the outside world is not sped up;
+//! - CPU bursts and runnable delays keep their lengths, shrunk only when a vertex's
+//!   CPU time is the change.
+//!
+//! A wait that is the change keeps no dependency: it lasts its recorded length divided
+//! by the factor. Every timestamp of the replay is `max` and `+` over the recorded
+//! ones, so an unchanged replay reproduces the recording exactly (tested), and a change
+//! moves only what depends on it. The rate of the repeated work counts the wake-ups
+//! of the throughput-bearing threads (the first knot's, else the first sink's waiters)
+//! in the middle 80 % of the recording; a prediction above what the CPUs can run is
+//! capped at their capacity.
+
+mod change;
+mod error;
+mod measure;
+mod predict;
+mod replay;
+
+pub use change::{Change, Factor, Target};
+pub use error::WhatIfError;
+pub use measure::Counted;
+pub use predict::{EdgeGain, Prediction, Predictor};

@@ -1,0 +1,310 @@
+//! Predictions: a replay with the changes against the recording's own rate.
+
+use crate::change::{Change, Factor, Target};
+use crate::error::WhatIfError;
+use crate::measure::{Counted, Cycles, MIN_CYCLES, cycles, replayed_rate};
+use crate::replay::{Plan, Rule, replay, waker_point};
+use causeway_bottleneck::{EdgeId, EdgeKind, Findings, VertexKind, WaitMap};
+use causeway_format::Waker;
+use causeway_model::{Model, SegmentId, SegmentState, Trace};
+
+/// How many of a knot's or sink's heaviest edges get a prediction each.
+const EDGES_PER_FINDING: usize = 3;
+
+/// The predicted effect of a set of changes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prediction {
+    /// The changes.
+    pub changes: Vec<Change>,
+    /// What was counted, and its recorded rate.
+    pub counted: Counted,
+    /// The counted wake-ups' predicted rate, per second.
+    pub predicted_per_s: f64,
+    /// Predicted over recorded rate, minus one (0.25: 25 % more).
+    pub gain: f64,
+    /// Waits the changes shortened.
+    pub waits_changed: u64,
+    /// Recorded time (waits or CPU) the changes took out, ns.
+    pub removed_ns: u64,
+    /// CPUs the replayed work needs over the replayed window (recorded threads' time
+    /// on CPU divided by the window).
+    pub cpu_demand: f64,
+    /// CPUs of the recorded machine.
+    pub cpus: u32,
+    /// True when the replay needed more CPUs than the machine has and the prediction
+    /// was capped at what they can run.
+    pub cpu_bound: bool,
+}
+
+/// The predicted gains of removing and of halving one edge's waits.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EdgeGain {
+    /// The edge.
+    pub edge: EdgeId,
+    /// Its waits removed.
+    pub removed: Prediction,
+    /// Its waits halved.
+    pub halved: Prediction,
+}
+
+/// Predictions over one trace and its bottleneck findings: the counted work and the
+/// replay order are found once, each prediction is one replay.
+pub struct Predictor<'a> {
+    model: &'a Model,
+    findings: &'a Findings,
+    waits: &'a WaitMap,
+    cycles: Cycles,
+    plan: Plan,
+    cpus: u32,
+}
+
+impl<'a> Predictor<'a> {
+    /// A predictor for `trace`, with the findings and wait map of
+    /// [`causeway_bottleneck::analyze_with_waits`] on it.
+    pub fn new(
+        trace: &'a Trace,
+        findings: &'a Findings,
+        waits: &'a WaitMap,
+    ) -> Result<Predictor<'a>, WhatIfError> {
+        let model = trace.model();
+        let cycles = cycles(model, findings, waits)
+            .ok_or(WhatIfError::NothingToCount { min: MIN_CYCLES })?;
+        // The machine's CPUs as the header says; a trace without that (imported, or
+        // built in code) by the CPUs its events name.
+        let cpus = match trace.header().cpu_count {
+            0 => (model.cpus().len() as u32).max(1),
+            n => n,
+        };
+        Ok(Predictor {
+            model,
+            findings,
+            waits,
+            cycles,
+            plan: Plan::new(model),
+            cpus,
+        })
+    }
+
+    /// What is counted.
+    pub fn counted(&self) -> &Counted {
+        &self.cycles.counted
+    }
+
+    /// Predict the effect of `changes` applied together.
+    pub fn predict(&self, changes: &[Change]) -> Result<Prediction, WhatIfError> {
+        for c in changes {
+            self.check(c)?;
+        }
+        let counted = self.cycles.counted.clone();
+        let mut waits_changed = 0u64;
+        let mut removed_ns = 0u64;
+        // The rules are pure functions of the segment; the counters are filled in a
+        // separate pass so the replay's closure stays a plain `Fn`.
+        for (ti, t) in (0u32..).zip(self.model.threads()) {
+            for (si, s) in (0u32..).zip(&t.segments) {
+                let id = SegmentId {
+                    thread: ti,
+                    index: si,
+                };
+                if let Some(f) = self.factor_of(id, changes) {
+                    let d = s.end.0.saturating_sub(s.start.0);
+                    removed_ns += d - f.shrink(d);
+                    waits_changed += u64::from(s.state.is_blocked());
+                }
+            }
+        }
+        let rule = |id: SegmentId| self.rule(id, changes);
+        let scale = |seg: SegmentId, offset: u64| self.scale(seg, offset, changes);
+        let replayed = replay(self.model, &self.plan, &rule, &scale);
+        // Every counted wake-up at one instant: only the CPUs limit the rate.
+        let (rate, window_ns) =
+            replayed_rate(&self.cycles, &replayed).unwrap_or((f64::INFINITY, 0));
+        let cpu_ns = self.cpu_in_window(changes);
+        let cpu_demand = if window_ns == 0 {
+            f64::INFINITY
+        } else {
+            cpu_ns as f64 / window_ns as f64
+        };
+        let cpu_bound = cpu_demand > f64::from(self.cpus);
+        // The replay's rate at most what the CPUs can run: the same work in the time
+        // the CPUs need for it.
+        let predicted = if cpu_bound {
+            let min_ns = cpu_ns as f64 / f64::from(self.cpus);
+            if min_ns > 0.0 {
+                (counted.cycles - 1) as f64 * 1e9 / min_ns
+            } else {
+                rate
+            }
+        } else {
+            rate
+        };
+        Ok(Prediction {
+            changes: changes.to_vec(),
+            gain: predicted / counted.recorded_per_s - 1.0,
+            predicted_per_s: predicted,
+            counted,
+            waits_changed,
+            removed_ns,
+            cpu_demand,
+            cpus: self.cpus,
+            cpu_bound,
+        })
+    }
+
+    /// For each knot's and sink's heaviest wait edges, the gain of removing and of
+    /// halving their waits, heaviest finding first.
+    pub fn finding_gains(&self) -> Vec<EdgeGain> {
+        let f = self.findings;
+        let mut edges: Vec<EdgeId> = Vec::new();
+        let lists = f
+            .knots
+            .iter()
+            .map(|k| &k.edges)
+            .chain(f.sinks.iter().map(|s| &s.edges));
+        for list in lists {
+            let waits = list
+                .iter()
+                .filter(|e| f.edges.get(e.0).is_some_and(|x| x.kind == EdgeKind::Wait))
+                .take(EDGES_PER_FINDING);
+            for &e in waits {
+                if !edges.contains(&e) {
+                    edges.push(e);
+                }
+            }
+        }
+        edges
+            .into_iter()
+            .filter_map(|e| {
+                let edge = f.edges.get(e.0)?;
+                let target = Target::edge(edge.from, edge.to);
+                let change = |factor| Change { target, factor };
+                Some(EdgeGain {
+                    edge: e,
+                    removed: self.predict(&[change(Factor::REMOVE)]).ok()?,
+                    halved: self.predict(&[change(Factor::HALVE)]).ok()?,
+                })
+            })
+            .collect()
+    }
+
+    fn check(&self, c: &Change) -> Result<(), WhatIfError> {
+        let n = self.findings.vertices.len();
+        let vertex = |id: usize| {
+            if id < n {
+                Ok(())
+            } else {
+                Err(WhatIfError::NoSuch { what: "vertex", id })
+            }
+        };
+        match c.target {
+            Target::Edge { from, to } => {
+                vertex(from)?;
+                vertex(to)
+            }
+            Target::Cpu { vertex: v } => vertex(v),
+        }
+    }
+
+    /// The factor a change applies to this segment, if one does.
+    fn factor_of(&self, id: SegmentId, changes: &[Change]) -> Option<Factor> {
+        let seg = self.model.segment(id)?;
+        let tw = self.waits.threads.get(id.thread as usize)?;
+        let from = tw.vertex?;
+        let to = match seg.state {
+            SegmentState::Blocked { .. } => self
+                .waits
+                .wait_at(id.thread as usize, seg.start)
+                .map(|w| w.to),
+            _ => None,
+        };
+        changes.iter().find_map(|c| match c.target {
+            Target::Edge { from: f, to: t } if seg.state.is_blocked() => {
+                (f == from.0 && Some(t) == to.map(|v| v.0)).then_some(c.factor)
+            }
+            Target::Cpu { vertex } if seg.state.is_running() => {
+                (vertex == from.0).then_some(c.factor)
+            }
+            _ => None,
+        })
+    }
+
+    /// How long a segment lasts in the replay (see the crate's documentation).
+    fn rule(&self, id: SegmentId, changes: &[Change]) -> Rule {
+        let Some(seg) = self.model.segment(id) else {
+            return Rule::Fixed(0);
+        };
+        let d = seg.end.0.saturating_sub(seg.start.0);
+        if let Some(f) = self.factor_of(id, changes) {
+            return Rule::Fixed(f.shrink(d));
+        }
+        let SegmentState::Blocked { waker, .. } = seg.state else {
+            return Rule::Fixed(d);
+        };
+        if let Some((seg, offset)) = waker_point(self.model, id) {
+            return Rule::Point { seg, offset };
+        }
+        let to = self
+            .waits
+            .wait_at(id.thread as usize, seg.start)
+            .map(|w| w.to);
+        let kind = to
+            .and_then(|v| self.findings.vertices.get(v.0))
+            .map(|v| &v.kind);
+        match (kind, waker.map(|w| w.waker)) {
+            (Some(VertexKind::OtherProcesses), _) => Rule::Until(seg.end.0),
+            // Timers, devices and interrupts: their own lengths.
+            (Some(_), _) => Rule::Fixed(d),
+            // The recording or the thread ended during the wait.
+            (None, None) => Rule::Fixed(d),
+            (None, Some(Waker::Irq { .. } | Waker::Softirq { .. })) => Rule::Fixed(d),
+            (None, Some(_)) => Rule::Until(seg.end.0),
+        }
+    }
+
+    /// A point's recorded offset into a segment, in the replay.
+    fn scale(&self, seg: SegmentId, offset: u64, changes: &[Change]) -> u64 {
+        match self.factor_of(seg, changes) {
+            Some(f)
+                if self
+                    .model
+                    .segment(seg)
+                    .is_some_and(|s| s.state.is_running()) =>
+            {
+                f.shrink(offset)
+            }
+            _ => offset,
+        }
+    }
+
+    /// Time on CPU of the recorded threads in the counted window, after the changes.
+    fn cpu_in_window(&self, changes: &[Change]) -> u64 {
+        let (lo, hi) = self.cycles.counted.window;
+        let mut ns = 0;
+        for (ti, t) in (0u32..).zip(self.model.threads()) {
+            if self
+                .waits
+                .threads
+                .get(ti as usize)
+                .is_none_or(|w| w.vertex.is_none())
+            {
+                continue;
+            }
+            let first = t.segments.partition_point(|s| s.end.0 < lo);
+            for (si, s) in (first as u32..).zip(&t.segments[first..]) {
+                if s.end.0 > hi {
+                    break;
+                }
+                if !s.state.is_running() {
+                    continue;
+                }
+                let d = s.end.0.saturating_sub(s.start.0);
+                let id = SegmentId {
+                    thread: ti,
+                    index: si,
+                };
+                ns += self.factor_of(id, changes).map_or(d, |f| f.shrink(d));
+            }
+        }
+        ns
+    }
+}
