@@ -84,7 +84,7 @@ static __attribute__((noinline)) void write_record(const unsigned char *rec,
 static __attribute__((noinline)) void flush_log(void)
 {
 	int64_t t0 = wl_now_ns();
-	if (fsync(log_fd) != 0)
+	if (wl_flush(log_fd, 0) != 0)
 		wl_die("blocking-write: fsync: %s", strerror(errno));
 	fsync_ns += wl_now_ns() - t0;
 	fsync_calls++;
@@ -190,6 +190,7 @@ int main(int argc, char **argv)
 {
 	const char *dir = NULL;
 	const struct wl_opt opts[] = {
+		WL_SYNC_US_OPT,
 		{ "dir", WL_OPT_STR, &dir, 0, 0,
 		  "directory for the log file (default: ., /tmp or /var/tmp, "
 		  "not tmpfs)" },

@@ -86,7 +86,7 @@ static __attribute__((noinline)) void append_request(const struct request *r)
 /* Kept out of line so the sync is an obvious frame in stacks. */
 static __attribute__((noinline)) void sync_request(void)
 {
-	if (fdatasync(log_fd) != 0)
+	if (wl_flush(log_fd, 1) != 0)
 		wl_die("group-commit: fdatasync: %s", strerror(errno));
 	syncs++;
 }
@@ -313,6 +313,7 @@ int main(int argc, char **argv)
 {
 	const char *dir = NULL;
 	const struct wl_opt extra[] = {
+		WL_SYNC_US_OPT,
 		{ "clients", WL_OPT_INT, &nclients, 1, MAX_CLIENTS,
 		  "client threads, one connection each (default 16)" },
 		{ "dir", WL_OPT_STR, &dir, 0, 0,

@@ -6,6 +6,7 @@
 
 #include "common.h"
 
+#include <errno.h>
 #include <linux/magic.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -14,7 +15,31 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/statfs.h>
+#include <time.h>
 #include <unistd.h>
+
+/* --sync-us N: every flush of the log replaced by a sleep of N us (0, the default:
+ * the real fsync/fdatasync). An experiment's knob: it changes the length of one wait
+ * by a known amount and nothing else, so a predicted gain can be checked by running
+ * the program at the other setting. */
+static int wl_sync_us;
+
+#define WL_SYNC_US_OPT                                                          \
+	{ "sync-us", WL_OPT_INT, &wl_sync_us, 0, 10000000,                      \
+	  "replace each flush of the log by a sleep of N us (default 0: flush)" }
+
+/* Flush the log (fdatasync when `data_only`, else fsync), or sleep --sync-us. */
+static inline int wl_flush(int fd, int data_only)
+{
+	if (wl_sync_us > 0) {
+		struct timespec ts = { wl_sync_us / 1000000,
+				       (long)(wl_sync_us % 1000000) * 1000 };
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+			;
+		return 0;
+	}
+	return data_only ? fdatasync(fd) : fsync(fd);
+}
 
 /* tmpfs and ramfs: fsync returns at once there, so a log on them never waits. */
 static inline int wl_is_memory_fs(const char *dir)

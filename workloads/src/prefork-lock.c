@@ -76,7 +76,7 @@ static __attribute__((noinline)) uint64_t append_record(const unsigned char *rec
 /* Kept out of line so the sync is an obvious frame in stacks. */
 static __attribute__((noinline)) void commit_record(void)
 {
-	if (fdatasync(log_fd) != 0)
+	if (wl_flush(log_fd, 1) != 0)
 		wl_die("prefork-lock: fdatasync: %s", strerror(errno));
 	__atomic_add_fetch(&sh->syncs, 1, __ATOMIC_RELAXED);
 }
@@ -250,6 +250,7 @@ int main(int argc, char **argv)
 {
 	const char *dir = NULL;
 	const struct wl_opt extra[] = {
+		WL_SYNC_US_OPT,
 		{ "workers", WL_OPT_INT, &nworkers, 1, MAX_WORKERS,
 		  "worker processes and client connections (default 4)" },
 		{ "dir", WL_OPT_STR, &dir, 0, 0,

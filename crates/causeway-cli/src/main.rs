@@ -62,6 +62,7 @@ fn main() -> ExitCode {
         flags::Command::Watch(a) => cmd::watch::run(a),
         flags::Command::Trigger(a) => cmd::trigger::run(a),
         flags::Command::Bottleneck(a) => cmd::bottleneck::run(a),
+        flags::Command::Whatif(a) => cmd::whatif::run(a),
         flags::Command::Export(a) => cmd::export::run(a),
         flags::Command::Flamegraph(a) => cmd::flamegraph::run(a),
         flags::Command::Compare(a) => cmd::compare::run(a),

@@ -14,22 +14,22 @@ fn attaching_to_a_pid_records_it_and_stops_when_it_exits() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
+    // Long enough to outlive attaching on a loaded machine (seconds there): the
+    // recording must begin while the target runs, and end when it exits.
     let mut target = Command::new(workload("lock-contention"))
-        .args(["--seconds", "1.5"])
+        .args(["--seconds", "4"])
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(200));
     let out = dir.path().join("pid.cwt");
     let pid = target.id().to_string();
-    let o = causeway()
-        .args(["record", "-o"])
-        .arg(&out)
-        .args(["-p", &pid])
-        .output()
-        .unwrap();
+    let rec = common::start_recording(&out, &["-p", &pid]);
+    let mut child = rec.child;
+    let status = child.wait().unwrap();
     target.wait().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = rec.rest.join().unwrap();
+    assert!(status.success(), "{stderr}");
     let (m, _, _) = model(&out);
     for w in ["worker-0", "worker-1", "worker-2", "worker-3"] {
         let t = m
@@ -52,28 +52,19 @@ fn comm_targets_processes_started_later() {
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("comm.cwt");
-    let rec = causeway()
-        .args([
-            "record",
-            "--comm",
-            "load-imbalance",
-            "--duration",
-            "2",
-            "-o",
-        ])
-        .arg(&out)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
+    // The program starts once the recorder says it is recording (attaching takes
+    // seconds on a loaded machine), and well before the recording's end.
+    let rec = common::start_recording(&out, &["--comm", "load-imbalance", "--duration", "3"]);
     let st = Command::new(workload("load-imbalance"))
         .args(["--seconds", "0.5"])
         .stdout(Stdio::null())
         .status()
         .unwrap();
     assert!(st.success());
-    let o = rec.wait_with_output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut child = rec.child;
+    let status = child.wait().unwrap();
+    let stderr = rec.rest.join().unwrap();
+    assert!(status.success(), "{stderr}");
     let (m, tables, _) = model(&out);
     let names: Vec<&str> = m.threads().map(|t| t.comm.as_str()).collect();
     assert!(

@@ -52,7 +52,9 @@ pub mod perfetto;
 pub mod timeline;
 mod view;
 pub mod wallclock;
+mod whatif;
 
+pub use bottleneck::vertex_labels;
 pub use bottleneck::{
     BottleneckRows, BottleneckView, EdgeRow, GraphEdge, KnotEdge, KnotRow, SinkRow, VertexRow,
     WaitGraph,
@@ -72,3 +74,4 @@ pub use latency::{
 };
 pub use notes::trace_notes;
 pub use view::{View, render};
+pub use whatif::WhatIfView;

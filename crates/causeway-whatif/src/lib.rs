@@ -10,6 +10,9 @@
 //!   variables, socket data between recorded threads);
 //! - a wait ended by a timer, a disk or a NIC keeps its length (a sleep, a timeout,
 //!   a device's service time), shrunk only when it is the change;
+//! - a wait on a brief stopper (the bottleneck analysis's pauses: a runtime's
+//!   safepoint thread) keeps its length too: the stopper runs on its own clock, and
+//!   following it would hold the replayed program back to its recorded pace;
 //! - a wait ended by something outside the recording (an unrecorded process, an
 //!   unknown waker) ends no earlier than it did: the outside world is not sped up;
 //! - CPU bursts and runnable delays keep their lengths, shrunk only when a vertex's
@@ -32,4 +35,4 @@ mod replay;
 pub use change::{Change, Factor, Target};
 pub use error::WhatIfError;
 pub use measure::Counted;
-pub use predict::{EdgeGain, Prediction, Predictor};
+pub use predict::{EdgeGain, Prediction, Predictor, WaitRules};

@@ -17,11 +17,13 @@ const EDGE_SHARE: f64 = 0.1;
 /// inside a window of the recording.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Counted {
-    /// The vertices whose threads are counted.
+    /// The vertices whose threads are counted: the throughput-bearing ones that wake
+    /// at least a tenth as often as the busiest of them.
     pub vertices: Vec<VertexId>,
     /// Why these: `knot`, `sink` or `all` (no knot or sink: every recorded thread).
     pub basis: &'static str,
-    /// Their threads (model threads, several per merged vertex).
+    /// Their threads counted (model threads, several per merged vertex; a thread
+    /// needs two wake-ups in the window to be counted).
     pub threads: usize,
     /// Wake-ups counted.
     pub cycles: u64,
@@ -31,11 +33,14 @@ pub struct Counted {
     pub recorded_per_s: f64,
 }
 
-/// The wake-ups counted, by segment (the blocked segment each ends).
+/// The wake-ups counted, thread by thread (the blocked segments they end).
 #[derive(Clone, Debug)]
 pub(crate) struct Cycles {
     pub(crate) counted: Counted,
-    pub(crate) ends: Vec<SegmentId>,
+    /// Per counted thread, its wake-ups in time order (at least two each).
+    pub(crate) threads: Vec<Vec<SegmentId>>,
+    /// The threads' spans from first to last counted wake-up, summed (recorded).
+    pub(crate) recorded_spans: u64,
 }
 
 /// The vertices whose rate is the program's: the first knot's thread vertices, else
@@ -63,6 +68,11 @@ fn bearing(f: &Findings) -> (Vec<VertexId>, &'static str) {
     (threads(&all), "all")
 }
 
+/// A vertex whose wake-ups are fewer than this share of the busiest counted vertex's
+/// is not counted: a main thread waiting in `join` is in the chain to a sink but does
+/// not repeat the work (and one late wake-up of it would stand for the whole window).
+const MIN_SHARE_OF_BUSIEST: f64 = 0.1;
+
 /// Find the counted wake-ups: blocked segments of the bearing vertices' threads that
 /// a wake-up ended inside the middle of the recording.
 pub(crate) fn cycles(model: &Model, f: &Findings, waits: &WaitMap) -> Option<Cycles> {
@@ -70,42 +80,68 @@ pub(crate) fn cycles(model: &Model, f: &Findings, waits: &WaitMap) -> Option<Cyc
     let len = span.end.0.saturating_sub(span.start.0);
     let cut = (len as f64 * EDGE_SHARE) as u64;
     let window = (span.start.0 + cut, span.end.0 - cut);
-    let (vertices, basis) = bearing(f);
-    let mut ends = Vec::new();
-    let mut threads = 0;
-    let mut times = Vec::new();
+    let (bearing, basis) = bearing(f);
+    // Each bearing thread's wake-ups in the window, in time order.
+    let mut per_thread: Vec<(VertexId, Vec<SegmentId>)> = Vec::new();
     for (ti, tw) in (0u32..).zip(&waits.threads) {
-        if !tw.vertex.is_some_and(|v| vertices.contains(&v)) {
+        let Some(v) = tw.vertex.filter(|v| bearing.contains(v)) else {
             continue;
-        }
-        threads += 1;
+        };
         let Some(t) = model.thread_by_index(ti) else {
             continue;
         };
-        for (si, s) in (0u32..).zip(&t.segments) {
-            let woken = matches!(s.state, SegmentState::Blocked { waker: Some(_), .. });
-            if woken && s.end.0 >= window.0 && s.end.0 <= window.1 {
-                ends.push(SegmentId {
-                    thread: ti,
-                    index: si,
-                });
-                times.push(s.end.0);
-            }
-        }
+        let ends: Vec<SegmentId> = (0u32..)
+            .zip(&t.segments)
+            .filter(|(_, s)| {
+                matches!(s.state, SegmentState::Blocked { waker: Some(_), .. })
+                    && s.end.0 >= window.0
+                    && s.end.0 <= window.1
+            })
+            .map(|(si, _)| SegmentId {
+                thread: ti,
+                index: si,
+            })
+            .collect();
+        per_thread.push((v, ends));
     }
-    let cycles = ends.len() as u64;
-    let (lo, hi) = (times.iter().min()?, times.iter().max()?);
+    let by_vertex = |v: VertexId| -> usize {
+        per_thread
+            .iter()
+            .filter(|(x, _)| *x == v)
+            .map(|(_, e)| e.len())
+            .sum()
+    };
+    let busiest = bearing.iter().map(|&v| by_vertex(v)).max()?;
+    let vertices: Vec<VertexId> = bearing
+        .iter()
+        .copied()
+        .filter(|&v| by_vertex(v) as f64 >= busiest as f64 * MIN_SHARE_OF_BUSIEST)
+        .collect();
+    let threads: Vec<Vec<SegmentId>> = per_thread
+        .into_iter()
+        .filter(|(v, e)| vertices.contains(v) && e.len() >= 2)
+        .map(|(_, e)| e)
+        .collect();
+    let cycles: u64 = threads.iter().map(|e| e.len() as u64).sum();
+    let time = |id: &SegmentId| model.segment(*id).map_or(0, |s| s.end.0);
+    let lo = threads.iter().filter_map(|e| e.first()).map(time).min()?;
+    let hi = threads.iter().filter_map(|e| e.last()).map(time).max()?;
     let recorded_per_s = rate(cycles, hi - lo)?;
+    let recorded_spans = threads
+        .iter()
+        .map(|e| time(&e[e.len() - 1]) - time(&e[0]))
+        .sum();
     Some(Cycles {
         counted: Counted {
             vertices,
             basis,
-            threads,
+            threads: threads.len(),
             cycles,
             window,
             recorded_per_s,
         },
-        ends,
+        threads,
+        recorded_spans,
     })
 }
 
@@ -114,15 +150,23 @@ fn rate(cycles: u64, ns: u64) -> Option<f64> {
     (cycles >= MIN_CYCLES && ns > 0).then(|| (cycles - 1) as f64 * 1e9 / ns as f64)
 }
 
-/// The counted wake-ups' rate in a replay, and the replayed window's length.
-pub(crate) fn replayed_rate(c: &Cycles, r: &Replayed) -> Option<(f64, u64)> {
-    let mut lo = u64::MAX;
-    let mut hi = 0;
-    for &id in &c.ends {
-        let t = r.end(id)?;
-        lo = lo.min(t);
-        hi = hi.max(t);
+/// How much faster the counted threads go in a replay: their summed recorded spans
+/// (first to last counted wake-up, thread by thread) over their summed replayed spans
+/// (each thread on its own, so that one thread held back by something outside does
+/// not stand for the others), and the replayed window (first to last, all threads).
+pub(crate) fn replayed_speedup(c: &Cycles, r: &Replayed) -> Option<(f64, u64)> {
+    let mut spans = 0u64;
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    for e in &c.threads {
+        let (a, b) = (r.end(*e.first()?)?, r.end(*e.last()?)?);
+        spans += b.saturating_sub(a);
+        lo = lo.min(a);
+        hi = hi.max(b);
     }
-    let ns = hi.checked_sub(lo)?;
-    Some((rate(c.counted.cycles, ns)?, ns))
+    let speedup = if spans == 0 {
+        f64::INFINITY
+    } else {
+        c.recorded_spans as f64 / spans as f64
+    };
+    Some((speedup, hi.saturating_sub(lo)))
 }

@@ -2,7 +2,7 @@
 
 use crate::change::{Change, Factor, Target};
 use crate::error::WhatIfError;
-use crate::measure::{Counted, Cycles, MIN_CYCLES, cycles, replayed_rate};
+use crate::measure::{Counted, Cycles, MIN_CYCLES, cycles, replayed_speedup};
 use crate::replay::{Plan, Rule, replay, waker_point};
 use causeway_bottleneck::{EdgeId, EdgeKind, Findings, VertexKind, WaitMap};
 use causeway_format::Waker;
@@ -24,6 +24,8 @@ pub struct Prediction {
     pub gain: f64,
     /// Waits the changes shortened.
     pub waits_changed: u64,
+    /// How the replay treated the recorded waits.
+    pub waits: WaitRules,
     /// Recorded time (waits or CPU) the changes took out, ns.
     pub removed_ns: u64,
     /// CPUs the replayed work needs over the replayed window (recorded threads' time
@@ -34,6 +36,19 @@ pub struct Prediction {
     /// True when the replay needed more CPUs than the machine has and the prediction
     /// was capped at what they can run.
     pub cpu_bound: bool,
+}
+
+/// How many of the recorded waits the replay treated each way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WaitRules {
+    /// Ended when the recorded thread that woke them reached the same point.
+    pub followed: u64,
+    /// Kept their recorded length (timers, devices, interrupts, unended waits).
+    pub kept: u64,
+    /// Ended no earlier than they did (woken from outside the recording).
+    pub outside: u64,
+    /// Shortened by a change.
+    pub changed: u64,
 }
 
 /// The predicted gains of removing and of halving one edge's waits.
@@ -56,6 +71,10 @@ pub struct Predictor<'a> {
     cycles: Cycles,
     plan: Plan,
     cpus: u32,
+    /// The unchanged replay's speedup: 1 when every dependency could be followed in
+    /// recorded order (ties in recorded time can leave it a hair off); predictions are
+    /// taken relative to it.
+    base_speedup: f64,
 }
 
 impl<'a> Predictor<'a> {
@@ -75,14 +94,21 @@ impl<'a> Predictor<'a> {
             0 => (model.cpus().len() as u32).max(1),
             n => n,
         };
-        Ok(Predictor {
+        let mut p = Predictor {
             model,
             findings,
             waits,
             cycles,
             plan: Plan::new(model),
             cpus,
-        })
+            base_speedup: 1.0,
+        };
+        let base = replay(model, &p.plan, &|id| p.rule(id, &[]), &|_, o| o);
+        p.base_speedup = replayed_speedup(&p.cycles, &base)
+            .map(|(s, _)| s)
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .unwrap_or(1.0);
+        Ok(p)
     }
 
     /// What is counted.
@@ -96,10 +122,8 @@ impl<'a> Predictor<'a> {
             self.check(c)?;
         }
         let counted = self.cycles.counted.clone();
-        let mut waits_changed = 0u64;
+        let mut rules = WaitRules::default();
         let mut removed_ns = 0u64;
-        // The rules are pure functions of the segment; the counters are filled in a
-        // separate pass so the replay's closure stays a plain `Fn`.
         for (ti, t) in (0u32..).zip(self.model.threads()) {
             for (si, s) in (0u32..).zip(&t.segments) {
                 let id = SegmentId {
@@ -109,16 +133,25 @@ impl<'a> Predictor<'a> {
                 if let Some(f) = self.factor_of(id, changes) {
                     let d = s.end.0.saturating_sub(s.start.0);
                     removed_ns += d - f.shrink(d);
-                    waits_changed += u64::from(s.state.is_blocked());
                 }
+                if !s.state.is_blocked() {
+                    continue;
+                }
+                let n = match self.rule(id, changes) {
+                    _ if self.factor_of(id, changes).is_some() => &mut rules.changed,
+                    Rule::Point { .. } => &mut rules.followed,
+                    Rule::Fixed(_) => &mut rules.kept,
+                    Rule::Until(_) => &mut rules.outside,
+                };
+                *n += 1;
             }
         }
         let rule = |id: SegmentId| self.rule(id, changes);
         let scale = |seg: SegmentId, offset: u64| self.scale(seg, offset, changes);
         let replayed = replay(self.model, &self.plan, &rule, &scale);
-        // Every counted wake-up at one instant: only the CPUs limit the rate.
-        let (rate, window_ns) =
-            replayed_rate(&self.cycles, &replayed).unwrap_or((f64::INFINITY, 0));
+        let (speedup, window_ns) = replayed_speedup(&self.cycles, &replayed)
+            .ok_or(WhatIfError::NothingToCount { min: MIN_CYCLES })?;
+        let rate = counted.recorded_per_s * speedup / self.base_speedup;
         let cpu_ns = self.cpu_in_window(changes);
         let cpu_demand = if window_ns == 0 {
             f64::INFINITY
@@ -129,12 +162,7 @@ impl<'a> Predictor<'a> {
         // The replay's rate at most what the CPUs can run: the same work in the time
         // the CPUs need for it.
         let predicted = if cpu_bound {
-            let min_ns = cpu_ns as f64 / f64::from(self.cpus);
-            if min_ns > 0.0 {
-                (counted.cycles - 1) as f64 * 1e9 / min_ns
-            } else {
-                rate
-            }
+            rate * f64::from(self.cpus) / cpu_demand
         } else {
             rate
         };
@@ -143,7 +171,8 @@ impl<'a> Predictor<'a> {
             gain: predicted / counted.recorded_per_s - 1.0,
             predicted_per_s: predicted,
             counted,
-            waits_changed,
+            waits_changed: rules.changed,
+            waits: rules,
             removed_ns,
             cpu_demand,
             cpus: self.cpus,
@@ -240,13 +269,19 @@ impl<'a> Predictor<'a> {
         let SegmentState::Blocked { waker, .. } = seg.state else {
             return Rule::Fixed(d);
         };
-        if let Some((seg, offset)) = waker_point(self.model, id) {
-            return Rule::Point { seg, offset };
-        }
         let to = self
             .waits
             .wait_at(id.thread as usize, seg.start)
             .map(|w| w.to);
+        // A brief stopper (a runtime's safepoint) runs on its own clock: a faster
+        // program meets its pauses at other points of its work, not later, so a wait
+        // on one keeps its length instead of following the stopper's timeline.
+        if to.is_some_and(|v| self.findings.pauses.iter().any(|p| p.vertex == v)) {
+            return Rule::Fixed(d);
+        }
+        if let Some((seg, offset)) = waker_point(self.model, id) {
+            return Rule::Point { seg, offset };
+        }
         let kind = to
             .and_then(|v| self.findings.vertices.get(v.0))
             .map(|v| &v.kind);

@@ -37,5 +37,6 @@ pub use without_sql as sql;
 pub use without_sql as tables;
 pub mod trigger;
 pub mod watch;
+pub mod whatif;
 #[cfg(not(feature = "cluster"))]
 pub mod without_cluster;

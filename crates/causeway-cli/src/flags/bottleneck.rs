@@ -53,6 +53,12 @@ pub struct BottleneckArgs {
     /// Disk requests per second [default: estimated from request latencies].
     #[arg(long, value_name = "N", value_parser = positive_f64)]
     pub disk_iops: Option<f64>,
+    /// Also predict, for the heaviest wait edges of each knot and sink, how much faster
+    /// the program's repeated work would go with their waits removed or halved: the
+    /// recording replayed with those waits shortened (`causeway whatif` asks one such
+    /// question at a time; docs: the bottleneck page, "Predicted gains").
+    #[arg(long)]
+    pub what_if: bool,
     /// Stacks shown per edge and side.
     #[arg(long, default_value_t = 3)]
     pub stacks: usize,
@@ -80,6 +86,7 @@ impl BottleneckArgs {
             nic_capacity: None,
             disk_bandwidth: None,
             disk_iops: None,
+            what_if: false,
             stacks: 3,
             out_dir: PathBuf::from("bottleneck-out"),
             command: Vec::new(),

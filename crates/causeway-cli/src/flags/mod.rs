@@ -30,6 +30,7 @@ pub mod tables;
 pub mod trace;
 pub mod values;
 pub mod watch;
+pub mod whatif;
 
 pub use bottleneck::BottleneckArgs;
 pub use calls::{CallsArgs, RunArgs};
@@ -45,6 +46,7 @@ pub use report::ReportArgs;
 pub use tables::{FleetArgs, SqlArgs, TablesArgs};
 pub use trace::{CheckArgs, DumpArgs, ImportArgs, InfoArgs};
 pub use watch::WatchArgs;
+pub use whatif::WhatIfArgs;
 
 use clap::{Parser, Subcommand};
 
@@ -100,6 +102,10 @@ pub enum Command {
     /// Find the waiting events that limit throughput (wPerf): the wait-for graph, its
     /// knots and sinks, with the stacks behind each edge.
     Bottleneck(BottleneckArgs),
+    /// Predict how much faster the program's repeated work would go if the waits of an
+    /// edge of the wait-for graph (or a vertex's CPU time) were shorter: the recording
+    /// replayed with that time shrunk.
+    Whatif(WhatIfArgs),
     /// Write the trace for other viewers: Perfetto's protobuf format (thread states,
     /// CPUs, wake-up arrows, syscalls, spans, bottleneck knots) or Chrome JSON.
     Export(ExportArgs),

@@ -89,6 +89,7 @@ pub(crate) fn doc(f: &Findings) -> Doc {
             .map(|o| off_cpu(o, &vertices))
             .collect(),
         quality: quality(&f.quality),
+        what_if: None,
         vertices,
         edges,
         knots,

@@ -287,6 +287,9 @@ pub(crate) struct Doc {
     /// One sentence: what to look at first.
     pub(crate) summary: String,
     pub(crate) quality: QualityDoc,
+    /// Predicted gains of the knots' and sinks' edges (`--what-if`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) what_if: Option<crate::whatif::GainsDoc>,
 }
 
 /// An edge kind's name in the JSON and the tables.

@@ -38,6 +38,18 @@ impl BottleneckView {
         }
     }
 
+    /// The same view with the predicted gains of the knots' and sinks' edges
+    /// (`causeway bottleneck --what-if`), from a predictor over the same findings.
+    pub fn with_gains(
+        mut self,
+        counted: &causeway_whatif::Counted,
+        gains: &[causeway_whatif::EdgeGain],
+    ) -> BottleneckView {
+        let labels: Vec<String> = self.doc.vertices.iter().map(|v| v.label.clone()).collect();
+        self.doc.what_if = Some(crate::whatif::gains(&labels, counted, gains));
+        self
+    }
+
     /// The findings as rows (the tables' bottleneck_* and knots, sinks).
     pub fn rows(&self) -> BottleneckRows {
         rows::rows(&self.doc)
@@ -175,6 +187,15 @@ pub struct KnotEdge {
     pub waker_stack: Vec<String>,
     /// The knot's advice sentence.
     pub advice: String,
+}
+
+/// The labels the report gives the findings' vertices, by vertex id.
+pub fn vertex_labels(f: &Findings) -> Vec<String> {
+    build::doc(f)
+        .vertices
+        .into_iter()
+        .map(|v| v.label)
+        .collect()
 }
 
 impl View for BottleneckView {

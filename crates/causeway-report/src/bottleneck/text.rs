@@ -318,6 +318,9 @@ pub(crate) fn render(r: &Doc) -> String {
         out.push('\n');
     }
     pauses(&mut out, r);
+    if let Some(g) = &r.what_if {
+        crate::whatif::gains_text(&mut out, g);
+    }
     // A device with no traffic (an unused NIC) says nothing: it is left out of the text.
     let busy: Vec<_> = r
         .devices

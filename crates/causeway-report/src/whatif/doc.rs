@@ -1,0 +1,189 @@
+//! The documents of predictions: serialized as the JSON, read by the text renderer.
+
+use causeway_whatif::{Change, Counted, EdgeGain, Prediction, Target};
+use serde::Serialize;
+
+/// A change, named.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct ChangeDoc {
+    /// `edge` or `cpu`.
+    pub(crate) target: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) from: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) to: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) vertex: Option<usize>,
+    /// `consumer (12) -> disk vda`, or `consumer (12)` for its CPU time.
+    pub(crate) label: String,
+    /// The factor; absent when the time is removed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) factor: Option<f64>,
+    pub(crate) removes: bool,
+}
+
+/// What was counted.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct CountedDoc {
+    /// `knot`, `sink` or `all`.
+    pub(crate) basis: &'static str,
+    pub(crate) vertices: Vec<usize>,
+    pub(crate) labels: Vec<String>,
+    pub(crate) threads: usize,
+    /// Wake-ups of those threads in the window.
+    pub(crate) cycles: u64,
+    pub(crate) window_start_ns: u64,
+    pub(crate) window_end_ns: u64,
+    pub(crate) recorded_per_s: f64,
+}
+
+/// How many recorded waits the replay followed, kept, held to their end or changed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct RulesDoc {
+    pub(crate) followed: u64,
+    pub(crate) kept: u64,
+    pub(crate) outside: u64,
+    pub(crate) changed: u64,
+}
+
+/// One prediction.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct PredictionDoc {
+    pub(crate) changes: Vec<ChangeDoc>,
+    pub(crate) counted: CountedDoc,
+    pub(crate) recorded_per_s: f64,
+    pub(crate) predicted_per_s: f64,
+    /// Predicted over recorded, minus one.
+    pub(crate) gain: f64,
+    pub(crate) waits_changed: u64,
+    /// How the replay treated the recorded waits.
+    pub(crate) waits: RulesDoc,
+    pub(crate) removed_ns: u64,
+    /// CPUs the replayed work needs (absent when the replay collapsed the window).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cpu_demand: Option<f64>,
+    pub(crate) cpus: u32,
+    pub(crate) cpu_bound: bool,
+}
+
+/// A prediction's outcome alone (for the gains table).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct OutcomeDoc {
+    pub(crate) predicted_per_s: f64,
+    pub(crate) gain: f64,
+    pub(crate) cpu_bound: bool,
+}
+
+/// The gains of one edge.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct EdgeGainDoc {
+    pub(crate) edge: usize,
+    pub(crate) from: usize,
+    pub(crate) to: usize,
+    pub(crate) label: String,
+    pub(crate) removed: OutcomeDoc,
+    pub(crate) halved: OutcomeDoc,
+}
+
+/// The gains of the findings' edges.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct GainsDoc {
+    pub(crate) counted: CountedDoc,
+    pub(crate) edges: Vec<EdgeGainDoc>,
+}
+
+fn label(labels: &[String], v: usize) -> String {
+    labels
+        .get(v)
+        .cloned()
+        .unwrap_or_else(|| format!("vertex {v}"))
+}
+
+fn change(labels: &[String], c: &Change) -> ChangeDoc {
+    let factor = (!c.factor.removes()).then(|| c.factor.get());
+    let removes = c.factor.removes();
+    match c.target {
+        Target::Edge { from, to } => ChangeDoc {
+            target: "edge",
+            from: Some(from),
+            to: Some(to),
+            vertex: None,
+            label: format!("{} -> {}", label(labels, from), label(labels, to)),
+            factor,
+            removes,
+        },
+        Target::Cpu { vertex } => ChangeDoc {
+            target: "cpu",
+            from: None,
+            to: None,
+            vertex: Some(vertex),
+            label: label(labels, vertex),
+            factor,
+            removes,
+        },
+    }
+}
+
+fn counted(labels: &[String], c: &Counted) -> CountedDoc {
+    CountedDoc {
+        basis: c.basis,
+        vertices: c.vertices.iter().map(|v| v.0).collect(),
+        labels: c.vertices.iter().map(|v| label(labels, v.0)).collect(),
+        threads: c.threads,
+        cycles: c.cycles,
+        window_start_ns: c.window.0,
+        window_end_ns: c.window.1,
+        recorded_per_s: c.recorded_per_s,
+    }
+}
+
+pub(crate) fn prediction(labels: &[String], p: &Prediction) -> PredictionDoc {
+    PredictionDoc {
+        changes: p.changes.iter().map(|c| change(labels, c)).collect(),
+        counted: counted(labels, &p.counted),
+        recorded_per_s: p.counted.recorded_per_s,
+        predicted_per_s: p.predicted_per_s,
+        gain: p.gain,
+        waits_changed: p.waits_changed,
+        waits: RulesDoc {
+            followed: p.waits.followed,
+            kept: p.waits.kept,
+            outside: p.waits.outside,
+            changed: p.waits.changed,
+        },
+        removed_ns: p.removed_ns,
+        cpu_demand: p.cpu_demand.is_finite().then_some(p.cpu_demand),
+        cpus: p.cpus,
+        cpu_bound: p.cpu_bound,
+    }
+}
+
+fn outcome(p: &Prediction) -> OutcomeDoc {
+    OutcomeDoc {
+        predicted_per_s: p.predicted_per_s,
+        gain: p.gain,
+        cpu_bound: p.cpu_bound,
+    }
+}
+
+pub(crate) fn gains(labels: &[String], c: &Counted, gains: &[EdgeGain]) -> GainsDoc {
+    GainsDoc {
+        counted: counted(labels, c),
+        edges: gains
+            .iter()
+            .filter_map(|g| {
+                let Target::Edge { from, to } = g.removed.changes.first()?.target else {
+                    return None;
+                };
+                Some(EdgeGainDoc {
+                    edge: g.edge.0,
+                    from,
+                    to,
+                    label: format!("{} -> {}", label(labels, from), label(labels, to)),
+                    removed: outcome(&g.removed),
+                    halved: outcome(&g.halved),
+                })
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,142 @@
+//! The text forms of predictions.
+
+use super::doc::{CountedDoc, GainsDoc, OutcomeDoc, PredictionDoc};
+use std::fmt::Write;
+
+/// The limits every prediction carries, in one line each.
+const ASSUMPTIONS: &str = "\
+The replay keeps the recorded order of wake-ups: who woke whom, and what each thread
+did between its waits. Waits on timers, disks, NICs and brief stoppers keep their
+lengths; waits on processes outside the recording end no earlier than they did. It cannot know work the
+fix itself adds or removes, nor contention that a faster program would meet where the
+recording had none (a lock it never waited for); CPU demand above the machine's CPUs
+caps the prediction.
+";
+
+fn percent(gain: f64) -> String {
+    if gain.is_infinite() {
+        "unbounded".into()
+    } else {
+        format!("{:+.0}%", gain * 100.0)
+    }
+}
+
+fn rate(per_s: f64) -> String {
+    if per_s.is_infinite() {
+        "unbounded".into()
+    } else if per_s >= 100.0 {
+        format!("{per_s:.0}/s")
+    } else {
+        format!("{per_s:.2}/s")
+    }
+}
+
+fn counted_line(c: &CountedDoc) -> String {
+    let basis = match c.basis {
+        "knot" => "the first knot's threads",
+        "sink" => "the waiters on the first sink",
+        _ => "every recorded thread",
+    };
+    format!(
+        "counted: wake-ups of {} ({basis}, {} thread{}): {} in the middle 80% of the recording, {}",
+        c.labels.join(", "),
+        c.threads,
+        if c.threads == 1 { "" } else { "s" },
+        c.cycles,
+        rate(c.recorded_per_s),
+    )
+}
+
+/// `causeway whatif`'s text.
+pub(crate) fn prediction(p: &PredictionDoc) -> String {
+    let mut out = String::new();
+    for c in &p.changes {
+        let how = match c.factor {
+            None => "removed".to_string(),
+            Some(k) => format!("divided by {k}"),
+        };
+        let what = if c.target == "cpu" {
+            "time on CPU"
+        } else {
+            "waits"
+        };
+        let _ = writeln!(out, "causeway whatif: {} {what} {how}", c.label);
+    }
+    let _ = writeln!(out, "{}", counted_line(&p.counted));
+    let _ = writeln!(
+        out,
+        "changed: {} waits, {:.3}s of recorded time taken out",
+        p.waits_changed,
+        p.removed_ns as f64 / 1e9
+    );
+    let w = &p.waits;
+    let _ = writeln!(
+        out,
+        "replayed waits: {} followed their waker, {} kept their length, {} held to their recorded end (woken from outside), {} changed",
+        w.followed, w.kept, w.outside, w.changed
+    );
+    let _ = writeln!(
+        out,
+        "predicted: {} ({} of the recorded rate)",
+        rate(p.predicted_per_s),
+        percent(p.gain)
+    );
+    match p.cpu_demand {
+        Some(d) if p.cpu_bound => {
+            let _ = writeln!(
+                out,
+                "capped by the CPUs: the replayed work needs {d:.2} CPUs, the machine has {}",
+                p.cpus
+            );
+        }
+        Some(d) => {
+            let _ = writeln!(
+                out,
+                "CPU: the replayed work needs {d:.2} of {} CPUs",
+                p.cpus
+            );
+        }
+        None => {}
+    }
+    out.push('\n');
+    out.push_str(ASSUMPTIONS);
+    out
+}
+
+fn outcome(o: &OutcomeDoc) -> String {
+    format!(
+        "{}{}",
+        percent(o.gain),
+        if o.cpu_bound { " (CPU-bound)" } else { "" }
+    )
+}
+
+/// The section `bottleneck --what-if` adds.
+pub(crate) fn gains(out: &mut String, g: &GainsDoc) {
+    let _ = writeln!(out, "Predicted gains (what-if replay of the recording):");
+    let _ = writeln!(out, "  {}", counted_line(&g.counted));
+    if g.edges.is_empty() {
+        let _ = writeln!(out, "  no wait edge of a knot or sink to change\n");
+        return;
+    }
+    let width = g.edges.iter().map(|e| e.label.len()).max().unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "  {:<width$}  {:>18}  {:>18}",
+        "edge", "waits removed", "waits halved"
+    );
+    for e in &g.edges {
+        let _ = writeln!(
+            out,
+            "  {:<width$}  {:>18}  {:>18}",
+            e.label,
+            outcome(&e.removed),
+            outcome(&e.halved)
+        );
+    }
+    out.push('\n');
+    for l in ASSUMPTIONS.lines() {
+        let _ = writeln!(out, "  {l}");
+    }
+    out.push('\n');
+}
