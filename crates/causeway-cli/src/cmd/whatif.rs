@@ -52,7 +52,7 @@ pub fn run(a: &WhatIfArgs) -> Result<u8> {
     let waits = analysed.waits.as_ref().expect("asked for the wait map");
     let predictor = Predictor::new(&analysed.trace, f, waits)?;
     let prediction = predictor.predict(&changes)?;
-    let view = WhatIfView::new(f, &prediction);
+    let view = WhatIfView::new(&labels, &prediction);
     output::emit_with(
         &view,
         output::format(a.json, false),

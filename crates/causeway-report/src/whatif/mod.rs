@@ -7,7 +7,6 @@ mod text;
 
 use crate::error::ReportError;
 use crate::view::{View, write_json};
-use causeway_bottleneck::Findings;
 use causeway_whatif::{Counted, EdgeGain, Prediction};
 pub(crate) use doc::GainsDoc;
 use std::io::Write;
@@ -19,11 +18,11 @@ pub struct WhatIfView {
 }
 
 impl WhatIfView {
-    /// Word a prediction, naming vertices as the bottleneck report of `findings` does.
-    pub fn new(findings: &Findings, p: &Prediction) -> WhatIfView {
-        let labels = labels(findings);
+    /// Word a prediction, naming vertices by `labels` (by vertex id: the bottleneck
+    /// report's, [`crate::vertex_labels`]).
+    pub fn new(labels: &[String], p: &Prediction) -> WhatIfView {
         WhatIfView {
-            doc: doc::prediction(&labels, p),
+            doc: doc::prediction(labels, p),
         }
     }
 
@@ -50,11 +49,6 @@ impl View for WhatIfView {
     fn write_json(&self, out: &mut dyn Write) -> Result<(), ReportError> {
         write_json(self.name(), &self.doc, out)
     }
-}
-
-/// The bottleneck report's vertex labels, by vertex id.
-pub(crate) fn labels(findings: &Findings) -> Vec<String> {
-    crate::bottleneck::vertex_labels(findings)
 }
 
 /// The gains of the findings' edges, worded (for the bottleneck view).
