@@ -151,7 +151,11 @@ impl<'a> Predictor<'a> {
         let replayed = replay(self.model, &self.plan, &rule, &scale);
         let (speedup, window_ns) = replayed_speedup(&self.cycles, &replayed)
             .ok_or(WhatIfError::NothingToCount { min: MIN_CYCLES })?;
-        let rate = counted.recorded_per_s * speedup / self.base_speedup;
+        // Every change shortens time and every replayed time is `max` and `+` of the
+        // others, so no event of the replay comes later than unchanged: a speedup under
+        // 1 is the estimator's (the counted threads' first wake-ups moving earlier than
+        // their last, held by something that kept its time), reported as no gain.
+        let rate = counted.recorded_per_s * (speedup / self.base_speedup).max(1.0);
         let cpu_ns = self.cpu_in_window(changes);
         let cpu_demand = if window_ns == 0 {
             f64::INFINITY
