@@ -3,7 +3,7 @@
 //! what-if replay shrinks the waits of one edge).
 
 use crate::findings::VertexId;
-use crate::waits::{OUTSIDE, Resolver, thread_waits};
+use crate::waits::{OUTSIDE, Resolver, thread_waits_and_idle};
 use crate::waker::WakerKey;
 use causeway_format::Timestamp;
 use std::collections::BTreeMap;
@@ -28,6 +28,10 @@ pub struct ThreadWaits {
     /// Its attributed waits, in time order. Waits the analysis left out (unattributed,
     /// idle polls, the wait before exit, waits before exec) are not here.
     pub waits: Vec<AttributedWait>,
+    /// Starts of its idle polls, in time order: readiness waits ended by their own
+    /// timeout after which the thread woke nobody (it went on waiting for the same
+    /// thing, or for work).
+    pub idle_polls: Vec<Timestamp>,
 }
 
 /// Every model thread's attributed waits, by the thread's index in
@@ -39,6 +43,13 @@ pub struct WaitMap {
 }
 
 impl WaitMap {
+    /// True if the wait of thread `index` starting at `start` was an idle poll.
+    pub fn is_idle_poll(&self, index: usize, start: Timestamp) -> bool {
+        self.threads
+            .get(index)
+            .is_some_and(|t| t.idle_polls.binary_search(&start).is_ok())
+    }
+
     /// The wait of thread `index` that starts at `start`, if it was attributed.
     pub fn wait_at(&self, index: usize, start: Timestamp) -> Option<&AttributedWait> {
         let waits = &self.threads.get(index)?.waits;
@@ -64,7 +75,7 @@ pub(crate) fn build(
             if e == OUTSIDE {
                 return ThreadWaits::default();
             }
-            let (waits, _) = thread_waits(th, r);
+            let (waits, _, idle) = thread_waits_and_idle(th, r);
             let waits = waits
                 .iter()
                 .filter_map(|w| {
@@ -83,6 +94,7 @@ pub(crate) fn build(
             ThreadWaits {
                 vertex: final_of(e),
                 waits,
+                idle_polls: idle.into_iter().map(Timestamp).collect(),
             }
         })
         .collect();

@@ -125,6 +125,16 @@ impl Resolver<'_> {
 
 /// The waits of one thread, time-ordered and non-overlapping, with counters.
 pub(crate) fn thread_waits(th: &Thread, r: &Resolver<'_>) -> (Vec<Wait>, WaitStats) {
+    let (waits, stats, _) = thread_waits_and_idle(th, r);
+    (waits, stats)
+}
+
+/// [`thread_waits`], and the starts of the waits left out as idle polls (timed-out
+/// readiness waits after which the thread woke nobody).
+pub(crate) fn thread_waits_and_idle(
+    th: &Thread,
+    r: &Resolver<'_>,
+) -> (Vec<Wait>, WaitStats, Vec<u64>) {
     let mut stats = WaitStats::default();
     let mut waits: Vec<Wait> = Vec::new();
     for (i, seg) in (0u32..).zip(&th.segments) {
@@ -202,7 +212,7 @@ pub(crate) fn thread_waits(th: &Thread, r: &Resolver<'_>) -> (Vec<Wait>, WaitSta
         }
         keep
     });
-    (waits, stats)
+    (waits, stats, idle_starts)
 }
 
 /// A false wake-up declared at `m` sits between the wait that ended just before it and

@@ -13,6 +13,8 @@
 //! - a wait on a brief stopper (the bottleneck analysis's pauses: a runtime's
 //!   safepoint thread) keeps its length too: the stopper runs on its own clock, and
 //!   following it would hold the replayed program back to its recorded pace;
+//! - a poll that timed out after which the thread woke nobody (the bottleneck
+//!   analysis's idle polls) takes no time: the wait after it carries the dependency;
 //! - a wait ended by something outside the recording (an unrecorded process, an
 //!   unknown waker) ends no earlier than it did: the outside world is not sped up;
 //! - CPU bursts and runnable delays keep their lengths, shrunk only when a vertex's

@@ -49,6 +49,8 @@ pub struct WaitRules {
     pub outside: u64,
     /// Shortened by a change.
     pub changed: u64,
+    /// Idle polls, folded into the wait after them (no time of their own).
+    pub idle_polls: u64,
 }
 
 /// The predicted gains of removing and of halving one edge's waits.
@@ -139,6 +141,7 @@ impl<'a> Predictor<'a> {
                 }
                 let n = match self.rule(id, changes) {
                     _ if self.factor_of(id, changes).is_some() => &mut rules.changed,
+                    _ if self.waits.is_idle_poll(ti as usize, s.start) => &mut rules.idle_polls,
                     Rule::Point { .. } => &mut rules.followed,
                     Rule::Fixed(_) => &mut rules.kept,
                     Rule::Until(_) => &mut rules.outside,
@@ -273,6 +276,13 @@ impl<'a> Predictor<'a> {
         let SegmentState::Blocked { waker, .. } = seg.state else {
             return Rule::Fixed(d);
         };
+        // A poll that timed out and after which the thread woke nobody was part of
+        // the wait after it (the thread polled again for the same thing, or for work):
+        // that next wait carries the dependency, so the idle poll takes no time of its
+        // own. Kept, its timeouts would tie a waiter to its recorded pace.
+        if self.waits.is_idle_poll(id.thread as usize, seg.start) {
+            return Rule::Fixed(0);
+        }
         let to = self
             .waits
             .wait_at(id.thread as usize, seg.start)

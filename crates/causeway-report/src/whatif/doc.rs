@@ -44,6 +44,7 @@ pub(crate) struct RulesDoc {
     pub(crate) kept: u64,
     pub(crate) outside: u64,
     pub(crate) changed: u64,
+    pub(crate) idle_polls: u64,
 }
 
 /// One prediction.
@@ -150,6 +151,7 @@ pub(crate) fn prediction(labels: &[String], p: &Prediction) -> PredictionDoc {
             kept: p.waits.kept,
             outside: p.waits.outside,
             changed: p.waits.changed,
+            idle_polls: p.waits.idle_polls,
         },
         removed_ns: p.removed_ns,
         cpu_demand: p.cpu_demand.is_finite().then_some(p.cpu_demand),

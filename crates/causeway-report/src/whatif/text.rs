@@ -72,8 +72,8 @@ pub(crate) fn prediction(p: &PredictionDoc) -> String {
     let w = &p.waits;
     let _ = writeln!(
         out,
-        "replayed waits: {} followed their waker, {} kept their length, {} held to their recorded end (woken from outside), {} changed",
-        w.followed, w.kept, w.outside, w.changed
+        "replayed waits: {} followed their waker, {} kept their length, {} held to their recorded end (woken from outside), {} idle polls folded into the wait after them, {} changed",
+        w.followed, w.kept, w.outside, w.idle_polls, w.changed
     );
     let _ = writeln!(
         out,
