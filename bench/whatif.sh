@@ -73,8 +73,8 @@ while IFS='|' read -r name wl rec other flags; do
         base+=("$(cd "$TMP" && throughput "$wl" "${rec_a[@]}")")
         after+=("$(cd "$TMP" && throughput "$wl" "${other_a[@]}")")
     done
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$wl" "$rec" "$other" "$pred" \
-        "${base[*]}" "${after[*]}" >> "$RAW"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$wl" "$rec" "$other" "$pred" \
+        "${base[*]}" "${after[*]}" "$flags" >> "$RAW"
 done <<< "$CASE_LIST"
 
 python3 - "$RAW" <<'PY'
@@ -83,7 +83,7 @@ print("| case | workload | recorded at | run at | change | predicted gain | pred
 print("|---|---|---|---|---|---|---|---|---|")
 errs = []
 for line in open(sys.argv[1]):
-    name, wl, rec, other, pred, base, after = line.rstrip("\n").split("\t")
+    name, wl, rec, other, pred, base, after, flags = line.rstrip("\n").split("\t")
     gain, cycles = pred.split()
     gain = float(gain)
     b = statistics.median(float(x) for x in base.split())
@@ -91,7 +91,7 @@ for line in open(sys.argv[1]):
     p = b * (1 + gain)
     err = p / a - 1
     errs.append(abs(err))
-    print(f"| {name} | {wl} | `{rec.strip()}` ({b:.0f} ops/s) | `{other.strip()}` | | {gain*100:+.0f}% | {p:.0f} | {a:.0f} | {err*100:+.1f}% |")
+    print(f"| {name} | {wl} | `{rec.strip()}` ({b:.0f} ops/s) | `{other.strip()}` | `{flags.strip()}` | {gain*100:+.0f}% | {p:.0f} | {a:.0f} | {err*100:+.1f}% |")
 if errs:
     print(f"\nwithin 10 %: {sum(e <= 0.10 for e in errs)} of {len(errs)}; within 25 %: {sum(e <= 0.25 for e in errs)} of {len(errs)}")
 PY

@@ -140,3 +140,98 @@ pub(crate) fn gains(out: &mut String, g: &GainsDoc) {
     }
     out.push('\n');
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::doc::{ChangeDoc, CountedDoc, EdgeGainDoc, GainsDoc, OutcomeDoc, RulesDoc};
+    use super::*;
+
+    fn counted() -> CountedDoc {
+        CountedDoc {
+            basis: "knot",
+            vertices: vec![0],
+            labels: vec!["consumer (12)".into()],
+            threads: 1,
+            cycles: 1000,
+            window_start_ns: 0,
+            window_end_ns: 2_000_000_000,
+            recorded_per_s: 500.0,
+        }
+    }
+
+    #[test]
+    fn a_prediction_says_the_change_what_was_counted_and_the_gain() {
+        let p = PredictionDoc {
+            changes: vec![ChangeDoc {
+                target: "edge",
+                from: Some(0),
+                to: Some(1),
+                vertex: None,
+                label: "consumer (12) -> disk vda".into(),
+                factor: Some(2.0),
+                removes: false,
+            }],
+            counted: counted(),
+            recorded_per_s: 500.0,
+            predicted_per_s: 800.0,
+            gain: 0.6,
+            waits_changed: 900,
+            waits: RulesDoc {
+                followed: 10,
+                kept: 5,
+                outside: 0,
+                changed: 900,
+                idle_polls: 2,
+            },
+            removed_ns: 450_000_000,
+            cpu_demand: Some(2.5),
+            cpus: 2,
+            cpu_bound: true,
+        };
+        let t = prediction(&p);
+        assert!(
+            t.starts_with("causeway whatif: consumer (12) -> disk vda waits divided by 2\n"),
+            "{t}"
+        );
+        assert!(t.contains("wake-ups of consumer (12) (the first knot's threads, 1 thread): 1000"));
+        assert!(
+            t.contains("predicted: 800/s (+60% of the recorded rate)"),
+            "{t}"
+        );
+        assert!(
+            t.contains("capped by the CPUs: the replayed work needs 2.50 CPUs"),
+            "{t}"
+        );
+        assert!(t.contains("2 idle polls folded"), "{t}");
+    }
+
+    #[test]
+    fn the_gains_table_has_a_row_per_edge() {
+        let o = |gain, cpu_bound| OutcomeDoc {
+            predicted_per_s: 500.0 * (1.0 + gain),
+            gain,
+            cpu_bound,
+        };
+        let g = GainsDoc {
+            counted: counted(),
+            edges: vec![EdgeGainDoc {
+                edge: 0,
+                from: 0,
+                to: 1,
+                label: "consumer (12) -> disk vda".into(),
+                removed: o(1.5, true),
+                halved: o(0.43, false),
+            }],
+        };
+        let mut out = String::new();
+        gains(&mut out, &g);
+        let row = out
+            .lines()
+            .find(|l| l.contains("consumer (12) -> disk vda"))
+            .expect("a row");
+        assert!(
+            row.contains("+150% (CPU-bound)") && row.contains("+43%"),
+            "{row}"
+        );
+    }
+}
