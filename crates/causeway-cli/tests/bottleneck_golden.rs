@@ -73,3 +73,59 @@ fn every_zoo_report_matches_its_golden() {
         failures.join("\n")
     );
 }
+
+/// `causeway whatif --json` on a golden recording.
+fn whatif(trace: &Path, args: &[&str]) -> (bool, serde_json::Value, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_causeway"))
+        .arg("whatif")
+        .arg(trace)
+        .args(["--json", "--factor", "2"])
+        .args(args)
+        .output()
+        .expect("run causeway whatif");
+    let json = serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null);
+    (
+        o.status.success(),
+        json,
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+/// The three ways to name blocking-write's flushes choose the same waits: the edge
+/// from the consumer to the disk, every wait the disk ended (those and a few of other
+/// threads), and the waits under the call site the edge's stacks name (`flush_log`,
+/// which calls `fsync`). A call site that no wait blocked under is refused.
+#[test]
+fn an_edge_its_device_and_its_call_site_choose_the_same_waits() {
+    let trace = golden_dir().join("blocking-write.cwt");
+    let runs = [
+        vec!["--edge", "consumer->disk"],
+        vec!["--waits-on", "disk"],
+        vec!["--site", "flush_log"],
+    ];
+    let got: Vec<serde_json::Value> = runs
+        .iter()
+        .map(|args| {
+            let (ok, json, err) = whatif(&trace, args);
+            assert!(ok, "{args:?}: {err}");
+            json
+        })
+        .collect();
+    let edge = &got[0];
+    assert!(edge["waits_changed"].as_u64().unwrap() > 1000, "{edge}");
+    assert!(edge["gain"].as_f64().unwrap() > 0.05, "{edge}");
+    // The disk also ended a few waits of other threads than the consumer's; they do
+    // not bear the counted work.
+    let changed = |p: &serde_json::Value| p["waits_changed"].as_u64().unwrap();
+    assert!(changed(&got[1]) >= changed(edge), "{}", got[1]);
+    assert!(changed(&got[1]) <= changed(edge) + 50, "{}", got[1]);
+    assert_eq!(changed(&got[2]), changed(edge), "{}", got[2]);
+    for (args, p) in runs.iter().zip(&got).skip(1) {
+        let (a, b) = (p["gain"].as_f64().unwrap(), edge["gain"].as_f64().unwrap());
+        assert!((a - b).abs() < 0.01, "{args:?}: {a} against the edge's {b}");
+    }
+    assert_eq!(got[1]["changes"][0]["target"], "waits_on");
+    assert_eq!(got[2]["changes"][0]["function"], "flush_log");
+    let (ok, _, err) = whatif(&trace, &["--site", "flush_lo"]);
+    assert!(!ok && err.contains("flush_lo"), "{err}");
+}

@@ -1,5 +1,5 @@
-//! What a prediction changes: the waits of one edge or the CPU time of one vertex,
-//! shrunk by a factor.
+//! What a prediction changes: the waits of one edge, of one vertex waited for or
+//! of one call site, or the CPU time of one vertex, shrunk by a factor.
 
 use crate::error::WhatIfError;
 use causeway_bottleneck::VertexId;
@@ -56,7 +56,7 @@ impl std::str::FromStr for Factor {
 }
 
 /// The time a change shrinks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Target {
     /// The waits of `from`'s threads that `to` ended (one edge of the wait-for graph,
     /// before cascading: the waits themselves, not the weight passed on to them).
@@ -65,6 +65,19 @@ pub enum Target {
         from: usize,
         /// The vertex waited for.
         to: usize,
+    },
+    /// Every wait that `to` ended, whoever waited: a device's service time, or all
+    /// the waits on one thread vertex.
+    WaitsOn {
+        /// The vertex waited for.
+        to: usize,
+    },
+    /// The waits that blocked under a function: its name is a frame (or a function
+    /// inlined into one) of the wait's user stack, the call site the bottleneck's
+    /// edges list.
+    Site {
+        /// The function's name as the stacks show it.
+        function: String,
     },
     /// The time on CPU of a thread vertex's threads.
     Cpu {
@@ -84,7 +97,7 @@ impl Target {
 }
 
 /// One change: a target and its factor.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Change {
     /// What is shrunk.
     pub target: Target,

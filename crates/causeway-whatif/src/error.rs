@@ -16,6 +16,11 @@ pub enum WhatIfError {
         /// The id given.
         id: usize,
     },
+    /// No wait of the trace blocked under the function a change names.
+    #[error(
+        "no wait in this recording blocked under a function named `{0}` (its user stacks name none)"
+    )]
+    NoSite(String),
     /// The trace has no repeated work to count in its middle 80 %.
     #[error(
         "nothing to count: the throughput-bearing threads woke fewer than {min} times in the middle of the recording"

@@ -1,5 +1,6 @@
 //! How much would fixing a wait help: the recorded timelines replayed with a chosen
-//! set of waits (an edge of the wait-for graph) or a vertex's CPU time shrunk by a
+//! set of waits (an edge of the wait-for graph, every wait on one vertex such as a
+//! device, or the waits under one call site) or a vertex's CPU time shrunk by a
 //! factor, and the completion rate of the program's repeated work compared before and
 //! after.
 //!
@@ -17,8 +18,10 @@
 //!   analysis's idle polls) takes no time: the wait after it carries the dependency;
 //! - a wait ended by something outside the recording (an unrecorded process, an
 //!   unknown waker) ends no earlier than it did: the outside world is not sped up;
-//! - CPU bursts and runnable delays keep their lengths, shrunk only when a vertex's
-//!   CPU time is the change.
+//! - CPU bursts keep their lengths, shrunk only when a vertex's CPU time is the
+//!   change; a runnable delay (waiting for a CPU) keeps its length unless a CPU change
+//!   shrinks the work that held the CPUs meanwhile, and then shrinks by the CPU time
+//!   freed, shared over the machine's CPUs.
 //!
 //! A wait that is the change keeps no dependency: it lasts its recorded length divided
 //! by the factor. Every timestamp of the replay is `max` and `+` over the recorded
@@ -33,6 +36,7 @@ mod error;
 mod measure;
 mod predict;
 mod replay;
+mod select;
 
 pub use change::{Change, Factor, Target};
 pub use error::WhatIfError;

@@ -4,9 +4,11 @@ use crate::change::{Change, Factor, Target};
 use crate::error::WhatIfError;
 use crate::measure::{Counted, Cycles, MIN_CYCLES, cycles, replayed_speedup};
 use crate::replay::{Plan, Rule, replay, waker_point};
+use crate::select::Selection;
 use causeway_bottleneck::{EdgeId, EdgeKind, Findings, VertexKind, WaitMap};
-use causeway_format::Waker;
-use causeway_model::{Model, SegmentId, SegmentState, Trace};
+use causeway_format::{Tables, Waker};
+use causeway_model::{Model, Segment, SegmentId, SegmentState, Trace};
+use std::cell::Cell;
 
 /// How many of a knot's or sink's heaviest edges get a prediction each.
 const EDGES_PER_FINDING: usize = 3;
@@ -53,6 +55,21 @@ pub struct WaitRules {
     pub idle_polls: u64,
 }
 
+/// What one replay did with the recorded waits, counted as it asks for their rules.
+#[derive(Default)]
+struct Tally {
+    rules: Cell<WaitRules>,
+    removed_ns: Cell<u64>,
+}
+
+impl Tally {
+    fn count(&self, which: impl Fn(&mut WaitRules) -> &mut u64) {
+        let mut r = self.rules.get();
+        *which(&mut r) += 1;
+        self.rules.set(r);
+    }
+}
+
 /// The predicted gains of removing and of halving one edge's waits.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EdgeGain {
@@ -68,6 +85,7 @@ pub struct EdgeGain {
 /// replay order are found once, each prediction is one replay.
 pub struct Predictor<'a> {
     model: &'a Model,
+    tables: &'a Tables,
     findings: &'a Findings,
     waits: &'a WaitMap,
     cycles: Cycles,
@@ -98,6 +116,7 @@ impl<'a> Predictor<'a> {
         };
         let mut p = Predictor {
             model,
+            tables: trace.tables(),
             findings,
             waits,
             cycles,
@@ -105,7 +124,9 @@ impl<'a> Predictor<'a> {
             cpus,
             base_speedup: 1.0,
         };
-        let base = replay(model, &p.plan, &|id| p.rule(id, &[]), &|_, o| o);
+        let none = p.select(&[])?;
+        let tally = Tally::default();
+        let base = replay(model, &p.plan, &|id| p.rule(id, &none, &tally), &|_, o| o);
         p.base_speedup = replayed_speedup(&p.cycles, &base)
             .map(|(s, _)| s)
             .filter(|s| s.is_finite() && *s > 0.0)
@@ -123,34 +144,11 @@ impl<'a> Predictor<'a> {
         for c in changes {
             self.check(c)?;
         }
+        let sel = self.select(changes)?;
         let counted = self.cycles.counted.clone();
-        let mut rules = WaitRules::default();
-        let mut removed_ns = 0u64;
-        for (ti, t) in (0u32..).zip(self.model.threads()) {
-            for (si, s) in (0u32..).zip(&t.segments) {
-                let id = SegmentId {
-                    thread: ti,
-                    index: si,
-                };
-                if let Some(f) = self.factor_of(id, changes) {
-                    let d = s.end.0.saturating_sub(s.start.0);
-                    removed_ns += d - f.shrink(d);
-                }
-                if !s.state.is_blocked() {
-                    continue;
-                }
-                let n = match self.rule(id, changes) {
-                    _ if self.factor_of(id, changes).is_some() => &mut rules.changed,
-                    _ if self.waits.is_idle_poll(ti as usize, s.start) => &mut rules.idle_polls,
-                    Rule::Point { .. } => &mut rules.followed,
-                    Rule::Fixed(_) => &mut rules.kept,
-                    Rule::Until(_) => &mut rules.outside,
-                };
-                *n += 1;
-            }
-        }
-        let rule = |id: SegmentId| self.rule(id, changes);
-        let scale = |seg: SegmentId, offset: u64| self.scale(seg, offset, changes);
+        let tally = Tally::default();
+        let rule = |id: SegmentId| self.rule(id, &sel, &tally);
+        let scale = |seg: SegmentId, offset: u64| self.scale(seg, offset, &sel);
         let replayed = replay(self.model, &self.plan, &rule, &scale);
         let (speedup, window_ns) = replayed_speedup(&self.cycles, &replayed)
             .ok_or(WhatIfError::NothingToCount { min: MIN_CYCLES })?;
@@ -159,7 +157,7 @@ impl<'a> Predictor<'a> {
         // 1 is the estimator's (the counted threads' first wake-ups moving earlier than
         // their last, held by something that kept its time), reported as no gain.
         let rate = counted.recorded_per_s * (speedup / self.base_speedup).max(1.0);
-        let cpu_ns = self.cpu_in_window(changes);
+        let cpu_ns = self.cpu_in_window(&sel);
         let cpu_demand = if window_ns == 0 {
             f64::INFINITY
         } else {
@@ -173,6 +171,7 @@ impl<'a> Predictor<'a> {
         } else {
             rate
         };
+        let (rules, removed_ns) = (tally.rules.get(), tally.removed_ns.get());
         Ok(Prediction {
             changes: changes.to_vec(),
             gain: predicted / counted.recorded_per_s - 1.0,
@@ -213,7 +212,10 @@ impl<'a> Predictor<'a> {
             .filter_map(|e| {
                 let edge = f.edges.get(e.0)?;
                 let target = Target::edge(edge.from, edge.to);
-                let change = |factor| Change { target, factor };
+                let change = |factor| Change {
+                    target: target.clone(),
+                    factor,
+                };
                 Some(EdgeGain {
                     edge: e,
                     removed: self.predict(&[change(Factor::REMOVE)]).ok()?,
@@ -237,52 +239,60 @@ impl<'a> Predictor<'a> {
                 vertex(from)?;
                 vertex(to)
             }
+            Target::WaitsOn { to } => vertex(to),
+            Target::Site { .. } => Ok(()),
             Target::Cpu { vertex: v } => vertex(v),
         }
     }
 
-    /// The factor a change applies to this segment, if one does.
-    fn factor_of(&self, id: SegmentId, changes: &[Change]) -> Option<Factor> {
-        let seg = self.model.segment(id)?;
-        let tw = self.waits.threads.get(id.thread as usize)?;
-        let from = tw.vertex?;
-        let to = match seg.state {
-            SegmentState::Blocked { .. } => self
-                .waits
-                .wait_at(id.thread as usize, seg.start)
-                .map(|w| w.to),
-            _ => None,
-        };
-        changes.iter().find_map(|c| match c.target {
-            Target::Edge { from: f, to: t } if seg.state.is_blocked() => {
-                (f == from.0 && Some(t) == to.map(|v| v.0)).then_some(c.factor)
-            }
-            Target::Cpu { vertex } if seg.state.is_running() => {
-                (vertex == from.0).then_some(c.factor)
-            }
-            _ => None,
-        })
+    fn select(&self, changes: &[Change]) -> Result<Selection<'a>, WhatIfError> {
+        Selection::new(self.model, self.tables, self.waits, changes, self.cpus)
     }
 
     /// How long a segment lasts in the replay (see the crate's documentation).
-    fn rule(&self, id: SegmentId, changes: &[Change]) -> Rule {
+    /// (The replay asks once per segment, so the tally counts each segment once.)
+    fn rule(&self, id: SegmentId, sel: &Selection<'_>, tally: &Tally) -> Rule {
         let Some(seg) = self.model.segment(id) else {
             return Rule::Fixed(0);
         };
         let d = seg.end.0.saturating_sub(seg.start.0);
-        if let Some(f) = self.factor_of(id, changes) {
-            return Rule::Fixed(f.shrink(d));
+        if let Some(f) = sel.factor_of(id) {
+            let kept = f.shrink(d);
+            tally.removed_ns.set(tally.removed_ns.get() + (d - kept));
+            if seg.state.is_blocked() {
+                tally.count(|r| &mut r.changed);
+            }
+            return Rule::Fixed(kept);
         }
-        let SegmentState::Blocked { waker, .. } = seg.state else {
+        if seg.state.is_runnable() {
+            return Rule::Fixed(sel.runnable_len(id, seg));
+        }
+        if !seg.state.is_blocked() {
             return Rule::Fixed(d);
-        };
+        }
         // A poll that timed out and after which the thread woke nobody was part of
         // the wait after it (the thread polled again for the same thing, or for work):
         // that next wait carries the dependency, so the idle poll takes no time of its
         // own. Kept, its timeouts would tie a waiter to its recorded pace.
         if self.waits.is_idle_poll(id.thread as usize, seg.start) {
+            tally.count(|r| &mut r.idle_polls);
             return Rule::Fixed(0);
         }
+        let r = self.wait_rule(id, seg);
+        tally.count(|t| match r {
+            Rule::Point { .. } => &mut t.followed,
+            Rule::Fixed(_) => &mut t.kept,
+            Rule::Until(_) => &mut t.outside,
+        });
+        r
+    }
+
+    /// The rule of a wait no change reaches.
+    fn wait_rule(&self, id: SegmentId, seg: &Segment) -> Rule {
+        let d = seg.end.0.saturating_sub(seg.start.0);
+        let SegmentState::Blocked { waker, .. } = seg.state else {
+            return Rule::Fixed(d);
+        };
         let to = self
             .waits
             .wait_at(id.thread as usize, seg.start)
@@ -311,8 +321,8 @@ impl<'a> Predictor<'a> {
     }
 
     /// A point's recorded offset into a segment, in the replay.
-    fn scale(&self, seg: SegmentId, offset: u64, changes: &[Change]) -> u64 {
-        match self.factor_of(seg, changes) {
+    fn scale(&self, seg: SegmentId, offset: u64, sel: &Selection<'_>) -> u64 {
+        match sel.factor_of(seg) {
             Some(f)
                 if self
                     .model
@@ -326,7 +336,7 @@ impl<'a> Predictor<'a> {
     }
 
     /// Time on CPU of the recorded threads in the counted window, after the changes.
-    fn cpu_in_window(&self, changes: &[Change]) -> u64 {
+    fn cpu_in_window(&self, sel: &Selection<'_>) -> u64 {
         let (lo, hi) = self.cycles.counted.window;
         let mut ns = 0;
         for (ti, t) in (0u32..).zip(self.model.threads()) {
@@ -351,7 +361,7 @@ impl<'a> Predictor<'a> {
                     thread: ti,
                     index: si,
                 };
-                ns += self.factor_of(id, changes).map_or(d, |f| f.shrink(d));
+                ns += sel.factor_of(id).map_or(d, |f| f.shrink(d));
             }
         }
         ns

@@ -1,16 +1,23 @@
 //! Predictions on synthetic timelines whose answer is known by arithmetic.
 
 use causeway_bottleneck::{Findings, Options, VertexId, VertexKind, WaitMap, analyze_with_waits};
-use causeway_format::{Header, Tables, TaskState};
+use causeway_format::{
+    EventKind, Frame, FrameId, FrameSpace, Header, Stack, StackKind, StringId, Tables, TaskState,
+    Tgid,
+};
 use causeway_model::Trace;
 use causeway_testkit::synth::{self, Synth};
 use causeway_whatif::{Change, Factor, Predictor, Target};
 
-fn trace(s: &Synth, ncpu: u32) -> Trace {
+fn tables() -> Tables {
     let mut t = Tables::default();
     t.strings.push(String::new());
     t.strings.push("virtio0-requests".into());
-    Trace::from_events(t, Header::synthetic(ncpu), &s.events())
+    t
+}
+
+fn trace(s: &Synth, ncpu: u32) -> Trace {
+    Trace::from_events(tables(), Header::synthetic(ncpu), &s.events())
 }
 
 fn analyse(t: &Trace) -> (Findings, WaitMap) {
@@ -71,7 +78,7 @@ fn removing_the_disk_wait_leaves_the_consumers_cpu_as_the_round() {
     let edge = Target::edge(vertex_of(&f, 1), disk(&f));
     let removed = p
         .predict(&[Change {
-            target: edge,
+            target: edge.clone(),
             factor: Factor::REMOVE,
         }])
         .unwrap();
@@ -134,4 +141,82 @@ fn factors_below_one_and_unknown_vertices_are_refused() {
         factor: Factor::HALVE,
     };
     assert!(p.predict(&[bad]).is_err());
+}
+
+#[test]
+fn every_wait_on_the_disk_is_the_consumers_edge_here() {
+    let t = trace(&figure1(), 2);
+    let (f, w) = analyse(&t);
+    let p = Predictor::new(&t, &f, &w).unwrap();
+    let gain = |target| {
+        p.predict(&[Change {
+            target,
+            factor: Factor::HALVE,
+        }])
+        .unwrap()
+        .gain
+    };
+    let edge = gain(Target::edge(vertex_of(&f, 1), disk(&f)));
+    let on_disk = gain(Target::WaitsOn { to: disk(&f).0 });
+    close(on_disk, edge, 1e-9);
+    assert!(edge > 0.3, "{edge}");
+}
+
+/// Figure 1 with the consumer's disk waits blocked under `flush_log`.
+fn figure1_with_stacks() -> Trace {
+    let mut s = figure1();
+    let switch_outs: Vec<u64> = s
+        .events()
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::SchedSwitch {
+                prev_tid,
+                prev_state,
+                ..
+            } if prev_tid.0 == 1 && prev_state != TaskState::RUNNABLE => Some(e.ts.0),
+            _ => None,
+        })
+        .collect();
+    for ts in &switch_outs {
+        s.stack(*ts, 0, 1, StackKind::SwitchOut, Some(0), None);
+    }
+    let mut t = tables();
+    t.strings.push("flush_log".into());
+    t.frames.push(Frame::new(
+        FrameSpace::User { tgid: Tgid(1) },
+        0x1000,
+        StringId(0),
+        StringId(2),
+        0,
+    ));
+    t.stacks.push(Stack {
+        frames: vec![FrameId(0)],
+        truncated: false,
+    });
+    Trace::from_events(t, Header::synthetic(2), &s.events())
+}
+
+#[test]
+fn a_call_sites_waits_are_the_waits_blocked_under_it() {
+    let t = figure1_with_stacks();
+    let (f, w) = analyse(&t);
+    let p = Predictor::new(&t, &f, &w).unwrap();
+    let halve = |target| {
+        p.predict(&[Change {
+            target,
+            factor: Factor::HALVE,
+        }])
+    };
+    let site = halve(Target::Site {
+        function: "flush_log".into(),
+    })
+    .unwrap();
+    let edge = halve(Target::edge(vertex_of(&f, 1), disk(&f))).unwrap();
+    close(site.gain, edge.gain, 1e-9);
+    assert_eq!(site.waits_changed, edge.waits_changed);
+    // A function no wait blocked under is refused, not predicted as no gain.
+    let none = halve(Target::Site {
+        function: "flush_lo".into(),
+    });
+    assert!(none.is_err(), "{none:?}");
 }

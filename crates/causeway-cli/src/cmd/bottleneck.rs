@@ -7,7 +7,7 @@
 
 use crate::cmd::record;
 use crate::flags::BottleneckArgs;
-use crate::flags::bottleneck::Threshold;
+use crate::flags::bottleneck::GraphArgs;
 use crate::output;
 use crate::trace::read_traces;
 use anyhow::{Context, Result, anyhow, bail};
@@ -49,12 +49,10 @@ pub(crate) struct Analysed {
 
 /// How to read and analyse traces: the flags `bottleneck` and `whatif` share.
 pub(crate) struct Analysis {
-    /// The analysis's options (the threshold is set from `threshold`).
+    /// The analysis's options (the threshold is set from `graph.threshold`).
     pub(crate) opts: Options,
-    /// Knot refinement's threshold.
-    pub(crate) threshold: Threshold,
-    /// Keep Go programs' OS threads rather than their goroutines.
-    pub(crate) os_threads: bool,
+    /// The threshold, goroutines or OS threads, merging.
+    pub(crate) graph: GraphArgs,
     /// Also build the wait map.
     pub(crate) waits: bool,
 }
@@ -63,10 +61,11 @@ pub(crate) struct Analysis {
 pub(crate) fn analyse(paths: &[PathBuf], a: Analysis) -> Result<Analysed> {
     let mut opts = a.opts;
     let (mut trace, hosts) = read_traces(paths, |_| {})?;
-    if !a.os_threads {
+    if !a.graph.os_threads {
         trace = trace.into_goroutine_view();
     }
     opts.threshold_fraction = a
+        .graph
         .threshold
         .fraction_of(trace.model().span().map_or(0, |s| s.duration().0));
     let named = |e: BottleneckError| match e {
@@ -93,8 +92,7 @@ pub(crate) fn analyse(paths: &[PathBuf], a: Analysis) -> Result<Analysed> {
 fn analysis_of(args: &BottleneckArgs, waits: bool) -> Analysis {
     Analysis {
         opts: args.options(),
-        threshold: args.threshold,
-        os_threads: args.os_threads,
+        graph: args.graph,
         waits,
     }
 }

@@ -1,5 +1,6 @@
-//! `causeway whatif`: the predicted gain of shrinking one edge's waits or a vertex's CPU
-//! time, from the recording replayed (`causeway-whatif`).
+//! `causeway whatif`: the predicted gain of shrinking an edge's waits, every wait on a
+//! vertex, a call site's waits or a vertex's CPU time, from the recording replayed
+//! (`causeway-whatif`).
 //!
 //! Vertices and edges are named by id or by the bottleneck report's labels; resolving a
 //! label is this command's job, the prediction the library's.
@@ -14,18 +15,19 @@ use causeway_whatif::{Change, Predictor, Target};
 
 /// Run the command.
 pub fn run(a: &WhatIfArgs) -> Result<u8> {
-    if a.edge.is_empty() && a.cpu.is_empty() {
-        bail!("say what to change: --edge FROM->TO (or an edge id) or --cpu VERTEX");
+    if a.edge.is_empty() && a.cpu.is_empty() && a.waits_on.is_empty() && a.site.is_empty() {
+        bail!(
+            "say what to change: --edge FROM->TO (or an edge id), --waits-on VERTEX, --site FUNCTION or --cpu VERTEX"
+        );
     }
     let analysed = analyse(
         &a.traces,
         Analysis {
             opts: Options {
-                merge: !a.no_merge,
+                merge: !a.graph.no_merge,
                 ..Options::default()
             },
-            threshold: a.threshold,
-            os_threads: a.os_threads,
+            graph: a.graph,
             waits: true,
         },
     )?;
@@ -36,6 +38,22 @@ pub fn run(a: &WhatIfArgs) -> Result<u8> {
         let (from, to) = edge(spec, f, &labels)?;
         changes.push(Change {
             target: Target::Edge { from, to },
+            factor: a.factor,
+        });
+    }
+    for spec in &a.waits_on {
+        changes.push(Change {
+            target: Target::WaitsOn {
+                to: vertex(spec, &labels)?,
+            },
+            factor: a.factor,
+        });
+    }
+    for function in &a.site {
+        changes.push(Change {
+            target: Target::Site {
+                function: function.trim().to_string(),
+            },
             factor: a.factor,
         });
     }

@@ -30,19 +30,9 @@ pub struct BottleneckArgs {
     /// Also write the graph as SVG to this file (needs graphviz `dot`).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
-    /// Knot refinement keeps edges heavier than this: a share of the recording
-    /// (`20%`, `0.2`) or a time (`1.5s`, `300ms`).
-    #[arg(long, default_value = "20%", value_parser = parse_threshold)]
-    pub threshold: Threshold,
-    /// Show raw threads: do not merge similar or short-term threads.
-    #[arg(long)]
-    pub no_merge: bool,
-    /// Analyse the OS threads of Go programs instead of their goroutines. By default,
-    /// when the trace has goroutine events, each goroutine is a thread of the wait-for
-    /// graph (grouped by start function) and the runtime's threads that carry them
-    /// are left out: their own waits are the scheduler's, not the program's.
-    #[arg(long)]
-    pub os_threads: bool,
+    /// How the wait-for graph is built.
+    #[command(flatten)]
+    pub graph: GraphArgs,
     /// Capacity of network devices, per second: `10Gbit`, `100Mbit`, `125MB`, or bytes
     /// [default: link speed stored in the trace, else 10Gbit].
     #[arg(long, value_name = "RATE", value_parser = parse_rate_bytes_per_sec)]
@@ -80,9 +70,7 @@ impl BottleneckArgs {
             json: false,
             dot: false,
             svg: None,
-            threshold: Threshold::DEFAULT,
-            no_merge: false,
-            os_threads: false,
+            graph: GraphArgs::default(),
             nic_capacity: None,
             disk_bandwidth: None,
             disk_iops: None,
@@ -97,12 +85,41 @@ impl BottleneckArgs {
     /// it is set from [`Threshold::fraction_of`] once the recording's length is known.
     pub fn options(&self) -> Options {
         Options {
-            merge: !self.no_merge,
+            merge: !self.graph.no_merge,
             top_stacks: self.stacks,
             nic_capacity: self.nic_capacity,
             disk_bandwidth: self.disk_bandwidth,
             disk_iops: self.disk_iops,
             ..Options::default()
+        }
+    }
+}
+
+/// The flags that shape the wait-for graph, shared by the commands that build one
+/// (`bottleneck`, `whatif`).
+#[derive(Debug, Args, Clone, Copy, PartialEq)]
+pub struct GraphArgs {
+    /// Knot refinement keeps edges heavier than this: a share of the recording
+    /// (`20%`, `0.2`) or a time (`1.5s`, `300ms`).
+    #[arg(long, default_value = "20%", value_parser = parse_threshold)]
+    pub threshold: Threshold,
+    /// Show raw threads: do not merge similar or short-term threads.
+    #[arg(long)]
+    pub no_merge: bool,
+    /// Analyse the OS threads of Go programs instead of their goroutines. By default,
+    /// when the trace has goroutine events, each goroutine is a thread of the wait-for
+    /// graph (grouped by start function) and the runtime's threads that carry them
+    /// are left out: their own waits are the scheduler's, not the program's.
+    #[arg(long)]
+    pub os_threads: bool,
+}
+
+impl Default for GraphArgs {
+    fn default() -> GraphArgs {
+        GraphArgs {
+            threshold: Threshold::DEFAULT,
+            no_merge: false,
+            os_threads: false,
         }
     }
 }
@@ -214,7 +231,7 @@ mod tests {
             panic!("not bottleneck");
         };
         let d = BottleneckArgs::for_trace("t.cwt".into());
-        assert_eq!(a.threshold, d.threshold);
+        assert_eq!(a.graph, d.graph);
         assert_eq!(a.stacks, d.stacks);
         assert_eq!(a.out_dir, d.out_dir);
         let o = a.options();

@@ -102,9 +102,9 @@ pub enum Command {
     /// Find the waiting events that limit throughput (wPerf): the wait-for graph, its
     /// knots and sinks, with the stacks behind each edge.
     Bottleneck(BottleneckArgs),
-    /// Predict how much faster the program's repeated work would go if the waits of an
-    /// edge of the wait-for graph (or a vertex's CPU time) were shorter: the recording
-    /// replayed with that time shrunk.
+    /// Predict how much faster the program's repeated work would go if some waits (an
+    /// edge of the wait-for graph, a device, a call site) or a vertex's CPU time were
+    /// shorter: the recording replayed with that time shrunk.
     Whatif(WhatIfArgs),
     /// Write the trace for other viewers: Perfetto's protobuf format (thread states,
     /// CPUs, wake-up arrows, syscalls, spans, bottleneck knots) or Chrome JSON.

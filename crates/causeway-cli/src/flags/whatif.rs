@@ -1,6 +1,6 @@
 //! Flags of `causeway whatif`.
 
-use super::bottleneck::{Threshold, parse_threshold};
+use super::bottleneck::GraphArgs;
 use causeway_whatif::Factor;
 use clap::Args;
 use std::path::PathBuf;
@@ -16,6 +16,8 @@ Examples:
   causeway whatif t.cwt --edge 'consumer->disk'              # the waits removed
   causeway whatif t.cwt --edge 3 --factor 2                   # edge 3's waits halved
   causeway whatif t.cwt --cpu 'worker-*' --factor 1.5 --json  # workers' CPU / 1.5
+  causeway whatif t.cwt --waits-on 'disk vda' --factor 2      # the disk twice as fast
+  causeway whatif t.cwt --site flush_log --factor 4            # waits under flush_log / 4
 
 The prediction replays the recording with the chosen time shrunk: waits on other
 recorded threads follow those threads, waits on timers and devices keep their lengths,
@@ -30,6 +32,14 @@ pub struct WhatIfArgs {
     /// or `FROM->TO`). Repeat to change several edges at once.
     #[arg(long, value_name = "EDGE")]
     pub edge: Vec<String>,
+    /// Shrink every wait that VERTEX ended, whoever waited (a device's service time:
+    /// `--waits-on 'disk vda'`). Repeatable.
+    #[arg(long, value_name = "VERTEX")]
+    pub waits_on: Vec<String>,
+    /// Shrink the waits that blocked under FUNCTION: a function named in the wait's
+    /// user stack (as the bottleneck's edges list their call sites). Repeatable.
+    #[arg(long, value_name = "FUNCTION")]
+    pub site: Vec<String>,
     /// Shrink the time on CPU of a vertex's threads (an id or a label). Repeatable.
     #[arg(long, value_name = "VERTEX")]
     pub cpu: Vec<String>,
@@ -39,15 +49,8 @@ pub struct WhatIfArgs {
     /// Print the prediction as JSON.
     #[arg(long)]
     pub json: bool,
-    /// The bottleneck analysis's refinement threshold, which decides the knots and so
-    /// the threads whose work is counted (as `bottleneck --threshold`).
-    #[arg(long, default_value = "20%", value_parser = parse_threshold)]
-    pub threshold: Threshold,
-    /// Do not merge similar or short-term threads (as `bottleneck --no-merge`).
-    #[arg(long)]
-    pub no_merge: bool,
-    /// Go programs' OS threads instead of their goroutines (as `bottleneck
-    /// --os-threads`).
-    #[arg(long)]
-    pub os_threads: bool,
+    /// The wait-for graph, built as `bottleneck` builds it: its knots decide the
+    /// threads whose work is counted.
+    #[command(flatten)]
+    pub graph: GraphArgs,
 }

@@ -6,7 +6,7 @@ use serde::Serialize;
 /// A change, named.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct ChangeDoc {
-    /// `edge` or `cpu`.
+    /// `edge`, `waits_on`, `site` or `cpu`.
     pub(crate) target: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) from: Option<usize>,
@@ -14,7 +14,11 @@ pub(crate) struct ChangeDoc {
     pub(crate) to: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) vertex: Option<usize>,
-    /// `consumer (12) -> disk vda`, or `consumer (12)` for its CPU time.
+    /// The call site's function, for `site`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) function: Option<String>,
+    /// `consumer (12) -> disk vda`; `disk vda` for every wait on it; the function for a
+    /// call site; `consumer (12)` for its CPU time.
     pub(crate) label: String,
     /// The factor; absent when the time is removed.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -103,24 +107,36 @@ fn label(labels: &[String], v: usize) -> String {
 fn change(labels: &[String], c: &Change) -> ChangeDoc {
     let factor = (!c.factor.removes()).then(|| c.factor.get());
     let removes = c.factor.removes();
-    match c.target {
-        Target::Edge { from, to } => ChangeDoc {
-            target: "edge",
+    let doc = |target, label| ChangeDoc {
+        target,
+        from: None,
+        to: None,
+        vertex: None,
+        function: None,
+        label,
+        factor,
+        removes,
+    };
+    match &c.target {
+        &Target::Edge { from, to } => ChangeDoc {
             from: Some(from),
             to: Some(to),
-            vertex: None,
-            label: format!("{} -> {}", label(labels, from), label(labels, to)),
-            factor,
-            removes,
+            ..doc(
+                "edge",
+                format!("{} -> {}", label(labels, from), label(labels, to)),
+            )
         },
-        Target::Cpu { vertex } => ChangeDoc {
-            target: "cpu",
-            from: None,
-            to: None,
+        &Target::WaitsOn { to } => ChangeDoc {
+            to: Some(to),
+            ..doc("waits_on", label(labels, to))
+        },
+        Target::Site { function } => ChangeDoc {
+            function: Some(function.clone()),
+            ..doc("site", function.clone())
+        },
+        &Target::Cpu { vertex } => ChangeDoc {
             vertex: Some(vertex),
-            label: label(labels, vertex),
-            factor,
-            removes,
+            ..doc("cpu", label(labels, vertex))
         },
     }
 }

@@ -55,12 +55,13 @@ pub(crate) fn prediction(p: &PredictionDoc) -> String {
             None => "removed".to_string(),
             Some(k) => format!("divided by {k}"),
         };
-        let what = if c.target == "cpu" {
-            "time on CPU"
-        } else {
-            "waits"
+        let what = match c.target {
+            "cpu" => format!("{} time on CPU", c.label),
+            "waits_on" => format!("every wait on {}", c.label),
+            "site" => format!("the waits under {}", c.label),
+            _ => format!("{} waits", c.label),
         };
-        let _ = writeln!(out, "causeway whatif: {} {what} {how}", c.label);
+        let _ = writeln!(out, "causeway whatif: {what} {how}");
     }
     let _ = writeln!(out, "{}", counted_line(&p.counted));
     let _ = writeln!(
@@ -167,6 +168,7 @@ mod tests {
                 from: Some(0),
                 to: Some(1),
                 vertex: None,
+                function: None,
                 label: "consumer (12) -> disk vda".into(),
                 factor: Some(2.0),
                 removes: false,

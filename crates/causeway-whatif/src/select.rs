@@ -1,0 +1,250 @@
+//! Which recorded segments a set of changes reaches: the changes resolved once per
+//! prediction against one trace (a call site's name becomes the set of user stacks
+//! that hold it), then asked segment by segment.
+
+use crate::change::{Change, Factor, Target};
+use crate::error::WhatIfError;
+use causeway_bottleneck::WaitMap;
+use causeway_format::{StackId, Tables};
+use causeway_model::{Model, Segment, SegmentId, SegmentState};
+use std::collections::HashSet;
+
+/// One change, resolved.
+enum Sel {
+    Edge { from: usize, to: usize },
+    WaitsOn { to: usize },
+    Site(HashSet<StackId>),
+    Cpu { vertex: usize },
+}
+
+/// The changes of one prediction, resolved.
+pub(crate) struct Selection<'a> {
+    model: &'a Model,
+    waits: &'a WaitMap,
+    sels: Vec<(Sel, Factor)>,
+    /// For each CPU change: the indices of its vertex's threads, and the factor.
+    cpu_threads: Vec<(Vec<u32>, Factor)>,
+    cpus: u32,
+}
+
+impl<'a> Selection<'a> {
+    /// Resolve `changes`; a call site that no wait's stack holds is an error (a typo
+    /// would otherwise predict no gain).
+    pub(crate) fn new(
+        model: &'a Model,
+        tables: &Tables,
+        waits: &'a WaitMap,
+        changes: &[Change],
+        cpus: u32,
+    ) -> Result<Selection<'a>, WhatIfError> {
+        let mut sels = Vec::with_capacity(changes.len());
+        let mut cpu_threads = Vec::new();
+        for c in changes {
+            let sel = match &c.target {
+                Target::Edge { from, to } => Sel::Edge {
+                    from: *from,
+                    to: *to,
+                },
+                Target::WaitsOn { to } => Sel::WaitsOn { to: *to },
+                Target::Site { function } => {
+                    let stacks = stacks_under(tables, function);
+                    if !blocked_under(model, &stacks) {
+                        return Err(WhatIfError::NoSite(function.clone()));
+                    }
+                    Sel::Site(stacks)
+                }
+                Target::Cpu { vertex } => {
+                    let threads = (0u32..)
+                        .zip(&waits.threads)
+                        .filter(|(_, t)| t.vertex.is_some_and(|v| v.0 == *vertex))
+                        .map(|(i, _)| i)
+                        .collect();
+                    cpu_threads.push((threads, c.factor));
+                    Sel::Cpu { vertex: *vertex }
+                }
+            };
+            sels.push((sel, c.factor));
+        }
+        Ok(Selection {
+            model,
+            waits,
+            sels,
+            cpu_threads,
+            cpus: cpus.max(1),
+        })
+    }
+
+    /// The factor a change applies to this segment, if one does (the first change
+    /// that reaches it).
+    pub(crate) fn factor_of(&self, id: SegmentId) -> Option<Factor> {
+        if self.sels.is_empty() {
+            return None;
+        }
+        let seg = self.model.segment(id)?;
+        let from = self.waits.threads.get(id.thread as usize)?.vertex;
+        match seg.state {
+            SegmentState::Blocked {
+                switch_out_stack, ..
+            } => {
+                let to = self
+                    .waits
+                    .wait_at(id.thread as usize, seg.start)
+                    .map(|w| w.to.0);
+                let user = switch_out_stack.and_then(|s| s.user);
+                self.sels.iter().find_map(|(sel, f)| {
+                    let hit = match sel {
+                        Sel::Edge { from: a, to: b } => {
+                            from.is_some_and(|v| v.0 == *a) && to == Some(*b)
+                        }
+                        Sel::WaitsOn { to: b } => to == Some(*b),
+                        Sel::Site(stacks) => user.is_some_and(|u| stacks.contains(&u)),
+                        Sel::Cpu { .. } => false,
+                    };
+                    hit.then_some(*f)
+                })
+            }
+            SegmentState::Running { .. } => self.sels.iter().find_map(|(sel, f)| match sel {
+                Sel::Cpu { vertex } if from.is_some_and(|v| v.0 == *vertex) => Some(*f),
+                _ => None,
+            }),
+            _ => None,
+        }
+    }
+
+    /// A runnable delay's replayed length. While a thread waits for a CPU, the CPUs run
+    /// other work; the part of that work a CPU change shrinks frees its CPU earlier,
+    /// and the delay shrinks by the CPU time freed, shared over the machine's CPUs
+    /// (the thread takes whichever CPU frees first; spreading the freed time evenly
+    /// is the stated approximation). Without a CPU change the delay keeps its length.
+    pub(crate) fn runnable_len(&self, id: SegmentId, seg: &Segment) -> u64 {
+        let d = seg.end.0.saturating_sub(seg.start.0);
+        if self.cpu_threads.is_empty() || d == 0 {
+            return d;
+        }
+        let (a, b) = (seg.start.0, seg.end.0);
+        let mut freed = 0f64;
+        for (threads, f) in &self.cpu_threads {
+            let kept = if f.removes() { 0.0 } else { 1.0 / f.get() };
+            for &ti in threads.iter().filter(|&&t| t != id.thread) {
+                let Some(t) = self.model.thread_by_index(ti) else {
+                    continue;
+                };
+                let first = t.segments.partition_point(|s| s.end.0 <= a);
+                let on_cpu: u64 = t.segments[first..]
+                    .iter()
+                    .take_while(|s| s.start.0 < b)
+                    .filter(|s| s.state.is_running())
+                    .map(|s| s.end.0.min(b).saturating_sub(s.start.0.max(a)))
+                    .sum();
+                freed += on_cpu as f64 * (1.0 - kept);
+            }
+        }
+        let shrink = (freed / f64::from(self.cpus)).round() as u64;
+        d.saturating_sub(shrink)
+    }
+}
+
+/// The user stacks that hold a frame of `function` (the frame's own function or one
+/// inlined into it).
+fn stacks_under(tables: &Tables, function: &str) -> HashSet<StackId> {
+    let named = |f: &causeway_format::FrameId| {
+        tables.frame(*f).is_some_and(|fr| {
+            tables.string(fr.symbol) == function
+                || fr
+                    .inlined
+                    .iter()
+                    .any(|i| tables.string(i.symbol) == function)
+        })
+    };
+    (0u32..)
+        .zip(&tables.stacks)
+        .filter(|(_, s)| s.frames.iter().any(named))
+        .map(|(i, _)| StackId(i))
+        .collect()
+}
+
+/// True if some wait of the model blocked with one of `stacks` as its user stack.
+fn blocked_under(model: &Model, stacks: &HashSet<StackId>) -> bool {
+    !stacks.is_empty()
+        && model.threads().any(|t| {
+            t.segments.iter().any(|s| match s.state {
+                SegmentState::Blocked {
+                    switch_out_stack, ..
+                } => switch_out_stack
+                    .and_then(|s| s.user)
+                    .is_some_and(|u| stacks.contains(&u)),
+                _ => false,
+            })
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use causeway_bottleneck::{ThreadWaits, VertexId};
+    use causeway_format::{Header, TaskState};
+    use causeway_testkit::synth::Synth;
+
+    /// Thread 1 waits for a CPU from 100 to 300 ns while thread 2 runs on the only CPU.
+    fn queued_behind(ncpu: u32) -> (Model, WaitMap) {
+        let mut s = Synth::new();
+        s.switch(0, 0, 0, TaskState::RUNNABLE, 1)
+            .switch(50, 0, 1, TaskState::INTERRUPTIBLE, 2)
+            .wake_by(100, 0, 2, 1)
+            .switch(300, 0, 2, TaskState::RUNNABLE, 1)
+            .switch(400, 0, 1, TaskState::INTERRUPTIBLE, 2);
+        let model = Model::from_events(&Tables::default(), &Header::synthetic(ncpu), &s.events());
+        let waits = WaitMap {
+            threads: model
+                .threads()
+                .map(|t| ThreadWaits {
+                    vertex: Some(VertexId(t.tid.0 as usize)),
+                    ..ThreadWaits::default()
+                })
+                .collect(),
+        };
+        (model, waits)
+    }
+
+    fn runnable_of_thread_1(model: &Model) -> (SegmentId, Segment) {
+        let (ti, t) = (0u32..)
+            .zip(model.threads())
+            .find(|(_, t)| t.tid.0 == 1)
+            .unwrap();
+        let (si, seg) = (0u32..)
+            .zip(&t.segments)
+            .find(|(_, s)| s.state.is_runnable() && s.start.0 == 100)
+            .expect("runnable from 100");
+        assert_eq!(seg.end.0, 300);
+        let id = SegmentId {
+            thread: ti,
+            index: si,
+        };
+        (id, *seg)
+    }
+
+    #[test]
+    fn a_cpu_change_shrinks_the_queueing_behind_the_changed_work() {
+        for (ncpu, want) in [(1, 100), (2, 150)] {
+            let (model, waits) = queued_behind(ncpu);
+            let (id, seg) = runnable_of_thread_1(&model);
+            let halve_2 = Change {
+                target: Target::Cpu { vertex: 2 },
+                factor: Factor::HALVE,
+            };
+            let sel = Selection::new(&model, &Tables::default(), &waits, &[halve_2], ncpu).unwrap();
+            // 200 ns of thread 2's work held the CPU(s); half of it is freed.
+            assert_eq!(sel.runnable_len(id, &seg), want, "{ncpu} CPUs");
+            // Its own CPU change does not shorten its own queueing, and no change
+            // keeps the length.
+            let halve_1 = Change {
+                target: Target::Cpu { vertex: 1 },
+                factor: Factor::HALVE,
+            };
+            let own = Selection::new(&model, &Tables::default(), &waits, &[halve_1], ncpu).unwrap();
+            assert_eq!(own.runnable_len(id, &seg), 200);
+            let none = Selection::new(&model, &Tables::default(), &waits, &[], ncpu).unwrap();
+            assert_eq!(none.runnable_len(id, &seg), 200);
+        }
+    }
+}
