@@ -20,8 +20,8 @@
 //!   unknown waker) ends no earlier than it did: the outside world is not sped up;
 //! - CPU bursts keep their lengths, shrunk only when a vertex's CPU time is the
 //!   change; a runnable delay (waiting for a CPU) keeps its length unless a CPU change
-//!   shrinks the work that held the CPUs meanwhile, and then shrinks by the CPU time
-//!   freed, shared over the machine's CPUs.
+//!   shortens the work that held the CPU the thread then ran on, and then shrinks by
+//!   the time taken out of that work.
 //!
 //! A wait that is the change keeps no dependency: it lasts its recorded length divided
 //! by the factor. Every timestamp of the replay is `max` and `+` over the recorded

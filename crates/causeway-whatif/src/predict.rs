@@ -246,7 +246,7 @@ impl<'a> Predictor<'a> {
     }
 
     fn select(&self, changes: &[Change]) -> Result<Selection<'a>, WhatIfError> {
-        Selection::new(self.model, self.tables, self.waits, changes, self.cpus)
+        Selection::new(self.model, self.tables, self.waits, changes)
     }
 
     /// How long a segment lasts in the replay (see the crate's documentation).

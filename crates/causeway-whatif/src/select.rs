@@ -24,7 +24,6 @@ pub(crate) struct Selection<'a> {
     sels: Vec<(Sel, Factor)>,
     /// For each CPU change: the indices of its vertex's threads, and the factor.
     cpu_threads: Vec<(Vec<u32>, Factor)>,
-    cpus: u32,
 }
 
 impl<'a> Selection<'a> {
@@ -35,7 +34,6 @@ impl<'a> Selection<'a> {
         tables: &Tables,
         waits: &'a WaitMap,
         changes: &[Change],
-        cpus: u32,
     ) -> Result<Selection<'a>, WhatIfError> {
         let mut sels = Vec::with_capacity(changes.len());
         let mut cpu_threads = Vec::new();
@@ -70,7 +68,6 @@ impl<'a> Selection<'a> {
             waits,
             sels,
             cpu_threads,
-            cpus: cpus.max(1),
         })
     }
 
@@ -111,20 +108,33 @@ impl<'a> Selection<'a> {
         }
     }
 
-    /// A runnable delay's replayed length. While a thread waits for a CPU, the CPUs run
-    /// other work; the part of that work a CPU change shrinks frees its CPU earlier,
-    /// and the delay shrinks by the CPU time freed, shared over the machine's CPUs
-    /// (the thread takes whichever CPU frees first; spreading the freed time evenly
-    /// is the stated approximation). Without a CPU change the delay keeps its length.
+    /// A runnable delay's replayed length. A runnable thread runs when the CPU it then
+    /// ran on frees; a CPU change that shortens the work that held that CPU during the
+    /// delay frees it earlier by the time taken out. Without a CPU change, or when the
+    /// CPU is not known, the delay keeps its length; work of processes outside the
+    /// recording is never changed, so a delay behind it keeps its length too.
     pub(crate) fn runnable_len(&self, id: SegmentId, seg: &Segment) -> u64 {
         let d = seg.end.0.saturating_sub(seg.start.0);
         if self.cpu_threads.is_empty() || d == 0 {
             return d;
         }
+        let next = SegmentId {
+            index: id.index + 1,
+            ..id
+        };
+        let cpu = match (self.model.segment(next).map(|s| s.state), seg.state) {
+            (Some(SegmentState::Running { cpu }), _) => cpu,
+            (_, SegmentState::Runnable { cpu: Some(cpu), .. }) => cpu,
+            _ => return d,
+        };
         let (a, b) = (seg.start.0, seg.end.0);
         let mut freed = 0f64;
         for (threads, f) in &self.cpu_threads {
-            let kept = if f.removes() { 0.0 } else { 1.0 / f.get() };
+            let taken = if f.removes() {
+                1.0
+            } else {
+                1.0 - 1.0 / f.get()
+            };
             for &ti in threads.iter().filter(|&&t| t != id.thread) {
                 let Some(t) = self.model.thread_by_index(ti) else {
                     continue;
@@ -133,14 +143,13 @@ impl<'a> Selection<'a> {
                 let on_cpu: u64 = t.segments[first..]
                     .iter()
                     .take_while(|s| s.start.0 < b)
-                    .filter(|s| s.state.is_running())
+                    .filter(|s| s.state == SegmentState::Running { cpu })
                     .map(|s| s.end.0.min(b).saturating_sub(s.start.0.max(a)))
                     .sum();
-                freed += on_cpu as f64 * (1.0 - kept);
+                freed += on_cpu as f64 * taken;
             }
         }
-        let shrink = (freed / f64::from(self.cpus)).round() as u64;
-        d.saturating_sub(shrink)
+        d.saturating_sub(freed.round() as u64)
     }
 }
 
@@ -185,15 +194,18 @@ mod tests {
     use causeway_format::{Header, TaskState};
     use causeway_testkit::synth::Synth;
 
-    /// Thread 1 waits for a CPU from 100 to 300 ns while thread 2 runs on the only CPU.
-    fn queued_behind(ncpu: u32) -> (Model, WaitMap) {
+    /// Thread 1 waits for CPU 0 from 100 to 300 ns while thread 2 runs there; thread 3
+    /// runs on CPU 1 meanwhile.
+    fn queued_behind() -> (Model, WaitMap) {
         let mut s = Synth::new();
         s.switch(0, 0, 0, TaskState::RUNNABLE, 1)
+            .switch(0, 1, 0, TaskState::RUNNABLE, 3)
             .switch(50, 0, 1, TaskState::INTERRUPTIBLE, 2)
             .wake_by(100, 0, 2, 1)
             .switch(300, 0, 2, TaskState::RUNNABLE, 1)
-            .switch(400, 0, 1, TaskState::INTERRUPTIBLE, 2);
-        let model = Model::from_events(&Tables::default(), &Header::synthetic(ncpu), &s.events());
+            .switch(400, 0, 1, TaskState::INTERRUPTIBLE, 2)
+            .switch(400, 1, 3, TaskState::INTERRUPTIBLE, 0);
+        let model = Model::from_events(&Tables::default(), &Header::synthetic(2), &s.events());
         let waits = WaitMap {
             threads: model
                 .threads()
@@ -224,27 +236,25 @@ mod tests {
     }
 
     #[test]
-    fn a_cpu_change_shrinks_the_queueing_behind_the_changed_work() {
-        for (ncpu, want) in [(1, 100), (2, 150)] {
-            let (model, waits) = queued_behind(ncpu);
-            let (id, seg) = runnable_of_thread_1(&model);
-            let halve_2 = Change {
-                target: Target::Cpu { vertex: 2 },
-                factor: Factor::HALVE,
+    fn a_cpu_change_shrinks_the_queueing_behind_the_changed_work_on_that_cpu() {
+        let (model, waits) = queued_behind();
+        let (id, seg) = runnable_of_thread_1(&model);
+        let len = |vertex, factor| {
+            let c = Change {
+                target: Target::Cpu { vertex },
+                factor,
             };
-            let sel = Selection::new(&model, &Tables::default(), &waits, &[halve_2], ncpu).unwrap();
-            // 200 ns of thread 2's work held the CPU(s); half of it is freed.
-            assert_eq!(sel.runnable_len(id, &seg), want, "{ncpu} CPUs");
-            // Its own CPU change does not shorten its own queueing, and no change
-            // keeps the length.
-            let halve_1 = Change {
-                target: Target::Cpu { vertex: 1 },
-                factor: Factor::HALVE,
-            };
-            let own = Selection::new(&model, &Tables::default(), &waits, &[halve_1], ncpu).unwrap();
-            assert_eq!(own.runnable_len(id, &seg), 200);
-            let none = Selection::new(&model, &Tables::default(), &waits, &[], ncpu).unwrap();
-            assert_eq!(none.runnable_len(id, &seg), 200);
-        }
+            let sel = Selection::new(&model, &Tables::default(), &waits, &[c]).unwrap();
+            sel.runnable_len(id, &seg)
+        };
+        // 200 ns of thread 2's work held CPU 0; halved, 100 ns of it is freed.
+        assert_eq!(len(2, Factor::HALVE), 100);
+        assert_eq!(len(2, Factor::REMOVE), 0);
+        // Thread 3's work was on the other CPU, and a thread's own CPU change does not
+        // shorten its own queueing.
+        assert_eq!(len(3, Factor::HALVE), 200);
+        assert_eq!(len(1, Factor::HALVE), 200);
+        let none = Selection::new(&model, &Tables::default(), &waits, &[]).unwrap();
+        assert_eq!(none.runnable_len(id, &seg), 200);
     }
 }
