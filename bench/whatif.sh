@@ -37,6 +37,7 @@ pc-half     | pipeline-commit | --sync-us 1000   | --sync-us 500   | --edge sync
 bn-half     | blocking-net    | --backend-us 500 | --backend-us 250 | --edge server->timer --factor 2
 lc-half     | lock-chain      | --sleep-ms 30    | --sleep-ms 15   | --edge lk-backend->timer --factor 2
 cs-half     | lock-contention | --cs-us 30       | --cs-us 15      | --cpu worker --factor 1.75
+bw-site     | blocking-write  | --sync-us 1000   | --sync-us 500   | --site flush_log --factor 2
 lh-fixed    | lock-holder-idle | --sleep-ms 200  | --sleep-ms 200 --fixed | --edge lh-hold-client->lh-script
 sp-fixed    | stopped-peer    | --stop-ms 1000   | --stop-ms 1000 --fixed | --edge server->sp-stopper --edge sp-server->sp-stopper --edge server->sp-server
 "
