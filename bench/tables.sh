@@ -14,6 +14,8 @@
 # for the census's first query, in the same run.
 #
 # Environment: CAUSEWAY (binary), SECONDS_REC, ROUNDS, HOSTS, KEEP=1 keeps $TMP.
+# CAUSEWAY must be a release build (`cargo build --release`): the binary `make test`
+# leaves in target/release has Arrow and Parquet unoptimised and converts ~7x slower.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 bench_start tables gcc
