@@ -122,6 +122,53 @@ fn raw_tracepoints_record_the_same_events() {
     assert!(woken > 100, "only {woken} waits with waker and stack");
 }
 
+/// The socket, network and timer probes read kernel structures through cast pointers
+/// (plain loads) in both tracepoint families: both must record a loopback server's
+/// sends, arrivals, packets, and its sleeps' arms with their expiries.
+#[test]
+fn both_tracepoint_families_record_sockets_packets_and_timers() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bin = workload("blocking-net");
+    for raw in [false, true] {
+        let out = dir.path().join(format!("net-{raw}.cwt"));
+        let mut cmd = causeway();
+        cmd.current_dir(dir.path()).arg("record");
+        if raw {
+            cmd.arg("--raw-tracepoints");
+        }
+        ok(cmd
+            .arg("-o")
+            .arg(&out)
+            .args(["--", bin.to_str().unwrap(), "--seconds", "1"])
+            .output());
+        let info = ok(causeway().args(["info", "--json"]).arg(&out).output());
+        let j: serde_json::Value = serde_json::from_slice(&info.stdout).expect("info JSON");
+        let n = |k: &str| j["events_by_kind"][k].as_u64().unwrap_or(0);
+        // Each request (~2 ms, 4 clients) is a send each way, an arrival at the server
+        // and a backend sleep: hundreds per second of each.
+        for k in [
+            "sock_send",
+            "sock_ready",
+            "net_xmit",
+            "net_recv",
+            "timer_arm",
+        ] {
+            assert!(n(k) > 200, "raw={raw}: {k} only {}: {j}", n(k));
+        }
+        // Nearly every sleep's timer expires (the last ones may be cut by the end).
+        assert!(
+            n("timer_expire") * 10 >= n("timer_arm") * 9,
+            "raw={raw}: {} expiries of {} arms",
+            n("timer_expire"),
+            n("timer_arm")
+        );
+        assert_eq!(j["counters"]["timers_untracked"].as_u64().unwrap_or(0), 0);
+    }
+}
+
 #[test]
 fn errors_are_clear() {
     if !can_record() {

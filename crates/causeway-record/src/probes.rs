@@ -509,8 +509,8 @@ impl Probes {
         percpu_counter(&self.skel.maps.lost)
     }
 
-    /// Timer arms recorded whose expiry cannot be recorded (no room to remember the
-    /// timer): each is an expiry missing from the trace.
+    /// Timer arms that displaced another timer not yet due from the kernel-side table:
+    /// unless the displaced timer was cancelled, its expiry is missing from the trace.
     pub fn untracked_timers(&self) -> u64 {
         percpu_counter(&self.skel.maps.untracked_timers)
             .iter()

@@ -22,8 +22,9 @@ use std::time::{Duration, Instant};
 /// running on that CPU (see `Probes::handler_misses`).
 pub const HANDLER_MISSES: &str = "bpf_handler_misses";
 
-/// The trace counter of timer arms whose expiry could not be recorded (the kernel-side
-/// table of armed timers could not take them), cumulative like `HANDLER_MISSES`.
+/// The trace counter of timer arms that displaced another timer not yet due from the
+/// kernel-side table of armed timers (an upper bound of the expiries missing),
+/// cumulative like `HANDLER_MISSES`.
 pub const UNTRACKED_TIMERS: &str = "timers_untracked";
 
 /// How often a watch lists the watched process's threads for new ones.

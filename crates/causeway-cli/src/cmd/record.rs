@@ -205,7 +205,7 @@ fn warnings(s: &Summary, target: &Target) -> Vec<String> {
     }
     if let Some(&n) = s.counters.get(causeway_record::run::UNTRACKED_TIMERS) {
         w.push(format!(
-            "{n} timer arms have no recorded expiry (the kernel-side table of armed timers could not take them); counted in the trace as `{}`",
+            "{n} timer arms took the place of another timer not yet expired in the kernel-side table of armed timers; unless those timers were cancelled, their expiries are missing (counted in the trace as `{}`)",
             causeway_record::run::UNTRACKED_TIMERS
         ));
     }

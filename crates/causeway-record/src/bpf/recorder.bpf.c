@@ -8,8 +8,10 @@
  *
  * Every program is compiled twice, as a BTF tracepoint (tp_btf) and as a raw
  * tracepoint; user space loads one family (tp_btf first). Bodies read the
- * tracepoints' arguments through TASK_READ or BPF_CORE_READ so they verify in both;
- * the current task (bpf_get_current_task_btf) is a trusted pointer in both.
+ * tracepoints' arguments through TASK_READ, bpf_core_cast or BPF_CORE_READ so they
+ * verify in both; the current task (bpf_get_current_task_btf) is a trusted pointer in
+ * both. On the hot paths, plain loads (the first two) rather than probe-read helper
+ * calls: docs/causeway-record.md, "Overhead", says why.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -258,11 +260,10 @@ static __always_inline bool irq_interesting(void)
 {
 	if (mode == MODE_ALL)
 		return true;
-	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
-	__u32 pid = BPF_CORE_READ(cur, pid);
-	if (pid == 0)
+	struct task_struct *cur = bpf_get_current_task_btf();
+	if (cur->pid == 0)
 		return true;
-	return task_is_mine(cur);
+	return is_mine(cur->tgid, cur);
 }
 
 static __always_inline void on_irq(struct irqaction *action, int irq, int ret, bool entry)
@@ -324,10 +325,9 @@ static __always_inline void on_block(struct request *rq, int error, unsigned int
 	struct scratch *s = get_scratch();
 	if (!s)
 		return;
-	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
-	struct rec_hdr *h = begin(s, issue ? REC_BLOCK_ISSUE : REC_BLOCK_COMPLETE,
-				  BPF_CORE_READ(cur, pid), BPF_CORE_READ(cur, tgid),
-				  bpf_ktime_get_ns());
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct rec_hdr *h = begin(s, issue ? REC_BLOCK_ISSUE : REC_BLOCK_COMPLETE, cur->pid,
+				  cur->tgid, bpf_ktime_get_ns());
 	struct rec_block *b = (void *)(s->buf + sizeof(*h));
 	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
 	__u32 major = 0, minor = 0;
@@ -351,18 +351,20 @@ static __always_inline void on_net(struct net_device *dev, __u32 len, bool xmit)
 {
 	if (!(events & EV_NET))
 		return;
-	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
+	struct task_struct *cur = bpf_get_current_task_btf();
 	struct cpu_ctx *cc = get_cpuctx();
 	bool in_softirq = cc && cc->in_softirq;
-	if (mode != MODE_ALL && !task_is_mine(cur) && !(!xmit && in_softirq))
+	if (mode != MODE_ALL && !is_mine(cur->tgid, cur) && !(!xmit && in_softirq))
 		return;
 	struct scratch *s = get_scratch();
 	if (!s)
 		return;
-	struct rec_hdr *h = begin(s, xmit ? REC_NET_XMIT : REC_NET_RECV, BPF_CORE_READ(cur, pid),
-				  BPF_CORE_READ(cur, tgid), bpf_ktime_get_ns());
+	struct rec_hdr *h = begin(s, xmit ? REC_NET_XMIT : REC_NET_RECV, cur->pid, cur->tgid,
+				  bpf_ktime_get_ns());
 	struct rec_net *b = (void *)(s->buf + sizeof(*h));
-	BPF_CORE_READ_STR_INTO(&b->dev, dev, name);
+	/* A plain copy of the name's array: user space reads it up to its first NUL. */
+	struct net_device *d = bpf_core_cast(dev, struct net_device);
+	__builtin_memcpy(b->dev, d->name, sizeof(b->dev));
 	b->bytes = len;
 	b->pad = 0;
 	h->len = sizeof(*h) + sizeof(*b);
@@ -381,12 +383,13 @@ static __always_inline void on_sys_enter(void *ctx, struct pt_regs *regs, long i
 {
 	if (id < 0 || id >= 512)
 		return;
-	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
-	__u32 tgid = BPF_CORE_READ(cur, tgid);
+	struct task_struct *cur = bpf_get_current_task_btf();
+	__u32 tgid = cur->tgid;
 	if (!is_mine(tgid, cur))
 		return;
-	__u32 tid = BPF_CORE_READ(cur, pid);
-	if (id == NR_MMAP && (BPF_CORE_READ(regs, dx) & PROT_EXEC))
+	__u32 tid = cur->pid;
+	struct pt_regs *r = bpf_core_cast(regs, struct pt_regs);
+	if (id == NR_MMAP && (r->dx & PROT_EXEC))
 		emit_maps_changed(tid, tgid, 2);
 	if (!(events & EV_SYSCALL))
 		return;
@@ -400,7 +403,7 @@ static __always_inline void on_sys_enter(void *ctx, struct pt_regs *regs, long i
 	struct rec_hdr *h = begin(s, REC_SYS_ENTER, tid, tgid, bpf_ktime_get_ns());
 	struct rec_sys_enter *b = (void *)(s->buf + sizeof(*h));
 	b->nr = id;
-	b->arg0 = BPF_CORE_READ(regs, di);
+	b->arg0 = r->di;
 	b->obj = 0;
 	b->obj_kind = OBJ_NONE;
 	if (*conf & 2) {
@@ -419,22 +422,21 @@ static __always_inline void on_sys_exit(struct pt_regs *regs, long ret)
 {
 	if (!(events & EV_SYSCALL))
 		return;
-	long id = BPF_CORE_READ(regs, orig_ax);
+	long id = bpf_core_cast(regs, struct pt_regs)->orig_ax;
 	if (id < 0 || id >= 512)
 		return;
 	__u32 key = id;
 	__u8 *conf = bpf_map_lookup_elem(&syscalls, &key);
 	if (!conf || !(*conf & 1))
 		return;
-	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
-	__u32 tgid = BPF_CORE_READ(cur, tgid);
+	struct task_struct *cur = bpf_get_current_task_btf();
+	__u32 tgid = cur->tgid;
 	if (!is_mine(tgid, cur))
 		return;
 	struct scratch *s = get_scratch();
 	if (!s)
 		return;
-	struct rec_hdr *h =
-		begin(s, REC_SYS_EXIT, BPF_CORE_READ(cur, pid), tgid, bpf_ktime_get_ns());
+	struct rec_hdr *h = begin(s, REC_SYS_EXIT, cur->pid, tgid, bpf_ktime_get_ns());
 	struct rec_sys_exit *b = (void *)(s->buf + sizeof(*h));
 	b->nr = id;
 	b->ret = ret;
@@ -468,10 +470,10 @@ static __always_inline void nest(int d)
 static __always_inline void on_sample(struct bpf_perf_event_data *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 tgid = BPF_CORE_READ(task, tgid);
+	__u32 tgid = task->tgid;
 	if (!is_mine(tgid, task))
 		return;
-	__u32 tid = BPF_CORE_READ(task, pid);
+	__u32 tid = task->pid;
 	note_task(task, tid, tgid, false, task->start_time);
 	struct scratch *s = get_scratch();
 	if (!s)
@@ -546,7 +548,8 @@ BOTH(block_rq_complete, ARGS(struct request *rq, int error, unsigned int nr_byte
 BOTH(net_dev_xmit, ARGS(struct sk_buff *skb, int rc, struct net_device *dev, unsigned int len),
      on_net(dev, len, true))
 BOTH(netif_receive_skb, ARGS(struct sk_buff *skb),
-     on_net(BPF_CORE_READ(skb, dev), BPF_CORE_READ(skb, len), false))
+     on_net(bpf_core_cast(skb, struct sk_buff)->dev, bpf_core_cast(skb, struct sk_buff)->len,
+	    false))
 BOTH(sock_send_length, ARGS(struct sock *sk, int ret, int flags), on_sock_send(sk, ret))
 BOTH(sk_data_ready, ARGS(const struct sock *sk), on_sk_data_ready(sk))
 BOTH(sys_enter, ARGS(struct pt_regs *regs, long id), on_sys_enter(ctx, regs, id))

@@ -108,6 +108,9 @@ struct cpu_ctx {
 	__u32 mine_gen[MINE_SLOTS];
 	/* Bytes this CPU sent since it last woke the reader. */
 	__u64 unwoken;
+	/* Where a task's user registers lie from the base of its kernel stack (a constant
+	 * of the kernel, learned once per CPU from the current task; 0 until then). */
+	__u64 regs_off;
 };
 
 /* Bumped each time a process leaves `tracked`, after the removal (see cpu_ctx). */

@@ -10,17 +10,28 @@
 
 /* Timers a recorded thread armed, by address, until they expire: only their expiry is
  * recorded (the scheduler tick and every other process's timers expire on the same
- * tracepoint). An entry is taken on expiry; an LRU forgets cancelled ones. */
+ * tracepoint, so the check runs on every expiry of the machine). A direct-mapped table
+ * (slot = hash of the address): its lookup is a few loads the verifier inlines, where
+ * a hash map's helper calls and an LRU's locks cost ~1 us per run on a host with the
+ * SRSO mitigation (bench/RESULTS.md). A slot is emptied on expiry; a cancelled timer
+ * stays until another arm takes its slot. */
+#define TIMER_SLOTS 16384
+
+struct armed_timer {
+	__u64 addr; /* 0: the slot is free */
+	__u64 expires; /* on the trace clock; 0 for another clock */
+};
+
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u64);
-	__type(value, __u8);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TIMER_SLOTS);
+	__type(key, __u32);
+	__type(value, struct armed_timer);
 } armed_timers SEC(".maps");
 
-/* Arms whose timer could not be entered in armed_timers (no free entry, or the map's
- * lock not taken in time): their expiry will be missing from the trace, so user space
- * reports how many. */
+/* Arms that took the slot of another timer whose expiry was not yet due (or is on
+ * another clock): unless that timer had been cancelled, its expiry will be missing from
+ * the trace, so user space reports how many. */
 CW_PERCPU_COUNTERS(untracked_timers, 1);
 
 /* Running in an interrupt, softirq or timer callback: current is only the interrupted
@@ -36,13 +47,14 @@ static __always_inline void on_signal_generate(int sig, struct task_struct *task
 {
 	if (!(events & EV_SIGNAL))
 		return;
-	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
-	__u32 target_tgid = BPF_CORE_READ(task, tgid);
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct task_struct *target = bpf_core_cast(task, struct task_struct);
+	__u32 target_tgid = target->tgid;
 	bool from_kernel = in_interrupt_ctx();
-	__u32 cur_tgid = from_kernel ? 0 : BPF_CORE_READ(cur, tgid);
+	__u32 cur_tgid = from_kernel ? 0 : cur->tgid;
 	if (!is_mine(target_tgid, task) && (from_kernel || !is_mine(cur_tgid, cur)))
 		return;
-	__u32 cur_tid = from_kernel ? 0 : BPF_CORE_READ(cur, pid);
+	__u32 cur_tid = from_kernel ? 0 : cur->pid;
 	struct scratch *s = get_scratch();
 	if (!s)
 		return;
@@ -50,7 +62,7 @@ static __always_inline void on_signal_generate(int sig, struct task_struct *task
 		note_task(cur, cur_tid, cur_tgid, false, 0);
 	struct rec_hdr *h = begin(s, REC_SIGNAL_GENERATE, cur_tid, cur_tgid, bpf_ktime_get_ns());
 	struct rec_signal *b = (void *)(s->buf + sizeof(*h));
-	b->target_tid = BPF_CORE_READ(task, pid);
+	b->target_tid = target->pid;
 	b->target_tgid = target_tgid;
 	b->sig = sig;
 	b->result = result;
@@ -64,14 +76,14 @@ static __always_inline void on_signal_deliver(int sig)
 {
 	if (!(events & EV_SIGNAL))
 		return;
-	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
-	__u32 tgid = BPF_CORE_READ(cur, tgid);
+	struct task_struct *cur = bpf_get_current_task_btf();
+	__u32 tgid = cur->tgid;
 	if (!is_mine(tgid, cur))
 		return;
 	struct scratch *s = get_scratch();
 	if (!s)
 		return;
-	__u32 tid = BPF_CORE_READ(cur, pid);
+	__u32 tid = cur->pid;
 	struct rec_hdr *h = begin(s, REC_SIGNAL_DELIVER, tid, tgid, bpf_ktime_get_ns());
 	struct rec_signal *b = (void *)(s->buf + sizeof(*h));
 	b->target_tid = tid;
@@ -86,28 +98,35 @@ static __always_inline void on_signal_deliver(int sig)
 
 /* A recorded thread armed a timer in process context (its sleep, a wait's timeout, a
  * timerfd or POSIX timer it set). */
-static __always_inline void on_hrtimer_start(struct hrtimer *t)
+static __always_inline void on_hrtimer_start(struct hrtimer *timer)
 {
 	if (!(events & EV_TIMER) || in_interrupt_ctx())
 		return;
-	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
-	__u32 tgid = BPF_CORE_READ(cur, tgid);
+	struct task_struct *cur = bpf_get_current_task_btf();
+	__u32 tgid = cur->tgid;
 	if (!is_mine(tgid, cur))
 		return;
-	__u64 addr = ptr_value(t);
-	__u8 one = 1;
-	if (bpf_map_update_elem(&armed_timers, &addr, &one, BPF_ANY))
+	__u64 addr = ptr_value(timer);
+	__u32 slot = mix(addr) & (TIMER_SLOTS - 1);
+	struct armed_timer *held = bpf_map_lookup_elem(&armed_timers, &slot);
+	if (!held)
+		return;
+	/* Only CLOCK_MONOTONIC expiries are on the trace clock. */
+	struct hrtimer *t = bpf_core_cast(timer, struct hrtimer);
+	bool mono = t->base->clockid == CLOCK_MONOTONIC_ID;
+	__s64 expires = mono ? t->node.expires : -1;
+	__u64 now = bpf_ktime_get_ns();
+	if (held->addr && held->addr != addr && (!held->expires || held->expires > now))
 		cw_count(&untracked_timers, 0);
+	held->addr = addr;
+	held->expires = mono && expires > 0 ? expires : 0;
 	struct scratch *s = get_scratch();
 	if (!s)
 		return;
-	struct rec_hdr *h =
-		begin(s, REC_TIMER_ARM, BPF_CORE_READ(cur, pid), tgid, bpf_ktime_get_ns());
+	struct rec_hdr *h = begin(s, REC_TIMER_ARM, cur->pid, tgid, now);
 	struct rec_timer *b = (void *)(s->buf + sizeof(*h));
 	b->timer = mix(addr);
-	/* Only CLOCK_MONOTONIC expiries are on the trace clock. */
-	int clock = BPF_CORE_READ(t, base, clockid);
-	b->expires = clock == CLOCK_MONOTONIC_ID ? BPF_CORE_READ(t, node.expires) : -1;
+	b->expires = expires;
 	h->len = sizeof(*h) + sizeof(*b);
 	submit(s->buf, h->len);
 }
@@ -117,9 +136,11 @@ static __always_inline void on_hrtimer_expire(struct hrtimer *t)
 	if (!(events & EV_TIMER))
 		return;
 	__u64 addr = ptr_value(t);
-	if (!bpf_map_lookup_elem(&armed_timers, &addr))
+	__u32 slot = mix(addr) & (TIMER_SLOTS - 1);
+	struct armed_timer *held = bpf_map_lookup_elem(&armed_timers, &slot);
+	if (!held || held->addr != addr)
 		return;
-	bpf_map_delete_elem(&armed_timers, &addr);
+	held->addr = 0;
 	struct scratch *s = get_scratch();
 	if (!s)
 		return;

@@ -73,13 +73,16 @@ static __always_inline void datagram_source(__u64 skv, struct rec_flow *f)
  * other than Unix, IPv4 and IPv6. */
 static __always_inline bool read_flow(__u64 skv, struct rec_flow *f, bool ready)
 {
-	const struct sock *sk = (const struct sock *)skv;
+	/* Direct loads through a cast pointer (the verifier guards them against faults as
+	 * a probe read would), not probe-read helper calls: a dozen of those per record
+	 * were most of a socket record's cost. */
+	struct sock *sk = bpf_core_cast((void *)skv, struct sock);
 	__builtin_memset(f, 0, sizeof(*f));
-	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	__u16 family = sk->__sk_common.skc_family;
 	f->family = family;
 	if (family == SK_AF_UNIX) {
-		f->proto = BPF_CORE_READ(sk, sk_type);
-		__u64 peer = (__u64)BPF_CORE_READ((struct unix_sock *)sk, peer);
+		f->proto = sk->sk_type;
+		__u64 peer = ptr_value(bpf_core_cast((void *)skv, struct unix_sock)->peer);
 		put_object(f->local_addr, mix(skv));
 		if (peer)
 			put_object(f->remote_addr, mix(peer));
@@ -87,15 +90,17 @@ static __always_inline bool read_flow(__u64 skv, struct rec_flow *f, bool ready)
 	}
 	if (family != SK_AF_INET && family != SK_AF_INET6)
 		return false;
-	f->proto = BPF_CORE_READ(sk, sk_protocol);
-	f->local_port = BPF_CORE_READ(sk, __sk_common.skc_num);
-	f->remote_port = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	f->proto = sk->sk_protocol;
+	f->local_port = sk->__sk_common.skc_num;
+	f->remote_port = bpf_ntohs(sk->__sk_common.skc_dport);
 	if (family == SK_AF_INET) {
-		put_v4(f->local_addr, BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr));
-		put_v4(f->remote_addr, BPF_CORE_READ(sk, __sk_common.skc_daddr));
+		put_v4(f->local_addr, sk->__sk_common.skc_rcv_saddr);
+		put_v4(f->remote_addr, sk->__sk_common.skc_daddr);
 	} else {
-		BPF_CORE_READ_INTO(&f->local_addr, sk, __sk_common.skc_v6_rcv_saddr);
-		BPF_CORE_READ_INTO(&f->remote_addr, sk, __sk_common.skc_v6_daddr);
+		__builtin_memcpy(f->local_addr, &sk->__sk_common.skc_v6_rcv_saddr,
+				 sizeof(f->local_addr));
+		__builtin_memcpy(f->remote_addr, &sk->__sk_common.skc_v6_daddr,
+				 sizeof(f->remote_addr));
 	}
 	if (ready && f->proto == SK_IPPROTO_UDP && f->remote_port == 0)
 		datagram_source(skv, f);
@@ -106,11 +111,11 @@ static __always_inline void on_sock_send(struct sock *sk, int ret)
 {
 	if (!(events & EV_SOCK) || ret <= 0)
 		return;
-	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
-	__u32 tgid = BPF_CORE_READ(cur, tgid);
+	struct task_struct *cur = bpf_get_current_task_btf();
+	__u32 tgid = cur->tgid;
 	if (!is_mine(tgid, cur))
 		return;
-	__u32 tid = BPF_CORE_READ(cur, pid);
+	__u32 tid = cur->pid;
 	struct scratch *s = get_scratch();
 	if (!s)
 		return;
@@ -124,7 +129,7 @@ static __always_inline void on_sock_send(struct sock *sk, int ret)
 	b->has_seq = 0;
 	b->pad = 0;
 	if (b->flow.proto == SK_IPPROTO_TCP && b->flow.family != SK_AF_UNIX) {
-		b->seq = BPF_CORE_READ((struct tcp_sock *)skv, write_seq);
+		b->seq = bpf_core_cast((void *)skv, struct tcp_sock)->write_seq;
 		b->has_seq = 1;
 	}
 	h->len = sizeof(*h) + sizeof(*b);
@@ -147,23 +152,27 @@ static __always_inline void on_sk_data_ready(const struct sock *sk)
 /* The system call a woken thread is blocked in (x86-64 orig_ax), or -1 if unknown.
  * A task's saved user registers sit at the top of its kernel stack, at the same
  * distance from task->stack in every task: the distance is taken from the current
- * task (bpf_task_pt_regs) and applied to the wakee, which works in both tracepoint
- * families (the wakee pointer is not a trusted one in the raw family). */
+ * task (bpf_task_pt_regs) once per CPU and applied to the wakee, which works in both
+ * tracepoint families (the wakee pointer is not a trusted one in the raw family). */
 static __always_inline long wakee_syscall(struct task_struct *p)
 {
-	struct task_struct *cur = bpf_get_current_task_btf();
-	struct pt_regs *cr = (struct pt_regs *)bpf_task_pt_regs(cur);
-	if (!cr)
+	struct cpu_ctx *cc = get_cpuctx();
+	if (!cc)
 		return -1;
-	__u64 delta = ptr_value(cr) - ptr_value(BPF_CORE_READ(cur, stack));
-	void *stack = BPF_CORE_READ(p, stack);
-	if (!stack || delta > (1 << 20))
+	if (!cc->regs_off) {
+		struct task_struct *cur = bpf_get_current_task_btf();
+		struct pt_regs *cr = (struct pt_regs *)bpf_task_pt_regs(cur);
+		if (!cr)
+			return -1;
+		__u64 off = ptr_value(cr) - (__u64)cur->stack;
+		if (off > (1 << 20))
+			return -1;
+		cc->regs_off = off;
+	}
+	__u64 stack = (__u64)bpf_core_cast(p, struct task_struct)->stack;
+	if (!stack)
 		return -1;
-	long nr = -1;
-	__u64 at = ptr_value(stack) + delta + bpf_core_field_offset(struct pt_regs, orig_ax);
-	if (bpf_probe_read_kernel(&nr, sizeof(nr), (void *)at))
-		return -1;
-	return nr;
+	return bpf_core_cast((void *)(stack + cc->regs_off), struct pt_regs)->orig_ax;
 }
 
 /* Whether a thread blocked in system call `nr` can be woken by data arriving on a
@@ -231,7 +240,7 @@ static __always_inline void emit_sock_ready(struct task_struct *wakee, __u32 wak
 	b->has_seq = 0;
 	b->pad = 0;
 	if (b->flow.proto == SK_IPPROTO_TCP && b->flow.family != SK_AF_UNIX) {
-		b->seq = BPF_CORE_READ((struct tcp_sock *)skv, rcv_nxt);
+		b->seq = bpf_core_cast((void *)skv, struct tcp_sock)->rcv_nxt;
 		b->has_seq = 1;
 	}
 	h->len = sizeof(*h) + sizeof(*b);

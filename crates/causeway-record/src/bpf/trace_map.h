@@ -56,12 +56,6 @@ static __always_inline bool is_mine(__u32 tgid, struct task_struct *task)
 	return false;
 }
 
-static __always_inline bool task_is_mine(struct task_struct *task)
-{
-	__u32 tgid = BPF_CORE_READ(task, tgid);
-	return is_mine(tgid, task);
-}
-
 /* ---- record building ---- */
 
 static __always_inline struct rec_hdr *begin(struct scratch *s, __u16 type, __u32 tid,
