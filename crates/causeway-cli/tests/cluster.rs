@@ -82,25 +82,29 @@ fn start(dir: &Path) -> Cluster {
     wait_for_port(p[0], "the scheduler", &log);
     for (i, ports) in [(p[1], p[2]), (p[3], p[4])].into_iter().enumerate() {
         let log = dir.join(format!("executor{i}.log"));
-        cluster.children.push(spawn(
-            &[
-                "cluster".into(),
-                "executor".into(),
-                "--scheduler".into(),
-                scheduler.clone(),
-                "--bind-host".into(),
-                "127.0.0.1".into(),
-                "--external-host".into(),
-                "127.0.0.1".into(),
-                "--flight-port".into(),
-                ports.0.to_string(),
-                "--grpc-port".into(),
-                ports.1.to_string(),
-                "--concurrency".into(),
-                "2".into(),
-            ],
-            &log,
-        ));
+        let mut args: Vec<String> = [
+            "cluster",
+            "executor",
+            "--scheduler",
+            &scheduler,
+            "--bind-host",
+            "127.0.0.1",
+            "--external-host",
+            "127.0.0.1",
+            "--flight-port",
+            &ports.0.to_string(),
+            "--grpc-port",
+            &ports.1.to_string(),
+            "--concurrency",
+            "2",
+        ]
+        .map(String::from)
+        .into();
+        // The second executor also prints Ballista's own log lines.
+        if i == 1 {
+            args.push("-v".into());
+        }
+        cluster.children.push(spawn(&args, &log));
         wait_for_port(ports.0, "an executor", &log);
     }
     cluster
@@ -244,4 +248,12 @@ fn the_same_queries_answer_alike_embedded_and_on_a_two_executor_cluster() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("HOST:PORT"));
+    // Ballista's log lines only with -v: the others print causeway's own lines only.
+    let foreign = |log: &str| {
+        let text = std::fs::read_to_string(tmp.path().join(log)).unwrap();
+        text.lines().filter(|l| !l.starts_with("causeway:")).count()
+    };
+    assert_eq!(foreign("scheduler.log"), 0);
+    assert_eq!(foreign("executor0.log"), 0);
+    assert!(foreign("executor1.log") > 0, "-v printed no log line");
 }

@@ -12,6 +12,7 @@
 mod client;
 mod error;
 pub mod executor;
+pub mod logging;
 pub mod scheduler;
 
 pub use client::connect;

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 
 /// Run the command.
 pub fn run(args: &ClusterArgs) -> Result<u8> {
+    causeway_cluster::logging::init(args.verbose);
     match &args.role {
         ClusterRole::Scheduler(a) => scheduler(a),
         ClusterRole::Executor(a) => executor(a),

@@ -20,6 +20,10 @@ pub struct ClusterArgs {
     /// Which process to run.
     #[command(subcommand)]
     pub role: ClusterRole,
+    /// Also print Ballista's log lines (tasks, registrations, retried failures) on
+    /// standard error; `-vv` adds its debug lines.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
 }
 
 /// The processes of a cluster.
