@@ -51,6 +51,11 @@ for prog in $progs; do
 	[ $rc -eq 2 ] || fail "$prog --no-such-flag: exit $rc, want 2"
 	"$bin" --seconds >/dev/null 2>&1; rc=$?
 	[ $rc -eq 2 ] || fail "$prog --seconds (no value): exit $rc, want 2"
+	# A bad address is a usage error too, for the workloads that take one.
+	if printf '%s\n' "$out" | grep -q -- '--connect'; then
+		"$bin" --connect nowhere >/dev/null 2>&1; rc=$?
+		[ $rc -eq 2 ] || fail "$prog --connect nowhere: exit $rc, want 2"
+	fi
 
 	for variant in "" --fixed; do
 		name="$prog${variant:+ $variant}"

@@ -149,8 +149,8 @@ static inline int wl_get_u64(const char *prog, int fd, uint64_t *v)
 	return 1;
 }
 
-/* ADDR:PORT (IPv4) as a socket address; exits with a message naming `prog` on
- * anything else. */
+/* ADDR:PORT (IPv4) as a socket address. Its text always comes from the command line,
+ * so anything else is a usage error: a message naming `prog`, exit 2. */
 static inline struct sockaddr_in wl_parse_addr(const char *prog, const char *s)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };
@@ -158,12 +158,12 @@ static inline struct sockaddr_in wl_parse_addr(const char *prog, const char *s)
 	const char *colon = strrchr(s, ':');
 	int port = colon ? atoi(colon + 1) : 0;
 	if (!colon || colon - s >= (long)sizeof host || port <= 0 || port > 65535)
-		wl_die("%s: bad address %s (want ADDR:PORT)", prog, s);
+		wl_usage_error(prog, "bad address %s (want ADDR:PORT)", s);
 	memcpy(host, s, colon - s);
 	host[colon - s] = 0;
 	a.sin_port = htons(port);
 	if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
-		wl_die("%s: bad address %s (want ADDR:PORT)", prog, s);
+		wl_usage_error(prog, "bad address %s (want ADDR:PORT)", s);
 	return a;
 }
 
