@@ -29,6 +29,9 @@ fn workload_nofp(name: &str) -> PathBuf {
 struct UserStack {
     frames: Vec<(String, String)>,
     truncated: bool,
+    /// Function names of the wait's kernel stack, innermost first; empty when the
+    /// recorder took none (it takes them for uninterruptible waits by default).
+    kernel: Vec<String>,
 }
 
 impl UserStack {
@@ -47,7 +50,31 @@ impl UserStack {
                 })
                 .collect(),
             truncated: st.truncated,
+            kernel: Vec::new(),
         }
+    }
+
+    /// The same with the wait's kernel stack.
+    fn read_with_kernel(tables: &Tables, id: StackId, kernel: Option<StackId>) -> UserStack {
+        let mut s = UserStack::read(tables, id);
+        if let Some(k) = kernel.and_then(|k| tables.stack(k)) {
+            s.kernel = k
+                .frames
+                .iter()
+                .filter_map(|&f| tables.frame(f))
+                .map(|fr| tables.string(fr.symbol).to_string())
+                .collect();
+        }
+        s
+    }
+
+    /// The thread blocked inside a page fault (on `mmap_lock`, a page being read in):
+    /// its innermost user frame is the faulting instruction, which can be anywhere in
+    /// the program rather than in a system call wrapper.
+    fn in_page_fault(&self) -> bool {
+        self.kernel
+            .iter()
+            .any(|f| f.contains("exc_page_fault") || f == "handle_mm_fault")
     }
 
     fn names(&self) -> Vec<&str> {
@@ -98,15 +125,17 @@ fn blocking_stacks(m: &Model, tables: &Tables, exe: &Path, prefixes: &[&str]) ->
             } = &s.state
                 && let Some(u) = st.user
             {
-                out.push(UserStack::read(tables, u));
+                out.push(UserStack::read_with_kernel(tables, u, st.kernel));
             }
         }
     }
     out
 }
 
-/// Every stack complete, every frame named, the innermost frame in the C library and
-/// a named frame of the program below it; returns the stacks for further checks.
+/// Every stack complete, every frame named, a named frame of the program, and the
+/// innermost frame in the C library unless the wait began in a page fault (a new
+/// thread's first touch of a page can wait for `mmap_lock` while another thread maps
+/// a stack; seen once in CI).
 fn check_whole(stacks: &[UserStack], exe: &Path, what: &str) {
     let exe = exe.to_str().unwrap();
     assert!(stacks.len() >= 20, "{what}: only {} stacks", stacks.len());
@@ -118,9 +147,10 @@ fn check_whole(stacks: &[UserStack], exe: &Path, what: &str) {
             s.frames
         );
         assert!(
-            s.frames[0].1.contains("libc.so"),
-            "{what}: the wait is not in the C library: {:?}",
-            s.frames
+            s.frames[0].1.contains("libc.so") || s.in_page_fault(),
+            "{what}: the wait is not in the C library: {:?}, kernel stack {:?}",
+            s.frames,
+            s.kernel
         );
         assert!(
             s.frames.iter().any(|f| f.1 == exe),
@@ -229,8 +259,9 @@ fn fsync_waits_without_frame_pointers_reach_flush_log_through_glibc() {
         .count();
     assert!(fsync >= 10, "only {fsync} stacks in fsync <- flush_log");
     eprintln!(
-        "blocking-write (no frame pointers): {} consumer/producer stacks, all complete, {fsync} in fsync <- flush_log",
-        stacks.len()
+        "blocking-write (no frame pointers): {} consumer/producer stacks, all complete, {fsync} in fsync <- flush_log, {} in a page fault",
+        stacks.len(),
+        stacks.iter().filter(|s| s.in_page_fault()).count()
     );
 }
 
