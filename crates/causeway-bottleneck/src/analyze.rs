@@ -149,6 +149,7 @@ fn run(
         .collect();
     let findings = Findings {
         started_unix_s: started_unix_s(trace.header(), span.start.0),
+        waker_stack_sampling: trace.header().waker_stack_sampling,
         duration: DurationNs(duration),
         threshold: DurationNs(threshold_ns),
         merged: opts.merge,

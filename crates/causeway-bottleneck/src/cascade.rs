@@ -194,7 +194,12 @@ fn visit(
     let acc = edges.entry((ent, w.waker)).or_default();
     acc.ns += ns;
     stacks::add(&mut acc.wait_stacks, w.wait_stack, ns);
-    stacks::add(&mut acc.waker_stacks, w.waker_stack, ns);
+    // A sampled waker stack also carries the time of the short waits left without one.
+    stacks::add(
+        &mut acc.waker_stacks,
+        w.waker_stack,
+        ns.saturating_mul(u64::from(w.waker_weight)),
+    );
     let (next, stop) = match w.waker {
         WakerKey::Entity(b) => {
             let ws = &entities[b as usize].waits;

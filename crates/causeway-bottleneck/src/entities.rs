@@ -142,6 +142,7 @@ struct Piece {
     end: u64,
     waker: WakerKey,
     waker_stack: PackedStack,
+    waker_weight: u32,
     wait_stack: PackedStack,
 }
 
@@ -156,7 +157,7 @@ fn virtual_waits(members: &[(&Thread, Vec<Wait>)], r: &Resolver<'_>) -> Vec<Wait
             .parent_tid
             .map_or(WakerKey::None, |p| r.entity(p, span.start));
         let mut at = span.start.0;
-        let mut cause = (creator, PackedStack::EMPTY, PackedStack::EMPTY);
+        let mut cause = (creator, PackedStack::EMPTY, PackedStack::EMPTY, 1);
         for w in waits {
             if w.start > at {
                 pieces.push(Piece {
@@ -164,11 +165,12 @@ fn virtual_waits(members: &[(&Thread, Vec<Wait>)], r: &Resolver<'_>) -> Vec<Wait
                     end: w.start,
                     waker: cause.0,
                     waker_stack: cause.1,
+                    waker_weight: cause.3,
                     wait_stack: cause.2,
                 });
             }
             at = w.end;
-            cause = (w.waker, w.waker_stack, w.wait_stack);
+            cause = (w.waker, w.waker_stack, w.wait_stack, w.waker_weight);
         }
         if span.end.0 > at {
             pieces.push(Piece {
@@ -176,6 +178,7 @@ fn virtual_waits(members: &[(&Thread, Vec<Wait>)], r: &Resolver<'_>) -> Vec<Wait
                 end: span.end.0,
                 waker: cause.0,
                 waker_stack: cause.1,
+                waker_weight: cause.3,
                 wait_stack: cause.2,
             });
         }
@@ -193,6 +196,7 @@ fn virtual_waits(members: &[(&Thread, Vec<Wait>)], r: &Resolver<'_>) -> Vec<Wait
                         waker: p.waker,
                         wait_stack: p.wait_stack,
                         waker_stack: p.waker_stack,
+                        waker_weight: p.waker_weight,
                     });
                 }
                 covered = Some(p.end);

@@ -327,6 +327,9 @@ pub struct Findings {
     /// When the recording began, in seconds since the Unix epoch (`None` for a
     /// synthetic trace, whose clock has no real time).
     pub started_unix_s: Option<i64>,
+    /// How the recording sampled waker stacks of short waits (the edges' waker-stack
+    /// weights count each sample that many times); `None`: every one was taken.
+    pub waker_stack_sampling: Option<causeway_format::WakerStackSampling>,
     /// Recording length (at least 1 ns).
     pub duration: DurationNs,
     /// Refinement threshold.

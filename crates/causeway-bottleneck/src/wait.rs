@@ -17,6 +17,9 @@ pub(crate) struct Wait {
     pub(crate) wait_stack: PackedStack,
     /// The waking context's stack.
     pub(crate) waker_stack: PackedStack,
+    /// How many wake-ups `waker_stack` stands for (the model's `waker_stack_weight`: above
+    /// 1 for a sampled stack of a short wait).
+    pub(crate) waker_weight: u32,
 }
 
 impl Wait {

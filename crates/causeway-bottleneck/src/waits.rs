@@ -144,6 +144,7 @@ pub(crate) fn thread_waits_and_idle(
             ..
         } = seg.state
         {
+            let waker_weight = waker.map_or(1, |w| w.waker_stack_weight);
             let (key, waker_stack) = match &waker {
                 // Data a recorded thread sent: that thread, never the device or the
                 // kernel thread that carried it (wPerf's NIC pseudo thread is for data
@@ -167,6 +168,7 @@ pub(crate) fn thread_waits_and_idle(
                 waker: key,
                 wait_stack: PackedStack::from_ref(switch_out_stack),
                 waker_stack,
+                waker_weight,
             });
         }
     }
@@ -235,6 +237,7 @@ fn remove_false_wakeups(th: &Thread, waits: &mut Vec<Wait>, stats: &mut WaitStat
                 w1.end = w2.end;
                 w1.waker = w2.waker;
                 w1.waker_stack = w2.waker_stack;
+                w1.waker_weight = w2.waker_weight;
                 waits.remove(next);
                 stats.false_wakeups_removed += 1;
             }
@@ -295,6 +298,7 @@ fn add_spins(th: &Thread, r: &Resolver<'_>, waits: &mut Vec<Wait>, stats: &mut W
             waker: key,
             wait_stack: PackedStack::EMPTY,
             waker_stack: PackedStack::EMPTY,
+            waker_weight: 1,
         });
         out.sort_by_key(|w| w.start);
         *waits = out;

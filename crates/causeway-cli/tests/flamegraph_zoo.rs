@@ -54,10 +54,13 @@ fn svg_frames(path: &Path) -> Vec<(String, u64)> {
 #[test]
 fn flame_graphs_of_blocking_write() {
     let Some(zoo) = Zoo::start() else { return };
+    // Every waker stack, so the wake-chain totals are exact (the default sampling of
+    // short waits' waker stacks is checked at the end).
     let trace = zoo
         .record("blocking-write")
         .out("bw.cwt")
         .seconds("1")
+        .flags(["--waker-stack-sampling", "off"])
         .run();
     // By default the views show the recorded processes' threads.
     let mut rd = causeway_format::TraceReader::open(&trace).unwrap();
@@ -121,6 +124,7 @@ fn flame_graphs_of_blocking_write() {
         in_model == 0 || woken_by_producer > 0,
         "consumer waits ended by the producer: {in_model} in the model, none in the chains"
     );
+    sampled_wake_chains_estimate_the_blocked_time(&zoo);
 
     // SVGs: the root carries the total; the known frames are drawn (inferno leaves
     // out frames narrower than a tenth of a pixel, so only heavy ones are asked for).
@@ -169,4 +173,34 @@ fn on_cpu_without_samples_is_bad_input() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("sample"));
+}
+
+/// With the default sampling of short waits' waker stacks, a wake-chain graph draws a
+/// short wait from its sampled peers, each weighted by the rate: the total estimates
+/// the blocked time instead of equalling it.
+fn sampled_wake_chains_estimate_the_blocked_time(zoo: &Zoo) {
+    let trace = zoo
+        .record("blocking-write")
+        .out("bw-sampled.cwt")
+        .seconds("1")
+        .run();
+    let mut rd = causeway_format::TraceReader::open(&trace).unwrap();
+    let tr = causeway_model::Trace::read(&mut rd, |_| {}).unwrap();
+    assert!(tr.header().waker_stack_sampling.is_some());
+    let recorded = tr.facts().recorded().expect("a per-process trace").clone();
+    let blocked: u64 = tr
+        .model()
+        .threads()
+        .filter(|t| t.tgid.is_some_and(|g| recorded.contains(&g)))
+        .flat_map(|t| &t.segments)
+        .filter(|s| s.state.is_blocked())
+        .map(|s| s.duration().0)
+        .sum();
+    let text = flamegraph(&trace, &["--kind", "wake-chain", "--folded"]);
+    let total = Folded::parse(&text).unwrap().total();
+    let error = (total as f64 - blocked as f64).abs() / blocked as f64;
+    assert!(
+        error < 0.15,
+        "sampled wake chains weigh {total} ns against {blocked} ns blocked"
+    );
 }

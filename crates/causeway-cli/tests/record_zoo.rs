@@ -253,6 +253,76 @@ fn fsync_waits_are_woken_by_block_completion() {
     );
 }
 
+/// Waker stacks under the default sampling (100 µs, 1 in 16): every wait of 100 µs or
+/// more that a thread of the program ended keeps its waker's stack, unweighted; of the
+/// shorter ones about one in 16 does, each weighted 16; the header says so.
+#[test]
+fn waker_stacks_of_short_waits_are_a_weighted_sample_and_long_waits_keep_theirs() {
+    let Some(zoo) = Zoo::start() else { return };
+    let out = zoo
+        .record("blocking-write")
+        .out("ws.cwt")
+        .seconds("1.5")
+        .in_dir()
+        .run();
+    let r = causeway_format::TraceReader::open(&out).unwrap();
+    let sampling = r
+        .header()
+        .waker_stack_sampling
+        .expect("sampling in the header");
+    assert_eq!((sampling.min_wait_ns, sampling.one_in), (100_000, 16));
+    let (m, tables, _) = model(&out);
+    let tgids = workload_tgids(&tables, "blocking-write");
+    let threads = target_threads(&m, &tgids);
+    let tids: BTreeSet<_> = threads.iter().map(|t| t.tid).collect();
+    let (mut short, mut short_kept, mut long, mut long_kept) = (0u64, 0u64, 0u64, 0u64);
+    for t in &threads {
+        for seg in &t.segments {
+            let SegmentState::Blocked { waker: Some(w), .. } = &seg.state else {
+                continue;
+            };
+            let Waker::Thread { tid } = w.waker else {
+                continue;
+            };
+            if !tids.contains(&tid) {
+                continue;
+            }
+            // The probe decides on 1,024 ns ticks: keep clear of the threshold.
+            let waited = seg.duration().0;
+            if waited >= 102_000 {
+                long += 1;
+                if w.waker_stack.is_some() {
+                    long_kept += 1;
+                    assert_eq!(
+                        w.waker_stack_weight, 1,
+                        "a long wait's stack is not a sample"
+                    );
+                }
+            } else if waited < 98_000 {
+                short += 1;
+                if w.waker_stack.is_some() {
+                    short_kept += 1;
+                    assert_eq!(w.waker_stack_weight, 16, "a short wait's stack is a sample");
+                }
+            }
+        }
+    }
+    eprintln!(
+        "waits ended by the program's threads: {long} long ({long_kept} with a waker stack), {short} short ({short_kept} with one)"
+    );
+    assert!(long >= 20, "only {long} long waits");
+    assert!(
+        long_kept * 100 >= long * 98,
+        "{long_kept} of {long} long waits kept their waker stack"
+    );
+    assert!(short >= 1000, "only {short} short waits");
+    let share = short_kept as f64 / short as f64;
+    assert!(
+        (1.0 / 32.0..=1.0 / 8.0).contains(&share),
+        "{short_kept} of {short} short waits kept a waker stack ({share:.3}), not about 1 in 16"
+    );
+}
+
 #[test]
 fn a_launched_command_is_followed_into_its_child_process() {
     let Some(zoo) = Zoo::start() else { return };

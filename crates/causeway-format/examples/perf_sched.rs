@@ -60,6 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         target_comm: None,
         file_id: 0,
         salvaged: None,
+        waker_stack_sampling: None,
     };
     let mut w = TraceWriter::new(std::fs::File::create(output)?, &header)?;
     let mut known: HashMap<u32, StringId> = HashMap::new();

@@ -569,6 +569,11 @@ pub enum StackKind {
     SwitchOut,
     /// The context that woke another thread: who ends the wait.
     Waker,
+    /// A waker's stack kept as a sample: the wait it ended was shorter than the
+    /// recording's [`crate::WakerStackSampling::min_wait_ns`], and such wake-ups keep their
+    /// stack one time in [`crate::WakerStackSampling::one_in`] (chosen at random), so this
+    /// stack stands for that many. Added in 1.6; older readers see [`StackKind::Other`].
+    WakerSample,
     /// Entry to a traced system call.
     Syscall,
     /// A periodic CPU sample.
@@ -578,6 +583,11 @@ pub enum StackKind {
 }
 
 impl StackKind {
+    /// A waker's stack, kept for every wake-up or as a sample of short ones.
+    pub fn is_waker(self) -> bool {
+        matches!(self, StackKind::Waker | StackKind::WakerSample)
+    }
+
     /// One-byte code used on disk.
     pub fn to_u8(self) -> u8 {
         match self {
@@ -586,6 +596,7 @@ impl StackKind {
             StackKind::Syscall => 2,
             StackKind::Sample => 3,
             StackKind::Other => 4,
+            StackKind::WakerSample => 5,
         }
     }
     /// Decode; unknown codes become [`StackKind::Other`].
@@ -596,6 +607,7 @@ impl StackKind {
             1 => StackKind::Waker,
             2 => StackKind::Syscall,
             3 => StackKind::Sample,
+            5 => StackKind::WakerSample,
             _ => StackKind::Other,
         }
     }

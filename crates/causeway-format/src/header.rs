@@ -95,6 +95,23 @@ pub struct Header {
     /// Added in 1.2.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub salvaged: Option<SalvageMark>,
+    /// How waker stacks of short waits were sampled; `None`: every waker stack was
+    /// taken. Added in 1.6.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waker_stack_sampling: Option<WakerStackSampling>,
+}
+
+/// The recorder kept the stack of a wake-up that ended a wait shorter than
+/// `min_wait_ns` one time in `one_in`, at random, as a [`crate::StackKind::WakerSample`]
+/// stack; longer waits kept every waker stack. An analysis weighs a sampled stack by
+/// `one_in`, so stack shares stay unbiased.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WakerStackSampling {
+    /// Waits at least this long (from the blocking switch-out to the wake-up) keep
+    /// every waker stack.
+    pub min_wait_ns: u64,
+    /// One short wait's waker stack in this many is kept.
+    pub one_in: u32,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -155,6 +172,7 @@ impl Header {
             target_comm: None,
             file_id: 0,
             salvaged: None,
+            waker_stack_sampling: None,
         }
     }
 

@@ -51,6 +51,7 @@ pub use event::{
 };
 pub use header::{
     ClockSource, Header, HostInfo, SalvageMark, Scope, TraceStats, TriggerMark, TriggerReason,
+    WakerStackSampling,
 };
 pub use ids::{Cpu, DevId, DurationNs, FrameId, StackId, StringId, Tgid, Tid, Timestamp};
 pub use reader::{ChunkInfo, MergedEvents, TimeRange, TraceReader};
@@ -67,7 +68,7 @@ pub const FILE_MAGIC: [u8; 8] = *b"CAUSEWAY";
 pub const VERSION_MAJOR: u16 = 1;
 /// Minor version: a newer minor only adds sized event kinds, table fields, block kinds
 /// or header fields, all of which an older reader skips.
-pub const VERSION_MINOR: u16 = 5;
+pub const VERSION_MINOR: u16 = 6;
 /// Magic, versions, header length and header CRC.
 pub const FILE_HEADER_FIXED_LEN: usize = 20;
 /// Largest header JSON a reader accepts.

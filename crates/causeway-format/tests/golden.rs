@@ -1,6 +1,6 @@
 //! The golden trace: a small file committed to the repository that pins the format.
 //!
-//! `tests/data/golden-v1.5.cwt` must be rebuilt byte for byte by [`common::build_golden`]
+//! `tests/data/golden-v1.6.cwt` must be rebuilt byte for byte by [`common::build_golden`]
 //! and read back as the expected events. If either fails after a change to the crate,
 //! the change altered the bytes on disk: make it deliberate (bump `VERSION_MINOR` for an
 //! addition older readers skip, `VERSION_MAJOR` otherwise, update `docs/format.md`) and
@@ -14,7 +14,40 @@ use causeway_format::{EventKindTag, TraceReader, VERSION_MAJOR, VERSION_MINOR};
 use std::path::PathBuf;
 
 fn golden_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1.6.cwt")
+}
+
+/// The 1.5 golden file (before waker-stack sampling).
+fn golden_v1_5_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1.5.cwt")
+}
+
+/// The golden file's content as files before 1.6 hold it (no sampled waker stacks).
+fn before_1_6(mut built: common::Built) -> common::Built {
+    built.events.retain(|e| {
+        !matches!(
+            e.kind,
+            causeway_format::EventKind::Stack {
+                kind: causeway_format::StackKind::WakerSample,
+                ..
+            }
+        )
+    });
+    built.stats.events = built.events.len() as u64;
+    built
+}
+
+/// A 1.5 file still reads as the same header, tables and events (less what 1.6 added).
+#[test]
+fn golden_v1_5_still_reads() {
+    let built = before_1_6(common::build_golden());
+    let bytes = std::fs::read(golden_v1_5_path()).expect("1.5 golden file is committed");
+    let mut rd = TraceReader::from_bytes(&bytes).expect("1.5 golden opens");
+    assert_eq!(rd.minor_version(), 5);
+    assert_eq!(rd.header(), &common::golden_header_v1_5());
+    assert_eq!(rd.tables(), &built.tables);
+    let events: Vec<_> = rd.events().collect::<Result<_, _>>().expect("events read");
+    assert_eq!(events, built.events);
 }
 
 /// The 1.4 golden file (before the goroutine event kinds).
@@ -23,7 +56,8 @@ fn golden_v1_4_path() -> PathBuf {
 }
 
 /// The golden file's content as files before 1.5 hold it (no goroutine kinds).
-fn before_1_5(mut built: common::Built) -> common::Built {
+fn before_1_5(built: common::Built) -> common::Built {
+    let mut built = before_1_6(built);
     let added = [
         EventKindTag::GoRun,
         EventKindTag::GoPark,
@@ -42,7 +76,7 @@ fn golden_v1_4_still_reads() {
     let bytes = std::fs::read(golden_v1_4_path()).expect("1.4 golden file is committed");
     let mut rd = TraceReader::from_bytes(&bytes).expect("1.4 golden opens");
     assert_eq!(rd.minor_version(), 4);
-    assert_eq!(rd.header(), &common::golden_header());
+    assert_eq!(rd.header(), &common::golden_header_v1_5());
     assert_eq!(rd.tables(), &built.tables);
     let events: Vec<_> = rd.events().collect::<Result<_, _>>().expect("events read");
     assert_eq!(events, built.events);
@@ -70,7 +104,7 @@ fn golden_v1_3_still_reads() {
     let bytes = std::fs::read(golden_v1_3_path()).expect("1.3 golden file is committed");
     let mut rd = TraceReader::from_bytes(&bytes).expect("1.3 golden opens");
     assert_eq!(rd.minor_version(), 3);
-    assert_eq!(rd.header(), &common::golden_header());
+    assert_eq!(rd.header(), &common::golden_header_v1_5());
     assert_eq!(rd.tables(), &built.tables);
     let events: Vec<_> = rd.events().collect::<Result<_, _>>().expect("events read");
     assert_eq!(events, built.events);
@@ -103,7 +137,7 @@ fn golden_v1_2_still_reads() {
     let bytes = std::fs::read(golden_v1_2_path()).expect("1.2 golden file is committed");
     let mut rd = TraceReader::from_bytes(&bytes).expect("1.2 golden opens");
     assert_eq!(rd.minor_version(), 2);
-    assert_eq!(rd.header(), &common::golden_header());
+    assert_eq!(rd.header(), &common::golden_header_v1_5());
     assert_eq!(rd.tables(), &built.tables);
     let events: Vec<_> = rd.events().collect::<Result<_, _>>().expect("events read");
     assert_eq!(events, built.events);

@@ -77,6 +77,7 @@ fn stack_kind() -> impl Strategy<Value = StackKind> {
     prop_oneof![
         Just(StackKind::SwitchOut),
         Just(StackKind::Waker),
+        Just(StackKind::WakerSample),
         Just(StackKind::Syscall),
         Just(StackKind::Sample),
         Just(StackKind::Other),

@@ -116,6 +116,7 @@ impl PerfHeader {
             target_comm: None,
             file_id: 0,
             salvaged: None,
+            waker_stack_sampling: None,
         }
     }
 

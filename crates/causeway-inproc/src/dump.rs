@@ -174,6 +174,7 @@ fn header(input: &DumpInput) -> Header {
         target_comm: None,
         file_id: 0,
         salvaged: None,
+        waker_stack_sampling: None,
     }
 }
 

@@ -659,6 +659,7 @@ impl<'m> Lift<'m> {
                     target_cpu: cpu,
                     waker,
                     waker_stack: w.waker_stack,
+                    waker_stack_weight: w.waker_stack_weight,
                 };
                 (info, data)
             }
@@ -699,6 +700,7 @@ fn wake(ts: Timestamp, cpu: Cpu, waker: Waker) -> WakeInfo {
         target_cpu: cpu,
         waker,
         waker_stack: None,
+        waker_stack_weight: 1,
     }
 }
 

@@ -62,8 +62,19 @@ pub struct WakeInfo {
     /// Who woke the thread: a thread, an interrupt, a softirq or unknown.
     pub waker: Waker,
     /// Stacks of the waking context, from the [`causeway_format::StackKind::Waker`]
-    /// stack event that followed the wake-up, if there was one.
+    /// (or [`causeway_format::StackKind::WakerSample`]) stack event that followed the
+    /// wake-up, if there was one.
     pub waker_stack: Option<StackRef>,
+    /// How many wake-ups `waker_stack` stands for: 1, or for a sampled stack the
+    /// recording's [`causeway_format::WakerStackSampling::one_in`] (the short waits whose
+    /// waker stack was left out are represented by the sampled ones). Weigh a waker stack
+    /// by it when summing time or counts per stack.
+    #[serde(default = "one")]
+    pub waker_stack_weight: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// Why the model does not know what a thread was doing.

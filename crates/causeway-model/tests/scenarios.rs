@@ -101,6 +101,7 @@ fn block_wake_run_cycle_gives_exact_segments_and_totals() {
         target_cpu: Cpu(1),
         waker: thread_waker(30),
         waker_stack: Some(stack(Some(3), None)),
+        waker_stack_weight: 1,
     };
     assert_eq!(
         segs(&m, 10),
@@ -175,6 +176,7 @@ fn thread_blocked_before_trace_start_gets_partial_blocked_segment() {
         target_cpu: Cpu(1),
         waker: thread_waker(5),
         waker_stack: None,
+        waker_stack_weight: 1,
     };
     assert_eq!(
         segs(&m, 10),
@@ -306,6 +308,7 @@ fn lost_events_produce_unknown_segments_not_guesses() {
                         target_cpu: Cpu(0),
                         waker: thread_waker(20),
                         waker_stack: None,
+                        waker_stack_weight: 1,
                     })
                 )
             ),
@@ -410,6 +413,7 @@ fn wakeups_by_irq_and_softirq_are_recorded_with_stacks() {
                     name: StringId(1)
                 },
                 waker_stack: Some(stack(None, Some(7))),
+                waker_stack_weight: 1,
             }),
             switch_out_stack: Some(stack(Some(1), Some(2))),
             syscall: Some(17),
@@ -689,6 +693,7 @@ fn wakeup_racing_with_switch_out_makes_thread_runnable_not_blocked() {
         target_cpu: Cpu(1),
         waker: thread_waker(20),
         waker_stack: None,
+        waker_stack_weight: 1,
     };
     assert_eq!(
         segs(&m, 10),

@@ -6,6 +6,7 @@
 
 use crate::error::ConfigError;
 use crate::syscalls::SyscallInfo;
+pub use causeway_format::WakerStackSampling;
 use std::time::Duration;
 
 /// Which processes are recorded.
@@ -323,6 +324,9 @@ pub struct RecordConfig {
     pub stack_on_switch: bool,
     /// Stacks of wakers.
     pub stack_on_waker: bool,
+    /// Waker stacks of short waits kept as a random sample (`None`: every one kept).
+    /// See [`DEFAULT_WAKER_SAMPLING`].
+    pub waker_sampling: Option<WakerStackSampling>,
     /// Stacks on the chosen syscalls.
     pub stack_on_syscall: bool,
     /// Ring buffer size per CPU, bytes (a power of two, at least a page).
@@ -345,7 +349,26 @@ pub struct RecordConfig {
     pub unwind_memo: bool,
 }
 
+/// Waker stacks of waits under 100 µs are kept one time in 16. Why: a user thread's
+/// waker stack is the dearest part of a wake-up (about half of the eBPF time of a
+/// ping-pong op on an AMD EPYC host, bench/RESULTS.md), and a program that wakes
+/// threads after microseconds wakes them hundreds of thousands of times a second, from
+/// a few call sites each; a sample of thousands names them as well, weighted by 16.
+/// Waits of 100 µs and more, the ones a stall or a latency peak is made of, keep every
+/// waker stack: there a stack costs under 1% of the wait.
+pub const DEFAULT_WAKER_SAMPLING: WakerStackSampling = WakerStackSampling {
+    min_wait_ns: 100_000,
+    one_in: 16,
+};
+
 impl RecordConfig {
+    /// The waker-stack sampling this configuration records with: `None` when waker
+    /// stacks are off, or sampling is (a rate of 1 or a threshold of 0).
+    pub fn waker_sampling_in_effect(&self) -> Option<WakerStackSampling> {
+        self.waker_sampling
+            .filter(|s| self.stack_on_waker && s.one_in > 1 && s.min_wait_ns > 0)
+    }
+
     /// Defaults for a target: all event groups but syscalls (the blocking ones when
     /// enabled), whole user stacks (up to 128 frames, unwound with DWARF from an 8 KiB
     /// window) on blocking switch-outs and wakers, kernel stacks where they explain the
@@ -365,6 +388,7 @@ impl RecordConfig {
             debug_dirs: None,
             stack_on_switch: true,
             stack_on_waker: true,
+            waker_sampling: Some(DEFAULT_WAKER_SAMPLING),
             // The blocking switch-out already has the call site of a wait; a stack at
             // every syscall entry would be taken for calls that never block.
             stack_on_syscall: false,

@@ -55,7 +55,8 @@ mod skel {
 }
 
 pub use config::{
-    EventSet, KernelStacks, RecordConfig, StackMode, Target, Unwind, parse_stack_window,
+    DEFAULT_WAKER_SAMPLING, EventSet, KernelStacks, RecordConfig, StackMode, Target, Unwind,
+    WakerStackSampling, parse_stack_window,
 };
 pub use error::{ConfigError, RecordError};
 pub use probes::Family;

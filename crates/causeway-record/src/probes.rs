@@ -247,6 +247,10 @@ fn configure(open: &mut OpenRecorderSkel<'static>, cfg: &RecordConfig, families:
     rodata.kernel_stacks = cfg.kernel_stacks.code();
     rodata.unwind = cfg.unwind.code();
     rodata.unwind_memo = u32::from(cfg.unwind_memo);
+    if let Some(w) = cfg.waker_sampling_in_effect() {
+        rodata.waker_sample_min_ns = w.min_wait_ns;
+        rodata.waker_sample_one_in = w.one_in;
+    }
     rodata.ring_bytes = u64::from(ring_bytes(cfg));
     rodata.stack_window = cfg
         .stack_window
@@ -276,6 +280,16 @@ fn configure(open: &mut OpenRecorderSkel<'static>, cfg: &RecordConfig, families:
             p.set_prog_type(libbpf_rs::ProgramType::SocketFilter);
         }
     }
+}
+
+/// Slots of `blocked_since`, one per possible thread id: the kernel's `pid_max`, at
+/// most 4M (its limit; 16 MiB of u32), 32768 when it cannot be read.
+fn blocked_since_slots() -> u32 {
+    std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok())
+        .unwrap_or(32768)
+        .clamp(1024, 1 << 22)
 }
 
 /// A per-recording key for hashing kernel object addresses (they never reach the trace).
@@ -309,6 +323,10 @@ fn open_and_load(
         .map_err(|e| RecordError::Load(format!("opening the BPF object: {e}")))?;
     configure(&mut open, cfg, families);
     let ncpu = rings.len() as u32;
+    open.maps
+        .blocked_since
+        .set_max_entries(blocked_since_slots())
+        .map_err(|e| RecordError::Load(format!("sizing the table of waits: {e}")))?;
     open.maps
         .rings
         .set_max_entries(ncpu)

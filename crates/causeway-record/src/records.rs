@@ -873,6 +873,7 @@ mod abi {
         for (c, want) in [
             (k::STACK_KIND_SWITCH_OUT, StackKind::SwitchOut),
             (k::STACK_KIND_WAKER, StackKind::Waker),
+            (k::STACK_KIND_WAKER_SAMPLE, StackKind::WakerSample),
             (k::STACK_KIND_SYSCALL, StackKind::Syscall),
             (k::STACK_KIND_SAMPLE, StackKind::Sample),
         ] {

@@ -354,6 +354,7 @@ fn start(req: &Request, notify: &mut dyn FnMut(Notice)) -> Result<Session, Recor
     if let Target::Comm(name) = &cfg.target {
         hdr.target_comm = Some(name.clone());
     }
+    hdr.waker_stack_sampling = cfg.waker_sampling_in_effect();
     let sink = match open_sink(&req.output, &hdr, notify) {
         Ok(s) => s,
         Err(e) => {

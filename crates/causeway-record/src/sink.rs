@@ -51,6 +51,7 @@ pub fn header(command_line: Vec<String>, scope: Scope) -> Header {
         target_comm: None,
         file_id: causeway_format::Header::random_file_id(),
         salvaged: None,
+        waker_stack_sampling: None,
     }
 }
 

@@ -72,6 +72,6 @@ pub use latency::{
     DiffInput, LatencyDiffView, LatencyView, ProfileInput, RootPathStatus, RootPathView,
     rootpath_status_text, subject_label,
 };
-pub use notes::trace_notes;
+pub use notes::{recording_notes, trace_notes};
 pub use view::{View, render};
 pub use whatif::WhatIfView;

@@ -37,11 +37,30 @@ pub(crate) fn fold(trace: &Trace, opts: &Options, namer: &mut FrameNamer<'_>) ->
                 thread: u32::try_from(ti).unwrap_or(u32::MAX),
                 index: u32::try_from(si).unwrap_or(u32::MAX),
             };
+            // Under waker-stack sampling, a short wait's chain is drawn from the sampled
+            // ones, each weighing the sampling rate; those left without one are skipped
+            // (their time is in the samples' weight).
+            let weight = match seg.wake() {
+                Some(w) if w.waker_stack.is_some() => u64::from(w.waker_stack_weight.max(1)),
+                Some(w) if sampled_out(trace, w, seg.duration().0) => continue,
+                _ => 1,
+            };
             add_hops(model, trace.tables(), id, opts.hops, namer, &mut frames);
-            out.add(&frames, seg.duration().0);
+            out.add(&frames, seg.duration().0.saturating_mul(weight));
         }
     }
     out
+}
+
+/// Did the recorder leave this wake-up's stack out by sampling: a thread's wake-up of a
+/// wait shorter than the sampling threshold, without a stack?
+fn sampled_out(trace: &Trace, w: &WakeInfo, waited_ns: u64) -> bool {
+    trace
+        .header()
+        .waker_stack_sampling
+        .is_some_and(|s| waited_ns < s.min_wait_ns)
+        && matches!(w.waker, Waker::Thread { .. })
+        && w.waker_stack.is_none()
 }
 
 /// Append up to `hops` wakers of the blocked segment `id`, each waker's stack leaf

@@ -749,6 +749,7 @@ fn stack_kind(k: StackKind) -> &'static str {
     match k {
         StackKind::SwitchOut => "switch_out",
         StackKind::Waker => "waker",
+        StackKind::WakerSample => "waker_sample",
         StackKind::Syscall => "syscall",
         StackKind::Sample => "sample",
         StackKind::Other => "other",

@@ -136,6 +136,7 @@ pub fn thread_states(trace: &Trace, out: &mut PartitionWriter) -> Result<(), Tab
                         row.waker_tid = tid;
                         row.waker_irq = irq;
                         row.waker_user = w.waker_stack.and_then(|s| s.user);
+                        row.waker_weight = w.waker_stack.map(|_| i64::from(w.waker_stack_weight));
                         if let Some(ws) = m.waker_segment(id) {
                             row.waker_utid = Some(ws.thread as i64);
                             row.waker_seg = Some(ws.index as i64);
@@ -175,6 +176,7 @@ struct StateRow {
     waker_utid: Option<i64>,
     waker_seg: Option<i64>,
     waker_user: Option<StackId>,
+    waker_weight: Option<i64>,
     waker_irq: Option<String>,
     flow: Option<i64>,
     unknown: Option<&'static str>,
@@ -196,6 +198,7 @@ impl StateRow {
         t.waker_utid.append_option(self.waker_utid);
         t.waker_seg.append_option(self.waker_seg);
         t.waker_user_stack_id.append_option(id(self.waker_user));
+        t.waker_stack_weight.append_option(self.waker_weight);
         t.waker_irq.append_option(self.waker_irq);
         t.data_flow_id.append_option(self.flow);
         t.unknown_cause.append_option(self.unknown);

@@ -84,6 +84,7 @@ table! {
         waker_utid: I64 = "Waking thread's utid, if recorded.",
         waker_seg: I64 = "The waker's segment (in `thread_states` of waker_utid) when it woke this one.",
         waker_user_stack_id: I64 = "The waker's user stack at the wake-up.",
+        waker_stack_weight: I64 = "Wake-ups the waker's stack stands for: 1, or for a sampled stack of a short wait the recording's rate (`causeway info`); weigh sums over waker stacks by it.",
         waker_irq: Str = "Interrupt or softirq name, for an interrupt waker.",
         data_flow_id: I64 = "Woken by data on a socket: the flow (`flows.flow_id`).",
         unknown_cause: Str = "For `unknown`: why (lost_events, before_first_event, inconsistent).",

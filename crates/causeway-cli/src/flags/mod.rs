@@ -93,7 +93,7 @@ pub enum Command {
     /// Record programs with eBPF: switches, wake-ups and their wakers, interrupts, disk,
     /// network and blocking syscalls, with scoped user stacks (needs root or CAP_BPF +
     /// CAP_PERFMON).
-    Record(RecordArgs),
+    Record(Box<RecordArgs>),
     /// Record a program like `record` does, plus the reads and writes of one of its
     /// variables (a data flag) with hardware watchpoints, for `diagnose`.
     Watch(Box<WatchArgs>),

@@ -8,13 +8,14 @@ use super::choices::{JitArg, KernelStacksArg, StackModeArg, StackPlace, UnwindAr
 use super::values::{FlagError, PathList, path_list, pid, positive_duration, wall_time};
 use anyhow::{Result, bail};
 use causeway_format::DurationNs;
-use causeway_format::units::parse_size_bytes;
+use causeway_format::units::{parse_duration_ns_with_unit, parse_size_bytes};
 use causeway_record::config::{MAX_STACK_DEPTH, MAX_STACK_DEPTH_FP};
 use causeway_record::syscalls::{self, SyscallInfo};
 use causeway_record::trigger::Condition;
 use causeway_record::watch::{Via, WatchSpec, WatchTarget};
 use causeway_record::{
-    ConfigError, EventSet, Output, RecordConfig, Request, Target, Unwind, parse_stack_window,
+    ConfigError, EventSet, Output, RecordConfig, Request, Target, Unwind, WakerStackSampling,
+    parse_stack_window,
 };
 use clap::Args;
 use std::path::PathBuf;
@@ -112,6 +113,12 @@ pub struct RecordArgs {
         default_value = "switch,waker"
     )]
     pub stacks_on: Vec<StackPlace>,
+    /// Waker stacks of short waits: `MIN:N` keeps the waker stack of a wait shorter
+    /// than MIN one time in N, at random (the analyses weigh each kept one by N and
+    /// every report says so); longer waits keep all of theirs. `off` keeps every waker
+    /// stack. Why the default: docs/causeway-record.md, "Waker stacks of short waits".
+    #[arg(long, value_name = "MIN:N|off", default_value = "100us:16", value_parser = parse_waker_sampling)]
+    pub waker_stack_sampling: WakerSamplingArg,
     /// On-CPU samples of the recorded threads per second per CPU (a software
     /// cpu-clock, so it works without hardware counters), with the same user and
     /// kernel stacks as the waits; `0` takes none.
@@ -349,6 +356,7 @@ impl RecordArgs {
         cfg.stack_on_switch = on(StackPlace::Switch);
         cfg.stack_on_waker = on(StackPlace::Waker);
         cfg.stack_on_syscall = on(StackPlace::Syscall);
+        cfg.waker_sampling = self.waker_stack_sampling.0;
         cfg.sample_hz = self.sample;
         if let Some(n) = self.buffer_size {
             // In range (buffer_size), so the power of two fits u32.
@@ -406,6 +414,34 @@ pub struct DemoArgs {
     pub workload: Option<PathBuf>,
 }
 
+/// `--waker-stack-sampling`: `None` for `off`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WakerSamplingArg(pub Option<WakerStackSampling>);
+
+fn parse_waker_sampling(s: &str) -> Result<WakerSamplingArg, String> {
+    if s == "off" {
+        return Ok(WakerSamplingArg(None));
+    }
+    let (min, n) = s
+        .split_once(':')
+        .ok_or_else(|| format!("`{s}`: expected MIN:N (e.g. 100us:16) or off"))?;
+    let min = parse_duration_ns_with_unit(min).map_err(|e| format!("`{min}`: {e}"))?;
+    let one_in: u32 = n
+        .parse()
+        .ok()
+        .filter(|&n| (1..=1_000_000).contains(&n))
+        .ok_or_else(|| format!("`{n}`: N must be a whole number from 1 to 1000000"))?;
+    if min.0 > 1_000_000_000 {
+        return Err(format!(
+            "`{s}`: MIN above 1s would sample the waits a stall is made of"
+        ));
+    }
+    Ok(WakerSamplingArg(Some(WakerStackSampling {
+        min_wait_ns: min.0,
+        one_in,
+    })))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::Cli;
@@ -416,7 +452,7 @@ mod tests {
     fn parse(args: &[&str]) -> Result<RecordArgs, clap::Error> {
         let cli = Cli::try_parse_from(["causeway", "record"].iter().chain(args))?;
         match cli.command {
-            super::super::Command::Record(a) => Ok(a),
+            super::super::Command::Record(a) => Ok(*a),
             other => panic!("parsed as {other:?}"),
         }
     }
@@ -602,6 +638,31 @@ mod tests {
             let text = e.to_string();
             assert!(text.contains(msg), "{args:?}: {text}");
             assert!(text.contains(args[args.len() - 2]), "{args:?}: {text}");
+        }
+    }
+
+    #[test]
+    fn waker_stack_sampling_defaults_to_100us_1_in_16_and_parses_or_refuses() {
+        let cfg = |args: &[&str]| {
+            parse(args)
+                .unwrap()
+                .resolve(vec!["causeway".into()])
+                .unwrap()
+                .config
+                .waker_sampling_in_effect()
+        };
+        let d = cfg(&["-p", "1"]).expect("sampled by default");
+        assert_eq!((d.min_wait_ns, d.one_in), (100_000, 16));
+        assert_eq!(cfg(&["-p", "1", "--waker-stack-sampling", "off"]), None);
+        // No waker stacks at all: nothing to sample, and the header says nothing.
+        assert_eq!(cfg(&["-p", "1", "--stacks-on", "switch"]), None);
+        let s = cfg(&["-p", "1", "--waker-stack-sampling", "1ms:8"]).unwrap();
+        assert_eq!((s.min_wait_ns, s.one_in), (1_000_000, 8));
+        for bad in ["100us", "100us:0", "100:16", "2s:16", "1ms:x"] {
+            assert!(
+                parse(&["-p", "1", "--waker-stack-sampling", bad]).is_err(),
+                "{bad} accepted"
+            );
         }
     }
 }

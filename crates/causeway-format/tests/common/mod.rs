@@ -55,6 +55,18 @@ pub fn golden_header() -> Header {
         target_comm: None,
         file_id: 0x5eed_0000_c0de_0042,
         salvaged: None,
+        waker_stack_sampling: Some(causeway_format::WakerStackSampling {
+            min_wait_ns: 100_000,
+            one_in: 16,
+        }),
+    }
+}
+
+/// The header of the golden traces of 1.2 to 1.5, before the waker-stack sampling.
+pub fn golden_header_v1_5() -> Header {
+    Header {
+        waker_stack_sampling: None,
+        ..golden_header()
     }
 }
 
@@ -62,7 +74,7 @@ pub fn golden_header() -> Header {
 pub fn golden_header_v1_1() -> Header {
     Header {
         file_id: 0,
-        ..golden_header()
+        ..golden_header_v1_5()
     }
 }
 
@@ -435,6 +447,16 @@ pub fn build_golden() -> Built {
             EventKind::Stack {
                 tid: Tid(101),
                 kind: StackKind::Waker,
+                user: None,
+                kernel: Some(st_kernel),
+            },
+        ),
+        ev(
+            1_001_150,
+            c0,
+            EventKind::Stack {
+                tid: Tid(101),
+                kind: StackKind::WakerSample,
                 user: None,
                 kernel: Some(st_kernel),
             },

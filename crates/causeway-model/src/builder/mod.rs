@@ -96,6 +96,8 @@ pub struct ModelBuilder<'t> {
     sends: crate::sockets::SendLog,
     /// Goroutine events, in time order.
     go_events: Vec<crate::goroutines::GoEvent>,
+    /// What a sampled waker stack stands for (the header's sampling rate; 1 without).
+    waker_sample_weight: u32,
 }
 
 impl<'t> ModelBuilder<'t> {
@@ -120,6 +122,7 @@ impl<'t> ModelBuilder<'t> {
             partial: header.scope == causeway_format::Scope::Processes,
             sends: Default::default(),
             go_events: Vec::new(),
+            waker_sample_weight: header.waker_stack_sampling.map_or(1, |s| s.one_in.max(1)),
         }
     }
 

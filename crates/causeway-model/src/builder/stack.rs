@@ -15,9 +15,14 @@ impl ModelBuilder<'_> {
         kind: StackKind,
         stack: StackRef,
     ) {
-        if !matches!(kind, StackKind::SwitchOut | StackKind::Waker) {
+        if !matches!(kind, StackKind::SwitchOut) && !kind.is_waker() {
             return;
         }
+        let weight = if kind == StackKind::WakerSample {
+            self.waker_sample_weight
+        } else {
+            1
+        };
         let pending = self.cpu(c).pending.filter(|p| p.ts == ts);
         match (kind, pending.map(|p| p.target)) {
             (StackKind::SwitchOut, Some(StackTarget::SwitchOut { tid: t })) if t == tid => {
@@ -44,8 +49,8 @@ impl ModelBuilder<'_> {
                     *s = Some(stack);
                 }
             }
-            (StackKind::Waker, Some(StackTarget::WakerUnused)) => self.cpu(c).pending = None,
-            (StackKind::Waker, Some(StackTarget::Waker { wakee, seg })) => {
+            (k, Some(StackTarget::WakerUnused)) if k.is_waker() => self.cpu(c).pending = None,
+            (k, Some(StackTarget::Waker { wakee, seg })) if k.is_waker() => {
                 self.cpu(c).pending = None;
                 if let Some(SegmentState::Blocked { waker: Some(w), .. }) = self
                     .threads
@@ -54,6 +59,7 @@ impl ModelBuilder<'_> {
                     .map(|s| &mut s.state)
                 {
                     w.waker_stack = Some(stack);
+                    w.waker_stack_weight = weight;
                 }
             }
             _ => self.stats.unattached_stacks += 1,

@@ -66,6 +66,7 @@ impl ModelBuilder<'_> {
                     target_cpu,
                     waker,
                     waker_stack: None,
+                    waker_stack_weight: 1,
                 };
                 th.wakeups += 1;
                 if let Some(seg) = th.wake(wake, runnable) {
@@ -91,6 +92,7 @@ impl ModelBuilder<'_> {
                         target_cpu,
                         waker,
                         waker_stack: None,
+                        waker_stack_weight: 1,
                     });
                 }
                 th.wakeups_not_blocked += 1;

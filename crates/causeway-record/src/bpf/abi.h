@@ -329,6 +329,8 @@ enum stack_kind {
 	STACK_KIND_WAKER = 1,
 	STACK_KIND_SYSCALL = 2,
 	STACK_KIND_SAMPLE = 3,
+	/* A waker stack kept as one of a random sample of short waits' (format 1.6). */
+	STACK_KIND_WAKER_SAMPLE = 5,
 };
 
 /* Trailer of records with REC_F_STACK. Frames: kernel ones first, then user ones. */

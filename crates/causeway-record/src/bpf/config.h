@@ -22,6 +22,11 @@ const volatile __u64 obj_key = 0;
 const volatile __u32 unwind = UNWIND_FP;
 /* Look copied stacks up in the unwind memo (ustack_memo) before sending them. */
 const volatile __u32 unwind_memo = 0;
+/* Waker stacks of short waits (wake_sampling.h): a wake-up ending a wait shorter than
+ * waker_sample_min_ns keeps its user stack one time in waker_sample_one_in; a
+ * threshold of 0 keeps every one. */
+const volatile __u64 waker_sample_min_ns = 0;
+const volatile __u32 waker_sample_one_in = 1;
 /* Bytes of each CPU's ring (all the same size): one query less per record. */
 const volatile __u64 ring_bytes = 1 << 22;
 

@@ -28,6 +28,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "trace_map.h"
 #include "ustack_walk.h"
 #include "ustack_copy.h"
+#include "wake_sampling.h"
 
 /* ---- handlers ---- */
 
@@ -58,7 +59,8 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 	struct scratch *s = get_scratch();
 	if (!s)
 		return;
-	struct rec_hdr *h = begin(s, REC_SWITCH, prev_tid, prev_tgid, bpf_ktime_get_ns());
+	__u64 ts = bpf_ktime_get_ns();
+	struct rec_hdr *h = begin(s, REC_SWITCH, prev_tid, prev_tgid, ts);
 	struct rec_switch *b = (void *)(s->buf + sizeof(*h));
 	b->next_tid = next_tid;
 	b->next_tgid = next_tgid;
@@ -66,6 +68,8 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 	b->prev_exit_state = TASK_READ(direct, prev, exit_state);
 	b->preempt = preempt;
 	h->len = sizeof(*h) + sizeof(*b);
+	if (prev_mine && !preempt && prev_state != 0)
+		note_blocked(prev_tid, ts);
 	/* A blocking switch-out of a recorded thread: where it waits. */
 	if (prev_mine && !preempt && prev_state != 0 && (stack_on & STACK_ON_SWITCH)) {
 		/* TASK_UNINTERRUPTIBLE without TASK_NOLOAD: disk and other kernel waits. */
@@ -119,7 +123,8 @@ static __always_inline void on_wake(void *ctx, struct task_struct *p, __u16 type
 		what = cc->vec;
 	}
 	bool waker_mine = kind == WAKER_THREAD && is_mine(cur_tgid, cur);
-	if (!is_mine(wakee_tgid, p) && !waker_mine)
+	bool wakee_mine = is_mine(wakee_tgid, p);
+	if (!wakee_mine && !waker_mine)
 		return;
 	__u32 wakee_tid = TASK_READ(direct, p, pid);
 	__u32 cur_tid = cur->pid;
@@ -145,7 +150,15 @@ static __always_inline void on_wake(void *ctx, struct task_struct *p, __u16 type
 			    (kernel_stacks == KSTACK_AUTO && (kind != WAKER_THREAD || kthread) &&
 			     !context_names_cause(kind, what));
 		bool user = kind == WAKER_THREAD && !go_idle(cur_tid);
-		add_stack(ctx, s, h, sizeof(*b), STACK_KIND_WAKER, user, kern);
+		__u8 sk = STACK_KIND_WAKER;
+		if (user && waker_sample_min_ns && type == REC_WAKING && wakee_mine &&
+		    short_wait(wakee_tid, ts)) {
+			if (sample_hit())
+				sk = STACK_KIND_WAKER_SAMPLE;
+			else
+				user = false;
+		}
+		add_stack(ctx, s, h, sizeof(*b), sk, user, kern);
 	}
 	submit(s->buf, h->len);
 	if (type == REC_WAKING)

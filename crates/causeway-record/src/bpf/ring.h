@@ -111,6 +111,9 @@ struct cpu_ctx {
 	/* Where a task's user registers lie from the base of its kernel stack (a constant
 	 * of the kernel, learned once per CPU from the current task; 0 until then). */
 	__u64 regs_off;
+	/* State of this CPU's xorshift generator for sampling decisions (0 until the
+	 * first, which seeds it): a plain load and a few shifts, no helper call. */
+	__u64 rng;
 };
 
 /* Bumped each time a process leaves `tracked`, after the removal (see cpu_ctx). */

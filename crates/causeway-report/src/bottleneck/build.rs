@@ -75,6 +75,7 @@ pub(crate) fn doc(f: &Findings) -> Doc {
         .collect();
     Doc {
         recorded_at: f.started_unix_s.map(crate::wallclock::format_utc),
+        waker_stack_sampling: f.waker_stack_sampling,
         duration_s: secs(f.duration),
         threshold_s: secs(f.threshold),
         merged: f.merged,

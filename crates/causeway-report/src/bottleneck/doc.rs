@@ -267,6 +267,9 @@ pub(crate) struct Doc {
     /// Wall-clock start, `YYYY-MM-DD HH:MM:SS UTC` (absent for synthetic traces).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) recorded_at: Option<String>,
+    /// Waker stacks of short waits were sampled: each kept one weighs `one_in`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) waker_stack_sampling: Option<causeway_format::WakerStackSampling>,
     #[serde(rename = "duration_ns", serialize_with = "secs_as_ns")]
     pub(crate) duration_s: f64,
     #[serde(rename = "threshold_ns", serialize_with = "secs_as_ns")]

@@ -89,7 +89,17 @@ fn edge(out: &mut String, r: &Doc, e: &EdgeDoc) {
         }
     }
     stacks(out, "waiting at", &e.wait_stacks);
-    stacks(out, "woken by", &e.waker_stacks);
+    match &r.waker_stack_sampling {
+        Some(w) => {
+            let title = format!(
+                "woken by (waits under {}: 1 in {} sampled, weighted)",
+                crate::notes::short_duration(w.min_wait_ns),
+                w.one_in
+            );
+            stacks(out, &title, &e.waker_stacks);
+        }
+        None => stacks(out, "woken by", &e.waker_stacks),
+    }
 }
 
 fn knot(out: &mut String, r: &Doc, k: &KnotDoc, title: &str) {
