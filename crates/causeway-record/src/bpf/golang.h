@@ -24,8 +24,15 @@ struct {
 	__type(value, __u8);
 } go_carrying SEC(".maps");
 
+/* Set once a thread enters go_carrying: until then (no Go program followed, the
+ * common case) the scheduler probes skip the map lookup, a call on every switch-out
+ * and wake-up that takes a stack. */
+__u32 go_threads_seen = 0;
+
 static __always_inline bool go_idle(__u32 tid)
 {
+	if (!go_threads_seen)
+		return false;
 	__u8 *v = bpf_map_lookup_elem(&go_carrying, &tid);
 	return v && !*v;
 }
@@ -33,6 +40,8 @@ static __always_inline bool go_idle(__u32 tid)
 static __always_inline void go_set_carrying(__u32 tid, __u8 on)
 {
 	bpf_map_update_elem(&go_carrying, &tid, &on, BPF_ANY);
+	if (!go_threads_seen)
+		go_threads_seen = 1;
 }
 
 struct {

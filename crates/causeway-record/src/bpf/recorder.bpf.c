@@ -149,7 +149,7 @@ static __always_inline void on_wake(void *ctx, struct task_struct *p, __u16 type
 		bool kern = kernel_stacks == KSTACK_ALL ||
 			    (kernel_stacks == KSTACK_AUTO && (kind != WAKER_THREAD || kthread) &&
 			     !context_names_cause(kind, what));
-		bool user = kind == WAKER_THREAD && !go_idle(cur_tid);
+		bool user = kind == WAKER_THREAD;
 		__u8 sk = STACK_KIND_WAKER;
 		if (user && waker_sample_min_ns && type == REC_WAKING && wakee_mine &&
 		    short_wait(wakee_tid, ts)) {
@@ -158,7 +158,11 @@ static __always_inline void on_wake(void *ctx, struct task_struct *p, __u16 type
 			else
 				user = false;
 		}
-		add_stack(ctx, s, h, sizeof(*b), sk, user, kern);
+		/* After the draw: most short waits' wake-ups stop there, without the lookup. */
+		if (user && go_idle(cur_tid))
+			user = false;
+		if (user || kern)
+			add_stack(ctx, s, h, sizeof(*b), sk, user, kern);
 	}
 	submit(s->buf, h->len);
 	if (type == REC_WAKING)
