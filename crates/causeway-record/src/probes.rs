@@ -59,9 +59,6 @@ pub struct Probes {
     /// Tracepoints loaded as raw tracepoints because the verifier refused their BTF
     /// program (the rest are of `family`).
     pub raw_fallback: Vec<String>,
-    /// The value last written to the `memo_epoch` map (0: none yet, the CPUs' copies of
-    /// memo entries off).
-    memo_epoch: std::cell::Cell<u32>,
 }
 
 /// How often a load is retried with more programs moved to the raw family before the
@@ -392,9 +389,7 @@ impl Probes {
             rings,
             family,
             raw_fallback,
-            memo_epoch: std::cell::Cell::new(0),
         };
-        probes.bump_memo_epoch();
         for &t in tgids {
             probes.track(t)?;
         }
@@ -438,7 +433,6 @@ impl Probes {
         use crate::kmemo::MemoOp;
         use crate::skel::types::{memo_key, memo_val};
         let map = &self.skel.maps.ustack_memo;
-        let changed = !ops.is_empty();
         for op in ops {
             match op {
                 MemoOp::Put(k, v) => {
@@ -453,23 +447,6 @@ impl Probes {
                 }
             }
         }
-        if changed {
-            self.bump_memo_epoch();
-        }
-    }
-
-    /// Void the CPUs' copies of memo entries (ustack_copy.h, `memo_cache`): after a
-    /// delete or a rewrite they could answer for an entry the map no longer has. New
-    /// entries alone would not need it; telling them apart is not worth it, as user
-    /// space changes the map in batches, mostly at the start.
-    fn bump_memo_epoch(&self) {
-        let next = self.memo_epoch.get().wrapping_add(1).max(1);
-        self.memo_epoch.set(next);
-        let _ = self.skel.maps.memo_epoch.update(
-            &0u32.to_ne_bytes(),
-            &next.to_ne_bytes(),
-            MapFlags::ANY,
-        );
     }
 
     /// Replace a process's code ranges (index 0 must be the main binary).

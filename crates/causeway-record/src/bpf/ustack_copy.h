@@ -179,72 +179,6 @@ struct {
 	__type(value, struct memo_val);
 } ustack_memo SEC(".maps");
 
-/* This CPU's copies of the memo entries it used last, so that a thread blocking at the
- * same place again finds its entry with plain loads instead of a hash lookup (a call,
- * dear on hosts whose kernel mitigates SRSO). Direct-mapped by (tgid, ip, sp). Only
- * programs at the outer nesting level use it: one that interrupted another could
- * otherwise fill a slot the interrupted one was filling, leaving a key with another
- * entry's words. A copy is as good as the entry it copied (an entry states what an
- * unwind found; the words it checks decide whether it applies), except after user
- * space deleted or rewrote entries: it bumps memo_epoch then, which voids every copy. */
-#define MEMO_CACHE_SLOTS 16
-
-struct memo_cached {
-	__u32 tgid;
-	__u32 epoch; /* memo_epoch when copied; 0: empty */
-	__u64 ip;
-	__u64 sp;
-	struct memo_val v;
-};
-
-struct memo_cache {
-	struct memo_cached e[MEMO_CACHE_SLOTS];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct memo_cache);
-} memo_cache SEC(".maps");
-
-/* Bumped by user space (starting at 1) each time it deletes or rewrites memo entries. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} memo_epoch SEC(".maps");
-
-/* The memo entry for (tgid, ip, sp): this CPU's copy when it has one, else the map's
- * (copied for next time at the outer level). */
-static __always_inline struct memo_val *memo_find(__u32 tgid, __u64 ip, __u64 sp, __u32 level)
-{
-	struct memo_key k = {.tgid = tgid, .pad = 0, .ip = ip, .sp = sp};
-	__u32 zero = 0;
-	__u32 *ep = bpf_map_lookup_elem(&memo_epoch, &zero);
-	struct memo_cache *c = level == 0 ? bpf_map_lookup_elem(&memo_cache, &zero) : 0;
-	if (!c || !ep || !*ep)
-		return bpf_map_lookup_elem(&ustack_memo, &k);
-	__u32 epoch = *(volatile __u32 *)ep;
-	__u32 slot = (__u32)((ip >> 4) ^ (sp >> 3) ^ tgid) & (MEMO_CACHE_SLOTS - 1);
-	struct memo_cached *e = &c->e[slot];
-	if (e->epoch == epoch && e->ip == ip && e->sp == sp && e->tgid == tgid)
-		return &e->v;
-	struct memo_val *m = bpf_map_lookup_elem(&ustack_memo, &k);
-	if (!m)
-		return 0;
-	e->epoch = 0;
-	__builtin_memcpy(&e->v, m, sizeof(*m));
-	e->tgid = tgid;
-	e->ip = ip;
-	e->sp = sp;
-	/* An entry rewritten while it was copied voids the copy: the epoch moved. */
-	if (*(volatile __u32 *)ep == epoch)
-		e->epoch = epoch;
-	return &e->v;
-}
-
 /* Does the stack from sp hold the words memo entry m checks (and rbp the value it
  * needs)? Reads the entry's span of the stack into buf. */
 static __always_inline bool memo_holds(struct memo_val *m, __u8 *buf, __u64 sp, __u64 bp)
@@ -298,7 +232,8 @@ static __always_inline __u32 copy_user(struct rec_hdr *h, __u64 *memo)
 	 * the stack's range (stack_end) is not even looked at. */
 	struct memo_val *m = 0;
 	if (unwind_memo) {
-		m = memo_find(h->tgid, b->ip, b->sp, level);
+		struct memo_key k = {.tgid = h->tgid, .pad = 0, .ip = b->ip, .sp = b->sp};
+		m = bpf_map_lookup_elem(&ustack_memo, &k);
 		if (m && !(m->check & MEMO_CHECK_EXTENT) &&
 		    memo_holds(m, cb->buf + USTACK_HDR, b->sp, b->bp)) {
 			*memo = m->id;
