@@ -65,15 +65,7 @@ fn flame_graphs_of_blocking_write() {
     // By default the views show the recorded processes' threads.
     let mut rd = causeway_format::TraceReader::open(&trace).unwrap();
     let tr = causeway_model::Trace::read(&mut rd, |_| {}).unwrap();
-    let recorded = tr.facts().recorded().expect("a per-process trace").clone();
-    let blocked: u64 = tr
-        .model()
-        .threads()
-        .filter(|t| t.tgid.is_some_and(|g| recorded.contains(&g)))
-        .flat_map(|t| &t.segments)
-        .filter(|s| s.state.is_blocked())
-        .map(|s| s.duration().0)
-        .sum();
+    let blocked = blocked_ns(&tr);
 
     // Folded off-CPU: parses back, same total, and that total is all blocked time.
     let text = flamegraph(&trace, &["--kind", "off-cpu", "--folded"]);
@@ -175,6 +167,18 @@ fn on_cpu_without_samples_is_bad_input() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("sample"));
 }
 
+/// Blocked time of the recorded processes' threads, what the views show by default.
+fn blocked_ns(tr: &causeway_model::Trace) -> u64 {
+    let recorded = tr.facts().recorded().expect("a per-process trace").clone();
+    tr.model()
+        .threads()
+        .filter(|t| t.tgid.is_some_and(|g| recorded.contains(&g)))
+        .flat_map(|t| &t.segments)
+        .filter(|s| s.state.is_blocked())
+        .map(|s| s.duration().0)
+        .sum()
+}
+
 /// With the default sampling of short waits' waker stacks, a wake-chain graph draws a
 /// short wait from its sampled peers, each weighted by the rate: the total estimates
 /// the blocked time instead of equalling it.
@@ -187,15 +191,7 @@ fn sampled_wake_chains_estimate_the_blocked_time(zoo: &Zoo) {
     let mut rd = causeway_format::TraceReader::open(&trace).unwrap();
     let tr = causeway_model::Trace::read(&mut rd, |_| {}).unwrap();
     assert!(tr.header().waker_stack_sampling.is_some());
-    let recorded = tr.facts().recorded().expect("a per-process trace").clone();
-    let blocked: u64 = tr
-        .model()
-        .threads()
-        .filter(|t| t.tgid.is_some_and(|g| recorded.contains(&g)))
-        .flat_map(|t| &t.segments)
-        .filter(|s| s.state.is_blocked())
-        .map(|s| s.duration().0)
-        .sum();
+    let blocked = blocked_ns(&tr);
     let text = flamegraph(&trace, &["--kind", "wake-chain", "--folded"]);
     let total = Folded::parse(&text).unwrap().total();
     let error = (total as f64 - blocked as f64).abs() / blocked as f64;
