@@ -141,6 +141,34 @@ fn threads_of_processes_not_recorded_are_ranked_apart() {
     assert!(text.contains("threads of processes not recorded"), "{text}");
 }
 
+/// A recording that sampled waker stacks says so, in text and JSON.
+#[test]
+fn sampled_waker_stacks_are_stated() {
+    let mut h = Header::synthetic(2);
+    h.waker_stack_sampling = Some(causeway_format::WakerStackSampling {
+        min_wait_ns: 100_000,
+        one_in: 16,
+    });
+    let r = report_with(5, &TraceStats::default(), &all(10), &h, None);
+    let mut out = Vec::new();
+    render(&r, Format::Text, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("recorded:   waker stacks of waits under 100 µs were sampled 1 in 16"),
+        "{text}"
+    );
+    let mut out = Vec::new();
+    render(&r, Format::Json, &mut out).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert!(
+        v["recording_notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("1 in 16")
+    );
+    assert!(v["notes"].as_array().unwrap().is_empty());
+}
+
 /// A salvaged trace says so above its losses, in text and JSON.
 #[test]
 fn a_salvaged_trace_is_marked() {

@@ -33,6 +33,9 @@ fn facts(h: &mut String, r: &InfoReport) {
             r.lost_events.to_string()
         },
     );
+    for n in &r.recording_notes {
+        row(h, "recorded with", n);
+    }
     row(
         h,
         "threads / processes",

@@ -141,10 +141,8 @@ impl InfoReport {
             top_blocked: top(&rows, sel.top, |r| r.blocked_ns),
             others_partial: top(&others, sel.top, |r| r.cpu_ns),
             salvaged: header.salvaged,
-            notes: crate::trace_notes(header)
-                .into_iter()
-                .chain(crate::recording_notes(header))
-                .collect(),
+            notes: crate::trace_notes(header),
+            recording_notes: crate::recording_notes(header),
         }
     }
 }

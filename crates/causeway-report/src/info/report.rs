@@ -94,4 +94,8 @@ pub struct InfoReport {
     /// Lines qualifying the whole report (`salvaged: covers ...`), as every report
     /// prints them ([`crate::trace_notes`]).
     pub notes: Vec<String>,
+    /// How the recording was made where that shapes what reports show (waker stacks of
+    /// short waits sampled), [`crate::recording_notes`]; empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recording_notes: Vec<String>,
 }

@@ -138,6 +138,9 @@ pub(crate) fn render(r: &InfoReport) -> String {
     for note in &r.notes {
         let _ = writeln!(out, "NOTE:       {note}");
     }
+    for note in &r.recording_notes {
+        let _ = writeln!(out, "recorded:   {note}");
+    }
     if r.lost_events > 0 {
         let per: Vec<String> = r
             .lost_events_by_cpu
