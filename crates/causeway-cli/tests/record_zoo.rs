@@ -262,7 +262,7 @@ fn waker_stacks_of_short_waits_are_a_weighted_sample_and_long_waits_keep_theirs(
     let out = zoo
         .record("blocking-write")
         .out("ws.cwt")
-        .seconds("1.5")
+        .seconds("2.5")
         .in_dir()
         .run();
     let r = causeway_format::TraceReader::open(&out).unwrap();
@@ -315,11 +315,21 @@ fn waker_stacks_of_short_waits_are_a_weighted_sample_and_long_waits_keep_theirs(
         long_kept * 100 >= long * 98,
         "{long_kept} of {long} long waits kept their waker stack"
     );
-    assert!(short >= 1000, "only {short} short waits");
-    let share = short_kept as f64 / short as f64;
+    // The count of short waits depends on the host's speed and load (529 to 2,123 in
+    // 2.5 s so far), so the check is a binomial band around 1 in 16 of the waits there
+    // were: 4.5 standard deviations, which still tells 1 in 16 from 1 in 4, and a kept
+    // stack at all, which none in 300 would lack but once in 10^8.
+    assert!(short >= 300, "only {short} short waits");
     assert!(
-        (1.0 / 32.0..=1.0 / 8.0).contains(&share),
-        "{short_kept} of {short} short waits kept a waker stack ({share:.3}), not about 1 in 16"
+        short_kept > 0,
+        "none of {short} short waits kept a waker stack"
+    );
+    let (n, p) = (short as f64, 1.0 / 16.0);
+    let band = 4.5 * (n * p * (1.0 - p)).sqrt();
+    let expected = n * p;
+    assert!(
+        (short_kept as f64 - expected).abs() <= band,
+        "{short_kept} of {short} short waits kept a waker stack, not about 1 in 16 ({expected:.0} ± {band:.0})"
     );
 }
 
