@@ -36,6 +36,7 @@ mod signal_events;
 pub mod signals;
 pub mod sink;
 pub mod socket_events;
+pub mod spool;
 pub mod stacks;
 pub mod strings;
 pub mod syscalls;

@@ -251,7 +251,8 @@ fn configure(open: &mut OpenRecorderSkel<'static>, cfg: &RecordConfig, families:
         rodata.waker_sample_min_ns = w.min_wait_ns;
         rodata.waker_sample_one_in = w.one_in;
     }
-    rodata.ring_bytes = u64::from(ring_bytes(cfg));
+    rodata.ring_bytes = u64::from(bpf_ring_bytes(cfg));
+    rodata.spool_bytes = u64::from(ring_bytes(cfg));
     rodata.stack_window = cfg
         .stack_window
         .clamp(512, crate::config::MAX_STACK_WINDOW)
@@ -324,6 +325,15 @@ fn open_and_load(
     configure(&mut open, cfg, families);
     let ncpu = rings.len() as u32;
     open.maps
+        .spools
+        .set_max_entries(ncpu)
+        .and_then(|()| {
+            open.maps
+                .spools
+                .set_value_size(crate::spool::element_bytes(ring_bytes(cfg)))
+        })
+        .map_err(|e| RecordError::Load(format!("sizing the spools: {e}")))?;
+    open.maps
         .blocked_since
         .set_max_entries(blocked_since_slots())
         .map_err(|e| RecordError::Load(format!("sizing the table of waits: {e}")))?;
@@ -348,7 +358,7 @@ impl Probes {
             ));
         }
         let ncpu = crate::config::num_cpus();
-        let size = ring_bytes(cfg);
+        let size = bpf_ring_bytes(cfg);
         let rings = (0..ncpu)
             .map(|c| {
                 let opts = libbpf_sys::bpf_map_create_opts {
@@ -522,6 +532,18 @@ impl Probes {
         &self.rings
     }
 
+    /// Every CPU's spool, mapped for reading; the mapping stays valid after the probes
+    /// are gone.
+    pub fn spools(&self, cfg: &RecordConfig) -> Result<crate::spool::Spools, RecordError> {
+        let data = ring_bytes(cfg);
+        crate::spool::Spools::map(
+            self.skel.maps.spools.as_fd(),
+            self.rings.len(),
+            crate::spool::element_bytes(data),
+            data,
+        )
+    }
+
     /// Records lost so far per CPU (failed ring reservations counted in BPF).
     pub fn lost_per_cpu(&self) -> Vec<u64> {
         percpu_counter(&self.skel.maps.lost)
@@ -565,9 +587,17 @@ impl Probes {
     }
 }
 
-/// Bytes of each CPU's ring buffer (a power of two, as the kernel requires).
+/// Bytes of records each CPU's spool holds, the buffer the user asked for (a power of
+/// two: the programs wrap offsets with a mask).
 fn ring_bytes(cfg: &RecordConfig) -> u32 {
     cfg.buffer_per_cpu.max(4096).next_power_of_two()
+}
+
+/// Bytes of each CPU's BPF ring buffer (a power of two, as the kernel requires): it
+/// takes what the spool does not (records of nested programs, records that must wake
+/// the reader, the overflow of a full spool), so a quarter of the spool's size.
+fn bpf_ring_bytes(cfg: &RecordConfig) -> u32 {
+    (ring_bytes(cfg) / 4).max(64 << 10)
 }
 
 /// A map key or value of the BPF object (a C struct whose fields leave no padding) as

@@ -6,6 +6,7 @@ use crate::launch::{KILL_GRACE, Launched, Stopped};
 use crate::probes::{Family, Probes};
 use crate::records::{Record, parse};
 use crate::sink::{Dump, StreamSink, clock_ns, header};
+use crate::spool::Spools;
 use crate::stacks::Symbols;
 use crate::titles::TitleWatch;
 use crate::watch::{Watch, WatchError};
@@ -153,6 +154,9 @@ enum Sink {
 #[derive(Default)]
 struct Pending {
     records: Vec<(u32, Record)>,
+    /// Records read from the BPF rings in this pass, put after the spools' (see
+    /// `drain_all`).
+    from_rings: Vec<(u32, Record)>,
     unparsed: u64,
 }
 
@@ -199,6 +203,7 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
     let mut s = start(&req, notify)?;
     let pending = Rc::new(RefCell::new(Pending::default()));
     let ring = ring_reader(s.probes.as_ref().expect("probes attached"), &pending)?;
+    let mut spools = s.probes.as_ref().expect("probes attached").spools(&s.cfg)?;
     let mut start = Instant::now();
     let mut last_progress = Instant::now();
     let raw_fallback = s
@@ -235,7 +240,7 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
     };
     loop {
         let _ = ring.poll(interval);
-        let _ = ring.consume();
+        drain_all(&ring, &mut spools, &pending);
         let mut batch = s.convert_pending(&mut pending.borrow_mut(), stopping);
         if let Some(w) = s.watch.as_mut() {
             batch.extend(w.poll()?);
@@ -517,8 +522,11 @@ fn ring_reader(
         builder
             .add(map, move |data: &[u8]| {
                 let mut p = p.borrow_mut();
+                if wakes_reader_only(data) {
+                    return 0;
+                }
                 match parse(data) {
-                    Ok(r) => p.records.push((cpu as u32, r)),
+                    Ok(r) => p.from_rings.push((cpu as u32, r)),
                     Err(_) => p.unparsed += 1,
                 }
                 0
@@ -528,6 +536,31 @@ fn ring_reader(
     builder
         .build()
         .map_err(|e| RecordError::Load(format!("ring reader: {e}")))
+}
+
+/// A bare header the programs send to wake the reader for the spools.
+fn wakes_reader_only(data: &[u8]) -> bool {
+    const WAKE: u16 = crate::skel::types::rec_type::REC_WAKE_READER.0 as u16;
+    data.len() >= 10 && u16::from_ne_bytes([data[8], data[9]]) == WAKE
+}
+
+/// Read everything the kernel side holds: the spools, then the BPF rings. A program
+/// whose spool refused a record sends the rest of its records to its ring, so a stack
+/// copy taken before its record is read first; the records are sorted by time (a
+/// stable sort) before they are converted.
+fn drain_all(ring: &libbpf_rs::RingBuffer<'_>, spools: &mut Spools, pending: &RefCell<Pending>) {
+    let mut guard = pending.borrow_mut();
+    let p = &mut *guard;
+    let bad = spools.drain(|cpu, data| match parse(data) {
+        Ok(r) => p.records.push((cpu, r)),
+        Err(_) => p.unparsed += 1,
+    });
+    p.unparsed += bad;
+    drop(guard);
+    let _ = ring.consume();
+    let mut p = pending.borrow_mut();
+    let mut rest = std::mem::take(&mut p.from_rings);
+    p.records.append(&mut rest);
 }
 
 impl Session {

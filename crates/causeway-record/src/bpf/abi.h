@@ -79,6 +79,13 @@ enum abi_sizes {
 	USTACK_HDR = 64,
 	/* Stack words an entry of the unwind memo checks (ustack_memo). */
 	MEMO_WORDS = 64,
+	/* Layout of a CPU's spool (ring.h): where its producer offset, its consumer offset
+	 * and its records start, and the room past the end of its records for one that
+	 * starts just before it. */
+	SPOOL_HEAD = 0,
+	SPOOL_TAIL = 64,
+	SPOOL_DATA = 128,
+	SPOOL_SLACK = USTACK_HDR + MAX_COPY,
 	/* Code ranges per process in the range table. */
 	MAX_RANGES = 8,
 	/* Go binaries whose goroutines can be followed at once (go_layouts slots). */
@@ -122,6 +129,7 @@ enum rec_type {
 	REC_GO_PARK = 28, /* header: the thread the parking goroutine ran on */
 	REC_GO_READY = 29, /* header: the thread whose code readied the goroutine */
 	REC_GO_NETWAIT = 30, /* follows its REC_GO_PARK (same ts): the socket it waits on */
+	REC_WAKE_READER = 31, /* a header alone, in a BPF ring: the spools filled (ring.h) */
 };
 
 /* Who ran the code that woke a thread. */

@@ -27,8 +27,11 @@ const volatile __u32 unwind_memo = 0;
  * threshold of 0 keeps every one. */
 const volatile __u64 waker_sample_min_ns = 0;
 const volatile __u32 waker_sample_one_in = 1;
-/* Bytes of each CPU's ring (all the same size): one query less per record. */
+/* Bytes of each CPU's BPF ring buffer (all the same size): one query less per record. */
 const volatile __u64 ring_bytes = 1 << 22;
+/* Bytes of records each CPU's spool holds (a power of two; 0: no spools, every record
+ * goes to the BPF ring buffers). */
+const volatile __u64 spool_bytes = 0;
 
 /* Every record layout, kept in the object's BTF (and so in the generated Rust
  * skeleton's types) though no program reads it: the user-space parser in records.rs

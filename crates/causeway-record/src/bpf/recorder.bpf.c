@@ -474,8 +474,11 @@ static __always_inline void on_hrtimer(bool entry)
 static __always_inline void nest(int d)
 {
 	struct cpu_ctx *cc = get_cpuctx();
-	if (cc)
-		cc->depth += d;
+	if (!cc)
+		return;
+	cc->depth += d;
+	if (d > 0 && cc->depth == 1)
+		cc->spool_refused = 0;
 }
 
 /* ---- on-CPU samples ---- */

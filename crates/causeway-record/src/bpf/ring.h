@@ -19,6 +19,30 @@ struct {
 	__array(values, struct ring);
 } rings SEC(".maps");
 
+/* Where a CPU's records go first: its element of this array, which user space maps
+ * into its memory and reads in place (crates/causeway-record/src/spool.rs). Putting
+ * a record there is a bounded copy and one store; bpf_ringbuf_output is a helper call
+ * that takes the ring's lock with interrupts off, ~100-140 ns a record on an AMD EPYC
+ * host with the SRSO mitigation (bench/RESULTS.md), paid for every event.
+ *
+ * An element: the producer's offset at SPOOL_HEAD (written by this CPU's programs
+ * only), the reader's at SPOOL_TAIL (written by user space only), records from
+ * SPOOL_DATA, each 8-byte aligned and starting below spool_bytes; the next starts after
+ * it, or at 0 once that is spool_bytes or more. Only the outermost program on a CPU
+ * (cpu_ctx.depth 1) writes: one nested in it by an interrupt, or a program running
+ * while a uprobe's is preempted, would write at the same offset. Those, the records
+ * that must wake the reader at once, and records finding the spool full go to the
+ * CPU's BPF ring buffer, which the reader drains in the same pass and merges by time.
+ * No BTF types: the value's size is set at load (SPOOL_DATA + spool_bytes +
+ * SPOOL_SLACK, rounded up to a page). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, 8);
+} spools SEC(".maps");
+
 /* Records that found their ring full: the BPF ring buffer keeps no count itself. */
 CW_PERCPU_COUNTERS(lost, 1);
 
@@ -106,8 +130,13 @@ struct cpu_ctx {
 	 * value of untracked_gen then: a later removal from `tracked` voids them all. */
 	__u32 mine_tgid[MINE_SLOTS];
 	__u32 mine_gen[MINE_SLOTS];
-	/* Bytes this CPU sent since it last woke the reader. */
+	/* Bytes this CPU sent since it last woke the reader: to its BPF ring, to its spool. */
 	__u64 unwoken;
+	__u64 unwoken_spool;
+	/* The spool refused a record of the program running now: its later records go to
+	 * the BPF ring too, so a stack copy is never read after the record it goes with. */
+	__u32 spool_refused;
+	__u32 spool_pad;
 	/* Where a task's user registers lie from the base of its kernel stack (a constant
 	 * of the kernel, learned once per CPU from the current task; 0 until then). */
 	__u64 regs_off;
@@ -220,20 +249,106 @@ static __always_inline void submit_urgent(void *data, __u32 size)
 	submit_ring(data, size, MAX_RECORD, true);
 }
 
+/* Bytes of this CPU's spool not yet read (about: records running past the end count
+ * as if they wrapped), 0 without spools. */
+static __always_inline __u64 spool_used(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u8 *sp = bpf_map_lookup_elem(&spools, &cpu);
+	if (!sp || !spool_bytes)
+		return 0;
+	__u64 head = *(volatile __u64 *)(sp + SPOOL_HEAD);
+	__u64 tail = *(volatile __u64 *)(sp + SPOOL_TAIL);
+	return (head - tail) & (spool_bytes - 1);
+}
+
+/* Put a record in this CPU's spool (see spools); false when it has no room. */
+static __always_inline bool spool_put(void *data, __u32 size)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u8 *sp = bpf_map_lookup_elem(&spools, &cpu);
+	if (!sp)
+		return false;
+	__u64 head = *(volatile __u64 *)(sp + SPOOL_HEAD);
+	__u64 tail = *(volatile __u64 *)(sp + SPOOL_TAIL);
+	__u64 len = ((__u64)size + 7) & ~7ULL;
+	if (head >= spool_bytes || tail >= spool_bytes || size > SPOOL_SLACK)
+		return false;
+	/* Unread are tail..head, or tail..past the end and 0..head once head wrapped.
+	 * The new head must not land on tail: equal offsets mean an empty spool. */
+	if (head < tail ? head + len >= tail : head + len >= spool_bytes && tail == 0)
+		return false;
+	__u8 *dst = sp + SPOOL_DATA + head;
+	if (size <= MAX_RECORD) {
+		/* Most records are a few dozen bytes: a word loop beats a helper call. */
+		for (int i = 0; i < MAX_RECORD / 8; i++) {
+			if (i * 8 >= size)
+				break;
+			((__u64 *)dst)[i] = ((__u64 *)data)[i];
+		}
+	} else if (bpf_probe_read_kernel(dst, size, data)) {
+		return false;
+	}
+	/* The record before the offset that shows it: x86 keeps stores in program order,
+	 * the compiler must too. */
+	asm volatile("" ::: "memory");
+	head += len;
+	if (head >= spool_bytes)
+		head = 0;
+	*(volatile __u64 *)(sp + SPOOL_HEAD) = head;
+	return true;
+}
+
+/* Whether the reader is behind on this CPU: where this program's records go (its
+ * spool, or its BPF ring) is over three quarters full. */
+static __always_inline bool reader_behind(void)
+{
+	struct cpu_ctx *cc = get_cpuctx();
+	if (spool_bytes && cc && cc->depth == 1 && !cc->spool_refused)
+		return spool_used() > spool_bytes / 4 * 3;
+	__u32 cpu = bpf_get_smp_processor_id();
+	void *rb = bpf_map_lookup_elem(&rings, &cpu);
+	return rb && bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) > ring_bytes / 4 * 3;
+}
+
+/* Wake the reader for the spools: a bare header (REC_WAKE_READER) in the BPF ring. */
+static __always_inline void wake_reader(void *rb)
+{
+	struct rec_hdr h = {.type = REC_WAKE_READER, .len = sizeof(h)};
+	bpf_ringbuf_output(rb, &h, sizeof(h), BPF_RB_FORCE_WAKEUP);
+}
+
 static __always_inline void submit_ring(void *data, __u32 size, __u32 max, bool urgent)
 {
+	if (size > max)
+		size = max;
+	if (size < sizeof(struct rec_hdr))
+		return;
+	struct cpu_ctx *cc = get_cpuctx();
+	if (!urgent && spool_bytes && cc && cc->depth == 1 && !cc->spool_refused) {
+		if (!spool_put(data, size)) {
+			cc->spool_refused = 1;
+			goto ring;
+		}
+		/* The reader polls on a timer too; woken when an eighth of the spool filled. */
+		cc->unwoken_spool += size;
+		if (cc->unwoken_spool > spool_bytes / 8) {
+			cc->unwoken_spool = 0;
+			__u32 cpu = bpf_get_smp_processor_id();
+			void *rb = bpf_map_lookup_elem(&rings, &cpu);
+			if (rb)
+				wake_reader(rb);
+		}
+		return;
+	}
+ring:;
 	__u32 cpu = bpf_get_smp_processor_id();
 	void *rb = bpf_map_lookup_elem(&rings, &cpu);
 	if (!rb) {
 		count_lost();
 		return;
 	}
-	if (size > max)
-		size = max;
-	if (size < sizeof(struct rec_hdr))
-		return;
 	__u64 flags = BPF_RB_NO_WAKEUP;
-	struct cpu_ctx *cc = get_cpuctx();
 	if (cc) {
 		cc->unwoken += size;
 		if (urgent || cc->unwoken > ring_bytes / 8) {

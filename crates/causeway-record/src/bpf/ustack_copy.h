@@ -284,9 +284,7 @@ static __always_inline __u32 copy_user(struct rec_hdr *h, __u64 *memo)
 	}
 	/* Copies are most of the ring's bytes: when the reader falls behind, drop them
 	 * (counted) before the events themselves have no room. */
-	__u32 cpu = bpf_get_smp_processor_id();
-	void *rb = bpf_map_lookup_elem(&rings, &cpu);
-	if (rb && bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) > ring_bytes / 4 * 3)
+	if (reader_behind())
 		return STK_F_USER_SKIPPED;
 	ch->ts = h->ts;
 	ch->type = REC_USTACK;
