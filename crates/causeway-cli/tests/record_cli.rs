@@ -165,7 +165,17 @@ fn both_tracepoint_families_record_sockets_packets_and_timers() {
             n("timer_expire"),
             n("timer_arm")
         );
-        assert_eq!(j["counters"]["timers_untracked"].as_u64().unwrap_or(0), 0);
+        // An arm that displaces another timer from the kernel-side table counts as
+        // untracked unless the other one expired: the recorder does not see
+        // cancellations, so a cancelled timeout counts too, and the counter is an upper
+        // bound on missing expiries. Seen 1-2 per recording here, from either family and
+        // before and after unrelated changes; a broken table would count hundreds.
+        let untracked = j["counters"]["timers_untracked"].as_u64().unwrap_or(0);
+        assert!(
+            untracked * 100 <= n("timer_arm"),
+            "raw={raw}: {untracked} of {} arms displaced a timer not yet due",
+            n("timer_arm")
+        );
     }
 }
 

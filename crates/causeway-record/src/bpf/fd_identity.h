@@ -6,15 +6,6 @@
 
 /* ---- kernel object identity behind a file descriptor ---- */
 
-/* A kernel pointer as a plain number: a BTF tracepoint's arguments are trusted
- * pointers, on which the verifier refuses arithmetic (the hash in mix()). */
-static __always_inline __u64 ptr_value(const void *p)
-{
-	__u64 v = 0;
-	bpf_probe_read_kernel(&v, sizeof(v), &p);
-	return v;
-}
-
 static __always_inline __u64 mix(__u64 x)
 {
 	x ^= obj_key;

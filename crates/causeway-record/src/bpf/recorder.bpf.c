@@ -25,6 +25,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #include "config.h"
 #include "ring.h"
+#include "task_regs.h"
 #include "trace_map.h"
 #include "ustack_walk.h"
 #include "ustack_copy.h"

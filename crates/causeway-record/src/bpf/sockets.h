@@ -149,30 +149,11 @@ static __always_inline void on_sk_data_ready(const struct sock *sk)
 	cc->ready_ts = bpf_ktime_get_ns();
 }
 
-/* The system call a woken thread is blocked in (x86-64 orig_ax), or -1 if unknown.
- * A task's saved user registers sit at the top of its kernel stack, at the same
- * distance from task->stack in every task: the distance is taken from the current
- * task (bpf_task_pt_regs) once per CPU and applied to the wakee, which works in both
- * tracepoint families (the wakee pointer is not a trusted one in the raw family). */
+/* The system call a woken thread is blocked in (x86-64 orig_ax), or -1 if unknown. */
 static __always_inline long wakee_syscall(struct task_struct *p)
 {
-	struct cpu_ctx *cc = get_cpuctx();
-	if (!cc)
-		return -1;
-	if (!cc->regs_off) {
-		struct task_struct *cur = bpf_get_current_task_btf();
-		struct pt_regs *cr = (struct pt_regs *)bpf_task_pt_regs(cur);
-		if (!cr)
-			return -1;
-		__u64 off = ptr_value(cr) - (__u64)cur->stack;
-		if (off > (1 << 20))
-			return -1;
-		cc->regs_off = off;
-	}
-	__u64 stack = (__u64)bpf_core_cast(p, struct task_struct)->stack;
-	if (!stack)
-		return -1;
-	return bpf_core_cast((void *)(stack + cc->regs_off), struct pt_regs)->orig_ax;
+	struct pt_regs *r = task_regs(p);
+	return r ? r->orig_ax : -1;
 }
 
 /* Whether a thread blocked in system call `nr` can be woken by data arriving on a

@@ -213,7 +213,7 @@ static __always_inline __u32 copy_user(struct rec_hdr *h, __u64 *memo)
 	struct task_struct *task = bpf_get_current_task_btf();
 	if (!task->mm)
 		return 0; /* a kernel thread: no user stack, and none missing */
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct pt_regs *regs = task_regs(task);
 	if (!regs)
 		return STK_F_USER_FAILED;
 	struct cpu_ctx *cc = get_cpuctx();

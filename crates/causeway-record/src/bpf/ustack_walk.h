@@ -163,14 +163,14 @@ static __always_inline void walk_user(struct scratch *s)
 	struct mm_struct *mm = BPF_CORE_READ(task, mm);
 	if (!mm)
 		return; /* a kernel thread: no user stack, and none missing */
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct pt_regs *regs = task_regs(task);
 	if (!regs) {
 		w->flags |= STK_F_USER_FAILED;
 		return;
 	}
-	__u64 ip = BPF_CORE_READ(regs, ip);
-	w->sp = BPF_CORE_READ(regs, sp);
-	w->bp = BPF_CORE_READ(regs, bp);
+	__u64 ip = regs->ip;
+	w->sp = regs->sp;
+	w->bp = regs->bp;
 	w->app_start = BPF_CORE_READ(mm, start_code);
 	w->app_end = BPF_CORE_READ(mm, end_code);
 	w->tgid = BPF_CORE_READ(task, tgid);
