@@ -216,7 +216,8 @@ def report(d):
 
     print("### Copies, ring and trace sizes\n")
     print("causeway: counters from `causeway info` (the whole recording); ring bytes/stack = "
-          "bytes/stack + the 64-byte REC_USTACK header + 8 bytes of ring record header "
+          "bytes/stack + the 64-byte REC_USTACK header (a copy goes to its CPU's spool, "
+          "whole 8-byte words, no per-record header) "
           "(the copy is dropped once unwound). perf: samples written per `perf record`.\n")
     print("| workload | variant | config | stack copies | **bytes copied/stack** | ring bytes/stack | "
           "unwind outcomes | events | stack events | trace / perf.data bytes | bytes/event (perf: /sample) |")
@@ -232,7 +233,7 @@ def report(d):
         ev = info.get("events", 0)
         stacks = info.get("events_by_kind", {}).get("stack", 0)
         bps = copied / copies if copies else None
-        print(f"| {wl} | {var} | {cfg} | {copies:,} | **{bps:,.0f}** | {bps + 72:,.0f} | {outcomes} | {ev:,} | {stacks:,} "
+        print(f"| {wl} | {var} | {cfg} | {copies:,} | **{bps:,.0f}** | {bps + 64:,.0f} | {outcomes} | {ev:,} | {stacks:,} "
               f"| {nbytes:,} | {nbytes / ev if ev else 0:.2f} |"
               if bps is not None else
               f"| {wl} | {var} | {cfg} | 0 | — | — | {outcomes} | {ev:,} | {stacks:,} | {nbytes:,} | {nbytes / ev if ev else 0:.2f} |")

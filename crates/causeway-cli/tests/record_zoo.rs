@@ -333,6 +333,31 @@ fn waker_stacks_of_short_waits_are_a_weighted_sample_and_long_waits_keep_theirs(
     );
 }
 
+/// A spool far too small for the load (4 KiB) sends most records to the CPU's BPF
+/// ring, the path of a spool that filled: nothing is lost, every wait keeps its waker,
+/// and no stack copy is left without its record.
+#[test]
+fn records_the_spool_cannot_take_go_to_the_ring_in_order() {
+    let Some(zoo) = Zoo::start() else { return };
+    let out = zoo
+        .record("lock-contention")
+        .out("small.cwt")
+        .seconds("1")
+        // Every stack copied (no memo): copies are the records that fill a spool.
+        .flags(["--buffer-size", "4K", "--no-unwind-memo"])
+        .in_dir()
+        .run();
+    let (m, tables, stats) = model(&out);
+    assert_eq!(stats.lost_total(), 0, "events lost");
+    let unmatched = stats.counters.get("user_stack_copies_unmatched");
+    assert_eq!(unmatched, None, "stack copies read apart from their record");
+    let threads = target_threads(&m, &workload_tgids(&tables, "lock-contention"));
+    let (total, missing) = waits_without_waker(&threads);
+    eprintln!("{total} waits, {} without a waker", missing.len());
+    assert!(total > 1000, "only {total} complete waits");
+    assert!(missing.is_empty(), "waits without a waker: {missing:?}");
+}
+
 #[test]
 fn a_launched_command_is_followed_into_its_child_process() {
     let Some(zoo) = Zoo::start() else { return };
