@@ -49,24 +49,34 @@ impl Spools {
         element: u32,
         data: u32,
     ) -> Result<Spools, RecordError> {
+        Self::mapped(libc::MAP_SHARED, fd.as_raw_fd(), ncpu, element, data)
+            .map_err(|e| RecordError::Load(format!("mapping the spools: {e}")))
+    }
+
+    /// A mapping of `ncpu` elements (`flags` and `fd` as mmap takes them).
+    fn mapped(
+        flags: libc::c_int,
+        fd: libc::c_int,
+        ncpu: usize,
+        element: u32,
+        data: u32,
+    ) -> std::io::Result<Spools> {
         let len = ncpu * element as usize;
-        // SAFETY: a shared mapping of a BPF array created with BPF_F_MMAPABLE, of the
-        // length its elements take; the kernel checks the length and the flags.
+        // SAFETY: a new mapping of `len` bytes: of a BPF array created with
+        // BPF_F_MMAPABLE whose elements take that length (the kernel checks the length
+        // and the flags), or anonymous memory in the tests.
         let p = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd.as_raw_fd(),
+                flags,
+                fd,
                 0,
             )
         };
         if p == libc::MAP_FAILED {
-            return Err(RecordError::Load(format!(
-                "mapping the spools: {}",
-                std::io::Error::last_os_error()
-            )));
+            return Err(std::io::Error::last_os_error());
         }
         Ok(Spools {
             base: p.cast(),
@@ -143,27 +153,8 @@ mod tests {
     impl Spools {
         /// Spools in anonymous memory, for the reader's tests.
         fn anonymous(ncpu: usize, data: u32) -> Spools {
-            let element = element_bytes(data);
-            let len = ncpu * element as usize;
-            // SAFETY: a fresh private anonymous mapping.
-            let p = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    len,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                    -1,
-                    0,
-                )
-            };
-            assert_ne!(p, libc::MAP_FAILED);
-            Spools {
-                base: p.cast(),
-                len,
-                element: element as usize,
-                ncpu,
-                data: u64::from(data),
-            }
+            let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
+            Spools::mapped(flags, -1, ncpu, element_bytes(data), data).unwrap()
         }
 
         /// What a BPF program does (ring.h, spool_put): false when there is no room.
