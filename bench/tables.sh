@@ -10,8 +10,9 @@
 #      then the census (`causeway fleet`) over the whole directory, embedded and on a
 #      Ballista cluster of one scheduler and two executors on this machine.
 #
-# Peer: DuckDB (target/interop-venv, from scripts/setup.sh) reading the same tables
-# for the census's first query, in the same run.
+# Peers: DuckDB (target/interop-venv, from scripts/setup.sh) rewriting one trace's
+# tables as Parquet (the rate of encoding the same rows), and reading the fleet's
+# tables for the census's two queries, in the same run.
 #
 # Environment: CAUSEWAY (binary), SECONDS_REC, ROUNDS, HOSTS, KEEP=1 keeps $TMP.
 # CAUSEWAY must be a release build (`cargo build --release`): the binary `make test`
@@ -50,6 +51,37 @@ print(f"one trace: {w['events']} events in {secs:.2f} s (whole command) = "
       f"{b/w['events']:.2f} bytes/event")
 PY
 done
+
+# Peer for the write rate: DuckDB reading the tables just written and writing the same
+# rows again as zstd Parquet, both cores, every table. Its rate is what a mature
+# columnar engine takes to encode these rows on this machine, before any of the work
+# of making them from events (reading the trace, the model, the analyses).
+if [ -x "$PY" ]; then
+    "$PY" - "$TMP/one" "$events" "$ROUNDS" <<'PY'
+import duckdb, glob, os, shutil, sys, time
+src, events, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+files = sorted(glob.glob(f"{src}/host=*/trace=*/*.parquet"))
+rows = 0
+con = duckdb.connect()
+con.execute("SET threads = 2")
+for f in files:
+    rows += con.execute(f"SELECT count(*) FROM read_parquet('{f}')").fetchone()[0]
+out = src + ".duckdb"
+for r in range(rounds):
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    t0 = time.time()
+    for f in files:
+        dst = os.path.join(out, os.path.basename(f))
+        con.execute(f"COPY (SELECT * FROM read_parquet('{f}')) TO '{dst}' "
+                    "(FORMAT parquet, COMPRESSION zstd)")
+    secs = time.time() - t0
+    print(f"peer: DuckDB {duckdb.__version__} rewrites the same {rows} rows in "
+          f"{secs:.2f} s = {events/secs/1e6:.2f} M events/s of the trace")
+PY
+else
+    echo "peer: DuckDB not installed ($PY; scripts/setup.sh makes it)"
+fi
 
 rm -rf "$TMP/fleet"
 t0=$(date +%s.%N)
