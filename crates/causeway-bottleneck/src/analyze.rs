@@ -9,6 +9,7 @@ use crate::entities;
 use crate::error::BottleneckError;
 use crate::findings::{Findings, Quality, VertexId};
 use crate::input::Input;
+use crate::jvm;
 use crate::knots;
 use crate::options::Options;
 use crate::profile;
@@ -92,7 +93,11 @@ fn run(
     let min_edge_ns = (duration as f64 * opts.min_edge_fraction) as u64;
 
     let recorded = input.facts.recorded();
-    let inside = |t: &Thread| recorded.is_none_or(|r| t.tgid.is_some_and(|g| r.contains(&g)));
+    let runtimes = jvm::find(model, input.tables);
+    let inside = |i: usize, t: &Thread| {
+        runtimes.runtime_of[i].is_none()
+            && recorded.is_none_or(|r| t.tgid.is_some_and(|g| r.contains(&g)))
+    };
     let (kinds, entity_of) = entities::assign(model, opts.merge, opts.short_term_fraction, &inside);
     let wakes = crate::idle::WakesBy::of(model);
     let resolver = Resolver {
@@ -103,6 +108,7 @@ fn run(
         devices: device_set(input),
         threads,
         entity_of: &entity_of,
+        runtime_of: &runtimes.runtime_of,
     };
     let (ents, wstats) = entities::build(kinds, &resolver);
     let (edge_map, cstats) = cascade::run(&ents);
@@ -131,6 +137,7 @@ fn run(
         input.tables,
     );
     profile::attach(&mut vertices, input.facts, input.tables);
+    jvm::describe(&mut vertices, &runtimes);
     let wait_map = want_waits.then(|| waitmap::build(&resolver, &numbered.pseudo_vid, &groups));
     let edges = edges::merged(raw_edges, &groups, input.tables, opts);
     let limits = knots::Limits {

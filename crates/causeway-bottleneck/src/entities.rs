@@ -46,7 +46,7 @@ pub(crate) fn assign(
     model: &Model,
     merge_short_term: bool,
     short_term_fraction: f64,
-    inside: &dyn Fn(&Thread) -> bool,
+    inside: &dyn Fn(usize, &Thread) -> bool,
 ) -> (Vec<EntityKind>, Vec<u32>) {
     let threads = model.threads().as_slice();
     let duration = model.span().map_or(0, |s| s.duration().0);
@@ -54,7 +54,7 @@ pub(crate) fn assign(
     let mut groups: BTreeMap<(u32, String), Vec<usize>> = BTreeMap::new();
     if merge_short_term {
         for (i, t) in threads.iter().enumerate() {
-            if !inside(t) {
+            if !inside(i, t) {
                 continue;
             }
             let lived = t.span().map_or(0, |s| s.duration().0);
@@ -75,7 +75,7 @@ pub(crate) fn assign(
         group_of.insert(members[0], members);
     }
     for i in 0..threads.len() {
-        if assigned[i] || !inside(&threads[i]) {
+        if assigned[i] || !inside(i, &threads[i]) {
             continue;
         }
         let e = kinds.len() as u32;

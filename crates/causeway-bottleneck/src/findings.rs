@@ -49,6 +49,13 @@ pub struct ThreadRef {
     pub goroutine: Option<u64>,
 }
 
+/// A managed runtime whose own threads are modelled as its pauses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ManagedRuntime {
+    /// A HotSpot JVM.
+    Jvm,
+}
+
 /// What a vertex stands for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum VertexKind {
@@ -83,6 +90,21 @@ pub enum VertexKind {
     Softirq {
         /// Its vector.
         vec: SoftirqVec,
+    },
+    /// A managed runtime's own threads in one process, as the pauses its program's
+    /// threads waited for (safepoints, collections): never a thread of the answer.
+    RuntimePauses {
+        /// Which runtime.
+        runtime: ManagedRuntime,
+        /// Its process.
+        tgid: Tgid,
+        /// How many pauses its program's threads waited for (waits released together
+        /// count once).
+        pauses: u64,
+        /// The longest pause.
+        longest: DurationNs,
+        /// The pauses' lengths summed.
+        total: DurationNs,
     },
     /// Threads of processes the recording did not follow (they woke recorded threads);
     /// their own waits are not in the trace, so nothing is known of what they wait for.

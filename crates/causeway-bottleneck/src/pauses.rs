@@ -22,6 +22,12 @@
 //! the program spends its time waiting for it; a server thread that answers many
 //! clients quickly is no brief stopper either, as the clients' waiting is mostly on it.
 //!
+//! A managed runtime's pauses (`jvm`: a JVM's own threads, as one vertex per process)
+//! are held to the same measure of length and share, but need no three waiters and
+//! are never "fed": their threads are known by what they run, and the program's
+//! threads asking the VM Thread for a collection do not make it a stage of the work.
+//! Long or frequent pauses fail the measure and stay a sink: then they are the answer.
+//!
 //! A stage of the program's work is never a brief stopper, however short each wait on
 //! it: a thread whose own waiting is mostly ended by other threads of the program is
 //! fed work by them (a sync thread woken by the threads that queue requests for it,
@@ -32,7 +38,7 @@
 //! threads, 2.7 % of their waiting) was set aside as a brief stop, and the knot {sync,
 //! disk} that its fix (no fsync, 1.30× throughput) confirmed was never found.
 
-use crate::findings::{Edge, EdgeKind, Vertex};
+use crate::findings::{Edge, EdgeKind, Vertex, VertexKind};
 use std::collections::BTreeSet;
 
 /// Fewest threads (summed over the waiting vertices) that make "many waiters".
@@ -70,7 +76,7 @@ pub(crate) fn find(vertices: &[Vertex], edges: &[Edge]) -> Vec<Stopper> {
     vertices
         .iter()
         .zip(into.iter().zip(&from))
-        .filter(|(v, (into, _))| v.kind.is_thread() && !into.is_empty())
+        .filter(|(v, (into, _))| (v.kind.is_thread() || is_runtime(v)) && !into.is_empty())
         .filter_map(|(v, (into, from))| stopper(v.id.0 as u32, vertices, into, from))
         .collect()
 }
@@ -89,8 +95,14 @@ fn fed_by_threads(v: u32, vertices: &[Vertex], from: &[&Edge]) -> bool {
     total > 0 && by_threads * 2 > total
 }
 
+/// A managed runtime's pauses (`jvm`): known to be stops by what their threads run.
+fn is_runtime(v: &Vertex) -> bool {
+    matches!(v.kind, VertexKind::RuntimePauses { .. })
+}
+
 fn stopper(v: u32, vertices: &[Vertex], into: &[&Edge], from: &[&Edge]) -> Option<Stopper> {
-    if fed_by_threads(v, vertices, from) {
+    let runtime = is_runtime(&vertices[v as usize]);
+    if !runtime && fed_by_threads(v, vertices, from) {
         return None;
     }
     let waiters: BTreeSet<usize> = into.iter().map(|e| e.from.0).collect();
@@ -98,7 +110,9 @@ fn stopper(v: u32, vertices: &[Vertex], into: &[&Edge], from: &[&Edge]) -> Optio
     let waits: u64 = into.iter().map(|e| e.direct_waits).sum();
     let direct: u64 = into.iter().map(|e| e.direct.0).sum();
     let waiting: u64 = waiters.iter().map(|&w| vertices[w].waiting.0).sum();
-    let brief = waiter_threads >= MIN_WAITER_THREADS
+    // A runtime's pauses need no crowd of waiters to be told from a server thread:
+    // what their threads run says so.
+    let brief = (runtime || waiter_threads >= MIN_WAITER_THREADS)
         && waits > 0
         && direct / waits <= MAX_MEAN_WAIT
         && (direct as f64) <= MAX_SHARE * waiting as f64;

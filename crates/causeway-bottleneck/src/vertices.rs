@@ -4,7 +4,7 @@
 use crate::devices::IdleEdge;
 use crate::entities::{Entity, EntityKind, strip_digits};
 use crate::findings::Device;
-use crate::findings::{ThreadRef, Vertex, VertexId, VertexKind};
+use crate::findings::{ManagedRuntime, ThreadRef, Vertex, VertexId, VertexKind};
 use crate::merge;
 use crate::stacks::{self, StackWeights};
 use crate::titles;
@@ -237,6 +237,13 @@ fn pseudo_kind(p: Pseudo, tables: &Tables) -> VertexKind {
             name: tables.string(n).to_string(),
         },
         Pseudo::Softirq(vec) => VertexKind::Softirq { vec },
+        Pseudo::Runtime(tgid) => VertexKind::RuntimePauses {
+            runtime: ManagedRuntime::Jvm,
+            tgid,
+            pauses: 0,
+            longest: DurationNs(0),
+            total: DurationNs(0),
+        },
         Pseudo::Outside => VertexKind::OtherProcesses,
     }
 }

@@ -82,6 +82,10 @@ pub(crate) struct Resolver<'a> {
     /// Entity of each model thread (same index as `threads`); [`OUTSIDE`] for threads
     /// of processes that were not recorded.
     pub(crate) entity_of: &'a [u32],
+    /// Per model thread: the process whose managed runtime it belongs to (`jvm`);
+    /// such threads have no entity, and the waits they end point to the runtime's
+    /// pauses.
+    pub(crate) runtime_of: &'a [Option<causeway_format::Tgid>],
     /// When each thread woke another (for idle polls).
     pub(crate) wakes: &'a crate::idle::WakesBy,
 }
@@ -98,15 +102,35 @@ impl Resolver<'_> {
         if tid.is_idle() {
             return WakerKey::None;
         }
-        self.thread_index(tid, ts)
-            .and_then(|i| self.entity_of.get(i))
-            .map_or(WakerKey::None, |&e| {
-                if e == OUTSIDE {
-                    WakerKey::Pseudo(Pseudo::Outside)
-                } else {
-                    WakerKey::Entity(e)
-                }
-            })
+        let Some(i) = self.thread_index(tid, ts) else {
+            return WakerKey::None;
+        };
+        if let Some(&Some(g)) = self.runtime_of.get(i) {
+            return WakerKey::Pseudo(Pseudo::Runtime(g));
+        }
+        self.entity_of.get(i).map_or(WakerKey::None, |&e| {
+            if e == OUTSIDE {
+                WakerKey::Pseudo(Pseudo::Outside)
+            } else {
+                WakerKey::Entity(e)
+            }
+        })
+    }
+
+    /// True when a managed runtime's thread ended the wait by ending its process (a
+    /// JVM's `System.exit` runs on its VM Thread, and a parent's `wait4` for the
+    /// child ends with it): the waker exits right after. That is the end of the run,
+    /// not a pause, and like a shutdown hand-off it is on no edge.
+    pub(crate) fn runtime_exit(&self, w: &WakeInfo) -> bool {
+        let Waker::Thread { tid } = w.waker else {
+            return false;
+        };
+        self.thread_index(tid, w.ts).is_some_and(|i| {
+            self.runtime_of.get(i).is_some_and(Option::is_some)
+                && self.threads[i]
+                    .exited
+                    .is_some_and(|x| x.0.saturating_sub(w.ts.0) <= EXIT_GRACE_NS)
+        })
     }
 
     /// Who ended a wait of `wakee`.
@@ -153,6 +177,11 @@ pub(crate) fn thread_waits_and_idle(
                     r.entity(d.sender, d.link_time(w.ts)),
                     PackedStack::from_ref(w.waker_stack),
                 ),
+                Some(w) if r.runtime_exit(w) => {
+                    stats.exit_waits += 1;
+                    stats.exit_ns += seg.duration().0;
+                    continue;
+                }
                 Some(w) => (r.waker(th.tid, w), PackedStack::from_ref(w.waker_stack)),
                 None if !seg.end_known => {
                     // The recording (or the thread) ended during the wait.
@@ -183,7 +212,12 @@ pub(crate) fn thread_waits_and_idle(
     // The last wait, if the thread exits right after it.
     let exit_wait = th.exited.and_then(|x| {
         let last = waits.last()?;
-        let told = matches!(last.waker, WakerKey::Entity(_));
+        // A JVM's exit runs on its VM Thread (the runtime's pauses here): it tells
+        // every thread to stop as a program's own thread would.
+        let told = matches!(
+            last.waker,
+            WakerKey::Entity(_) | WakerKey::Pseudo(Pseudo::Runtime(_))
+        );
         (told && x.0.saturating_sub(last.end) <= EXIT_GRACE_NS).then_some(last.start)
     });
     let th_end = th

@@ -19,7 +19,7 @@
 //! 8. Unknown wakers, the idle task and threads not in the model: no waker (the wait is
 //!    counted as unattributed, never guessed).
 
-use causeway_format::{DevId, SoftirqVec, StackId, StringId, Tables, Waker};
+use causeway_format::{DevId, SoftirqVec, StackId, StringId, Tables, Tgid, Waker};
 use causeway_model::facts::DeviceHint;
 
 /// A pseudo thread (wPerf's I/O threads, plus timers and other interrupts).
@@ -39,6 +39,10 @@ pub(crate) enum Pseudo {
     Irq(StringId),
     /// A softirq vector with no device behind it found.
     Softirq(SoftirqVec),
+    /// A managed runtime's own threads in one process (a JVM's VM Thread, collector
+    /// and compiler threads): its pauses, as its program's threads wait for them
+    /// (`jvm`).
+    Runtime(Tgid),
     /// Threads of processes that were not recorded (a per-process trace holds only the
     /// part of their timelines that touches the recorded processes, so their own waits
     /// cannot be followed).

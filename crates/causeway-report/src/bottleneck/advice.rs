@@ -177,6 +177,11 @@ pub(crate) fn sink(s: &SinkDoc, vertices: &[VertexDoc], edges: &[EdgeDoc]) -> St
         KindDoc::Timer => format!(
             "{src} waits for timers ({w}){at}: look at why it sleeps rather than waits for work."
         ),
+        KindDoc::RuntimePauses { .. } => format!(
+            "{src} waits for {} ({w}){at}: {}",
+            v.label,
+            runtime_pauses(&v.kind)
+        ),
         k if k.is_io() => format!(
             "{src} waits for {} ({w}){at}, which waits for nobody: the device itself may be saturated; batch or cut the I/O.",
             v.label
@@ -190,6 +195,25 @@ pub(crate) fn sink(s: &SinkDoc, vertices: &[VertexDoc], edges: &[EdgeDoc]) -> St
     format!("{main}{chain}")
 }
 
+/// What a runtime's pauses are and what to do when they are the limit.
+pub(crate) fn runtime_pauses(k: &KindDoc) -> String {
+    let KindDoc::RuntimePauses {
+        runtime,
+        pauses,
+        longest_ns,
+        total_ns,
+        ..
+    } = k
+    else {
+        return String::new();
+    };
+    format!(
+        "the {runtime}'s pauses are the limit: {pauses} pauses (safepoints, collections), longest {:.1} ms, {:.3}s in all; allocate less or size the heap and collector for this load (see its GC log: -Xlog:gc*).",
+        *longest_ns as f64 / 1e6,
+        *total_ns as f64 / 1e9
+    )
+}
+
 /// The sentence for a sink when no thread's wait on it can be named.
 fn plain_sink(v: &VertexDoc, incoming_s: f64) -> String {
     match &v.kind {
@@ -199,6 +223,11 @@ fn plain_sink(v: &VertexDoc, incoming_s: f64) -> String {
         k if k.is_io() => format!(
             "Threads wait {incoming_s:.3}s for {} and it waits for nobody: the device itself may be saturated.",
             v.label
+        ),
+        KindDoc::RuntimePauses { .. } => format!(
+            "Threads wait {incoming_s:.3}s for {}: {}",
+            v.label,
+            runtime_pauses(&v.kind)
         ),
         KindDoc::OtherProcesses => format!(
             "Threads wait {incoming_s:.3}s for processes that were not recorded: record those too (`causeway record -p` or `-a`) to see what they wait for."

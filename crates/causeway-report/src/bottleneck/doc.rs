@@ -53,6 +53,16 @@ pub(crate) enum KindDoc {
         name: String,
     },
     OtherProcesses,
+    /// A managed runtime's own threads in one process, as the pauses its program's
+    /// threads waited for.
+    RuntimePauses {
+        /// `JVM`.
+        runtime: String,
+        pid: u32,
+        pauses: u64,
+        longest_ns: u64,
+        total_ns: u64,
+    },
 }
 
 impl KindDoc {

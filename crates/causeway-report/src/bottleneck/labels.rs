@@ -4,7 +4,7 @@
 
 use super::doc::{EdgeDoc, KindDoc, ThreadDoc, VertexDoc};
 use causeway_bottleneck::EdgeKind;
-use causeway_bottleneck::{VertexKind, similar_name};
+use causeway_bottleneck::{ManagedRuntime, VertexKind, similar_name};
 
 /// A vertex kind with its device or interrupt spelled out (`?` when unknown).
 pub(crate) fn kind_doc(k: &VertexKind, disks: &DiskNames) -> KindDoc {
@@ -26,6 +26,21 @@ pub(crate) fn kind_doc(k: &VertexKind, disks: &DiskNames) -> KindDoc {
             name: format!("softirq {}", vec.name()),
         },
         VertexKind::OtherProcesses => KindDoc::OtherProcesses,
+        VertexKind::RuntimePauses {
+            runtime,
+            tgid,
+            pauses,
+            longest,
+            total,
+        } => KindDoc::RuntimePauses {
+            runtime: match runtime {
+                ManagedRuntime::Jvm => "JVM".into(),
+            },
+            pid: tgid.0,
+            pauses: *pauses,
+            longest_ns: longest.0,
+            total_ns: total.0,
+        },
     }
 }
 
@@ -73,6 +88,7 @@ pub(crate) fn label(kind: &KindDoc, trefs: &[ThreadDoc]) -> String {
         KindDoc::Timer => "timer".into(),
         KindDoc::Interrupt { name } => format!("irq {name}"),
         KindDoc::OtherProcesses => "other processes".into(),
+        KindDoc::RuntimePauses { runtime, pid, .. } => format!("{runtime} safepoints/GC ({pid})"),
     }
 }
 

@@ -2,7 +2,9 @@
 //! stacks, the advice sentence, then background knots, sinks, devices and the plain
 //! off-CPU ranking for comparison.
 
-use super::doc::{CpuProfileDoc, Doc, EdgeDoc, KnotDoc, PauseDoc, QualityDoc, SinkDoc, StackDoc};
+use super::doc::{
+    CpuProfileDoc, Doc, EdgeDoc, KindDoc, KnotDoc, PauseDoc, QualityDoc, SinkDoc, StackDoc,
+};
 use causeway_bottleneck::EdgeKind;
 use std::fmt::Write;
 
@@ -213,10 +215,20 @@ fn pause(out: &mut String, r: &Doc, p: &PauseDoc) {
     } else {
         0.0
     };
+    let v = &r.vertices[p.vertex];
+    let pauses = match &v.kind {
+        KindDoc::RuntimePauses {
+            pauses, longest_ns, ..
+        } => format!(
+            " ({pauses} pauses, longest {:.1} ms)",
+            *longest_ns as f64 / 1e6
+        ),
+        _ => String::new(),
+    };
     let _ = writeln!(
         out,
-        "  {}: {} waits by {} threads, {:.3}s in all ({:.2} ms each on average), {:.1}% of their waiting",
-        r.vertices[p.vertex].label,
+        "  {}{pauses}: {} waits by {} threads, {:.3}s in all ({:.2} ms each on average), {:.1}% of their waiting",
+        v.label,
         p.waits,
         p.waiter_threads,
         p.direct_s,
