@@ -14,4 +14,7 @@ pub enum Error {
     /// The DWARF is damaged.
     #[error("damaged DWARF: {0}")]
     Dwarf(#[from] gimli::Error),
+    /// The `.gopclntab` function table is damaged.
+    #[error("damaged .gopclntab: {0}")]
+    Pclntab(&'static str),
 }

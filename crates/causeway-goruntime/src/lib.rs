@@ -2,22 +2,31 @@
 //! runtime's scheduler functions start (to put uprobes there) and how the runtime's
 //! structures are laid out in this build (to read goroutine ids and links from them).
 //!
-//! Everything comes from the binary itself, so any Go version that keeps the same
-//! scheduler functions works without a table of versions: symbol addresses from the
+//! Everything comes from the binary itself where it says: function addresses from the
 //! ELF symbol table, field offsets from the DWARF the Go linker writes by default, the
 //! names of the wait reasons from the runtime's own `waitReasonStrings` table, and
-//! the version from `runtime.buildVersion`. A binary built with `-ldflags=-s` (no
-//! symbols) or `-w` (no DWARF) is reported as such, never guessed at.
+//! the version from `runtime.buildVersion`; then any Go version that keeps the same
+//! scheduler functions works. A binary built with `-ldflags='-s -w'` or stripped keeps
+//! what the runtime needs itself: function addresses come from `.gopclntab`
+//! ([`Pclntab`]), the version from `.go.buildinfo`, the wait reasons' table is found
+//! by its contents, and the field offsets come from a table of the Go versions whose
+//! layouts were read from real builds ([`known_versions`]). A version outside that
+//! table is reported as unsupported, never guessed at.
 
+mod buildinfo;
 mod dwarf;
 mod elf;
 mod error;
 mod layout;
+mod pclntab;
+mod versions;
 
 use std::path::Path;
 
 pub use error::Error;
 pub use layout::{Layout, PollLayout};
+pub use pclntab::{Function, Pclntab, PclntabCache};
+pub use versions::known_versions;
 
 /// File offsets of the runtime functions the recorder probes (a uprobe is placed at a
 /// file offset): each function's frame setup after its stack check, where the
@@ -108,7 +117,9 @@ fn inspect_from<'d, R: object::ReadRef<'d>>(data: R) -> Result<Inspection, Error
         return unsupported("not an x86-64 binary");
     }
     let Some(version) = version.clone() else {
-        return unsupported("no symbol table (built with -ldflags=-s or stripped)");
+        return unsupported(
+            "no Go version in the binary (no runtime.buildVersion, no .go.buildinfo)",
+        );
     };
     let probe = |name: &str| file.probe_offset(name);
     let (Some(execute), Some(gopark), Some(ready), Some(injectglist)) = (
@@ -119,8 +130,11 @@ fn inspect_from<'d, R: object::ReadRef<'d>>(data: R) -> Result<Inspection, Error
     ) else {
         return unsupported("the runtime lacks execute, gopark, ready or injectglist");
     };
-    let Some(layout) = dwarf::layout(&file)? else {
-        return unsupported("no DWARF for the runtime's structures (built with -ldflags=-w)");
+    let known = versions::lookup(&version);
+    let layout = match (dwarf::layout(&file)?, &known) {
+        (Some(layout), _) => layout,
+        (None, Ok(k)) => k.layout,
+        (None, Err(why)) => return unsupported(why),
     };
     Ok(Inspection::Go(GoRuntime {
         version,
@@ -131,6 +145,6 @@ fn inspect_from<'d, R: object::ReadRef<'d>>(data: R) -> Result<Inspection, Error
             injectglist,
         },
         layout,
-        wait_reasons: file.wait_reasons(),
+        wait_reasons: file.wait_reasons(known.ok().map(|k| k.wait_reasons)),
     }))
 }

@@ -1,8 +1,9 @@
 //! The runtime facts of real Go binaries: the zoo's go-commit as built by the
-//! machine's Go, the same source built without DWARF and without symbols, and a
-//! binary that is not Go.
+//! machine's Go, the same source built without DWARF, without symbols and stripped
+//! (the same facts), its function table against its symbol table, and a binary that
+//! is not Go.
 
-use causeway_goruntime::{Inspection, inspect};
+use causeway_goruntime::{Inspection, Pclntab, inspect};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -64,21 +65,70 @@ fn a_go_program_gives_its_probe_points_layout_and_wait_reasons() {
 }
 
 #[test]
-fn stripped_go_programs_are_named_and_refused() {
+fn stripped_builds_give_the_same_runtime_as_the_unstripped_one() {
     let dir = tempfile::tempdir().unwrap();
+    let full = inspect(&build("", dir.path())).unwrap();
+    assert!(matches!(full, Inspection::Go(_)), "{full:?}");
     let no_dwarf = build("-w", dir.path());
-    match inspect(&no_dwarf).unwrap() {
-        Inspection::Unsupported { version, reason } => {
-            assert!(version.is_some(), "the symbol table still says the version");
-            assert!(reason.contains("-w"), "{reason}");
-        }
-        other => panic!("-w build: {other:?}"),
-    }
+    assert_eq!(inspect(&no_dwarf).unwrap(), full, "-w build");
     let no_symbols = build("-s -w", dir.path());
-    match inspect(&no_symbols).unwrap() {
-        Inspection::Unsupported { reason, .. } => assert!(reason.contains("-s"), "{reason}"),
-        other => panic!("-s -w build: {other:?}"),
+    assert_eq!(inspect(&no_symbols).unwrap(), full, "-s -w build");
+    // `strip` on the full build (what packaging does) removes the same.
+    let stripped = dir.path().join("go-commit-stripped");
+    std::fs::copy(build("", dir.path()), &stripped).unwrap();
+    let status = Command::new("strip").arg(&stripped).status().unwrap();
+    assert!(status.success());
+    assert_eq!(inspect(&stripped).unwrap(), full, "stripped build");
+}
+
+#[test]
+fn the_function_table_names_what_the_symbol_table_names() {
+    use object::{Object, ObjectSymbol, SymbolKind};
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build("", dir.path());
+    let data = std::fs::read(&bin).unwrap();
+    let tab = Pclntab::from_bytes(&data).unwrap().expect("a .gopclntab");
+    assert!(tab.len() > 1000, "{} functions", tab.len());
+    let obj = object::File::parse(&*data).unwrap();
+    let mut checked = 0;
+    for s in obj.symbols().filter(|s| s.kind() == SymbolKind::Text) {
+        let name = s.name().unwrap();
+        // The C objects of cgo have section symbols (`net(.text)`, `(.text.unlikely)`) beside their
+        // functions' at the same address.
+        if name.contains("(.text") || s.size() == 0 {
+            continue;
+        }
+        // The symbol table marks assembly functions' ABI (`.abi0`) and writes the
+        // compiler's `·` as `.`; the runtime's own table does neither.
+        let name = name.trim_end_matches(".abi0");
+        let f = tab
+            .function_at(s.address())
+            .unwrap_or_else(|| panic!("{name}"));
+        assert_eq!(
+            (f.name.replace('·', "."), f.entry),
+            (name.into(), s.address())
+        );
+        assert_eq!(tab.function_at(s.address() + s.size() - 1), Some(f));
+        checked += 1;
     }
+    assert!(checked > 1000, "{checked} functions checked");
+    assert!(tab.function_at(0x1000).is_none());
+
+    // The probe points of a build without symbols, named back from its table.
+    let no_symbols = build("-s -w", dir.path());
+    let Inspection::Go(rt) = inspect(&no_symbols).unwrap() else {
+        panic!("-s -w build not followable");
+    };
+    let tab = Pclntab::open(&no_symbols).unwrap().unwrap();
+    let name = |off| tab.function_at_offset(off).map(|f| f.name);
+    assert_eq!(name(rt.probes.gopark), Some("runtime.gopark"));
+    assert_eq!(name(rt.probes.execute), Some("runtime.execute"));
+    assert_eq!(name(rt.probes.ready), Some("runtime.ready"));
+    assert_eq!(name(rt.probes.injectglist), Some("runtime.injectglist"));
+    assert!(
+        tab.functions().any(|f| f.name == "main.(*server).commit"),
+        "the program's own functions"
+    );
 }
 
 #[test]
