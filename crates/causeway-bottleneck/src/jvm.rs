@@ -25,10 +25,9 @@
 //! is the pauses, with their number, the longest and their total.
 //!
 //! Which waits are pauses: those of the program's threads that a runtime thread of the
-//! same process ended. The threads a safepoint stopped are released together, so waits
-//! released within [`SAME_PAUSE`] of each other belong to one pause, whose length is
-//! the longest of them (a thread reaches the safepoint after it began, so each wait is
-//! at most the pause).
+//! same process ended (not by ending the process). A pause is a stretch of time in
+//! which the runtime held at least one of them: overlapping waits (the threads one
+//! safepoint stopped) and waits less than [`SAME_PAUSE`] apart are one pause.
 
 use crate::findings::{Vertex, VertexKind};
 use crate::waits::EXIT_GRACE_NS;
@@ -113,9 +112,9 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "JFR ",
 ];
 
-/// Waits released within this long of each other belong to one pause: the VM Thread
-/// wakes the stopped threads one after another at the safepoint's end, in well under
-/// a millisecond; two safepoints are further apart than that.
+/// Waits on the runtime less than this far apart belong to one pause: the VM Thread
+/// stops and releases threads one after another, in well under a millisecond; two
+/// safepoints are further apart than that.
 pub(crate) const SAME_PAUSE: u64 = 1_000_000;
 
 /// What a stack says about its thread.
@@ -251,7 +250,7 @@ fn pause_stats(model: &Model, runtime_of: &[Option<Tgid>]) -> BTreeMap<Tgid, Pau
             .is_some_and(|x| x.0.saturating_sub(ts.0) <= EXIT_GRACE_NS);
         runtime_of.get(i).copied().flatten().filter(|_| !exiting)
     };
-    // Per JVM: (release time, wait length).
+    // Per JVM: the waits (start, end).
     let mut released: BTreeMap<Tgid, Vec<(u64, u64)>> = BTreeMap::new();
     for (i, t) in threads.iter().enumerate() {
         let Some(g) = t.tgid else { continue };
@@ -266,10 +265,7 @@ fn pause_stats(model: &Model, runtime_of: &[Option<Tgid>]) -> BTreeMap<Tgid, Pau
                 continue;
             };
             if runtime_tid(tid, w.ts) == Some(g) {
-                released
-                    .entry(g)
-                    .or_default()
-                    .push((w.ts.0, s.duration().0));
+                released.entry(g).or_default().push((s.start.0, s.end.0));
             }
         }
     }
@@ -302,29 +298,28 @@ pub(crate) fn describe(vertices: &mut [Vertex], runtimes: &Runtimes) {
     }
 }
 
-/// Waits sorted by release time, grouped into pauses.
+/// Waits (start, end), sorted by start, merged into pauses: the stretches of time in
+/// which the runtime held at least one of the program's threads.
 fn group(waits: &[(u64, u64)]) -> PauseStats {
     let mut st = PauseStats::default();
-    let mut current: Option<(u64, u64)> = None; // (last release, longest wait)
-    let close = |st: &mut PauseStats, longest: u64| {
+    let close = |st: &mut PauseStats, (from, to): (u64, u64)| {
         st.count += 1;
-        st.total.0 += longest;
-        st.longest.0 = st.longest.0.max(longest);
+        st.total.0 += to - from;
+        st.longest.0 = st.longest.0.max(to - from);
     };
-    for &(at, len) in waits {
+    let mut current: Option<(u64, u64)> = None;
+    for &(start, end) in waits {
         current = match current {
-            Some((last, longest)) if at.saturating_sub(last) <= SAME_PAUSE => {
-                Some((at, longest.max(len)))
+            Some((from, to)) if start <= to.saturating_add(SAME_PAUSE) => Some((from, to.max(end))),
+            Some(done) => {
+                close(&mut st, done);
+                Some((start, end))
             }
-            Some((_, longest)) => {
-                close(&mut st, longest);
-                Some((at, len))
-            }
-            None => Some((at, len)),
+            None => Some((start, end)),
         };
     }
-    if let Some((_, longest)) = current {
-        close(&mut st, longest);
+    if let Some(done) = current {
+        close(&mut st, done);
     }
     st
 }
@@ -335,17 +330,18 @@ mod tests {
 
     #[test]
     fn waits_released_together_are_one_pause() {
-        // Two safepoints: three threads released within 0.2 ms, then one 50 ms later.
+        // Two safepoints: three threads stopped at 9.1-9.9 ms and released within
+        // 0.2 ms of 10 ms, then one thread stopped 58-60 ms.
         let waits = [
-            (10_000_000, 300_000),
-            (10_100_000, 900_000),
-            (10_200_000, 100_000),
-            (60_000_000, 2_000_000),
+            (9_100_000, 10_000_000),
+            (9_500_000, 10_100_000),
+            (9_900_000, 10_200_000),
+            (58_000_000, 60_000_000),
         ];
         let st = group(&waits);
         assert_eq!(st.count, 2);
         assert_eq!(st.longest, DurationNs(2_000_000));
-        assert_eq!(st.total, DurationNs(2_900_000));
+        assert_eq!(st.total, DurationNs(3_100_000));
     }
 
     #[test]
