@@ -7,8 +7,10 @@
 // GET /hash in slowHandler, which derives a key with crypto.pbkdf2Sync
 // (--iterations, default 20000, SHA-256): the event loop runs every hash
 // itself, so requests queue behind each other whatever the number of cores.
-// The load client (process title "sh-client") keeps --clients (default 8)
-// requests in flight over keep-alive connections.
+// The load client (a third process, title "sh-client", started once the server
+// listens, so that none of its waits is the server's start) keeps --clients
+// (default 8) requests in flight over keep-alive connections; the launcher
+// ("sh-main") prints its throughput.
 //
 // Expected diagnosis: the client waits on its sockets for the server's main
 // thread "sh-server", running the whole time in slowHandler (pbkdf2Sync, the
@@ -37,7 +39,7 @@ function usageError(msg) {
 }
 
 function parse(argv) {
-  const o = { seconds: 5, fixed: false, clients: 8, iterations: 20000, serve: false };
+  const o = { seconds: 5, fixed: false, clients: 8, iterations: 20000, serve: false, port: 0 };
   const num = (flag, v, min) => {
     const n = Number(v);
     if (v === undefined || !Number.isFinite(n) || n < min) {
@@ -57,6 +59,7 @@ function parse(argv) {
       case '--clients': o.clients = Math.floor(num(a, argv[++i], 1)); break;
       case '--iterations': o.iterations = Math.floor(num(a, argv[++i], 1)); break;
       case '--serve': o.serve = true; break; // internal: run as the server
+      case '--load': o.port = Math.floor(num(a, argv[++i], 1)); break; // internal: the client
       default: usageError(`unknown flag ${a}`);
     }
   }
@@ -120,29 +123,25 @@ function startServer(o) {
   });
 }
 
-async function load(o) {
+// The load client: --clients requests in flight for --seconds against the port;
+// prints the requests done and the seconds on stdout for the launcher.
+function load(o) {
   process.title = 'sh-client';
-  const { child, port } = await startServer(o);
   const agent = new http.Agent({ keepAlive: true, maxSockets: o.clients });
   const start = process.hrtime.bigint();
   const end = start + BigInt(Math.round(o.seconds * 1e9));
   let done = 0;
   let active = 0;
-  const finish = () => {
-    const secs = Number(process.hrtime.bigint() - start) / 1e9;
-    agent.destroy();
-    child.removeAllListeners('exit');
-    child.on('exit', () => {
-      process.stdout.write(`throughput: ${(done / secs).toFixed(1)} ops/s\n`);
-    });
-    child.kill('SIGTERM');
-  };
   const one = () => {
     if (process.hrtime.bigint() >= end) {
-      if (--active === 0) finish();
+      if (--active === 0) {
+        const secs = Number(process.hrtime.bigint() - start) / 1e9;
+        agent.destroy();
+        process.stdout.write(`done ${done} ${secs}\n`);
+      }
       return;
     }
-    const req = http.get({ host: '127.0.0.1', port, path: `/hash/${done}`, agent }, (res) => {
+    const req = http.get({ host: '127.0.0.1', port: o.port, path: `/hash/${done}`, agent }, (res) => {
       res.resume();
       res.on('end', () => {
         done++;
@@ -160,11 +159,37 @@ async function load(o) {
   }
 }
 
+// The launcher: the server, then the client once the server listens.
+async function main(o) {
+  process.title = 'sh-main';
+  const { child, port } = await startServer(o);
+  const args = [__filename, '--load', String(port), '--seconds', String(o.seconds),
+    '--clients', String(o.clients)];
+  const client = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  client.stdout.on('data', (d) => { out += d; });
+  client.on('exit', (code) => {
+    child.removeAllListeners('exit');
+    const m = /done (\d+) ([\d.e+-]+)/.exec(out);
+    if (code !== 0 || !m) {
+      process.stderr.write(`sync-hash: the client failed (${code})\n`);
+      child.kill('SIGTERM');
+      process.exit(1);
+    }
+    child.on('exit', () => {
+      process.stdout.write(`throughput: ${(Number(m[1]) / Number(m[2])).toFixed(1)} ops/s\n`);
+    });
+    child.kill('SIGTERM');
+  });
+}
+
 const opts = parse(process.argv.slice(2));
 if (opts.serve) {
   serve(opts);
+} else if (opts.port) {
+  load(opts);
 } else {
-  load(opts).catch((e) => {
+  main(opts).catch((e) => {
     process.stderr.write(`sync-hash: ${e.message}\n`);
     process.exit(1);
   });

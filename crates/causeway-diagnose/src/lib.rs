@@ -28,6 +28,7 @@ mod problem;
 mod result;
 mod signals;
 mod signature;
+mod site;
 mod waitkind;
 
 #[cfg(test)]
@@ -53,6 +54,7 @@ pub use result::{
 };
 pub use signals::stop_signal;
 pub use signature::Signature;
+pub use site::{ProgramSite, program_site};
 pub use waitkind::WaitKind;
 
 use causeway_model::Trace;

@@ -165,7 +165,7 @@ impl<'t> OwnCode<'t> {
             && self
                 .exes
                 .get(&tgid)
-                .is_some_and(|e| e.iter().any(|&x| x == module));
+                .is_some_and(|e| e.contains(&module));
         if !in_exe {
             FrameRole::Other
         } else if goroutine && go_std_symbol(t.string(frame.symbol)) {

@@ -4,8 +4,9 @@
 use crate::format::{millis, secs};
 use causeway_diagnose::{BlockType, EventGraph, VertexId, VertexKind, WokenBy};
 use causeway_format::syscalls::syscall_label;
-use causeway_format::{StackId, Timestamp};
-use causeway_model::Trace;
+use causeway_format::{FrameId, StackId, Tables, Timestamp};
+use causeway_model::owncode::{JIT_MODULE, jit_name};
+use causeway_model::{OwnCode, Trace};
 use causeway_stacks::FrameNamer;
 use serde::Serialize;
 
@@ -14,6 +15,91 @@ const FRAMES: usize = 6;
 
 /// System calls shown per vertex.
 const CALLS: usize = 8;
+
+/// The program's own frames named per site.
+const OWN_FRAMES: usize = 3;
+
+/// Where a vertex was in the program's own code, named: its innermost own frames and
+/// the library code they called.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SiteDoc {
+    /// The program's innermost own functions, innermost first (at most three).
+    pub own: Vec<String>,
+    /// The library (or runtime) function the innermost one called, if any.
+    pub entry: Option<String>,
+    /// The innermost function of the stack when it is not the program's.
+    pub leaf: Option<String>,
+    /// The own frames are JIT-compiled code (named from a perf map or jitdump).
+    pub jit: bool,
+    /// For a run: its on-CPU samples at this site.
+    pub samples: u32,
+}
+
+impl SiteDoc {
+    /// `slowHandler ← (anonymous) (pbkdf2Sync → kdf_pbkdf2_derive)`: the own frames,
+    /// each called by the next, then the library call and the leaf.
+    pub fn text(&self) -> String {
+        let mut s = self.own.join(" ← ");
+        let ctx: Vec<&str> = [self.entry.as_deref(), self.leaf.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect();
+        match ctx.as_slice() {
+            [] => {}
+            [one] => s.push_str(&format!(" ({one})")),
+            [a, b] if a == b => s.push_str(&format!(" ({a})")),
+            [a, b, ..] => s.push_str(&format!(" ({a} → {b})")),
+        }
+        s
+    }
+}
+
+/// A function's name as an answer shows it: a JIT-compiled function's bare name
+/// (`(anonymous)` if it has none), a native function's without its parameter list.
+fn function_name(t: &Tables, f: FrameId) -> String {
+    let Some(frame) = t.frame(f) else {
+        return "?".to_string();
+    };
+    let sym = t.string(frame.symbol);
+    if sym.is_empty() {
+        return t.frame_text(f);
+    }
+    if t.string(frame.module) == JIT_MODULE {
+        let n = jit_name(sym);
+        return if n.function.is_empty() {
+            "(anonymous)".to_string()
+        } else {
+            n.function.to_string()
+        };
+    }
+    // C++: `ns::f(int, char**)` -> `ns::f`; thunks (`{virtual override thunk(...)}`)
+    // and operators keep their text.
+    match sym.find('(') {
+        Some(i) if i > 0 && !sym.starts_with('{') && !sym[..i].contains("operator") => {
+            sym[..i].to_string()
+        }
+        _ => sym.to_string(),
+    }
+}
+
+/// Name a program site.
+fn site_doc(t: &Tables, site: &causeway_diagnose::ProgramSite) -> Option<SiteDoc> {
+    let frames = &t.stack(site.stack)?.frames;
+    let name = |i: usize| frames.get(i).map(|&f| function_name(t, f));
+    Some(SiteDoc {
+        own: site
+            .own
+            .own
+            .clone()
+            .take(OWN_FRAMES)
+            .filter_map(name)
+            .collect(),
+        entry: site.own.entry.and_then(name),
+        leaf: site.own.leaf.and_then(name),
+        jit: site.own.jit,
+        samples: site.samples,
+    })
+}
 
 /// One vertex, named.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -58,6 +144,11 @@ pub struct VertexDoc {
     /// The most sampled user stack's top frames (innermost first): where it spent
     /// its CPU time.
     pub hot: Vec<String>,
+    /// Where it was in the program's own code: for a wait, where it blocked; for a
+    /// run, where most of its samples fell. `None` when its stacks hold no frame of
+    /// the program's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub site: Option<SiteDoc>,
 }
 
 /// Names vertices of one graph.
@@ -65,6 +156,7 @@ pub struct Namer<'a> {
     trace: &'a Trace,
     graph: &'a EventGraph,
     frames: FrameNamer<'a>,
+    code: OwnCode<'a>,
     origin: Timestamp,
 }
 
@@ -75,6 +167,7 @@ impl<'a> Namer<'a> {
             trace,
             graph,
             frames: FrameNamer::new(trace.tables()),
+            code: OwnCode::new(trace.tables()),
             origin: trace.model().span().map_or(Timestamp(0), |s| s.start),
         }
     }
@@ -124,6 +217,8 @@ impl<'a> Namer<'a> {
         // The most sampled stack with user frames (kernel-only samples name no
         // function of the program).
         let hot_stack = v.samples.iter().find_map(|(s, _)| *s);
+        let site = causeway_diagnose::program_site(&self.code, v)
+            .and_then(|s| site_doc(self.trace.tables(), &s));
         Some(VertexDoc {
             id: id.0,
             tid: v.tid.0,
@@ -146,6 +241,7 @@ impl<'a> Namer<'a> {
             frames,
             samples: v.samples.iter().map(|(_, n)| n).sum(),
             hot: self.top(hot_stack),
+            site,
         })
     }
 }

@@ -41,9 +41,16 @@ fn verdict(out: &mut dyn Write, chain: &[HopDoc]) -> io::Result<()> {
             (true, k) => format!("{k}: the end of what the trace shows"),
             (false, k) => k.to_string(),
         };
+        // The program's own frames, where it waited or ran.
+        let at = h
+            .vertex
+            .site
+            .as_ref()
+            .map(|s| format!("; in {}", s.text()))
+            .unwrap_or_default();
         writeln!(
             out,
-            "  {}{who:<width$}  {:>12}  {how}",
+            "  {}{who:<width$}  {:>12}  {how}{at}",
             if i == 0 { "   " } else { "<- " },
             format!(
                 "{} {:.1} ms",
@@ -61,6 +68,13 @@ fn details(out: &mut dyn Write, v: &VertexDoc, pad: &str) -> io::Result<()> {
     }
     if !v.syscalls.is_empty() {
         writeln!(out, "{pad}syscalls: {}", v.syscalls.join(", "))?;
+    }
+    if let Some(s) = &v.site {
+        let samples = match (v.kind, s.samples) {
+            ("exec", n) if n > 0 => format!(" ({n} of {} samples)", v.samples),
+            _ => String::new(),
+        };
+        writeln!(out, "{pad}in: {}{samples}", s.text())?;
     }
     if !v.frames.is_empty() {
         writeln!(out, "{pad}stack: {}", v.frames.join(" < "))?;
