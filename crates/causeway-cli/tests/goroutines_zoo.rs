@@ -4,7 +4,8 @@
 //! - `go-commit`: every Go process is followed; the committer goroutine is named by
 //!   its start function and parks on its channel; `bottleneck`'s top finding is the
 //!   knot {committer, disk} at `fdatasync`, and neither a runtime thread nor the timer
-//!   is what it tells the user to look at;
+//!   is what it tells the user to look at; the same for `go-commit-stripped`, the
+//!   same program built without symbol table and DWARF;
 //! - `go-lock`: the knot is the worker goroutines, named by their start function, at
 //!   the lock's call site.
 //!
@@ -44,10 +45,59 @@ fn go_commit_knot_is_the_committer_goroutine_and_the_disk() {
         .args(["--dir", zoo.dir().to_str().unwrap()])
         .one_at_a_time(&ONE_AT_A_TIME)
         .run();
+    assert_go_commit_answer(&out);
+}
 
+/// The same server built as distributions ship Go (`-ldflags='-s -w'`: no symbol
+/// table, no DWARF) gives the same answer: its goroutines are followed (functions from
+/// `.gopclntab`, the version from `.go.buildinfo`, the layout by version) and its
+/// stacks and goroutines are named from `.gopclntab`.
+#[test]
+fn stripped_go_commit_gives_the_same_answer() {
+    let Some(zoo) = Zoo::start() else { return };
+    let out = zoo
+        .record("go-commit-stripped")
+        .out("gcs.cwt")
+        .seconds("2")
+        .args(["--dir", zoo.dir().to_str().unwrap()])
+        .one_at_a_time(&ONE_AT_A_TIME)
+        .run();
+    // Both processes followed. A child the Go runtime clones and that exits at once
+    // (its check for pidfd support) may be gone before its probes are attached, as
+    // with the unstripped build; nothing else may be left unfollowed.
+    assert!(
+        out.stderr.contains("goroutines followed in Go processes"),
+        "{}",
+        out.stderr
+    );
+    for line in out.stderr.lines() {
+        assert!(
+            !line.contains("recorded without goroutine events")
+                || line.contains("failed to attach uprobe"),
+            "{line}"
+        );
+    }
+    assert_go_commit_answer(&out);
+    // The knot's waits are named down to the system call, from the function table
+    // alone.
+    let text = analyse_json(&out, &["bottleneck", "--json"]).to_string();
+    for name in [
+        "syscall.Fdatasync",
+        "main.(*server).syncLog",
+        "main.(*server).commit",
+        "internal/poll.(*FD).Read",
+    ] {
+        assert!(text.contains(name), "{name} not on the stacks");
+    }
+}
+
+/// What both builds of go-commit must show: both processes followed, the committer
+/// named and parked on its channel, network waits with their socket, no runtime thread
+/// left in the goroutine view, and the knot {committer, disk} at `syncLog`.
+fn assert_go_commit_answer(out: &common::zoo::Recording) {
     // The recording: both Go processes (server and client) followed, the committer
     // named and parked on its channel, network waits with their socket.
-    let mut rd = TraceReader::open(&out).unwrap();
+    let mut rd = TraceReader::open(out).unwrap();
     let stats = rd.stats().clone();
     let tables = rd.tables().clone();
     // At least the two; Go 1.23 and later also clone a child that exits at once (its
@@ -85,7 +135,7 @@ fn go_commit_knot_is_the_committer_goroutine_and_the_disk() {
     );
     // In the goroutine view the committer stands as a thread named by the function
     // its `go` statement's wrapper calls, and parks on its channel.
-    let (m, tables, _) = common::model(&out);
+    let (m, tables, _) = common::model(out);
     let view = m.goroutine_view(&tables);
     let committer = view
         .threads()
@@ -111,7 +161,7 @@ fn go_commit_knot_is_the_committer_goroutine_and_the_disk() {
         "runtime threads left in the goroutine view: {left:?}"
     );
 
-    let r = analyse_json(&out, &["bottleneck", "--json"]);
+    let r = analyse_json(out, &["bottleneck", "--json"]);
     let mut members = top_knot(&r);
     members.sort();
     assert_eq!(members.len(), 2, "top knot {members:?}");

@@ -172,12 +172,16 @@ impl Pclntab {
         (addr < f.end).then_some(f)
     }
 
+    /// The virtual address of file offset `offset` (in a loaded segment).
+    pub fn address_of_offset(&self, offset: u64) -> Option<u64> {
+        self.segments.iter().find_map(|&(vaddr, off, size)| {
+            (offset >= off && offset < off + size).then(|| offset - off + vaddr)
+        })
+    }
+
     /// The function holding file offset `offset` (in a loaded segment).
     pub fn function_at_offset(&self, offset: u64) -> Option<Function<'_>> {
-        let addr = self.segments.iter().find_map(|&(vaddr, off, size)| {
-            (offset >= off && offset < off + size).then(|| offset - off + vaddr)
-        })?;
-        self.function_at(addr)
+        self.function_at(self.address_of_offset(offset)?)
     }
 
     /// The functions, in address order.
@@ -224,13 +228,17 @@ pub struct PclntabCache {
 }
 
 impl PclntabCache {
-    /// The function holding file offset `offset` of the file at `path`; `None` if the
-    /// file has no readable `.gopclntab` or no function there.
-    pub fn function_at_offset(&mut self, path: &str, offset: u64) -> Option<Function<'_>> {
-        self.files
+    /// The name of the function holding file offset `offset` of the file at `path`,
+    /// and how far into the function the offset is; `None` if the file has no
+    /// readable `.gopclntab` or no function there.
+    pub fn name_at_offset(&mut self, path: &str, offset: u64) -> Option<(&str, u64)> {
+        let tab = self
+            .files
             .entry(path.to_string())
             .or_insert_with(|| Pclntab::open(Path::new(path)).ok().flatten())
-            .as_ref()?
-            .function_at_offset(offset)
+            .as_ref()?;
+        let addr = tab.address_of_offset(offset)?;
+        let f = tab.function_at(addr)?;
+        Some((f.name, addr - f.entry))
     }
 }

@@ -3,7 +3,7 @@
 //! (the same facts), its function table against its symbol table, and a binary that
 //! is not Go.
 
-use causeway_goruntime::{Inspection, Pclntab, inspect};
+use causeway_goruntime::{Inspection, Pclntab, PclntabCache, inspect};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -129,6 +129,13 @@ fn the_function_table_names_what_the_symbol_table_names() {
         tab.functions().any(|f| f.name == "main.(*server).commit"),
         "the program's own functions"
     );
+    // The recorder's cache, by path and file offset.
+    let mut cache = PclntabCache::default();
+    let path = no_symbols.to_str().unwrap();
+    let (name, into) = cache.name_at_offset(path, rt.probes.gopark).unwrap();
+    assert_eq!(name, "runtime.gopark");
+    assert!(into < 32, "the probe is in the prologue: {into}");
+    assert_eq!(cache.name_at_offset("/bin/sh", 0x1000), None);
 }
 
 #[test]

@@ -259,6 +259,8 @@ pub struct Symbols {
     /// left unnamed.
     jit_named: u64,
     jit_unnamed: u64,
+    /// Names from `.gopclntab` where a Go binary has no symbol table.
+    go: causeway_goruntime::PclntabCache,
 }
 
 impl Default for Symbols {
@@ -282,6 +284,7 @@ impl Symbols {
             jvms_asked: Vec::new(),
             jit_named: 0,
             jit_unnamed: 0,
+            go: Default::default(),
         }
     }
 
@@ -428,11 +431,15 @@ impl Symbols {
             for (i, &(tgid, a, off, leaf)) in items.iter().enumerate() {
                 let sym = match res.as_ref().and_then(|r| r.get(i)) {
                     Some(Symbolized::Sym(s)) => user_sym(path, s),
-                    _ => Sym {
-                        module: path.to_string(),
-                        offset: off,
-                        ..Sym::default()
-                    },
+                    _ => {
+                        let go = self.go.name_at_offset(path, off);
+                        Sym {
+                            module: path.to_string(),
+                            name: go.map(|g| g.0.to_string()).unwrap_or_default(),
+                            offset: go.map_or(off, |g| g.1 + 1),
+                            ..Sym::default()
+                        }
+                    }
                 };
                 self.cache.insert((tgid, a, leaf), sym);
             }
