@@ -147,3 +147,40 @@ fn other_programs_are_not_go() {
     std::fs::write(&text, "not an executable").unwrap();
     assert!(inspect(&text).is_err());
 }
+
+/// Position-independent and externally linked builds (as some distributions make
+/// them): the same facts with and without symbols.
+#[test]
+fn pie_and_externally_linked_builds_read_the_same_stripped() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiny = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tiny");
+    for (i, flags) in [&["-buildmode=pie"][..], &["-ldflags=-linkmode=external"]]
+        .iter()
+        .enumerate()
+    {
+        let build = |extra: &[&str], name: &str| {
+            let out = dir.path().join(format!("{name}-{i}"));
+            let status = Command::new("go")
+                .arg("build")
+                .args(*flags)
+                .args(extra)
+                .arg("-o")
+                .arg(&out)
+                .arg(".")
+                .current_dir(&tiny)
+                .env("GOTOOLCHAIN", "local")
+                .status()
+                .unwrap();
+            assert!(status.success(), "go build {flags:?} {extra:?}");
+            out
+        };
+        let full = inspect(&build(&[], "full")).unwrap();
+        assert!(matches!(full, Inspection::Go(_)), "{flags:?}: {full:?}");
+        // -ldflags given twice: the last wins, so the linking mode is repeated.
+        let sw = match flags[0] {
+            "-buildmode=pie" => build(&["-ldflags=-s -w"], "sw"),
+            _ => build(&["-ldflags=-linkmode=external -s -w"], "sw"),
+        };
+        assert_eq!(inspect(&sw).unwrap(), full, "{flags:?} -s -w");
+    }
+}
