@@ -44,6 +44,9 @@ for name in ("record.log", "info.txt"):
                 break
     if goroutines:
         break
+if not ok and "without goroutine events" in goroutines:
+    m = re.search(r"\((go[\d.]+: [^)]*\([^)]*\))\)", goroutines)
+    why += "; the recorder followed no goroutine (%s)" % (m.group(1) if m else goroutines)
 binaries = open(os.path.join(out, "binaries.txt")).read() if os.path.exists(
     os.path.join(out, "binaries.txt")) else ""
 sys.exit(judge.write_result(
