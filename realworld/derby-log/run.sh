@@ -5,7 +5,8 @@
 # syncing the log), is measured first, unrecorded, alternating with the default, each
 # run on a fresh server and database; then a default server's load is recorded with
 # `causeway record -p SERVER,CLIENT`, analysed with `causeway bottleneck --json` and
-# judged. ROUNDS (3) and RECORD_SECONDS (4) change the measurement and the recording.
+# judged. ROUNDS (3), RECORD_SECONDS (4) and CLIENTS (16) change the measurement, the
+# recording and the load.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 rw_start derby-log
@@ -15,7 +16,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 libs=$(cat "$CACHE/derby/libs")
 classes=$CACHE/derby/load
 PORT=11527
-CLIENTS=16
+CLIENTS=${CLIENTS:-16}
 WARMUP=3          # seconds of each measured run before the count starts
 MEASURE=5         # seconds counted
 ROUNDS=${ROUNDS:-3}
