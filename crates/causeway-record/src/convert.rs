@@ -947,35 +947,4 @@ mod tests {
         assert_eq!(n("user_stack_range_stale"), Some(1));
         assert_eq!(n("user_stack_range_not_found"), Some(1));
     }
-
-    /// A function of this test binary, never inlined, for the leaf test below.
-    #[inline(never)]
-    #[unsafe(no_mangle)]
-    pub extern "C" fn causeway_leaf_probe_target(x: u64) -> u64 {
-        std::hint::black_box(x).wrapping_mul(31) ^ 7
-    }
-
-    #[test]
-    fn a_thread_stopped_on_a_functions_first_byte_is_named_for_that_function() {
-        let pid = std::process::id();
-        let mut c = Converter::new(ConvertOptions::default());
-        c.refresh_mappings(pid, 0);
-        let a = causeway_leaf_probe_target as *const () as u64;
-        assert_eq!(causeway_leaf_probe_target(1), 24);
-        let key = |leaf| StackKey {
-            tgid: pid,
-            frames: vec![a],
-            truncated: false,
-            leaf,
-        };
-        let leaf = c.stacks.intern(key(true));
-        let ret = c.stacks.intern(key(false));
-        let mut syms = crate::stacks::Symbols::new(Some(Vec::new()));
-        let names = syms.names(c.stack_sources(), leaf);
-        assert_eq!(names, ["causeway_leaf_probe_target"]);
-        // The same address as a return address is looked up in the call before it:
-        // outside this function.
-        let names = syms.names(c.stack_sources(), ret);
-        assert_ne!(names, ["causeway_leaf_probe_target"]);
-    }
 }

@@ -47,6 +47,12 @@ impl From<causeway_procfs::launch::LaunchError> for RecordError {
     }
 }
 
+impl From<causeway_outfile::OutputError> for RecordError {
+    fn from(e: causeway_outfile::OutputError) -> RecordError {
+        RecordError::Io(e.what, e.source)
+    }
+}
+
 /// Why a recording option (event groups, syscalls, stack window, trigger condition)
 /// could not be read. The names of what is accepted are in each message.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

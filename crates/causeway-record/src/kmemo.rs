@@ -1,200 +1,18 @@
-//! The kernel's half of the unwind memo: stacks the BPF side may recognize by itself.
-//!
-//! After user space unwinds a copied stack, it knows what that unwind depended on: its
-//! start (ip, sp), the copy's extent and the stack words it read (the unwinder's
-//! [`Basis`]). Written to the `ustack_memo` map, that lets the BPF side check those
-//! words itself the next time a thread stops at the same place and, when they hold the
-//! same values, send a memo id in place of the copy: no stack bytes through the ring,
-//! no parse, no unwind. A thread blocks at the same few places again and again, so
-//! after the first round almost every stack is recognized this way.
-//!
-//! An entry is exact, not a guess: an unwind is a function of its start registers, the
-//! words it reads and, only when it ran into the end of the copy, the copy's extent
-//! (which the entry then checks too). Entries of a process are deleted when its
-//! code mappings change (its unwinds may differ then) and when it exits (its tgid may
-//! be reused); ids are never reused, so a record still in the ring names the result it
-//! was made for.
+//! The kernel's half of the unwind memo as the BPF side holds it: the entries
+//! `causeway-kmemo` decides on ([`KernelMemo`]: which unwinds get one, what each
+//! checks, their ids), written as the `ustack_memo` map's keys and values.
 
-use crate::records::copy_flags;
 use crate::skel::types::{memo_key, memo_val};
-use causeway_format::StackId;
-use causeway_unwind::{Basis, StackCopy, UnwindEnd};
-use rustc_hash::FxHashMap;
+pub use causeway_kmemo::{Checks, Entry, KernelMemo, Key, MEMO_WORDS, MemoOp};
 
-/// Stack words one entry can check (the BPF side's `MEMO_WORDS`).
-pub const MEMO_WORDS: usize = crate::skel::types::abi_sizes::MEMO_WORDS.0 as usize;
-
-/// Entries the map holds (its `max_entries`).
-const MAP_ENTRIES: usize = 16384;
-
-/// How often one start may get a new entry because its words changed: a place reached
-/// along two call paths that alternate would otherwise rewrite its entry every time;
-/// past this the place keeps its last entry and the other path is copied as before.
-const MAX_REPLACED: u8 = 4;
+// The decisions' limits are the BPF side's.
+const _: () = assert!(MEMO_WORDS == crate::skel::types::abi_sizes::MEMO_WORDS.0 as usize);
 
 const MEMO_CHECK_BP: u16 = crate::skel::types::memo_check::MEMO_CHECK_BP.0 as u16;
 const MEMO_CHECK_EXTENT: u16 = crate::skel::types::memo_check::MEMO_CHECK_EXTENT.0 as u16;
 
-/// Most ids handed out in one recording (16 bytes each in user space).
-const MAX_IDS: usize = 1 << 22;
-
-/// A change to the BPF map, applied by the session after each batch.
-#[derive(Clone, Debug)]
-pub enum MemoOp {
-    /// Add or replace an entry.
-    Put(memo_key, Box<memo_val>),
-    /// Remove an entry.
-    Delete(memo_key),
-}
-
-/// The key fields of an entry: tgid, ip, sp.
-type Key = (u32, u64, u64);
-
-/// What an entry checks besides its start: rbp, the copy's length and flags (only
-/// when the unwind depended on them), the words.
-#[derive(PartialEq, Eq)]
-struct Checks {
-    bp: Option<u64>,
-    extent: Option<(u32, u16)>,
-    words: Vec<(u16, u64)>,
-}
-
-struct Installed {
-    checks: Checks,
-    replaced: u8,
-}
-
-/// Ids handed to the BPF side, what each stands for, and the changes not yet applied.
-#[derive(Default)]
-pub struct KernelMemo {
-    /// By id: the user stack and how its unwind ended.
-    results: Vec<(Option<StackId>, UnwindEnd)>,
-    installed: FxHashMap<Key, Installed>,
-    /// Starts whose unwind read more words than an entry holds: not offered again.
-    refused: rustc_hash::FxHashSet<Key>,
-    by_tgid: FxHashMap<u32, Vec<Key>>,
-    ops: Vec<MemoOp>,
-}
-
-impl std::fmt::Debug for KernelMemo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("KernelMemo")
-            .field("ids", &self.results.len())
-            .field("entries", &self.installed.len())
-            .finish()
-    }
-}
-
-impl KernelMemo {
-    /// Is an unwind of this copy worth offering? Not when its start was refused before
-    /// or keeps its last entry: asking the unwinder for the basis costs a copy of it.
-    pub fn wants(&self, tgid: u32, copy: &StackCopy) -> bool {
-        let key = (tgid, copy.ip, copy.sp);
-        !self.refused.contains(&key)
-            && self
-                .installed
-                .get(&key)
-                .is_none_or(|e| e.replaced < MAX_REPLACED)
-    }
-
-    /// What memo id `id` stands for.
-    pub fn result(&self, id: u32) -> Option<(Option<StackId>, UnwindEnd)> {
-        self.results.get(id as usize).copied()
-    }
-
-    /// Offer the BPF side an unwound copy: `basis` is what its unwind read, `result`
-    /// the user stack it gave. Unwinds that depended on a copy's extent the BPF side
-    /// cannot reproduce before reading (no stack mapping found, a failed read) and
-    /// unwinds that read more words than an entry holds are left out.
-    pub fn install(
-        &mut self,
-        tgid: u32,
-        copy: &StackCopy,
-        basis: Basis,
-        result: (Option<StackId>, UnwindEnd),
-    ) {
-        let unsure = copy.flags & (copy_flags::NO_VMA | copy_flags::RANGE_STALE) != 0;
-        if (unsure && !basis.extent_free) || self.results.len() >= MAX_IDS {
-            return;
-        }
-        let key: Key = (tgid, copy.ip, copy.sp);
-        let len = copy.data.len() as u64;
-        let mut words: Vec<(u16, u64)> = Vec::with_capacity(basis.words.len());
-        for (addr, val) in basis.words {
-            let Some(off) = addr.checked_sub(copy.sp).filter(|o| o + 8 <= len) else {
-                return;
-            };
-            words.push((off as u16, val));
-        }
-        words.sort_unstable();
-        words.dedup();
-        if words.len() > MEMO_WORDS {
-            self.refused.insert(key);
-            return;
-        }
-        let checks = Checks {
-            bp: basis.bp,
-            extent: (!basis.extent_free).then_some({
-                (
-                    len as u32,
-                    (copy.flags & (copy_flags::CUT | copy_flags::TOP)) as u16,
-                )
-            }),
-            words,
-        };
-        let replaced = match self.installed.get(&key) {
-            // Already given (the map is written after the batch): nothing new.
-            Some(e) if e.checks == checks => return,
-            Some(e) if e.replaced >= MAX_REPLACED => return,
-            Some(e) => e.replaced + 1,
-            None if self.installed.len() >= MAP_ENTRIES => return,
-            None => {
-                self.by_tgid.entry(tgid).or_default().push(key);
-                0
-            }
-        };
-        let id = self.results.len() as u32;
-        self.results.push(result);
-        let (len, flags) = checks.extent.unwrap_or((0, 0));
-        let mut v = memo_val {
-            id,
-            n: checks.words.len() as u16,
-            span: checks.words.iter().map(|w| w.0 + 8).max().unwrap_or(0),
-            len,
-            flags,
-            check: checks.bp.map_or(0, |_| MEMO_CHECK_BP)
-                | checks.extent.map_or(0, |_| MEMO_CHECK_EXTENT),
-            bp: checks.bp.unwrap_or(0),
-            ..memo_val::default()
-        };
-        for (i, &(off, val)) in checks.words.iter().enumerate() {
-            v.off[i] = off;
-            v.val[i] = val;
-        }
-        self.ops.push(MemoOp::Put(map_key(key), Box::new(v)));
-        self.installed.insert(key, Installed { checks, replaced });
-    }
-
-    /// Drop a process's entries: its mappings changed, it exec'd or it exited.
-    pub fn forget(&mut self, tgid: u32) {
-        for key in self.by_tgid.remove(&tgid).unwrap_or_default() {
-            self.installed.remove(&key);
-            self.ops.push(MemoOp::Delete(map_key(key)));
-        }
-    }
-
-    /// The changes to apply to the map, oldest first.
-    pub fn take_ops(&mut self) -> Vec<MemoOp> {
-        std::mem::take(&mut self.ops)
-    }
-
-    /// Entries given to the BPF side and not deleted.
-    pub fn entries(&self) -> usize {
-        self.installed.len()
-    }
-}
-
-fn map_key((tgid, ip, sp): Key) -> memo_key {
+/// The map key of an entry's start.
+pub fn map_key((tgid, ip, sp): Key) -> memo_key {
     memo_key {
         tgid,
         ip,
@@ -203,43 +21,44 @@ fn map_key((tgid, ip, sp): Key) -> memo_key {
     }
 }
 
+/// The map value of an entry: its id, the words by offset, what else it checks.
+pub fn map_val(e: &Entry) -> memo_val {
+    let c = &e.checks;
+    let (len, flags) = c.extent.unwrap_or((0, 0));
+    let mut v = memo_val {
+        id: e.id,
+        n: c.words.len() as u16,
+        span: c.words.iter().map(|w| w.0 + 8).max().unwrap_or(0),
+        len,
+        flags,
+        check: c.bp.map_or(0, |_| MEMO_CHECK_BP) | c.extent.map_or(0, |_| MEMO_CHECK_EXTENT),
+        bp: c.bp.unwrap_or(0),
+        ..memo_val::default()
+    };
+    for (i, &(off, val)) in c.words.iter().enumerate() {
+        v.off[i] = off;
+        v.val[i] = val;
+    }
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn copy(flags: u32) -> StackCopy {
-        StackCopy {
-            ip: 0x401000,
-            sp: 0x7ff0_0000,
-            bp: 0,
-            flags,
-            data: vec![0; 256],
-        }
-    }
-
-    fn basis(words: &[(u64, u64)]) -> Basis {
-        Basis {
-            bp: None,
-            words: words.to_vec(),
-            extent_free: false,
-        }
-    }
-
-    const RESULT: (Option<StackId>, UnwindEnd) = (Some(StackId(3)), UnwindEnd::Complete);
+    use crate::records::copy_flags;
 
     #[test]
-    fn an_entry_names_its_words_by_offset_and_its_id_by_result() {
-        let mut m = KernelMemo::default();
-        let sp = 0x7ff0_0000;
-        let words = [(sp + 8, 0x401234), (sp + 40, 0x401500), (sp + 8, 0x401234)];
-        let c = copy(copy_flags::TOP | copy_flags::RANGE_LOOKUP);
-        m.install(7, &c, basis(&words), RESULT);
-        let ops = m.take_ops();
-        let [MemoOp::Put(k, v)] = ops.as_slice() else {
-            panic!("one entry expected: {ops:?}");
+    fn a_value_holds_the_words_by_offset_and_what_else_it_checks() {
+        let entry = |bp, extent| Entry {
+            id: 5,
+            checks: Checks {
+                bp,
+                extent,
+                words: vec![(8, 0x401234), (40, 0x401500)],
+            },
         };
-        assert_eq!((k.tgid, k.ip, k.sp), (7, 0x401000, sp));
-        assert_eq!((v.n, v.span), (2, 48));
+        let v = map_val(&entry(None, Some((256, copy_flags::TOP as u16))));
+        assert_eq!((v.id, v.n, v.span), (5, 2, 48));
         // The unwind ran into the copy's end: its length and flags are checked too.
         assert_eq!(
             (v.check, v.len, v.flags),
@@ -249,74 +68,12 @@ mod tests {
             (v.off[0], v.val[0], v.off[1], v.val[1]),
             (8, 0x401234, 40, 0x401500)
         );
-        assert_eq!(m.result(v.id), Some(RESULT));
-        // The same again before the map is written: nothing new.
-        m.install(7, &copy(copy_flags::TOP), basis(&words[..2]), RESULT);
-        assert!(m.take_ops().is_empty());
-    }
-
-    #[test]
-    fn an_unwind_that_never_reached_the_copys_end_checks_only_words_and_rbp() {
-        let mut m = KernelMemo::default();
-        let sp = 0x7ff0_0000;
-        let b = Basis {
-            bp: Some(0x7ff0_0100),
-            words: vec![(sp + 16, 5)],
-            extent_free: true,
-        };
-        // Even from a copy whose range was not found: its length did not matter.
-        m.install(7, &copy(copy_flags::NO_VMA), b, RESULT);
-        let ops = m.take_ops();
-        let [MemoOp::Put(_, v)] = ops.as_slice() else {
-            panic!("one entry expected: {ops:?}");
-        };
+        let v = map_val(&entry(Some(0x7ff0_0100), None));
         assert_eq!(
-            (v.check, v.bp, v.len, v.span),
-            (MEMO_CHECK_BP, 0x7ff0_0100, 0, 24)
+            (v.check, v.bp, v.len, v.flags),
+            (MEMO_CHECK_BP, 0x7ff0_0100, 0, 0)
         );
-    }
-
-    #[test]
-    fn copies_the_kernel_cannot_reproduce_get_no_entry() {
-        let mut m = KernelMemo::default();
-        let sp = 0x7ff0_0000;
-        m.install(7, &copy(copy_flags::NO_VMA), basis(&[(sp, 1)]), RESULT);
-        m.install(7, &copy(copy_flags::RANGE_STALE), basis(&[(sp, 1)]), RESULT);
-        // A word outside the copy, and more words than an entry holds.
-        m.install(7, &copy(0), basis(&[(sp + 256, 1)]), RESULT);
-        let many: Vec<(u64, u64)> = (0..=MEMO_WORDS as u64).map(|i| (sp + 8 * i, i)).collect();
-        let big = StackCopy {
-            data: vec![0; 1024],
-            ..copy(0)
-        };
-        m.install(7, &big, basis(&many), RESULT);
-        assert!(!m.wants(7, &big), "refused once, not asked again");
-        assert!(m.take_ops().is_empty());
-        assert_eq!(m.entries(), 0);
-    }
-
-    #[test]
-    fn a_place_reached_two_ways_is_rewritten_a_few_times_then_kept() {
-        let mut m = KernelMemo::default();
-        let sp = 0x7ff0_0000;
-        for i in 0..10u64 {
-            m.install(7, &copy(0), basis(&[(sp + 8, i % 2)]), RESULT);
-        }
-        assert_eq!(m.take_ops().len(), 1 + MAX_REPLACED as usize);
-    }
-
-    #[test]
-    fn forgetting_a_process_deletes_its_entries_only() {
-        let mut m = KernelMemo::default();
-        let sp = 0x7ff0_0000;
-        m.install(7, &copy(0), basis(&[(sp, 1)]), RESULT);
-        m.install(8, &copy(0), basis(&[(sp, 1)]), RESULT);
-        m.take_ops();
-        m.forget(7);
-        let ops = m.take_ops();
-        assert!(matches!(ops.as_slice(), [MemoOp::Delete(k)] if k.tgid == 7));
-        assert_eq!(m.entries(), 1);
-        // Ids stay valid for records still in the ring.
-        assert_eq!(m.result(0), Some(RESULT));
+        let k = map_key((7, 0x401000, 0x7ff0_0000));
+        assert_eq!((k.tgid, k.ip, k.sp), (7, 0x401000, 0x7ff0_0000));
     }
 }

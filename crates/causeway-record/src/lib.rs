@@ -9,9 +9,9 @@
 //!
 //! Layers, each in its own module: [`config`] (what to record), `probes` (loading and
 //! maps), [`records`] (ring-buffer record layout), [`convert`] (records to events and
-//! tables), [`stacks`] (dedup and symbolization), [`sink`] (file or flight window;
-//! [`outfile`] writes it crash-safely through a temporary file, [`previous`] keeps a
-//! file it replaces as `NAME.old`),
+//! tables), [`stacks`] (dedup; symbolization is `causeway-symbolize`'s), [`sink`] (file
+//! or flight window, written crash-safely through a temporary file by
+//! `causeway-outfile`'s [`outfile`], which keeps a file it replaces as `NAME.old`),
 //! the flight recorder's window and trigger conditions are `causeway-flight`'s
 //! ([`trigger`]), [`run`] (the recording loop); [`liblog`] keeps
 //! libbpf's messages off the terminal unless asked for.
@@ -25,8 +25,6 @@ pub mod inproc;
 pub mod kmemo;
 pub mod launch;
 pub mod liblog;
-pub mod outfile;
-pub mod previous;
 mod probes;
 pub mod procfs;
 pub mod records;
@@ -43,6 +41,10 @@ pub mod syscalls;
 pub mod titles;
 /// Trigger conditions of the flight recorder (`causeway-flight`).
 pub use causeway_flight::trigger;
+/// Crash-safe output files (`causeway-outfile`).
+pub use causeway_outfile as outfile;
+/// A replaced trace kept as `PATH.old` (`causeway-outfile`).
+pub use causeway_outfile::previous;
 /// Names of JIT-compiled code from perf maps and jitdump files (`causeway_procfs::jit`).
 pub use causeway_procfs::jit as jitmap;
 /// DWARF unwinding of the copied user stacks (`causeway-unwind`).

@@ -440,20 +440,20 @@ impl Probes {
     /// Apply the unwind memo's changes (see [`crate::kmemo`]) to its map. An entry the
     /// map has no room for is left out: that stack is then copied as before.
     pub fn apply_memo(&self, ops: Vec<crate::kmemo::MemoOp>) {
-        use crate::kmemo::MemoOp;
+        use crate::kmemo::{MemoOp, map_key, map_val};
         use crate::skel::types::{memo_key, memo_val};
         let map = &self.skel.maps.ustack_memo;
         for op in ops {
             match op {
-                MemoOp::Put(k, v) => {
+                MemoOp::Put(k, e) => {
                     let _ = map.update(
-                        plain_bytes::<memo_key>(&k),
-                        plain_bytes::<memo_val>(&*v),
+                        plain_bytes::<memo_key>(&map_key(k)),
+                        plain_bytes::<memo_val>(&map_val(&e)),
                         MapFlags::ANY,
                     );
                 }
                 MemoOp::Delete(k) => {
-                    let _ = map.delete(plain_bytes::<memo_key>(&k));
+                    let _ = map.delete(plain_bytes::<memo_key>(&map_key(k)));
                 }
             }
         }

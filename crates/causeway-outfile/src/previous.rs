@@ -1,6 +1,6 @@
 //! A recording never replaces an earlier trace silently: a regular file already at an
 //! output path is kept as `PATH.old` (replacing an older `.old`), perf's habit. Called
-//! when the finished trace is renamed onto the path ([`crate::outfile`]), so a
+//! when the finished trace is renamed onto the path ([`crate::Pending::commit`]), so a
 //! recording that fails to start, or is killed, leaves the old trace where it was.
 
 use std::io;

@@ -17,13 +17,47 @@
 //! recorder finishing in that directory takes.
 //!
 //! Outputs that are not regular files (`/dev/null`, a FIFO) are written in place.
+//!
+//! It knows files and the trace's magic number, not what is written: the recorder
+//! writes its trace (a streaming recording, a flight-recorder dump) into the file it is
+//! given, and `causeway check` asks for the temporary files left behind. A job of its
+//! own: how a finished file reaches its path is the same for a streaming recording and
+//! every flight-recorder dump, has nothing of BPF, and is asked without recording.
 
-use crate::RecordError;
+pub mod previous;
+
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+
+/// Why an output could not be started or put in place: what was being done (naming
+/// the paths) and the error of the file system.
+#[derive(Debug)]
+pub struct OutputError {
+    /// What failed, e.g. `creating PATH.partial-PID`, or why the path is refused.
+    pub what: String,
+    /// The file system's error.
+    pub source: io::Error,
+}
+
+impl std::fmt::Display for OutputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.what, self.source)
+    }
+}
+
+impl std::error::Error for OutputError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// An [`OutputError`] of `what` (a closure for `map_err`).
+fn io_err(what: String) -> impl FnOnce(io::Error) -> OutputError {
+    move |source| OutputError { what, source }
+}
 
 /// What was at the output path when the recording started.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,13 +99,10 @@ fn refuse_reason(path: &Path, m: &std::fs::Metadata) -> Option<String> {
 
 /// Fail if the file at `path` is one a recording must not replace (see the module
 /// doc). Called before the recording starts, and again when it is created.
-pub fn check_replaceable(path: &Path) -> Result<(), RecordError> {
+pub fn check_replaceable(path: &Path) -> Result<(), OutputError> {
     match std::fs::metadata(path) {
         Ok(m) => match refuse_reason(path, &m) {
-            Some(why) => Err(RecordError::Io(
-                why,
-                io::Error::from(io::ErrorKind::AlreadyExists),
-            )),
+            Some(why) => Err(io_err(why)(io::Error::from(io::ErrorKind::AlreadyExists))),
             None => Ok(()),
         },
         Err(_) => Ok(()),
@@ -117,8 +148,7 @@ fn identity(path: &Path) -> io::Result<Before> {
 }
 
 /// Start an output at `path`: the file to write and what finishes it.
-pub fn create(path: &Path) -> Result<(File, Pending), RecordError> {
-    let io_err = |what: String| move |e| RecordError::Io(what, e);
+pub fn create(path: &Path) -> Result<(File, Pending), OutputError> {
     check_replaceable(path)?;
     if let Ok(m) = std::fs::metadata(path)
         && !m.is_file()
@@ -176,12 +206,11 @@ impl Pending {
     /// directory lock) check the path still holds what it held at the start, keep that
     /// as `PATH.old` and rename the temporary file onto the path. Returns where the
     /// previous file was kept.
-    pub fn commit(self, f: File) -> Result<Option<PathBuf>, RecordError> {
+    pub fn commit(self, f: File) -> Result<Option<PathBuf>, OutputError> {
         let Some(temp) = &self.temp else {
             return Ok(None);
         };
         let path = &self.path;
-        let io_err = |what: String| move |e| RecordError::Io(what, e);
         f.sync_all()
             .map_err(io_err(format!("writing {}", temp.display())))?;
         drop(f);
@@ -192,22 +221,18 @@ impl Pending {
         let lock = DirLock::take(dir).map_err(io_err(format!("locking {}", dir.display())))?;
         let now = identity(path).map_err(io_err(format!("reading {}", path.display())))?;
         if now != self.before {
-            return Err(RecordError::Io(
-                format!(
-                    "{} was replaced while recording (another recording to the same path?); \
-                     this trace is kept as {}",
-                    path.display(),
-                    temp.display()
-                ),
-                io::Error::from(io::ErrorKind::AlreadyExists),
-            ));
+            return Err(io_err(format!(
+                "{} was replaced while recording (another recording to the same path?); \
+                 this trace is kept as {}",
+                path.display(),
+                temp.display()
+            ))(io::Error::from(
+                io::ErrorKind::AlreadyExists,
+            )));
         }
         let kept = crate::previous::keep(path).map_err(|e| {
             let old = crate::previous::old_path(path);
-            RecordError::Io(
-                format!("keeping {} as {}", path.display(), old.display()),
-                e,
-            )
+            io_err(format!("keeping {} as {}", path.display(), old.display()))(e)
         })?;
         std::fs::rename(temp, path).map_err(io_err(format!(
             "renaming {} to {}",
