@@ -59,6 +59,19 @@ if ! command -v go >/dev/null 2>&1; then
         { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends golang-go >/dev/null; }
 fi
 
+# Node.js runs the zoo's JavaScript workload (workloads/node) and the JIT tests: a
+# machine's own node when it has one; otherwise Debian's nodejs (18 on Debian 12 writes
+# the perf maps they read).
+if ! command -v node >/dev/null 2>&1; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "setup: node not found; install Node.js 18+ (apt-get install nodejs)" >&2
+        exit 1
+    fi
+    echo "setup: installing nodejs" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs >/dev/null ||
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs >/dev/null; }
+fi
+
 # DuckDB (from PyPI, in a virtual environment of its own) reads the Parquet tables in
 # the interoperability test of `causeway tables`: another engine must count what
 # causeway's own SQL counts.

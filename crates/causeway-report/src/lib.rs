@@ -49,6 +49,7 @@ pub mod joined;
 mod latency;
 pub mod notes;
 pub mod perfetto;
+pub mod site;
 pub mod timeline;
 mod view;
 pub mod wallclock;

@@ -2,10 +2,10 @@
 //! and samples. Shared by the report and the prompt that asks the user.
 
 use crate::format::{millis, secs};
+use crate::site::SiteNames;
 use causeway_diagnose::{BlockType, EventGraph, VertexId, VertexKind, WokenBy};
 use causeway_format::syscalls::syscall_label;
-use causeway_format::{FrameId, StackId, Tables, Timestamp};
-use causeway_model::owncode::{JIT_MODULE, jit_name};
+use causeway_format::{StackId, Tables, Timestamp};
 use causeway_model::{OwnCode, Trace};
 use causeway_stacks::FrameNamer;
 use serde::Serialize;
@@ -15,9 +15,6 @@ const FRAMES: usize = 6;
 
 /// System calls shown per vertex.
 const CALLS: usize = 8;
-
-/// The program's own frames named per site.
-const OWN_FRAMES: usize = 3;
 
 /// Where a vertex was in the program's own code, named: its innermost own frames and
 /// the library code they called.
@@ -39,63 +36,18 @@ impl SiteDoc {
     /// `slowHandler ← (anonymous) (pbkdf2Sync → kdf_pbkdf2_derive)`: the own frames,
     /// each called by the next, then the library call and the leaf.
     pub fn text(&self) -> String {
-        let mut s = self.own.join(" ← ");
-        let ctx: Vec<&str> = [self.entry.as_deref(), self.leaf.as_deref()]
-            .into_iter()
-            .flatten()
-            .collect();
-        match ctx.as_slice() {
-            [] => {}
-            [one] => s.push_str(&format!(" ({one})")),
-            [a, b] if a == b => s.push_str(&format!(" ({a})")),
-            [a, b, ..] => s.push_str(&format!(" ({a} → {b})")),
-        }
-        s
-    }
-}
-
-/// A function's name as an answer shows it: a JIT-compiled function's bare name
-/// (`(anonymous)` if it has none), a native function's without its parameter list.
-fn function_name(t: &Tables, f: FrameId) -> String {
-    let Some(frame) = t.frame(f) else {
-        return "?".to_string();
-    };
-    let sym = t.string(frame.symbol);
-    if sym.is_empty() {
-        return t.frame_text(f);
-    }
-    if t.string(frame.module) == JIT_MODULE {
-        let n = jit_name(sym);
-        return if n.function.is_empty() {
-            "(anonymous)".to_string()
-        } else {
-            n.function.to_string()
-        };
-    }
-    // C++: `ns::f(int, char**)` -> `ns::f`; thunks (`{virtual override thunk(...)}`)
-    // and operators keep their text.
-    match sym.find('(') {
-        Some(i) if i > 0 && !sym.starts_with('{') && !sym[..i].contains("operator") => {
-            sym[..i].to_string()
-        }
-        _ => sym.to_string(),
+        crate::site::text(&self.own, self.entry.as_deref(), self.leaf.as_deref())
     }
 }
 
 /// Name a program site.
 fn site_doc(t: &Tables, site: &causeway_diagnose::ProgramSite) -> Option<SiteDoc> {
     let frames = &t.stack(site.stack)?.frames;
-    let name = |i: usize| frames.get(i).map(|&f| function_name(t, f));
+    let n = SiteNames::of(t, frames, &site.own);
     Some(SiteDoc {
-        own: site
-            .own
-            .own
-            .clone()
-            .take(OWN_FRAMES)
-            .filter_map(name)
-            .collect(),
-        entry: site.own.entry.and_then(name),
-        leaf: site.own.leaf.and_then(name),
+        own: n.own,
+        entry: n.entry,
+        leaf: n.leaf,
         jit: site.own.jit,
         samples: site.samples,
     })
