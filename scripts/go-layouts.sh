@@ -1,7 +1,7 @@
 #!/bin/sh
 # The Go runtime's layouts by version, for goroutines in stripped Go binaries.
 #
-#   scripts/go-layouts.sh [VERSION...]     (default: the latest patch of 1.20 ... 1.26)
+#   scripts/go-layouts.sh [VERSION...]     (default: the latest patch of 1.19 ... 1.26)
 #
 # For each version: downloads its toolchain through the Go module proxy (GOTOOLCHAIN),
 # builds causeway-goruntime's small test program with symbols and DWARF, with
@@ -13,7 +13,7 @@
 set -eu
 
 cd "$(dirname "$0")/.."
-versions=${*:-1.20.14 1.21.13 1.22.12 1.23.12 1.24.13 1.25.14 1.26.8}
+versions=${*:-1.19.13 1.20.14 1.21.13 1.22.12 1.23.12 1.24.13 1.25.14 1.26.8}
 cargo build --release -q -p causeway-goruntime --example go-inspect
 inspect=$PWD/target/release/examples/go-inspect
 tmp=$(mktemp -d)
@@ -22,11 +22,17 @@ trap 'rm -rf "$tmp"' EXIT
 status=0
 for v in $versions; do
 	v=${v#go}
+	# Download the toolchain (through the proxy), then run it from its own root with a
+	# GOPATH of its own: go1.19 fails ("import of unknown directory") on a GOPATH
+	# whose module cache newer toolchains filled.
+	GOTOOLCHAIN="go$v" go version >/dev/null
+	root="$(go env GOMODCACHE)/golang.org/toolchain@v0.0.1-go$v.linux-amd64"
+	[ -x "$root/bin/go" ] || root=$(GOTOOLCHAIN=local go env GOROOT) # the machine's own
 	(
 		cd crates/causeway-goruntime/tests/tiny
-		export GOTOOLCHAIN="go$v" GOFLAGS=-mod=mod
-		go build -o "$tmp/full-$v" .
-		go build -ldflags='-s -w' -o "$tmp/sw-$v" .
+		export GOROOT="$root" GOPATH="$tmp/gopath" GOTOOLCHAIN=local GOFLAGS=-mod=mod
+		"$root/bin/go" build -o "$tmp/full-$v" .
+		"$root/bin/go" build -ldflags='-s -w' -o "$tmp/sw-$v" .
 	)
 	cp "$tmp/full-$v" "$tmp/strip-$v"
 	strip "$tmp/strip-$v"

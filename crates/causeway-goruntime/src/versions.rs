@@ -44,8 +44,9 @@ const fn known(minor: u32, g: [u32; 7], poll: [u32; 4], wait_reasons: usize) -> 
     }
 }
 
-/// Go 1.20 to 1.26 on amd64.
+/// Go 1.19 to 1.26 on amd64 (1.19: what Debian 12 builds its Go packages with).
 const KNOWN: &[Known] = &[
+    known(19, [152, 48, 312, 0, 160, 192, 0], [8, 24, 32, 232], 27),
     known(20, [152, 48, 312, 0, 160, 192, 0], [8, 24, 32, 232], 32),
     known(21, [152, 48, 296, 272, 160, 192, 0], [8, 32, 40, 240], 32),
     known(22, [152, 48, 296, 272, 160, 192, 0], [8, 32, 40, 240], 37),

@@ -15,14 +15,18 @@ fn tiny() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tiny")
 }
 
-/// Versions of the Go toolchains in the module cache (`go1.22.12`), for amd64.
-fn cached_toolchains() -> Vec<String> {
+/// The module cache's directory of downloaded Go toolchains.
+fn toolchain_dir() -> PathBuf {
     let out = Command::new("go")
         .args(["env", "GOMODCACHE"])
         .output()
         .expect("the go command runs (scripts/setup.sh installs it)");
-    let cache = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    let Ok(dir) = std::fs::read_dir(cache.join("golang.org")) else {
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("golang.org")
+}
+
+/// Versions of the Go toolchains in the module cache (`go1.22.12`), for amd64.
+fn cached_toolchains() -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir(toolchain_dir()) else {
         return Vec::new();
     };
     let mut versions: Vec<String> = dir
@@ -36,14 +40,26 @@ fn cached_toolchains() -> Vec<String> {
     versions
 }
 
-/// Build the small program with `toolchain` (`local`: the machine's Go).
+/// Build the small program with `toolchain` (`local`: the machine's Go). A cached
+/// toolchain runs itself, from its own root and with a GOPATH of its own (beside
+/// `out`): go1.19 fails with "import of unknown directory" on a GOPATH whose module
+/// cache newer toolchains filled, and a newer `go`'s toolchain switch keeps that one.
 fn build(toolchain: &str, ldflags: &str, out: &Path) -> Result<(), String> {
-    let o = Command::new("go")
+    let mut cmd = if toolchain == "local" {
+        Command::new("go")
+    } else {
+        let root = toolchain_dir().join(format!("toolchain@v0.0.1-{toolchain}.linux-amd64"));
+        let mut c = Command::new(root.join("bin/go"));
+        c.env("GOROOT", &root)
+            .env("GOPATH", out.with_extension("gopath"));
+        c
+    };
+    let o = cmd
         .args(["build", "-ldflags", ldflags, "-o"])
         .arg(out)
         .arg(".")
         .current_dir(tiny())
-        .env("GOTOOLCHAIN", toolchain)
+        .env("GOTOOLCHAIN", "local")
         .env("GOPROXY", "off")
         .env("GOFLAGS", "-mod=mod")
         .output()

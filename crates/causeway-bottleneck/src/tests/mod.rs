@@ -4,6 +4,7 @@ mod cascade;
 mod devices;
 mod hand;
 mod idle;
+mod jvm;
 mod knots;
 mod leaks;
 mod markers;
