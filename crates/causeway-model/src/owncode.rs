@@ -161,11 +161,8 @@ impl<'t> OwnCode<'t> {
                 FrameRole::ProgramJit
             };
         }
-        let in_exe = !module.is_empty()
-            && self
-                .exes
-                .get(&tgid)
-                .is_some_and(|e| e.contains(&module));
+        let in_exe =
+            !module.is_empty() && self.exes.get(&tgid).is_some_and(|e| e.contains(&module));
         if !in_exe {
             FrameRole::Other
         } else if goroutine && go_std_symbol(t.string(frame.symbol)) {
