@@ -16,17 +16,22 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// The census's queries: call sites of knots and sinks, ranked by hosts then waiting.
+/// A call site is where the edge's waits blocked in the program's own code
+/// (`wait_site`: its innermost own functions, with the library call as context), so
+/// that two programs blocked in the same C library call are two sites; tables written
+/// before that column, or edges whose waits never reached the program's code, fall
+/// back to the heaviest wait stack's innermost frames.
 pub const SITES_QUERY: &str = "
 SELECT kind, site, count(DISTINCT host) AS hosts, count(DISTINCT trace_id) AS traces,
        sum(weight_ns) AS waiting_ns
 FROM (
-    SELECT 'knot' AS kind, e.wait_stack AS site, e.host, e.trace_id, e.weight_ns
-    FROM bottleneck_edges e WHERE e.knot IS NOT NULL AND e.wait_stack IS NOT NULL
+    SELECT 'knot' AS kind, coalesce(e.wait_site, e.wait_stack) AS site, e.host, e.trace_id, e.weight_ns
+    FROM bottleneck_edges e WHERE e.knot IS NOT NULL AND coalesce(e.wait_site, e.wait_stack) IS NOT NULL
     UNION ALL
-    SELECT 'sink' AS kind, e.wait_stack AS site, e.host, e.trace_id, e.weight_ns
+    SELECT 'sink' AS kind, coalesce(e.wait_site, e.wait_stack) AS site, e.host, e.trace_id, e.weight_ns
     FROM bottleneck_edges e
     JOIN sinks s ON s.trace_id = e.trace_id AND s.host = e.host AND s.vertex = e.to_vertex
-    WHERE NOT s.background AND e.wait_stack IS NOT NULL
+    WHERE NOT s.background AND coalesce(e.wait_site, e.wait_stack) IS NOT NULL
 )
 GROUP BY kind, site
 ORDER BY hosts DESC, waiting_ns DESC, site";
@@ -37,16 +42,16 @@ ORDER BY hosts DESC, waiting_ns DESC, site";
 /// traces with no sink have one), and the branches never share a group (the kind
 /// differs), so the merge gives the same rows.
 const BRANCH_QUERIES: [&str; 2] = [
-    "SELECT 'knot' AS kind, e.wait_stack AS site, count(DISTINCT e.host) AS hosts,
+    "SELECT 'knot' AS kind, coalesce(e.wait_site, e.wait_stack) AS site, count(DISTINCT e.host) AS hosts,
             count(DISTINCT e.trace_id) AS traces, sum(e.weight_ns) AS waiting_ns
-     FROM bottleneck_edges e WHERE e.knot IS NOT NULL AND e.wait_stack IS NOT NULL
-     GROUP BY e.wait_stack",
-    "SELECT 'sink' AS kind, e.wait_stack AS site, count(DISTINCT e.host) AS hosts,
+     FROM bottleneck_edges e WHERE e.knot IS NOT NULL AND coalesce(e.wait_site, e.wait_stack) IS NOT NULL
+     GROUP BY coalesce(e.wait_site, e.wait_stack)",
+    "SELECT 'sink' AS kind, coalesce(e.wait_site, e.wait_stack) AS site, count(DISTINCT e.host) AS hosts,
             count(DISTINCT e.trace_id) AS traces, sum(e.weight_ns) AS waiting_ns
      FROM bottleneck_edges e
      JOIN sinks s ON s.trace_id = e.trace_id AND s.host = e.host AND s.vertex = e.to_vertex
-     WHERE NOT s.background AND e.wait_stack IS NOT NULL
-     GROUP BY e.wait_stack",
+     WHERE NOT s.background AND coalesce(e.wait_site, e.wait_stack) IS NOT NULL
+     GROUP BY coalesce(e.wait_site, e.wait_stack)",
 ];
 
 /// Each host's histogram of blocked waits (log2 bins, summed over its traces).
@@ -60,7 +65,9 @@ GROUP BY host, from_ns ORDER BY host, from_ns";
 pub struct Site {
     /// `knot` (a wait inside a knot) or `sink` (a wait for a sink).
     pub kind: String,
-    /// The wait stack, outermost frame first, `;`-joined.
+    /// Where the waits blocked in the program's own code (`slowHandler ← (anonymous)
+    /// (pbkdf2Sync → kdf_pbkdf2_derive)`), or, failing that, the wait stack, outermost
+    /// frame first, `;`-joined.
     pub site: String,
     /// Hosts whose recordings show it.
     pub hosts: i64,

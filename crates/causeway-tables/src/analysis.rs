@@ -20,6 +20,7 @@ fn list(b: &mut ListBuilder<Int64Builder>, v: &[u64]) {
 /// to analyse.
 pub fn bottleneck(
     rows: Option<&BottleneckRows>,
+    sites: Option<&[Option<String>]>,
     out: &mut PartitionWriter,
 ) -> Result<(), TablesError> {
     let empty = BottleneckRows::default();
@@ -49,6 +50,10 @@ pub fn bottleneck(
             .append_option(x.wait_stack.as_ref().map(|s| s.join(";")));
         e.waker_stack
             .append_option(x.waker_stack.as_ref().map(|s| s.join(";")));
+        let site = sites
+            .and_then(|s| s.get(x.id as usize))
+            .and_then(|s| s.as_deref());
+        e.wait_site.append_option(site);
         out.flush_full(&mut e)?;
     }
     out.flush(&mut e)?;

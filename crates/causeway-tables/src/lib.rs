@@ -18,6 +18,7 @@ mod error;
 mod events;
 mod model;
 pub mod schema;
+pub mod sites;
 mod writer;
 
 pub use error::TablesError;
@@ -41,6 +42,9 @@ pub struct Analyses<'a> {
     pub latency: Option<&'a Profiles>,
     /// The culprit chain of the longest stall, if the diagnosis ran and found one.
     pub diagnosis: Option<&'a [ChainRow]>,
+    /// The program's own frames where each bottleneck edge's waits blocked, by edge id
+    /// ([`sites::wait_sites`]).
+    pub wait_sites: Option<&'a [Option<String>]>,
 }
 
 /// What was written for one trace.
@@ -150,7 +154,7 @@ impl TraceTables {
             bottleneck: analyses.bottleneck.map(|b| b.summary.as_str()),
         };
         model::traces(trace, &row, out)?;
-        analysis::bottleneck(analyses.bottleneck, out)?;
+        analysis::bottleneck(analyses.bottleneck, analyses.wait_sites, out)?;
         analysis::latency(analyses.latency, trace.tables(), out)?;
         analysis::diagnosis(analyses.diagnosis.unwrap_or_default(), out)?;
         let (dir, tables) = self.out.finish()?;

@@ -30,24 +30,30 @@ pub fn write(path: &Path, root: &Path, host: Option<&str>, analyses: bool) -> Re
     })?;
     // The analyses read the finished model only, so they run beside the writing of
     // the model's tables (the two largest costs of a conversion, on separate cores).
-    let (written, (bottleneck, latency, chain)) = std::thread::scope(|s| {
+    let (written, (bottleneck, sites, latency, chain)) = std::thread::scope(|s| {
         let analysing = analyses.then(|| {
             s.spawn(|| {
                 // One view for both graph analyses: goroutines stand in for their threads.
                 let view = loaded::goroutine_view(&trace);
                 let analysed = view.as_ref().unwrap_or(&trace);
-                let rows = loaded::bottleneck_in(analysed).map(|v| v.rows());
+                let opts = causeway_bottleneck::Options::default();
+                let found = causeway_bottleneck::analyze_with_waits(analysed, &opts).ok();
+                let (rows, sites) = found.map_or((None, None), |(f, waits)| {
+                    let rows = causeway_report::BottleneckView::new(&f).rows();
+                    let sites = causeway_tables::sites::wait_sites(analysed, &f, &waits);
+                    (Some(rows), Some(sites))
+                });
                 let opts = causeway_latency::Options::default();
                 let profiles = causeway_latency::analyze(&trace, &calls.finish(), &opts).ok();
                 let syscalls = extras.finish().syscalls;
                 let (diagnosis, _) = loaded::auto_diagnosis_of(analysed, &syscalls, None);
-                (rows, profiles, diagnosis.map(|d| d.chain_rows()))
+                (rows, sites, profiles, diagnosis.map(|d| d.chain_rows()))
             })
         });
         let written = out.write_model(&trace);
         let results = match analysing {
             Some(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
-            None => (None, None, None),
+            None => (None, None, None, None),
         };
         (written, results)
     });
@@ -57,6 +63,7 @@ pub fn write(path: &Path, root: &Path, host: Option<&str>, analyses: bool) -> Re
         bottleneck: bottleneck.as_ref(),
         latency: latency.as_ref(),
         diagnosis: chain.as_deref(),
+        wait_sites: sites.as_deref(),
     };
     out.finish(&trace, path, done).with_context(context)
 }
