@@ -128,6 +128,20 @@ impl Flow {
         }
     }
 
+    /// The same connection as seen through a socket of the other IP family: an IPv4
+    /// peer of a dual-stack server (a socket on `[::]`, Go's and Java's default) has an
+    /// AF_INET socket while the server's is AF_INET6, and the trace stores both ends
+    /// IPv4-mapped, so only the family differs. `None` unless both ends are IPv4.
+    pub fn other_ip_family(&self) -> Option<Flow> {
+        let v4 = |e: &Endpoint| e.ip().is_ipv4();
+        let family = match self.family {
+            SockFamily::INET => SockFamily::INET6,
+            SockFamily::INET6 => SockFamily::INET,
+            _ => return None,
+        };
+        (v4(&self.local) && v4(&self.remote)).then_some(Flow { family, ..*self })
+    }
+
     /// Short text: `tcp 127.0.0.1:5000 -> 127.0.0.1:41230`, `unix stream`.
     pub fn label(&self) -> String {
         if self.family.is_ip() {

@@ -74,7 +74,13 @@ pub fn pair(scans: &[Scan], coarse: &[i64]) -> Pairing {
         let mut joined: FxHashSet<Flow> = FxHashSet::default();
         let mut alone: FxHashSet<Flow> = FxHashSet::default();
         for a in &s.arrivals {
-            let back = a.flow.reversed();
+            // A dual-stack server's IPv4 peers: the other family (`other_ip_family`).
+            let reversed = a.flow.reversed();
+            let back = if owner.contains_key(&reversed) {
+                reversed
+            } else {
+                reversed.other_ip_family().unwrap_or(reversed)
+            };
             let Some(&from) = owner.get(&back).filter(|&&h| h as usize != to) else {
                 alone.insert(a.flow);
                 continue;

@@ -169,6 +169,11 @@ pub(crate) fn candidates<'a>(
     if let Some(v) = sends.get(&back) {
         return Some(v);
     }
+    // A dual-stack server's IPv4 clients (`Flow::other_ip_family`): without this the
+    // Caddy server of the realworld cases never sent a byte its clients read.
+    if let Some(v) = back.other_ip_family().and_then(|f| sends.get(&f)) {
+        return Some(v);
+    }
     if flow.proto == SockProto::UDP || flow.family == causeway_format::SockFamily::UNIX {
         let v4_any = causeway_format::Endpoint::v4([0; 4], 0);
         for remote in [v4_any, causeway_format::Endpoint::default()] {
@@ -221,6 +226,36 @@ mod tests {
         // Sequence numbers wrap.
         let wrap = [send(10, 9, 16, Some(8))];
         assert!(matching_send(&wrap, &ready(11, 9, Some(8)), true).is_some());
+    }
+
+    #[test]
+    fn a_dual_stack_servers_sends_reach_its_ipv4_clients() {
+        use causeway_format::{Endpoint, SockFamily, SockProto};
+        let (client, server) = (
+            Endpoint::v4([127, 0, 0, 1], 40108),
+            Endpoint::v4([127, 0, 0, 1], 18080),
+        );
+        // The client's socket is AF_INET; the server's, accepted on `[::]`, AF_INET6.
+        let at_client = Flow {
+            family: SockFamily::INET,
+            proto: SockProto::TCP,
+            local: client,
+            remote: server,
+        };
+        let from_server = Flow {
+            family: SockFamily::INET6,
+            ..at_client.reversed()
+        };
+        let mut sends = FxHashMap::default();
+        sends.insert(from_server, vec![send(100, 7, 64, Some(1000))]);
+        let found = candidates(&sends, &at_client).expect("the server's sends");
+        assert_eq!(found[0].tid, Tid(7));
+        // Another port is another connection.
+        let other = Flow {
+            remote: Endpoint::v4([127, 0, 0, 1], 18081),
+            ..at_client
+        };
+        assert!(candidates(&sends, &other).is_none());
     }
 
     #[test]
