@@ -13,9 +13,10 @@
 //! Rule: a thread of a process that runs HotSpot (a frame in `libjvm.so`) is the
 //! runtime's when its stacks run one of HotSpot's own thread loops right inside the
 //! thread's start routine ([`RUNTIME_LOOPS`]: what the thread is, whatever it is
-//! called), or is the launcher's first thread, or, when none of
-//! its stacks says (no stack, or only frames of a wait), its name is one HotSpot and
-//! the JDK give their own threads ([`RUNTIME_NAMES`], a hint). Such threads are no
+//! called), or is the launcher's first thread, or its name is one HotSpot and the JDK
+//! give their own threads ([`RUNTIME_NAMES`]: a hint for the threads whose stacks do
+//! not show their loop, the JDK's threads that run Java code, threads with no stack
+//! recorded; a program names its own threads otherwise). Such threads are no
 //! vertex of their own: the waits they end, in their own process, point to one
 //! pseudo-vertex per process, the runtime's *pauses* (safepoints, collections,
 //! compilations waited for), and their own waits are left out. The pause vertex is
