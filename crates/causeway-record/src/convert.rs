@@ -167,6 +167,10 @@ impl Converter {
         };
         c.stacks.glue = crate::stacks::KernelGlue::load();
         c.unwinder.set_memo(opts.unwind_memo);
+        // Java frames: compiled code has no frame pointers and no unwind tables, so the
+        // JVM's own description of its frames is read from each JVM recorded.
+        c.unwinder
+            .add_runtime(Box::new(causeway_jvm::HotSpot::default()));
         c
     }
 
@@ -178,6 +182,11 @@ impl Converter {
         if hits > 0 {
             self.counters
                 .insert("user_stack_unwinds_memoized".to_owned(), hits);
+        }
+        for (name, v) in self.unwinder.runtime_counters() {
+            if v > 0 {
+                self.counters.insert(name.to_owned(), v);
+            }
         }
         let n = self.copies_prev.len() as u64;
         if n > 0 {
@@ -290,6 +299,7 @@ impl Converter {
             mappings: &self.mappings,
             strings: &self.strings,
             jit_at_exit: &self.jit_at_exit,
+            frame_names: &self.unwinder,
         }
     }
 
@@ -308,6 +318,11 @@ impl Converter {
             let t = crate::jitmap::read_tables(tgid, &mapped);
             self.jit_at_exit.insert(tgid, t);
         }
+    }
+
+    /// What the walkers of runtimes' frames could not do, one sentence each.
+    pub fn runtime_warnings(&self) -> Vec<String> {
+        self.unwinder.runtime_warnings()
     }
 
     /// Add a process row and remember it as the process's latest.
@@ -471,7 +486,11 @@ impl Converter {
                     }
                     leaf = u.frames.first() == Some(&copy.ip);
                     st.user = u.frames;
-                    if !u.unmapped && self.kmemo_on && self.kmemo.wants(tgid, &copy) {
+                    if !u.unmapped
+                        && !u.provisional
+                        && self.kmemo_on
+                        && self.kmemo.wants(tgid, &copy)
+                    {
                         offer = Some((copy, u.end));
                     }
                     u.end

@@ -142,6 +142,9 @@ pub struct Summary {
     pub watched: Option<(u64, u8)>,
     /// Go programs recorded, by process, and whether their goroutines were followed.
     pub go: Vec<(u32, crate::gotrack::GoOutcome)>,
+    /// What the walkers of runtimes' frames (the JVM's) could not do, one sentence
+    /// each.
+    pub runtime_warnings: Vec<String>,
 }
 
 enum Sink {
@@ -706,6 +709,7 @@ impl Session {
                 .collect(),
             jvms_asked: self.symbols.jvms_asked.clone(),
             go: self.go.outcomes.clone(),
+            runtime_warnings: self.conv.runtime_warnings(),
             watched,
         })
     }

@@ -61,6 +61,10 @@ pub struct StackSources<'a> {
     pub strings: &'a dyn PathLookup,
     /// JIT tables read when their processes exited.
     pub jit_at_exit: &'a HashMap<u32, JitTable>,
+    /// Names of the frames runtime walkers reported while unwinding (a JVM's
+    /// compiled and interpreted methods, read from the live process): first choice
+    /// for code outside the mapped files, before perf maps and jitdump files.
+    pub frame_names: &'a dyn causeway_unwind::FrameNames,
 }
 
 impl<'a> StackSources<'a> {

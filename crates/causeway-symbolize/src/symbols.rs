@@ -81,6 +81,9 @@ impl Symbols {
         if self.jit_mode == JitSymbols::Off {
             return None;
         }
+        if let Some(name) = conv.frame_names.frame_name(tgid, addr) {
+            return Some(name);
+        }
         if let Some(t) = conv.jit_at_exit.get(&tgid) {
             return t.lookup(addr).map(str::to_string);
         }
@@ -362,6 +365,7 @@ mod tests {
             mappings: &mappings,
             strings: &paths,
             jit_at_exit: &jit_at_exit,
+            frame_names: &causeway_unwind::NoFrameNames,
         };
         let mut syms = Symbols::new(Some(Vec::new()));
         let names = syms.names(conv, StackId(0));

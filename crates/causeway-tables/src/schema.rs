@@ -341,7 +341,7 @@ table! {
         knot: I64 = "Rank of the knot it is in, if any.",
         wait_stack: Str = "The heaviest wait stack, root first (user frames from the outermost, then kernel frames), `;`-joined.",
         waker_stack: Str = "The heaviest waker stack, root first, `;`-joined.",
-        wait_site: Str = "Where its direct waits blocked in the program's own code, the heaviest such place: the program's innermost functions (JIT-compiled code named from perf maps when the stack has any, else the executable's), innermost first, ` ← `-joined, then in parentheses the library call they made and the innermost function (`slowHandler ← (anonymous) (pbkdf2Sync → kdf_pbkdf2_derive)`); NULL when no direct wait's stack reached the program's code.",
+        wait_site: Str = "Where its direct waits blocked in the program's own code, the heaviest such place: the program's innermost functions (JIT-compiled code named from the JVM or perf maps when the stack has any, else the executable's), innermost first, ` ← `-joined, then in parentheses the library call they made and the innermost function (`slowHandler ← (anonymous) (pbkdf2Sync → kdf_pbkdf2_derive)`); NULL when no direct wait's stack reached the program's code.",
     }
 }
 

@@ -15,6 +15,10 @@
 //! recognize the same stack from that alone, so a stack is copied and unwound here only
 //! the first time a thread stops at a place.
 
+mod runtime;
+
+pub use runtime::{FrameNames, FrameRegs, NoFrameNames, RuntimeFrames, RuntimeStep};
+
 use causeway_procfs::elf::{Elf, Segment, segments};
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{Error as HopError, ExplicitModuleSectionInfo, FrameAddress, Module, Unwinder};
@@ -225,6 +229,10 @@ pub struct Unwound {
     /// or scope, or the unwind data said there is no caller. Any copy from the same
     /// start holding the same words then unwinds the same, however long it is.
     pub extent_free: bool,
+    /// The walk met a runtime's code that could not be read yet (a JVM still
+    /// starting): another copy of the same stack may unwind further later, so this
+    /// unwind is not remembered, here or by the kernel's memo.
+    pub provisional: bool,
 }
 
 /// Which unwound frames a scoped mode keeps (Uscope's modes, as the BPF walk applies
@@ -239,6 +247,8 @@ struct Scope<'a> {
     unmapped: bool,
     /// The end of the walk depended on the copy's extent or flags.
     extent_used: bool,
+    /// A runtime's code could not be read yet.
+    provisional: bool,
 }
 
 impl Scope<'_> {
@@ -277,6 +287,13 @@ impl Scope<'_> {
                 true
             }
         }
+    }
+
+    /// Does `addr` lie in a named mapping: a file (code with unwind tables or
+    /// symbols) or the kernel's (`[vdso]`)? Anonymous memory is a runtime's JIT code.
+    fn in_file(&self, addr: u64) -> bool {
+        self.mapping(addr)
+            .is_some_and(|i| !self.maps[i].path.is_empty())
     }
 
     fn done(&self, kept: usize) -> bool {
@@ -369,6 +386,8 @@ pub struct DwarfUnwinder {
     cache: CacheX86_64,
     memo_hits: u64,
     memo_off: bool,
+    /// Walkers of runtimes' own frames (JIT code, interpreters), asked in order.
+    runtimes: Vec<Box<dyn RuntimeFrames>>,
 }
 
 impl std::fmt::Debug for DwarfUnwinder {
@@ -388,6 +407,7 @@ impl Default for DwarfUnwinder {
             cache: CacheX86_64::new(),
             memo_hits: 0,
             memo_off: false,
+            runtimes: Vec::new(),
         }
     }
 }
@@ -438,6 +458,32 @@ impl DwarfUnwinder {
     /// Forget a process (it exited).
     pub fn forget(&mut self, tgid: u32) {
         self.procs.remove(&tgid);
+        for r in &mut self.runtimes {
+            r.forget(tgid);
+        }
+    }
+
+    /// Add a walker for a runtime's own frames: asked about every frame that lies
+    /// outside the files a process maps, before the frame-pointer fallback.
+    pub fn add_runtime(&mut self, r: Box<dyn RuntimeFrames>) {
+        self.runtimes.push(r);
+    }
+
+    /// What the runtime walkers could not do, one sentence each.
+    pub fn runtime_warnings(&self) -> Vec<String> {
+        self.runtimes.iter().flat_map(|r| r.warnings()).collect()
+    }
+
+    /// The runtime walkers' counters, summed by name.
+    pub fn runtime_counters(&self) -> Vec<(&'static str, u64)> {
+        let mut out: Vec<(&'static str, u64)> = Vec::new();
+        for (k, v) in self.runtimes.iter().flat_map(|r| r.counters()) {
+            match out.iter_mut().find(|(n, _)| *n == k) {
+                Some(e) => e.1 += v,
+                None => out.push((k, v)),
+            }
+        }
+        out
     }
 
     /// Unwind one copied stack, keeping the frames `mode` wants, at most `depth`.
@@ -448,16 +494,17 @@ impl DwarfUnwinder {
         mode: StackMode,
         depth: usize,
     ) -> Unwound {
+        let rt = &mut self.runtimes;
         let p = match self.procs.get_mut(&tgid) {
             Some(p) if !self.memo_off => p,
             Some(p) => {
-                let (u, m) = (&p.unwinder, &p.maps);
-                return unwind_with(u, m, &mut self.cache, copy, copy.bp, (mode, depth), None);
+                let w = Walker::of(&p.unwinder, &p.maps, tgid, rt);
+                return unwind_with(w, &mut self.cache, copy, copy.bp, (mode, depth), None);
             }
             None => {
                 let unwinder = UnwinderX86_64::<Bytes>::new();
-                let c = &mut self.cache;
-                return unwind_with(&unwinder, &[], c, copy, copy.bp, (mode, depth), None);
+                let w = Walker::of(&unwinder, &[], tgid, rt);
+                return unwind_with(w, &mut self.cache, copy, copy.bp, (mode, depth), None);
             }
         };
         let key = MemoKey::of(copy, mode, depth);
@@ -469,8 +516,7 @@ impl DwarfUnwinder {
         }
         let mut reads = Vec::new();
         let result = unwind_with(
-            &p.unwinder,
-            &p.maps,
+            Walker::of(&p.unwinder, &p.maps, tgid, rt),
             &mut self.cache,
             copy,
             copy.bp,
@@ -487,14 +533,17 @@ impl DwarfUnwinder {
         );
         let poison = if copy.bp == 0 { 1 } else { 0 };
         let bp = if ended_clean && {
-            let (u, m) = (&p.unwinder, &p.maps);
-            let other = unwind_with(u, m, &mut self.cache, copy, poison, (mode, depth), None);
+            let w = Walker::of(&p.unwinder, &p.maps, tgid, rt);
+            let other = unwind_with(w, &mut self.cache, copy, poison, (mode, depth), None);
             other.frames == result.frames && other.end == result.end
         } {
             None
         } else {
             Some(copy.bp)
         };
+        if result.provisional {
+            return result;
+        }
         if p.memo.entries.len() >= MEMO_MAX {
             p.memo.entries.clear();
         }
@@ -542,6 +591,12 @@ impl DwarfUnwinder {
     }
 }
 
+impl FrameNames for DwarfUnwinder {
+    fn frame_name(&self, tgid: u32, addr: u64) -> Option<String> {
+        self.runtimes.iter().find_map(|r| r.name(tgid, addr))
+    }
+}
+
 /// The 8-byte word at `addr` in the copied window.
 fn read_word(copy: &StackCopy, addr: u64) -> Result<u64, ()> {
     let off = addr.checked_sub(copy.sp).ok_or(())? as usize;
@@ -552,10 +607,34 @@ fn read_word(copy: &StackCopy, addr: u64) -> Result<u64, ()> {
     Ok(u64::from_le_bytes(b.try_into().map_err(|_| ())?))
 }
 
+/// What one unwind walks with: a process's modules and mappings, and the runtime
+/// walkers.
+struct Walker<'a> {
+    unwinder: &'a UnwinderX86_64<Bytes>,
+    maps: &'a [CodeMapping],
+    tgid: u32,
+    runtimes: &'a mut [Box<dyn RuntimeFrames>],
+}
+
+impl<'a> Walker<'a> {
+    fn of(
+        unwinder: &'a UnwinderX86_64<Bytes>,
+        maps: &'a [CodeMapping],
+        tgid: u32,
+        runtimes: &'a mut [Box<dyn RuntimeFrames>],
+    ) -> Walker<'a> {
+        Walker {
+            unwinder,
+            maps,
+            tgid,
+            runtimes,
+        }
+    }
+}
+
 /// Unwind `copy` with these modules; `reads` collects the words read.
 fn unwind_with(
-    unwinder: &UnwinderX86_64<Bytes>,
-    maps: &[CodeMapping],
+    w: Walker<'_>,
     cache: &mut CacheX86_64,
     copy: &StackCopy,
     bp: u64,
@@ -565,24 +644,41 @@ fn unwind_with(
     let mut scope = Scope {
         mode,
         depth,
-        maps,
+        maps: w.maps,
         used: Vec::new(),
         app_seen: false,
         unmapped: false,
         extent_used: false,
+        provisional: false,
     };
     let mut frames = Vec::new();
-    let end = walk(unwinder, cache, copy, bp, &mut scope, &mut frames, reads);
+    let end = walk(w, cache, copy, bp, &mut scope, &mut frames, reads);
     Unwound {
         frames,
         end,
         unmapped: scope.unmapped,
         extent_free: !scope.extent_used,
+        provisional: scope.provisional,
     }
 }
 
+/// What the first runtime walker that knows the frame makes of it.
+fn ask_runtimes(
+    w: &mut Walker<'_>,
+    at: FrameRegs,
+    read: &mut dyn FnMut(u64) -> Result<u64, ()>,
+) -> RuntimeStep {
+    for r in w.runtimes.iter_mut() {
+        let step = r.step(w.tgid, at, read);
+        if step != RuntimeStep::NotMine {
+            return step;
+        }
+    }
+    RuntimeStep::NotMine
+}
+
 fn walk(
-    unwinder: &UnwinderX86_64<Bytes>,
+    mut w: Walker<'_>,
     cache: &mut CacheX86_64,
     copy: &StackCopy,
     bp: u64,
@@ -609,19 +705,56 @@ fn walk(
                 UnwindEnd::Depth
             };
         }
-        let a = match addr {
-            FrameAddress::InstructionPointer(a) => a,
-            FrameAddress::ReturnAddress(a) => a.get(),
+        let (a, leaf) = match addr {
+            FrameAddress::InstructionPointer(a) => (a, true),
+            FrameAddress::ReturnAddress(a) => (a.get(), false),
+        };
+        let sp = regs.sp();
+        // Code outside the process's files: a runtime's walker may know its frame.
+        let runtime = if scope.in_file(a) {
+            RuntimeStep::NotMine
+        } else {
+            let at = FrameRegs {
+                ip: a,
+                sp,
+                bp: regs.bp(),
+                leaf,
+            };
+            ask_runtimes(&mut w, at, &mut read)
         };
         if scope.keep(a) {
-            frames.push(a);
+            frames.push(runtime.report().unwrap_or(a));
         }
         // As framehop's iterator: a full budget stops before the next step.
         if scope.done(frames.len()) {
             continue;
         }
-        let sp = regs.sp();
-        let step = unwinder.unwind_frame(addr, &mut regs, cache, &mut read);
+        match runtime {
+            RuntimeStep::NotMine => {}
+            RuntimeStep::Caller { caller, .. } => {
+                if caller.ip == 0 {
+                    return UnwindEnd::Complete;
+                }
+                if caller.sp <= sp {
+                    return UnwindEnd::NoProgress;
+                }
+                regs = UnwindRegsX86_64::new(caller.ip, caller.sp, caller.bp);
+                addr = FrameAddress::ReturnAddress(
+                    std::num::NonZeroU64::new(caller.ip).expect("checked above"),
+                );
+                continue;
+            }
+            RuntimeStep::Stuck { .. } => {
+                scope.extent_used = true;
+                return UnwindEnd::NoProgress;
+            }
+            RuntimeStep::NotYet { .. } => {
+                scope.extent_used = true;
+                scope.provisional = true;
+                return UnwindEnd::NoProgress;
+            }
+        }
+        let step = w.unwinder.unwind_frame(addr, &mut regs, cache, &mut read);
         let err = match step {
             Ok(None) => return UnwindEnd::Complete,
             Ok(Some(ret)) => match FrameAddress::from_return_address(ret) {
@@ -786,5 +919,80 @@ mod tests {
         let mut moved = copy.clone();
         moved.data[8..16].copy_from_slice(&0x5100u64.to_le_bytes());
         assert_eq!(u.basis(7, &moved, StackMode::All, 32), None);
+    }
+
+    /// A runtime walker that cannot read its runtime until `ready` is set, then
+    /// steps every frame at 0x4000 by frame pointers.
+    struct Starting {
+        ready: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    }
+
+    impl RuntimeFrames for Starting {
+        fn step(
+            &mut self,
+            _: u32,
+            regs: FrameRegs,
+            read: &mut dyn FnMut(u64) -> Result<u64, ()>,
+        ) -> RuntimeStep {
+            if regs.ip != 0x4000 {
+                return RuntimeStep::NotMine;
+            }
+            if !self.ready.load(std::sync::atomic::Ordering::Relaxed) {
+                return RuntimeStep::NotYet { report: regs.ip };
+            }
+            let (Ok(ip), Ok(bp)) = (read(regs.bp + 8), read(regs.bp)) else {
+                return RuntimeStep::Stuck { report: regs.ip };
+            };
+            let caller = FrameRegs {
+                ip,
+                sp: regs.bp + 16,
+                bp,
+                leaf: false,
+            };
+            RuntimeStep::Caller {
+                report: 0x9999,
+                caller,
+            }
+        }
+        fn name(&self, _: u32, addr: u64) -> Option<String> {
+            (addr == 0x9999).then(|| "runtime frame".into())
+        }
+        fn counters(&self) -> Vec<(&'static str, u64)> {
+            Vec::new()
+        }
+        fn forget(&mut self, _: u32) {}
+    }
+
+    #[test]
+    fn an_unwind_through_a_runtime_not_yet_readable_is_not_remembered() {
+        let ready = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mut u = DwarfUnwinder::default();
+        u.add_runtime(Box::new(Starting {
+            ready: ready.clone(),
+        }));
+        // The leaf at 0x4000 lies in anonymous memory: the runtime's.
+        u.set_mappings(
+            7,
+            vec![CodeMapping {
+                start: 0x4000,
+                end: 0x5000,
+                offset: 0,
+                path: String::new(),
+                program: false,
+            }],
+        );
+        let copy = chain_copy(copy_flags::TOP);
+        let early = u.unwind(7, &copy, StackMode::All, 32);
+        assert_eq!(early.frames, vec![0x4000]);
+        assert_eq!(early.end, UnwindEnd::NoProgress);
+        assert!(early.provisional);
+        assert_eq!(u.basis(7, &copy, StackMode::All, 32), None, "remembered");
+        ready.store(true, std::sync::atomic::Ordering::Relaxed);
+        let later = u.unwind(7, &copy, StackMode::All, 32);
+        assert_eq!(later.frames, vec![0x9999, 0x5000, 0x6000]);
+        assert_eq!(later.end, UnwindEnd::Complete);
+        assert!(!later.provisional);
+        assert_eq!(u.frame_name(7, 0x9999).as_deref(), Some("runtime frame"));
+        assert!(u.basis(7, &copy, StackMode::All, 32).is_some());
     }
 }

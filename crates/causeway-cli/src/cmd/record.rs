@@ -309,6 +309,12 @@ fn print_text_summary(s: &Summary) {
     if let Some(line) = jit_line(s) {
         eprintln!("causeway: {line}");
     }
+    if let Some(line) = jvm_line(s) {
+        eprintln!("causeway: {line}");
+    }
+    for w in &s.runtime_warnings {
+        eprintln!("causeway: warning: {w}");
+    }
     for line in go_lines(s) {
         eprintln!("causeway: {line}");
     }
@@ -343,8 +349,26 @@ fn jit_line(s: &Summary) -> Option<String> {
         ""
     };
     Some(format!(
-        "JIT code: {named} of {} addresses named from perf maps and jitdump files{asked}{hint}",
+        "JIT code: {named} of {} addresses named (from the JVM's own structures, perf maps and jitdump files){asked}{hint}",
         named + unnamed
+    ))
+}
+
+/// One line on Java frames walked from the JVMs' own frame layout (compiled and
+/// interpreted methods, the VM's stubs) and how many could not be stepped out of.
+fn jvm_line(s: &Summary) -> Option<String> {
+    let get = |k: &str| s.counters.get(k).copied().unwrap_or(0);
+    let (c, i, st) = (
+        get("jvm_frames_compiled"),
+        get("jvm_frames_interpreted"),
+        get("jvm_frames_stub"),
+    );
+    if c + i + st == 0 {
+        return None;
+    }
+    Some(format!(
+        "Java frames walked from the JVM's code cache: {c} compiled, {i} interpreted, {st} VM stubs; {} could not be stepped out of",
+        get("jvm_frames_stuck")
     ))
 }
 
@@ -528,6 +552,7 @@ mod tests {
             counters: Default::default(),
             jvms_asked: Vec::new(),
             go: Vec::new(),
+            runtime_warnings: Vec::new(),
             watched: None,
         }
     }

@@ -40,7 +40,11 @@ fn frame_names(out: &mut String, r: &InfoReport) {
         n.unnamed_anonymous
     );
     if n.jit_named > 0 {
-        let _ = write!(out, "; {} JIT frames named from perf maps", n.jit_named);
+        let _ = write!(
+            out,
+            "; {} JIT frames named (the JVM's own structures, perf maps, jitdump files)",
+            n.jit_named
+        );
     }
     if n.unnamed_anonymous > 0 {
         let _ = write!(
