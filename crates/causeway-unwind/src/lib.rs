@@ -419,17 +419,29 @@ impl DwarfUnwinder {
     }
 
     /// Replace a process's executable mappings (after exec or new mmaps): modules are
-    /// added for new mappings and dropped for ones that are gone. Returns whether they
-    /// changed (the process's remembered unwinds are then forgotten).
+    /// added for new mappings and dropped for ones that are gone. Returns whether the
+    /// mapped files changed (the process's remembered unwinds are then forgotten); a
+    /// change of anonymous memory alone forgets only the unwinds that met an address
+    /// outside every mapping.
     pub fn set_mappings(&mut self, tgid: u32, maps: Vec<CodeMapping>) -> bool {
         let p = self.procs.entry(tgid).or_insert_with(|| Process {
             unwinder: UnwinderX86_64::new(),
             maps: Vec::new(),
             memo: Memo::default(),
         });
-        let changed = p.maps != maps;
+        // A JIT's code memory grows and moves all the time (a JVM commits its code
+        // heap as it compiles): that changes no file's unwind tables, so only the
+        // unwinds that met an address outside every mapping are forgotten then. Were
+        // all of them forgotten, the kernel's memo would be too, and every stack of a
+        // busy JVM copied again after each growth (bursts that overran the buffers).
+        let files = |m: &[CodeMapping]| -> Vec<CodeMapping> {
+            m.iter().filter(|m| !m.path.is_empty()).cloned().collect()
+        };
+        let changed = p.maps != maps && files(&p.maps) != files(&maps);
         if changed {
             p.memo.entries.clear();
+        } else if p.maps != maps {
+            p.memo.entries.retain(|_, e| !e.result.unmapped);
         }
         for old in &p.maps {
             if !maps.contains(old) {
@@ -994,5 +1006,36 @@ mod tests {
         assert!(!later.provisional);
         assert_eq!(u.frame_name(7, 0x9999).as_deref(), Some("runtime frame"));
         assert!(u.basis(7, &copy, StackMode::All, 32).is_some());
+    }
+
+    #[test]
+    fn a_jit_growing_its_code_memory_keeps_the_remembered_unwinds() {
+        let copy = chain_copy(copy_flags::TOP);
+        // The frames (0x4000-0x6000) lie in the JIT's code memory.
+        let anon = |end| CodeMapping {
+            start: 0x4000,
+            end,
+            offset: 0,
+            path: String::new(),
+            program: false,
+        };
+        let mut u = DwarfUnwinder::default();
+        u.set_mappings(7, vec![anon(0x7000)]);
+        let first = u.unwind(7, &copy, StackMode::All, 32);
+        // The code memory grew: no file changed, the unwind is still remembered.
+        assert!(!u.set_mappings(7, vec![anon(0x9000)]));
+        assert_eq!(u.unwind(7, &copy, StackMode::All, 32), first);
+        assert_eq!(u.memo_hits(), 1);
+        // A file mapped: every remembered unwind is forgotten.
+        let file = CodeMapping {
+            start: 0x40_0000,
+            end: 0x50_0000,
+            offset: 0,
+            path: "/nonexistent/lib.so".into(),
+            program: false,
+        };
+        assert!(u.set_mappings(7, vec![anon(0x9000), file]));
+        u.unwind(7, &copy, StackMode::All, 32);
+        assert_eq!(u.memo_hits(), 1);
     }
 }
