@@ -4,7 +4,7 @@
 //! the context that woke it. Every weight a wait adds to an edge is also added to those
 //! two stacks on that edge, so an edge can show which code paths make it heavy.
 
-use causeway_format::{DurationNs, FrameId, FrameSpace, StackId, Tables};
+use causeway_format::{DurationNs, StackId, Tables};
 use causeway_model::StackRef;
 use std::collections::HashMap;
 
@@ -151,69 +151,33 @@ pub(crate) fn top(
         .collect()
 }
 
-/// Does this frame lie in its process's executable?
-fn in_program(tables: &Tables, f: FrameId) -> bool {
-    let Some(frame) = tables.frame(f) else {
-        return false;
-    };
-    let FrameSpace::User { tgid } = frame.space else {
-        return false;
-    };
-    let module = tables.string(frame.module);
-    !module.is_empty()
-        && tables
-            .processes
-            .iter()
-            .any(|p| p.tgid == tgid && tables.string(p.exe) == module)
-}
-
-/// A goroutine's stack: it ends in the Go runtime's `runtime.goexit`.
-fn is_goroutine_stack(tables: &Tables, frames: &[causeway_format::FrameId]) -> bool {
-    frames.iter().rev().take(3).any(|&f| {
-        tables
-            .frame(f)
-            .is_some_and(|fr| tables.string(fr.symbol) == "runtime.goexit")
-    })
-}
-
-/// A frame of Go's runtime or standard library, which a Go program links into its
-/// executable: its package path's first element has no dot (`runtime`, `syscall`,
-/// `internal/poll`, `net`), unlike `main` and modules (`github.com/...`). On a
-/// goroutine's stack the program's own call site is the first frame that is not.
-fn in_go_std(tables: &Tables, f: causeway_format::FrameId) -> bool {
-    let Some(frame) = tables.frame(f) else {
-        return false;
-    };
-    let sym = tables.string(frame.symbol);
-    let last_slash = sym.rfind('/').map_or(0, |i| i + 1);
-    let Some(pkg_end) = sym[last_slash..].find('.').map(|i| last_slash + i) else {
-        return false;
-    };
-    let path = &sym[..pkg_end];
-    let first = path.split('/').next().unwrap_or(path);
-    path != "main" && !first.contains('.')
-}
-
 /// The first `depth` frame texts (inlined calls expanded) and the index of the
-/// innermost one in the program's own executable.
+/// program's own call site among them: the innermost frame of the program's own code
+/// by `causeway_model::owncode`'s rule (JIT-compiled program code such as Java or
+/// JavaScript, else the executable's functions; not Go's standard library on a
+/// goroutine's stack). The stack is kept to the call site when it lies deeper than
+/// `depth` (a Java method under a dozen frames of the JVM and the C library), so the
+/// answer names the program's function, not only the library's leaf.
 fn frames(tables: &Tables, id: Option<StackId>, depth: usize) -> (Vec<String>, Option<usize>) {
     let Some(stack) = id.and_then(|i| tables.stack(i)) else {
         return (Vec::new(), None);
     };
+    let own = causeway_model::owncode::own_frames(tables, &stack.frames).own;
     let mut out = Vec::new();
     let mut call_site = None;
-    let go = is_goroutine_stack(tables, &stack.frames);
-    for &f in &stack.frames {
-        if out.len() >= depth {
+    for (i, &f) in stack.frames.iter().enumerate() {
+        // Past the depth, go on only to reach the call site.
+        if out.len() >= depth && (own.is_empty() || i > own.start) {
             break;
         }
         let texts = tables.frame_texts(f);
         // The function itself, not what was inlined into it, is the call site.
-        if call_site.is_none() && in_program(tables, f) && !(go && in_go_std(tables, f)) {
+        if !own.is_empty() && i == own.start {
             call_site = Some(out.len() + texts.len() - 1);
         }
         out.extend(texts);
     }
-    out.truncate(depth);
-    (out, call_site.filter(|&c| c < depth))
+    let keep = call_site.map_or(depth, |c| depth.max(c + 1));
+    out.truncate(keep);
+    (out, call_site)
 }

@@ -9,10 +9,37 @@ fn is_sched_frame(f: &str) -> bool {
     f.contains("schedule") || f.contains("switch_to") || f.contains("finish_task_switch")
 }
 
-/// The function name of a frame text (`name+0x1f file.c:3`, `name (inlined) f.h:7`).
+/// The function name of a frame text (`name+0x1f file.c:3`, `name (inlined) f.h:7`),
+/// without a parameter list or a Java return type: `void org.x.Log.flush(long)+0x0`
+/// and `ObjectMonitor::wait(long, bool)+0x905` give `org.x.Log.flush` and
+/// `ObjectMonitor::wait`. A Go method's receiver (`main.(*server).commit`) is kept: its
+/// parentheses do not end the name.
 pub(crate) fn symbol(frame: &str) -> &str {
     let name = frame.split("+0x").next().unwrap_or(frame);
-    name.split(' ').next().unwrap_or(name)
+    let name = name.split(" (inlined)").next().unwrap_or(name);
+    let Some(params) = name.strip_suffix(')').and_then(|_| param_list_start(name)) else {
+        return name.split(' ').next().unwrap_or(name);
+    };
+    let head = &name[..params];
+    head.rsplit(' ').next().unwrap_or(head)
+}
+
+/// Where the parameter list that ends `name` (at its last byte, `)`) opens.
+fn param_list_start(name: &str) -> Option<usize> {
+    let mut depth = 0i32;
+    for (i, c) in name.char_indices().rev() {
+        match c {
+            ')' => depth += 1,
+            '(' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// ` at fsync ← write_loop` from the heaviest wait stack, or nothing.
@@ -285,4 +312,31 @@ pub(crate) fn summary(knots: &[KnotDoc], sinks: &[SinkDoc], background: bool) ->
                     .into()
             }
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::symbol;
+
+    #[test]
+    fn a_frames_function_name_is_its_name_without_parameters_or_return_type() {
+        assert_eq!(symbol("fdatasync+0x1f fsync.c:28"), "fdatasync");
+        assert_eq!(
+            symbol("__futex_abstimed_wait_common64 (inlined) futex-internal.c:57"),
+            "__futex_abstimed_wait_common64"
+        );
+        assert_eq!(
+            symbol("void org.apache.derby.impl.store.raw.log.LogToFile.flush(long, long)+0x0"),
+            "org.apache.derby.impl.store.raw.log.LogToFile.flush"
+        );
+        assert_eq!(
+            symbol("ObjectMonitor::wait(long, bool, JavaThread*)+0x905"),
+            "ObjectMonitor::wait"
+        );
+        assert_eq!(
+            symbol("main.(*server).commit+0x40"),
+            "main.(*server).commit"
+        );
+        assert_eq!(symbol("0x7f00deadbeef"), "0x7f00deadbeef");
+    }
 }
