@@ -169,6 +169,11 @@ impl RuntimeFrames for HotSpot {
                 (if named { method } else { pc }, caller)
             }
             BlobKind::Compiled(method) if blob.frame_size > 0 => {
+                // Named first: a frame that cannot be stepped out of is still the
+                // method's (a sample in its prologue).
+                remember(table, blob.code_begin, blob.code_end, || {
+                    names::method_name(mem, l, method)
+                });
                 let set_up =
                     blob.frame_complete < 0 || pc >= blob.code_begin + blob.frame_complete as u64;
                 let caller =
@@ -177,9 +182,6 @@ impl RuntimeFrames for HotSpot {
                     self.stuck += 1;
                     return stuck;
                 };
-                remember(table, blob.code_begin, blob.code_end, || {
-                    names::method_name(mem, l, method)
-                });
                 self.compiled += 1;
                 (pc, caller)
             }

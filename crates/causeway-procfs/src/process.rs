@@ -118,6 +118,14 @@ pub fn pids_named(comm: &str) -> Vec<u32> {
         .collect()
 }
 
+/// The calling thread's CPU time and the time it waited runnable for a CPU, in
+/// nanoseconds (`/proc/thread-self/schedstat`); `None` without schedstats.
+pub fn own_thread_sched() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let mut f = text.split_whitespace().map(|w| w.parse::<u64>().ok());
+    Some((f.next()??, f.next()??))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

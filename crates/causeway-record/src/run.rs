@@ -98,6 +98,16 @@ pub enum Notice {
         /// Records lost so far.
         lost: u64,
     },
+    /// The reader fell behind: a spool was this full when it got to it (records are
+    /// lost when one fills). Said once, before any loss, so the user can act.
+    Backlog {
+        /// When, from the start of the recording.
+        at: Duration,
+        /// The spool's share that held unread records.
+        fill: f64,
+        /// The reader's CPU time and its time waiting for a CPU so far.
+        reader: Option<ReaderTime>,
+    },
     /// A flight-recorder dump was written.
     Dumped(Dump),
     /// A file was at an output path: it was renamed to this path (`PATH.old`) when
@@ -106,6 +116,51 @@ pub enum Notice {
     /// The trace is written to this temporary file until the recording ends cleanly
     /// (then renamed onto the output path); a killed recording leaves it behind.
     Writing(PathBuf),
+}
+
+/// The reader thread's time on CPU and its time runnable, waiting for one: when it
+/// waits longer than it runs, the machine is saturated and the buffers must hold the
+/// backlog.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReaderTime {
+    /// On CPU.
+    pub ran: Duration,
+    /// Runnable, waiting for a CPU.
+    pub waited: Duration,
+}
+
+impl ReaderTime {
+    /// Since `base` (the times at the start), read now.
+    fn since(base: Option<(u64, u64)>) -> Option<ReaderTime> {
+        let (b, now) = (base?, causeway_procfs::process::own_thread_sched()?);
+        Some(ReaderTime {
+            ran: Duration::from_nanos(now.0.saturating_sub(b.0)),
+            waited: Duration::from_nanos(now.1.saturating_sub(b.1)),
+        })
+    }
+}
+
+/// A spool this full when the reader gets to it is said to be falling behind.
+const BACKLOG_WARN: f64 = 0.5;
+
+/// Say that the reader is falling behind if a spool was [`BACKLOG_WARN`] full when
+/// drained; true once said.
+fn note_backlog(
+    spools: &mut Spools,
+    start: Instant,
+    sched_base: Option<(u64, u64)>,
+    notify: &mut dyn FnMut(Notice),
+) -> bool {
+    let fill = spools.take_peak_fill();
+    if fill < BACKLOG_WARN {
+        return false;
+    }
+    notify(Notice::Backlog {
+        at: start.elapsed(),
+        fill,
+        reader: ReaderTime::since(sched_base),
+    });
+    true
 }
 
 /// The outcome of a recording.
@@ -145,6 +200,8 @@ pub struct Summary {
     /// What the walkers of runtimes' frames (the JVM's) could not do, one sentence
     /// each.
     pub runtime_warnings: Vec<String>,
+    /// The reader's time on CPU and waiting for one, over the recording.
+    pub reader: Option<ReaderTime>,
 }
 
 enum Sink {
@@ -234,6 +291,8 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
     // SAFETY: setpriority on the calling thread.
     unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, -20) };
     let mut stopping = false;
+    let sched_base = causeway_procfs::process::own_thread_sched();
+    let mut backlog_said = false;
     // A watched process's new threads are found at each pass (`/proc/PID/task`); at the
     // drain interval (100 ms) the first rounds of a program that starts its threads and
     // soon writes the flag went unwatched, so a watch looks ten times as often.
@@ -244,6 +303,9 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
     loop {
         let _ = ring.poll(interval);
         drain_all(&ring, &mut spools, &pending);
+        if !stopping && !backlog_said {
+            backlog_said = note_backlog(&mut spools, start, sched_base, notify);
+        }
         let mut batch = s.convert_pending(&mut pending.borrow_mut(), stopping);
         if let Some(w) = s.watch.as_mut() {
             batch.extend(w.poll()?);
@@ -285,6 +347,7 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
         }
     }
     let elapsed = start.elapsed();
+    let reader = ReaderTime::since(sched_base);
     // Nothing watched because the symbol never showed up: an error, not a trace.
     if let Some(e) = s.watch.as_ref().and_then(Watch::unresolved) {
         if let Sink::Stream(st) = &s.sink
@@ -303,6 +366,7 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
         _ => None,
     };
     let mut summary = s.finish(elapsed, notify)?;
+    summary.reader = reader;
     summary.child_status = child.as_mut().and_then(|c| c.poll_exit());
     summary.stopped_command = stopped;
     Ok(summary)
@@ -710,6 +774,7 @@ impl Session {
             jvms_asked: self.symbols.jvms_asked.clone(),
             go: self.go.outcomes.clone(),
             runtime_warnings: self.conv.runtime_warnings(),
+            reader: None,
             watched,
         })
     }

@@ -38,6 +38,8 @@ pub struct Spools {
     element: usize,
     ncpu: usize,
     data: u64,
+    /// The fullest a spool was when a drain began, since [`Spools::take_peak_fill`].
+    peak_fill: f64,
 }
 
 impl Spools {
@@ -84,6 +86,7 @@ impl Spools {
             element: element as usize,
             ncpu,
             data: u64::from(data),
+            peak_fill: 0.0,
         })
     }
 
@@ -109,6 +112,12 @@ impl Spools {
                 self.word(cpu, TAIL).store(0, Ordering::Release);
                 continue;
             }
+            let used = if head >= tail {
+                head - tail
+            } else {
+                self.data - tail + head
+            };
+            self.peak_fill = self.peak_fill.max(used as f64 / self.data as f64);
             let data = cpu * self.element + DATA;
             while tail != head {
                 // SAFETY: tail < self.data, and a record starting there lies within
@@ -136,6 +145,14 @@ impl Spools {
             self.word(cpu, TAIL).store(tail, Ordering::Release);
         }
         bad
+    }
+}
+
+impl Spools {
+    /// The largest share of a spool that held unread records when a drain began, since
+    /// the last call: how close the reader came to losing records.
+    pub fn take_peak_fill(&mut self) -> f64 {
+        std::mem::take(&mut self.peak_fill)
     }
 }
 
@@ -188,6 +205,17 @@ mod tests {
         r[..4].copy_from_slice(&n.to_ne_bytes());
         r[LEN_AT..LEN_AT + 2].copy_from_slice(&(len as u16).to_ne_bytes());
         r
+    }
+
+    #[test]
+    fn a_drain_reports_how_full_the_spools_were() {
+        let mut s = Spools::anonymous(2, 4096);
+        assert!(s.put(1, &record(1, 1024)) && s.put(1, &record(2, 1024)));
+        s.drain(|_, _| {});
+        assert_eq!(s.take_peak_fill(), 0.5);
+        assert_eq!(s.take_peak_fill(), 0.0, "taken");
+        s.drain(|_, _| {});
+        assert_eq!(s.take_peak_fill(), 0.0, "drained");
     }
 
     #[test]

@@ -4,6 +4,7 @@ use crate::exit;
 use crate::flags::RecordArgs;
 use anyhow::{Context, Result};
 use causeway_record::launch::Stopped;
+use causeway_record::run::ReaderTime;
 use causeway_record::sink::Dump;
 use causeway_record::{Notice, Output, RecordConfig, Request, Summary, Target};
 use serde::Serialize;
@@ -187,6 +188,20 @@ fn record_command_config(
     Ok(s)
 }
 
+/// What to change when the reader falls behind, with why when the machine was the
+/// limit: a reader that waits for a CPU longer than it runs cannot catch up by
+/// working faster, only bigger buffers hold the backlog (it is read after the end).
+fn behind_advice(reader: Option<ReaderTime>) -> String {
+    match reader {
+        Some(r) if r.waited > r.ran => format!(
+            "The reader waited {:.1} s for a CPU and ran {:.1} s: the CPUs were saturated; a larger --buffer-size (e.g. 64M) holds the backlog, or record fewer --events.",
+            r.waited.as_secs_f64(),
+            r.ran.as_secs_f64()
+        ),
+        _ => "Try a larger --buffer-size or fewer --events.".to_string(),
+    }
+}
+
 /// Warnings about a finished recording, said on stderr even with `--json`: nothing a
 /// user recorded may be lost or empty without a word.
 fn warnings(s: &Summary, target: &Target) -> Vec<String> {
@@ -194,7 +209,8 @@ fn warnings(s: &Summary, target: &Target) -> Vec<String> {
     let lost: u64 = s.lost_per_cpu.iter().sum();
     if lost > 0 {
         w.push(format!(
-            "{lost} records lost (ring buffers full); they are counted in the trace and reports say where. Try a larger --buffer-size or fewer --events."
+            "{lost} records lost (ring buffers full); they are counted in the trace and reports say where. {}",
+            behind_advice(s.reader)
         ));
     }
     if let Some(&n) = s.counters.get(causeway_record::run::HANDLER_MISSES) {
@@ -458,6 +474,15 @@ pub fn run_request(a: &RecordArgs, req: Request) -> Result<u8> {
                 eprintln!("causeway: recording PID {}; Ctrl-C to stop", list.join(","));
             }
         }
+        Notice::Backlog { at, fill, reader } => {
+            eprintln!(
+                "{}causeway: warning: the reader is falling behind: a buffer was {:.0}% full at {:.1} s, and records are lost when one fills. {}",
+                if tty { "\n" } else { "" },
+                fill * 100.0,
+                at.as_secs_f64(),
+                behind_advice(reader)
+            );
+        }
         Notice::Progress { events, lost } if tty && !quiet_json => {
             eprint!("\rcauseway: {events} events, {lost} lost   ");
         }
@@ -553,8 +578,25 @@ mod tests {
             jvms_asked: Vec::new(),
             go: Vec::new(),
             runtime_warnings: Vec::new(),
+            reader: None,
             watched: None,
         }
+    }
+
+    #[test]
+    fn a_reader_that_waited_for_the_cpu_more_than_it_ran_is_told_to_buffer_more() {
+        let r = |ran: u64, waited: u64| ReaderTime {
+            ran: std::time::Duration::from_millis(ran),
+            waited: std::time::Duration::from_millis(waited),
+        };
+        let saturated = behind_advice(Some(r(1200, 6300)));
+        assert!(
+            saturated.contains("waited 6.3 s for a CPU and ran 1.2 s")
+                && saturated.contains("--buffer-size (e.g. 64M)"),
+            "{saturated}"
+        );
+        assert!(!behind_advice(Some(r(6300, 1200))).contains("saturated"));
+        assert!(behind_advice(None).contains("--buffer-size"));
     }
 
     #[test]
