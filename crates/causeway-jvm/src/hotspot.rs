@@ -34,18 +34,22 @@ impl std::fmt::Debug for HotSpot {
     }
 }
 
-impl HotSpot {}
-
 /// How long a process found not to be a JVM is left alone: the launcher runs before
 /// it loads libjvm, and the JVM's structures are filled in as it starts.
 const RETRY: Duration = Duration::from_secs(1);
+
+/// Readings of a JVM's structures that may fail before it is given up on: a JVM
+/// fills them in within its first second; one still unreadable after this many
+/// seconds lacks what the walker needs (its frames are then unwound as before, and
+/// the stacks through it remembered again).
+const ATTEMPTS: u32 = 5;
 
 /// What the walker knows of one process.
 pub(crate) enum Process {
     Jvm(Box<Jvm>),
     /// Not a JVM (false), or one whose structures cannot be read yet (true): looked
-    /// at then.
-    Not(Instant, bool),
+    /// at then, after this many failed readings.
+    Not(Instant, bool, u32),
 }
 
 /// The JVM of process `tgid`, opened on first need. `Err(true)`: a JVM that cannot be
@@ -56,24 +60,28 @@ fn open_jvm<'a>(
     refused: &mut BTreeMap<u32, String>,
     tgid: u32,
 ) -> Result<&'a mut Jvm, bool> {
-    let stale = matches!(jvms.get(&tgid), Some(Process::Not(at, _)) if at.elapsed() > RETRY);
+    let (stale, tries) = match jvms.get(&tgid) {
+        Some(Process::Not(at, _, n)) => (at.elapsed() > RETRY && *n < ATTEMPTS, *n),
+        _ => (false, 0),
+    };
     if stale || !jvms.contains_key(&tgid) {
         let p = match Jvm::open(tgid) {
             Ok(j) => {
                 refused.remove(&tgid);
                 Process::Jvm(Box::new(j))
             }
-            Err(JvmError::NotJvm) => Process::Not(Instant::now(), false),
+            Err(JvmError::NotJvm) => Process::Not(Instant::now(), false, 0),
             Err(e) => {
                 refused.insert(tgid, e.to_string());
-                Process::Not(Instant::now(), true)
+                Process::Not(Instant::now(), true, tries + 1)
             }
         };
         jvms.insert(tgid, p);
     }
     match jvms.get_mut(&tgid) {
         Some(Process::Jvm(j)) => Ok(j),
-        Some(Process::Not(_, jvm)) => Err(*jvm),
+        // Given up on: no longer "not yet".
+        Some(Process::Not(_, jvm, n)) => Err(*jvm && *n < ATTEMPTS),
         None => Err(false),
     }
 }
