@@ -558,9 +558,12 @@ pub fn peers(g: &EventGraph, v: VertexId) -> Vec<u32> {
 const SLEEPS: [u32; 2] = [35, 230];
 
 /// True for a wait in a sleep call that its own timer ended (the call from the
-/// recorded system calls, else from the frames where it blocked).
+/// recorded system calls, else from the frames where it blocked). A sleep whose end
+/// the trace lacks (no wake-up recorded: the timer's expiry missing) counts too: only
+/// its timer or a signal ends a sleep, and a signal's sender would be a recorded
+/// wake-up.
 fn is_sleep(v: &crate::graph::Vertex) -> bool {
-    v.woken_by == Some(WokenBy::Timer)
+    matches!(v.woken_by, Some(WokenBy::Timer | WokenBy::Unknown) | None)
         && (v.wait_call.is_some_and(|c| SLEEPS.contains(&c))
             || v.waits_on == Some(crate::WaitKind::Sleep))
 }

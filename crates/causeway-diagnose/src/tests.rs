@@ -374,13 +374,26 @@ fn a_circular_wait_is_reported_with_the_timeout_that_breaks_it() {
     assert_eq!(c.broken_by, Some((VertexId(2), WokenBy::Timer)));
 }
 
-#[test]
-fn a_chain_of_waits_is_not_a_circle_and_ends_at_a_sleep() {
-    // A request waits for a lock held by a holder that waits for a reply from a
-    // backend that sleeps. The holder also woke the request earlier (lock hand-off);
-    // the request waits for the holder, not the other way round: no circle.
-    let mut sleep = wait(2, 100, 50 * MS, WokenBy::Timer);
+/// A request waits for a lock held by a holder that waits for a reply from a backend
+/// that sleeps, its sleep ended as `woken` says (with the timer's edge when `timer`).
+/// The holder also woke the request earlier (lock hand-off); the request waits for the
+/// holder, not the other way round: no circle.
+fn chain_to_a_sleep(woken: WokenBy, timer: bool) -> crate::Diagnosis {
+    let mut sleep = wait(2, 100, 50 * MS, woken);
     sleep.wait_call = Some(230); // clock_nanosleep
+    let mut edges = vec![
+        strong(3, 0, EdgeKind::Wakeup, 40),
+        strong(0, 1, EdgeKind::Resume, 40),
+        strong(7, 2, EdgeKind::Wakeup, 50 * MS + 20),
+        strong(8, 4, EdgeKind::Wakeup, 90),
+        strong(4, 5, EdgeKind::Resume, 90),
+        strong(10, 6, EdgeKind::Wakeup, 50 * MS + 10),
+        strong(6, 7, EdgeKind::Resume, 50 * MS + 10),
+        strong(9, 10, EdgeKind::Resume, 50 * MS),
+    ];
+    if timer {
+        edges.push(strong(5, 9, EdgeKind::Timer, 50 * MS));
+    }
     let g = graph(
         vec![
             // thread 0 (request)
@@ -398,19 +411,14 @@ fn a_chain_of_waits_is_not_a_circle_and_ends_at_a_sleep() {
             sleep,                          // 9: the sleep
             exec(2, 50 * MS, 50 * MS + 15), // 10: replies
         ],
-        vec![
-            strong(3, 0, EdgeKind::Wakeup, 40),
-            strong(0, 1, EdgeKind::Resume, 40),
-            strong(7, 2, EdgeKind::Wakeup, 50 * MS + 20),
-            strong(8, 4, EdgeKind::Wakeup, 90),
-            strong(4, 5, EdgeKind::Resume, 90),
-            strong(10, 6, EdgeKind::Wakeup, 50 * MS + 10),
-            strong(6, 7, EdgeKind::Resume, 50 * MS + 10),
-            strong(5, 9, EdgeKind::Timer, 50 * MS),
-            strong(9, 10, EdgeKind::Resume, 50 * MS),
-        ],
+        edges,
     );
-    let d = diagnose(&g, VertexId(2), &Options::default(), &mut AutoOracle);
+    diagnose(&g, VertexId(2), &Options::default(), &mut AutoOracle)
+}
+
+#[test]
+fn a_chain_of_waits_is_not_a_circle_and_ends_at_a_sleep() {
+    let d = chain_to_a_sleep(WokenBy::Timer, true);
     let chain: Vec<(u32, Case)> = d.findings.iter().map(|f| (f.vertex.0, f.case)).collect();
     assert_eq!(
         chain,
@@ -424,6 +432,11 @@ fn a_chain_of_waits_is_not_a_circle_and_ends_at_a_sleep() {
     // The sleep is the end: nothing compared from there.
     assert!(d.findings[2].slept);
     assert!(d.findings[2].compared.is_empty());
+    // Its timer's expiry missing from the trace, the sleep is still the end: only its
+    // timer or a signal (a recorded wake-up) ends a sleep.
+    let d = chain_to_a_sleep(WokenBy::Unknown, false);
+    assert_eq!(d.findings.len(), 3);
+    assert!(d.findings[2].slept);
 }
 
 fn call(nr: u32, ret: i64, repeats: u32, user: u32) -> Call {
