@@ -125,28 +125,7 @@ pub(crate) fn blob(mem: &dyn Memory, l: &Layout, start: u64, pc: u64) -> Option<
 mod tests {
     use super::*;
     use crate::mem::fake::FakeMem;
-
-    pub(crate) fn layout() -> Layout {
-        Layout {
-            heaps: 0x1000,
-            array_len: 0,
-            array_data: 8,
-            heap_memory: 0x10,
-            heap_segmap: 0x40,
-            heap_log2_segment: 0x70,
-            space_low: 0,
-            space_high: 8,
-            block_used: 8,
-            block_size: 16,
-            blob_name: 0,
-            blob_frame_size: 8,
-            blob_frame_complete: 12,
-            blob_code_begin: 16,
-            blob_code_end: 24,
-            compiled_method: 32,
-            ..Layout::default()
-        }
-    }
+    use crate::tests::layout;
 
     #[test]
     fn an_address_is_found_in_its_blob_by_the_segment_map() {

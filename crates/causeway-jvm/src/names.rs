@@ -107,18 +107,7 @@ mod tests {
 
     #[test]
     fn a_method_is_named_from_its_constant_pool() {
-        let l = Layout {
-            method_const: 8,
-            const_constants: 8,
-            const_name_index: 34,
-            const_signature_index: 36,
-            pool_holder: 24,
-            pool_size: 72,
-            klass_name: 16,
-            symbol_length: 0,
-            symbol_body: 6,
-            ..Layout::default()
-        };
+        let l = crate::tests::layout();
         let mut m = FakeMem::default();
         let sym = |m: &mut FakeMem, at: u64, s: &str| {
             m.put_u16(at, s.len() as u16);

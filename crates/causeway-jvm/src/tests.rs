@@ -11,8 +11,8 @@ use causeway_unwind::{FrameRegs, RuntimeFrames, RuntimeStep};
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
-/// Offsets of a made-up JVM build.
-fn layout() -> Layout {
+/// Offsets of a made-up JVM build (shared by the modules' tests).
+pub(crate) fn layout() -> Layout {
     Layout {
         heaps: 0x1000,
         array_len: 0,
