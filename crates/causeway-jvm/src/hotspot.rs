@@ -4,7 +4,7 @@ use crate::codecache::BlobKind;
 use crate::error::JvmError;
 use crate::jvm::Jvm;
 use crate::names;
-use causeway_unwind::{FrameRegs, RuntimeFrames, RuntimeStep};
+use causeway_unwind::{FrameRegs, RuntimeFrames, RuntimeStep, StackWords};
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
@@ -105,21 +105,19 @@ fn remember(
     }
 }
 
-/// One word of the stack, or why not.
-type Read<'a> = &'a mut dyn FnMut(u64) -> Result<u64, ()>;
-
 /// Step out of a frame laid out around rbp: caller's rbp at `[rbp]`, return address
 /// at `[rbp+8]`, caller's sp at `sp_at` (HotSpot's interpreter keeps it at `[rbp-8]`)
 /// or right above the return address.
-fn rbp_frame(regs: FrameRegs, read: Read<'_>, interpreted: bool) -> Option<FrameRegs> {
+fn rbp_frame(regs: FrameRegs, stack: &mut dyn StackWords, interpreted: bool) -> Option<FrameRegs> {
+    stack.uses_bp();
     let bp = regs.bp;
     if bp < regs.sp || !bp.is_multiple_of(8) {
         return None;
     }
-    let ip = read(bp + 8).ok()?;
-    let caller_bp = read(bp).ok()?;
+    let ip = stack.word(bp + 8)?;
+    let caller_bp = stack.saved_bp(bp)?;
     let sp = if interpreted {
-        read(bp - 8).ok()?
+        stack.word(bp - 8)?
     } else {
         bp + 16
     };
@@ -132,19 +130,20 @@ fn rbp_frame(regs: FrameRegs, read: Read<'_>, interpreted: bool) -> Option<Frame
 }
 
 /// Step out of a frame of `words` words: the return address is its last word, the
-/// caller's rbp the one before.
-fn fixed_frame(regs: FrameRegs, read: Read<'_>, words: u32) -> Option<FrameRegs> {
+/// caller's rbp the one before (which matters only if the caller uses rbp: compiled
+/// code holds anything there).
+fn fixed_frame(regs: FrameRegs, stack: &mut dyn StackWords, words: u32) -> Option<FrameRegs> {
     let sp = regs.sp + words as u64 * 8;
     Some(FrameRegs {
-        ip: read(sp - 8).ok()?,
-        bp: read(sp - 16).ok()?,
+        ip: stack.word(sp - 8)?,
+        bp: stack.saved_bp(sp - 16)?,
         sp,
         leaf: false,
     })
 }
 
 impl RuntimeFrames for HotSpot {
-    fn step(&mut self, tgid: u32, regs: FrameRegs, read: Read<'_>) -> RuntimeStep {
+    fn step(&mut self, tgid: u32, regs: FrameRegs, stack: &mut dyn StackWords) -> RuntimeStep {
         let pc = regs.ip;
         let jvm = match open_jvm(&mut self.jvms, &mut self.refused, tgid) {
             Ok(j) => j,
@@ -162,13 +161,13 @@ impl RuntimeFrames for HotSpot {
         let stuck = RuntimeStep::Stuck { report: pc };
         let (report, caller) = match blob.kind {
             BlobKind::Interpreter => {
-                let Some(caller) = rbp_frame(regs, read, true) else {
+                let Some(caller) = rbp_frame(regs, stack, true) else {
                     self.stuck += 1;
                     return stuck;
                 };
                 // The Method* slot of the frame (HotSpot's
                 // interpreter_frame_method_offset, -3 words on x86-64).
-                let method = read(regs.bp - 24).unwrap_or(0);
+                let method = stack.word(regs.bp - 24).unwrap_or(0);
                 let named = method != 0
                     && remember(table, method, method + 1, || {
                         names::method_name(mem, l, method)
@@ -185,7 +184,7 @@ impl RuntimeFrames for HotSpot {
                 let set_up =
                     blob.frame_complete < 0 || pc >= blob.code_begin + blob.frame_complete as u64;
                 let caller =
-                    fixed_frame(regs, read, blob.frame_size).filter(|_| !regs.leaf || set_up);
+                    fixed_frame(regs, stack, blob.frame_size).filter(|_| !regs.leaf || set_up);
                 let Some(caller) = caller else {
                     self.stuck += 1;
                     return stuck;
@@ -195,9 +194,9 @@ impl RuntimeFrames for HotSpot {
             }
             _ => {
                 let caller = if blob.frame_size > 0 {
-                    fixed_frame(regs, read, blob.frame_size)
+                    fixed_frame(regs, stack, blob.frame_size)
                 } else {
-                    rbp_frame(regs, read, false)
+                    rbp_frame(regs, stack, false)
                 };
                 let Some(caller) = caller else {
                     self.stuck += 1;

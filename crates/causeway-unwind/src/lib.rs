@@ -17,7 +17,7 @@
 
 mod runtime;
 
-pub use runtime::{FrameNames, FrameRegs, NoFrameNames, RuntimeFrames, RuntimeStep};
+pub use runtime::{FrameNames, FrameRegs, NoFrameNames, RuntimeFrames, RuntimeStep, StackWords};
 
 use causeway_procfs::elf::{Elf, Segment, segments};
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
@@ -671,14 +671,40 @@ fn unwind_with(
     }
 }
 
+/// The copy as one walk reads it, with the words its result depends on.
+struct Tracked<'c, 'r> {
+    copy: &'c StackCopy,
+    reads: Option<&'r mut Vec<(u64, u64)>>,
+    /// A caller's rbp loaded by a runtime's step and not used yet: (address, value).
+    pending_bp: Option<(u64, u64)>,
+}
+
+impl StackWords for Tracked<'_, '_> {
+    fn word(&mut self, addr: u64) -> Option<u64> {
+        let v = read_word(self.copy, addr).ok()?;
+        if let Some(r) = self.reads.as_deref_mut() {
+            r.push((addr, v));
+        }
+        Some(v)
+    }
+
+    fn saved_bp(&mut self, addr: u64) -> Option<u64> {
+        let v = read_word(self.copy, addr).ok()?;
+        self.pending_bp = Some((addr, v));
+        Some(v)
+    }
+
+    fn uses_bp(&mut self) {
+        if let (Some(w), Some(r)) = (self.pending_bp.take(), self.reads.as_deref_mut()) {
+            r.push(w);
+        }
+    }
+}
+
 /// What the first runtime walker that knows the frame makes of it.
-fn ask_runtimes(
-    w: &mut Walker<'_>,
-    at: FrameRegs,
-    read: &mut dyn FnMut(u64) -> Result<u64, ()>,
-) -> RuntimeStep {
+fn ask_runtimes(w: &mut Walker<'_>, at: FrameRegs, stack: &mut Tracked<'_, '_>) -> RuntimeStep {
     for r in w.runtimes.iter_mut() {
-        let step = r.step(w.tgid, at, read);
+        let step = r.step(w.tgid, at, stack);
         if step != RuntimeStep::NotMine {
             return step;
         }
@@ -693,14 +719,12 @@ fn walk(
     bp: u64,
     scope: &mut Scope<'_>,
     frames: &mut Vec<u64>,
-    mut reads: Option<&mut Vec<(u64, u64)>>,
+    reads: Option<&mut Vec<(u64, u64)>>,
 ) -> UnwindEnd {
-    let mut read = |addr: u64| -> Result<u64, ()> {
-        let v = read_word(copy, addr)?;
-        if let Some(r) = reads.as_deref_mut() {
-            r.push((addr, v));
-        }
-        Ok(v)
+    let mut stack = Tracked {
+        copy,
+        reads,
+        pending_bp: None,
     };
     let mut regs = UnwindRegsX86_64::new(copy.ip, copy.sp, bp);
     let window_end = copy.sp + copy.data.len() as u64;
@@ -729,7 +753,7 @@ fn walk(
                 bp: regs.bp(),
                 leaf,
             };
-            ask_runtimes(&mut w, at, &mut read)
+            ask_runtimes(&mut w, at, &mut stack)
         };
         if scope.keep(a) {
             frames.push(runtime.report().unwrap_or(a));
@@ -763,7 +787,11 @@ fn walk(
                 return UnwindEnd::NoProgress;
             }
         }
-        let step = w.unwinder.unwind_frame(addr, &mut regs, cache, &mut read);
+        // The unwind tables may step through rbp: the word it came from counts.
+        stack.uses_bp();
+        let step = w
+            .unwinder
+            .unwind_frame(addr, &mut regs, cache, &mut |a| stack.word(a).ok_or(()));
         let err = match step {
             Ok(None) => return UnwindEnd::Complete,
             Ok(Some(ret)) => match FrameAddress::from_return_address(ret) {
@@ -937,19 +965,15 @@ mod tests {
     }
 
     impl RuntimeFrames for Starting {
-        fn step(
-            &mut self,
-            _: u32,
-            regs: FrameRegs,
-            read: &mut dyn FnMut(u64) -> Result<u64, ()>,
-        ) -> RuntimeStep {
+        fn step(&mut self, _: u32, regs: FrameRegs, stack: &mut dyn StackWords) -> RuntimeStep {
             if regs.ip != 0x4000 {
                 return RuntimeStep::NotMine;
             }
             if !self.ready.load(std::sync::atomic::Ordering::Relaxed) {
                 return RuntimeStep::NotYet { report: regs.ip };
             }
-            let (Ok(ip), Ok(bp)) = (read(regs.bp + 8), read(regs.bp)) else {
+            stack.uses_bp();
+            let (Some(ip), Some(bp)) = (stack.word(regs.bp + 8), stack.saved_bp(regs.bp)) else {
                 return RuntimeStep::Stuck { report: regs.ip };
             };
             let caller = FrameRegs {
@@ -1003,6 +1027,96 @@ mod tests {
         assert!(!later.provisional);
         assert_eq!(u.frame_name(7, 0x9999).as_deref(), Some("runtime frame"));
         assert!(u.basis(7, &copy, StackMode::All, 32).is_some());
+    }
+
+    /// A runtime whose frames at 0x4000 and 0x5000 are two words (the caller's rbp,
+    /// then the return address) and keep nothing in rbp, as compiled Java code does;
+    /// its frame at 0x6000 is laid out around rbp.
+    struct Compiled;
+
+    impl RuntimeFrames for Compiled {
+        fn step(&mut self, _: u32, regs: FrameRegs, stack: &mut dyn StackWords) -> RuntimeStep {
+            let (ip, sp, bp) = match regs.ip {
+                0x4000 | 0x5000 => (
+                    stack.word(regs.sp + 8),
+                    regs.sp + 16,
+                    stack.saved_bp(regs.sp),
+                ),
+                0x6000 => {
+                    stack.uses_bp();
+                    (
+                        stack.word(regs.bp + 8),
+                        regs.bp + 16,
+                        stack.saved_bp(regs.bp),
+                    )
+                }
+                _ => return RuntimeStep::NotMine,
+            };
+            let (Some(ip), Some(bp)) = (ip, bp) else {
+                return RuntimeStep::Stuck { report: regs.ip };
+            };
+            let caller = FrameRegs {
+                ip,
+                sp,
+                bp,
+                leaf: false,
+            };
+            RuntimeStep::Caller {
+                report: regs.ip,
+                caller,
+            }
+        }
+        fn name(&self, _: u32, _: u64) -> Option<String> {
+            None
+        }
+        fn counters(&self) -> Vec<(&'static str, u64)> {
+            Vec::new()
+        }
+        fn forget(&mut self, _: u32) {}
+    }
+
+    #[test]
+    fn a_saved_rbp_counts_only_once_a_frame_steps_through_it() {
+        let mut u = DwarfUnwinder::default();
+        u.add_runtime(Box::new(Compiled));
+        u.set_mappings(7, Vec::new());
+        let mut data = Vec::new();
+        // 0x1000: frame of 0x4000 (whatever its code left in rbp's slot, return into
+        // 0x5000); 0x1010: frame of 0x5000 (the rbp of 0x6000's frame, return into
+        // 0x6000); 0x1020: 0x6000's frame, the outermost.
+        for w in [0xdead_0001u64, 0x5000, 0x1020, 0x6000, 0, 0] {
+            data.extend_from_slice(&w.to_le_bytes());
+        }
+        let copy = StackCopy {
+            ip: 0x4000,
+            sp: 0x1000,
+            bp: 0x7777,
+            flags: copy_flags::TOP,
+            data,
+        };
+        let first = u.unwind(7, &copy, StackMode::All, 32);
+        assert_eq!(first.frames, vec![0x4000, 0x5000, 0x6000]);
+        assert_eq!(first.end, UnwindEnd::Complete);
+        let b = u.basis(7, &copy, StackMode::All, 32).expect("remembered");
+        let read: Vec<u64> = b.words.iter().map(|w| w.0).collect();
+        assert!(
+            !read.contains(&0x1000),
+            "an unused rbp slot counted: {read:x?}"
+        );
+        assert!(
+            read.contains(&0x1010),
+            "the rbp 0x6000 steps through: {read:x?}"
+        );
+        assert_eq!(b.bp, None, "the start's rbp is never used");
+        // Another value in the unused slot: the same stack, answered from the memo.
+        let mut other = copy.clone();
+        other.data[0..8].copy_from_slice(&0xdead_0002u64.to_le_bytes());
+        assert_eq!(u.unwind(7, &other, StackMode::All, 32), first);
+        assert_eq!(u.memo_hits(), 1);
+        // Another rbp where a frame steps through it: unwound again.
+        let mut moved = copy.clone();
+        moved.data[16..24].copy_from_slice(&0x1028u64.to_le_bytes());
+        assert_eq!(u.basis(7, &moved, StackMode::All, 32), None);
     }
 
     #[test]
