@@ -354,8 +354,9 @@ fn records_the_spool_cannot_take_go_to_the_ring_in_order() {
     let threads = target_threads(&m, &workload_tgids(&tables, "lock-contention"));
     let (total, missing) = waits_without_waker(&threads);
     eprintln!("{total} waits, {} without a waker", missing.len());
-    // 790 to 2,234 here, by the machine's load: enough waits for the check, not a rate.
-    assert!(total > 300, "only {total} complete waits");
+    // 790 to 2,234 here, 261 with a build running beside it: enough waits for the
+    // check, not a rate.
+    assert!(total > 150, "only {total} complete waits");
     assert!(missing.is_empty(), "waits without a waker: {missing:?}");
 }
 
