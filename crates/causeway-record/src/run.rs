@@ -282,14 +282,7 @@ pub fn record(req: Request, notify: &mut dyn FnMut(Notice)) -> Result<Summary, R
     if released {
         release_child(&mut s)?;
     }
-    // The reader must keep up with busy targets: give this thread (only this one; the
-    // command was forked before) the highest normal priority when allowed. With 32
-    // runnable processes on 2 CPUs, nice -10 left it about a fifth of a core, less
-    // than a million events per second need; it sleeps whenever it has caught up, so
-    // the priority costs others nothing then. Losses are still counted if it falls
-    // behind.
-    // SAFETY: setpriority on the calling thread.
-    unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, -20) };
+    reader_priority(s.cfg.reader_rt_priority);
     let mut stopping = false;
     let sched_base = causeway_procfs::process::own_thread_sched();
     let mut backlog_said = false;
@@ -819,4 +812,28 @@ fn install_ranges(c: &mut Converter, p: &Probes, tgid: u32, maps: &[procfs::Exec
             c.count("range_table_updates_failed", 1);
         }
     }
+}
+
+/// The reader must keep up with busy targets: give this thread (only this one; the
+/// command was forked before) a real-time priority, else the highest normal one, when
+/// allowed. With 32 runnable processes on 2 CPUs, nice -10 left it about a fifth of a
+/// core, less than a million events per second need; nice -20 still left it waiting
+/// most of the time on a host busy in softirqs (`DEFAULT_READER_RT_PRIORITY`). It
+/// sleeps whenever it has caught up, so the priority costs others nothing then.
+/// Losses are still counted if it falls behind.
+fn reader_priority(rt: u8) {
+    if rt > 0 {
+        let param = libc::sched_param {
+            sched_priority: i32::from(rt.min(99)),
+        };
+        // Reset on fork: threads and programs it starts later (jcmd, for one) are
+        // normal ones.
+        let policy = libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK;
+        // SAFETY: sets the calling thread's policy from a valid sched_param.
+        if unsafe { libc::sched_setscheduler(0, policy, &param) } == 0 {
+            return;
+        }
+    }
+    // SAFETY: setpriority on the calling thread.
+    unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, -20) };
 }

@@ -129,6 +129,13 @@ pub struct RecordArgs {
     /// two) [default: 8M, less on machines with over 64 CPUs].
     #[arg(long, value_name = "SIZE", value_parser = buffer_size)]
     pub buffer_size: Option<u64>,
+    /// Real-time (SCHED_FIFO) priority of the thread that reads the ring buffers, 1-99,
+    /// so that a saturated machine cannot starve it into losing records (as `perf
+    /// record -r`); 0 leaves it a normal thread at nice -20. It sleeps whenever it has
+    /// caught up.
+    #[arg(long, value_name = "PRIO", default_value_t = causeway_record::config::DEFAULT_READER_RT_PRIORITY,
+          value_parser = clap::value_parser!(u8).range(0..=99))]
+    pub reader_priority: u8,
     /// Flight recorder: keep only the most recent SIZE of events in memory (e.g. `64M`;
     /// at least 1,000 events' worth) and write them out on SIGUSR1, `causeway trigger`
     /// or --trigger.
@@ -362,6 +369,7 @@ impl RecordArgs {
             // In range (buffer_size), so the power of two fits u32.
             cfg.buffer_per_cpu = (n as u32).next_power_of_two();
         }
+        cfg.reader_rt_priority = self.reader_priority;
         cfg.force_raw_tracepoints = self.raw_tracepoints;
         cfg.refuse_btf = self.test_refuse_btf.clone();
         cfg.jit_symbols = self.jit_symbols.into();
