@@ -374,6 +374,40 @@ fn a_circular_wait_is_reported_with_the_timeout_that_breaks_it() {
     assert_eq!(c.broken_by, Some((VertexId(2), WokenBy::Timer)));
 }
 
+#[test]
+fn a_wait_with_no_normal_one_compares_the_thread_that_woke_it_first() {
+    // The client (0) waits long in its first wait of the kind; the thread that ends it
+    // (2) ran 40 % of the wait at a stretch (under the overlap test's half), slept,
+    // ran again; the thread the client exchanged wake-ups with just before (1) had
+    // finished.
+    let mut earlier = wait(0, 0, 50, by(1));
+    earlier.wait_call = Some(0); // another call: not a similar wait
+    let g = graph(
+        vec![
+            earlier,                                  // 0
+            exec(0, 50, 100),                         // 1
+            wait(0, 100, 20 * MS, by(2)),             // 2: the problem
+            exec(1, 0, 50),                           // 3: woke the earlier wait
+            exec(2, 0, 8 * MS),                       // 4: busy 40 % of the wait
+            wait(2, 8 * MS, 16 * MS, WokenBy::Timer), // 5: a short sleep
+            exec(2, 16 * MS, 20 * MS),                // 6: then ends the problem
+        ],
+        vec![
+            strong(3, 0, EdgeKind::Wakeup, 50),
+            strong(0, 1, EdgeKind::Resume, 50),
+            strong(1, 2, EdgeKind::Resume, 100),
+            strong(6, 2, EdgeKind::Wakeup, 20 * MS),
+        ],
+    );
+    let d = diagnose(&g, VertexId(2), &Options::default(), &mut AutoOracle);
+    let f = &d.findings[0];
+    assert_eq!((f.case, f.similar), (Case::LongWait, None));
+    assert_eq!(f.compared[0].thread, 2, "{:?}", f.compared);
+    assert!(f.compared[0].from_normal_path);
+    assert_eq!(d.findings[1].vertex, VertexId(4));
+    assert_eq!(d.findings[1].case, Case::LongRunning);
+}
+
 /// A request waits for a lock held by a holder that waits for a reply from a backend
 /// that sleeps, its sleep ended as `woken` says (with the timer's edge when `timer`).
 /// The holder also woke the request earlier (lock hand-off); the request waits for the

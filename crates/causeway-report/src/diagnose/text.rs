@@ -156,11 +156,19 @@ fn finding(out: &mut dyn Write, i: usize, f: &FindingDoc, verbose: bool) -> io::
             writeln!(out, "{inner}slice back to its cause:")?;
             slice(out, sl, &inner, verbose)?;
         }
-        (_, None) if !f.compared.is_empty() && f.flag_writer.is_none() => writeln!(
-            out,
-            "{inner}no similar earlier wait got its wake-up: compared the threads it \
-             exchanged wake-ups with just before (weak)"
-        )?,
+        (_, None) if !f.compared.is_empty() && f.flag_writer.is_none() => {
+            // The thread that ended the wait, when known, is compared first (strong).
+            let first = if f.compared[0].from_normal_path {
+                "the thread that ended it (strong), then "
+            } else {
+                ""
+            };
+            writeln!(
+                out,
+                "{inner}no similar earlier wait got its wake-up: compared {first}the \
+                 threads it exchanged wake-ups with just before (weak)"
+            )?
+        }
         _ => {}
     }
     let shown = if verbose {
