@@ -285,6 +285,7 @@ mod tests {
             write: false,
             exec: true,
             offset: 0,
+            dev: 0,
             inode: 0,
             path: path.to_string(),
         }

@@ -5,13 +5,15 @@
 //! handlers (`system`); a command started so that nothing it runs goes unobserved
 //! (`launch`); the ELF files processes map: sections, segments and load bias, symbols
 //! by name and by address, build IDs (`elf`); names of JIT-compiled code from perf
-//! maps and jitdump files (`jit`).
+//! maps and jitdump files (`jit`); the files a process maps as this process can open
+//! them, whatever mount namespace the process runs in (`files`).
 //!
 //! Reads can fail at any time, because processes exit: readers return an
 //! [`std::io::Result`] or an empty answer, and callers treat a missing answer as
 //! "unknown".
 
 pub mod elf;
+pub mod files;
 pub mod jit;
 pub mod launch;
 pub mod maps;

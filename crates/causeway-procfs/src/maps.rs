@@ -17,6 +17,9 @@ pub struct Mapping {
     pub exec: bool,
     /// File offset of `start`.
     pub offset: u64,
+    /// Device of the mapped file, as `stat`'s `st_dev` encodes it (0 for anonymous
+    /// memory).
+    pub dev: u64,
     /// Inode of the mapped file (0 for anonymous memory).
     pub inode: u64,
     /// The mapped file's path, a pseudo name (`[vdso]`, `[heap]`) or empty for
@@ -39,7 +42,8 @@ impl Mapping {
 /// Parse one line (`start-end perms offset dev inode [path]`); `None` if malformed.
 pub fn parse_line(line: &str) -> Option<Mapping> {
     let mut f = line.split_whitespace();
-    let (range, perms, off, _dev, inode) = (f.next()?, f.next()?, f.next()?, f.next()?, f.next()?);
+    let (range, perms, off, dev, inode) = (f.next()?, f.next()?, f.next()?, f.next()?, f.next()?);
+    let (major, minor) = dev.split_once(':')?;
     let (s, e) = range.split_once('-')?;
     let p = perms.as_bytes();
     Some(Mapping {
@@ -49,6 +53,10 @@ pub fn parse_line(line: &str) -> Option<Mapping> {
         write: p.get(1) == Some(&b'w'),
         exec: p.get(2) == Some(&b'x'),
         offset: u64::from_str_radix(off, 16).ok()?,
+        dev: libc::makedev(
+            u32::from_str_radix(major, 16).ok()?,
+            u32::from_str_radix(minor, 16).ok()?,
+        ),
         inode: inode.parse().ok()?,
         path: f.collect::<Vec<_>>().join(" "),
     })
@@ -111,6 +119,7 @@ garbage line
                 write: false,
                 exec: true,
                 offset: 0x2000,
+                dev: libc::makedev(0xfe, 0x01),
                 inode: 1311,
                 path: "/usr/bin/my prog".into(),
             }

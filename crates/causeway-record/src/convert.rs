@@ -100,6 +100,8 @@ pub struct Converter {
     /// its record, and a drain can end between the two.
     copies_prev: rustc_hash::FxHashMap<(u32, u64), StackCopy>,
     unwinder: DwarfUnwinder,
+    /// The files processes map, as the recorder can open them (`ProcessFiles`).
+    files: causeway_procfs::files::ProcessFiles,
     /// Unwinds the BPF side recognizes by itself (see [`crate::kmemo`]).
     pub(crate) kmemo: crate::kmemo::KernelMemo,
     /// Offer unwinds to the BPF side's memo.
@@ -300,6 +302,7 @@ impl Converter {
             strings: &self.strings,
             jit_at_exit: &self.jit_at_exit,
             frame_names: &self.unwinder,
+            files: Some(&self.files),
         }
     }
 
@@ -357,7 +360,7 @@ impl Converter {
                     start: m.start,
                     end: m.end,
                     offset: m.offset,
-                    path: m.path.clone(),
+                    path: self.files.learn(tgid, m).unwrap_or_else(|| m.path.clone()),
                     program: exe.as_deref() == Some(m.path.as_str()),
                 })
                 .collect(),

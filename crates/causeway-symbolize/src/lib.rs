@@ -65,6 +65,9 @@ pub struct StackSources<'a> {
     /// compiled and interpreted methods, read from the live process): first choice
     /// for code outside the mapped files, before perf maps and jitdump files.
     pub frame_names: &'a dyn causeway_unwind::FrameNames,
+    /// Where to open the files processes mapped (one in another mount namespace is
+    /// opened through it, or a descriptor kept since); `None`: by their paths.
+    pub files: Option<&'a causeway_procfs::files::ProcessFiles>,
 }
 
 impl<'a> StackSources<'a> {

@@ -37,6 +37,10 @@ impl Default for Symbols {
     }
 }
 
+/// One address to look up in a file: (process, address, file offset, leaf, the path
+/// the process mapped the file at).
+type FileLookup<'a> = (u32, u64, u64, bool, &'a str);
+
 impl Symbols {
     /// A symbolizer that looks for separate debug information (`.build-id/xx/yyyy.debug`
     /// and `.gnu_debuglink` targets) in `debug_dirs`; `None` means the system's
@@ -103,8 +107,10 @@ impl Symbols {
     /// Symbolize every address of these stacks that is not cached yet.
     fn resolve(&mut self, conv: StackSources<'_>, ids: &[StackId]) {
         let mut kernel: Vec<u64> = Vec::new();
-        // (path, file offset) lookups grouped by file.
-        let mut by_file: HashMap<&str, Vec<(u32, u64, u64, bool)>> = HashMap::new();
+        // (path, file offset) lookups grouped by the file to open (a process in
+        // another mount namespace maps files its paths do not name here), each with
+        // the path the process mapped, which names the frames' module.
+        let mut by_file: HashMap<&str, Vec<FileLookup<'_>>> = HashMap::new();
         for &id in ids {
             let Some(k) = conv.stacks.stack(id) else {
                 continue;
@@ -153,10 +159,11 @@ impl Symbols {
                         // Return addresses point after the call: look up the call.
                         let at = if leaf { a } else { a.saturating_sub(1) };
                         let off = at.saturating_sub(m.start) + m.file_offset;
+                        let open = conv.files.map_or(path, |f| f.open_path(k.tgid, path));
                         by_file
-                            .entry(path)
+                            .entry(open)
                             .or_default()
-                            .push((k.tgid, a, off, leaf));
+                            .push((k.tgid, a, off, leaf, path));
                     }
                     None => {
                         self.cache.insert((k.tgid, a, leaf), Sym::default());
@@ -186,10 +193,10 @@ impl Symbols {
                 self.cache.insert((0, a, false), sym);
             }
         }
-        for (path, items) in by_file {
+        for (open, items) in by_file {
             let offs: Vec<u64> = items.iter().map(|i| i.2).collect();
-            let res = if path.starts_with('/') {
-                let mut elf = Elf::new(path);
+            let res = if open.starts_with('/') {
+                let mut elf = Elf::new(open);
                 elf.debug_syms = self.debug_syms;
                 let src = Source::Elf(elf);
                 self.symbolizer
@@ -198,11 +205,11 @@ impl Symbols {
             } else {
                 None
             };
-            for (i, &(tgid, a, off, leaf)) in items.iter().enumerate() {
+            for (i, &(tgid, a, off, leaf, path)) in items.iter().enumerate() {
                 let sym = match res.as_ref().and_then(|r| r.get(i)) {
                     Some(Symbolized::Sym(s)) => user_sym(path, s),
                     _ => {
-                        let go = self.go.name_at_offset(path, off);
+                        let go = self.go.name_at_offset(open, off);
                         Sym {
                             module: path.to_string(),
                             name: go.map(|g| g.0.to_string()).unwrap_or_default(),
@@ -366,6 +373,7 @@ mod tests {
             strings: &paths,
             jit_at_exit: &jit_at_exit,
             frame_names: &causeway_unwind::NoFrameNames,
+            files: None,
         };
         let mut syms = Symbols::new(Some(Vec::new()));
         let names = syms.names(conv, StackId(0));
