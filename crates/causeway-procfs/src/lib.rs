@@ -6,12 +6,14 @@
 //! (`launch`); the ELF files processes map: sections, segments and load bias, symbols
 //! by name and by address, build IDs (`elf`); names of JIT-compiled code from perf
 //! maps and jitdump files (`jit`); the files a process maps as this process can open
-//! them, whatever mount namespace the process runs in (`files`).
+//! them, whatever mount namespace the process runs in (`files`); its control groups,
+//! their CPU quota and what owns them (`cgroup`).
 //!
 //! Reads can fail at any time, because processes exit: readers return an
 //! [`std::io::Result`] or an empty answer, and callers treat a missing answer as
 //! "unknown".
 
+pub mod cgroup;
 pub mod elf;
 pub mod files;
 pub mod jit;

@@ -1,0 +1,253 @@
+//! A process's control groups (`/proc/PID/cgroup`) and what they limit: the CPU
+//! quota and its throttling (`cpu.max` / `cpu.cfs_quota_us`, `cpu.stat`), and what a
+//! cgroup's path says it is (a container, a systemd unit, a Kubernetes pod).
+//!
+//! Hosts mix cgroup versions: v2 (`0::/path`) and v1 hierarchies named by their
+//! controllers (`4:memory:/path`, `1:cpu,cpuacct:/path`). Both are read; a
+//! controller's cgroup is its v1 hierarchy's path where it has one, else the v2 path.
+
+use std::path::{Path, PathBuf};
+
+/// One line of `/proc/PID/cgroup`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Membership {
+    /// The controllers of a v1 hierarchy (`["cpu", "cpuacct"]`, `["name=systemd"]`);
+    /// empty for the v2 hierarchy.
+    pub controllers: Vec<String>,
+    /// The cgroup's path within its hierarchy (`/system.slice/redis.service`).
+    pub path: String,
+}
+
+/// Parse the text of `/proc/PID/cgroup`; malformed lines are skipped.
+pub fn parse(text: &str) -> Vec<Membership> {
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.splitn(3, ':');
+            let (_id, ctl, path) = (f.next()?, f.next()?, f.next()?);
+            let controllers = if ctl.is_empty() {
+                Vec::new()
+            } else {
+                ctl.split(',').map(str::to_string).collect()
+            };
+            Some(Membership {
+                controllers,
+                path: path.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// The cgroups of process `pid`.
+pub fn read(pid: u32) -> std::io::Result<Vec<Membership>> {
+    Ok(parse(&std::fs::read_to_string(format!(
+        "/proc/{pid}/cgroup"
+    ))?))
+}
+
+/// The path of the cgroup that holds `controller` for these memberships: its v1
+/// hierarchy's, else the v2 one.
+pub fn path_of<'a>(m: &'a [Membership], controller: &str) -> Option<&'a str> {
+    m.iter()
+        .find(|x| x.controllers.iter().any(|c| c == controller))
+        .or_else(|| m.iter().find(|x| x.controllers.is_empty()))
+        .map(|x| x.path.as_str())
+}
+
+/// What a cgroup's path says it belongs to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Owner {
+    /// A container, by its runtime's id (64 hex digits; docker, containerd, CRI-O,
+    /// podman all name their cgroups by it).
+    Container(String),
+    /// A Kubernetes pod, by its uid (when no container id is in the path).
+    Pod(String),
+    /// A systemd unit (`redis-server.service`, `session-3.scope`).
+    Unit(String),
+}
+
+/// The owner the path names, innermost first: a container id, else a pod, else a
+/// systemd unit.
+pub fn owner(path: &str) -> Option<Owner> {
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    for p in parts.iter().rev() {
+        // docker-<id>.scope, cri-containerd-<id>.scope, crio-<id>.scope,
+        // libpod-<id>.scope, or a bare <id> (cgroupfs drivers: /docker/<id>).
+        let stem = p.strip_suffix(".scope").unwrap_or(p);
+        let id = stem.rsplit('-').next().unwrap_or(stem);
+        if id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Some(Owner::Container(id.to_string()));
+        }
+    }
+    for p in parts.iter().rev() {
+        // kubepods-burstable-pod<uid>.slice (systemd driver) or pod<uid> (cgroupfs).
+        let stem = p.strip_suffix(".slice").unwrap_or(p);
+        if let Some(i) = stem.rfind("pod") {
+            let uid = stem[i + 3..].replace('_', "-");
+            if uid.len() == 36 && uid.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-') {
+                return Some(Owner::Pod(uid));
+            }
+        }
+    }
+    parts
+        .iter()
+        .rev()
+        .find(|p| p.ends_with(".service") || p.ends_with(".scope"))
+        .map(|p| Owner::Unit(p.to_string()))
+}
+
+/// A cgroup's CPU quota, and how often it throttled its processes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpuQuota {
+    /// CPU time allowed per period, µs; `None`: no quota.
+    pub quota_us: Option<u64>,
+    /// The period, µs.
+    pub period_us: u64,
+    /// Periods that had runnable processes (`nr_periods`).
+    pub periods: u64,
+    /// Periods in which the quota ran out (`nr_throttled`).
+    pub throttled: u64,
+    /// Time its processes were held back, ns (`throttled_time` in v1,
+    /// `throttled_usec` × 1000 in v2).
+    pub throttled_ns: u64,
+}
+
+/// The CPU quota of the cgroup at `dir` (a directory of a v1 cpu hierarchy or of the
+/// v2 hierarchy), or why not.
+pub fn cpu_quota(dir: &Path) -> std::io::Result<CpuQuota> {
+    let read = |name: &str| std::fs::read_to_string(dir.join(name));
+    let mut q = CpuQuota::default();
+    if let Ok(max) = read("cpu.max") {
+        let mut f = max.split_whitespace();
+        q.quota_us = f.next().and_then(|v| v.parse().ok());
+        q.period_us = f.next().and_then(|v| v.parse().ok()).unwrap_or(0);
+    } else {
+        let quota: i64 = read("cpu.cfs_quota_us")?.trim().parse().unwrap_or(-1);
+        q.quota_us = u64::try_from(quota).ok();
+        q.period_us = read("cpu.cfs_period_us")?.trim().parse().unwrap_or(0);
+    }
+    for line in read("cpu.stat")?.lines() {
+        let mut f = line.split_whitespace();
+        let (Some(k), Some(Ok(v))) = (f.next(), f.next().map(str::parse::<u64>)) else {
+            continue;
+        };
+        match k {
+            "nr_periods" => q.periods = v,
+            "nr_throttled" => q.throttled = v,
+            "throttled_time" => q.throttled_ns = v,
+            "throttled_usec" => q.throttled_ns = v.saturating_mul(1000),
+            _ => {}
+        }
+    }
+    Ok(q)
+}
+
+/// The directory of `path` in the hierarchy holding `controller`: the v1 mount
+/// `/sys/fs/cgroup/<controller>` where it exists, else the v2 root (`/sys/fs/cgroup`,
+/// or `/sys/fs/cgroup/unified` on hybrid hosts).
+pub fn dir_of(controller: &str, path: &str, v1: bool) -> PathBuf {
+    let rel = path.trim_start_matches('/');
+    if v1 {
+        return Path::new("/sys/fs/cgroup").join(controller).join(rel);
+    }
+    let hybrid = Path::new("/sys/fs/cgroup/unified/cgroup.controllers");
+    let root = if hybrid.exists() {
+        "/sys/fs/cgroup/unified"
+    } else {
+        "/sys/fs/cgroup"
+    };
+    Path::new(root).join(rel)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIXED: &str = "\
+12:cpu,cpuacct:/docker/3f2a1b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a
+4:memory:/system.slice/redis-server.service
+1:name=systemd:/system.slice/redis-server.service
+0::/system.slice/redis-server.service
+not a line
+";
+
+    #[test]
+    fn both_versions_are_read_and_a_controller_finds_its_hierarchy() {
+        let m = parse(MIXED);
+        assert_eq!(m.len(), 4, "the malformed line is skipped");
+        assert_eq!(m[0].controllers, vec!["cpu", "cpuacct"]);
+        assert!(path_of(&m, "cpu").unwrap().starts_with("/docker/"));
+        assert_eq!(
+            path_of(&m, "memory"),
+            Some("/system.slice/redis-server.service")
+        );
+        // No v1 hierarchy for io: the v2 path.
+        assert_eq!(
+            path_of(&m, "io"),
+            Some("/system.slice/redis-server.service")
+        );
+    }
+
+    #[test]
+    fn a_path_names_its_container_pod_or_unit() {
+        let id = "3f2a1b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a";
+        for path in [
+            format!("/docker/{id}"),
+            format!("/system.slice/docker-{id}.scope"),
+            format!(
+                "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1b2c3d4e_5f6a_7b8c_9d0e_1f2a3b4c5d6e.slice/cri-containerd-{id}.scope"
+            ),
+            format!("/machine.slice/libpod-{id}.scope/container"),
+        ] {
+            assert_eq!(owner(&path), Some(Owner::Container(id.into())), "{path}");
+        }
+        assert_eq!(
+            owner("/kubepods/burstable/pod1b2c3d4e-5f6a-7b8c-9d0e-1f2a3b4c5d6e"),
+            Some(Owner::Pod("1b2c3d4e-5f6a-7b8c-9d0e-1f2a3b4c5d6e".into()))
+        );
+        assert_eq!(
+            owner("/system.slice/redis-server.service"),
+            Some(Owner::Unit("redis-server.service".into()))
+        );
+        assert_eq!(owner("/"), None);
+        assert_eq!(owner("/user.slice"), None);
+    }
+
+    #[test]
+    fn quotas_of_both_versions_are_read() {
+        let dir = std::env::temp_dir().join(format!("cw-cgroup-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let put = |n: &str, t: &str| std::fs::write(dir.join(n), t).unwrap();
+        put("cpu.cfs_quota_us", "20000\n");
+        put("cpu.cfs_period_us", "100000\n");
+        put(
+            "cpu.stat",
+            "nr_periods 148\nnr_throttled 147\nthrottled_time 2401000000\n",
+        );
+        let q = cpu_quota(&dir).unwrap();
+        assert_eq!(
+            q,
+            CpuQuota {
+                quota_us: Some(20000),
+                period_us: 100000,
+                periods: 148,
+                throttled: 147,
+                throttled_ns: 2_401_000_000
+            }
+        );
+        put("cpu.cfs_quota_us", "-1\n");
+        assert_eq!(cpu_quota(&dir).unwrap().quota_us, None);
+        // v2: cpu.max wins.
+        put("cpu.max", "max 100000\n");
+        put(
+            "cpu.stat",
+            "usage_usec 5\nnr_periods 3\nnr_throttled 1\nthrottled_usec 7\n",
+        );
+        let q = cpu_quota(&dir).unwrap();
+        assert_eq!(
+            (q.quota_us, q.period_us, q.throttled_ns),
+            (None, 100000, 7000)
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(cpu_quota(&dir).is_err(), "a cgroup that is not there");
+    }
+}
