@@ -100,6 +100,7 @@ fn run(
     };
     let (kinds, entity_of) = entities::assign(model, opts.merge, opts.short_term_fraction, &inside);
     let wakes = crate::idle::WakesBy::of(model);
+    let quota = causeway_model::quota::Throttling::of(model, input.tables);
     let resolver = Resolver {
         wakes: &wakes,
         model,
@@ -109,6 +110,7 @@ fn run(
         threads,
         entity_of: &entity_of,
         runtime_of: &runtimes.runtime_of,
+        quota: &quota,
     };
     let (ents, wstats) = entities::build(kinds, &resolver);
     let (edge_map, cstats) = cascade::run(&ents);
@@ -138,6 +140,7 @@ fn run(
     );
     profile::attach(&mut vertices, input.facts, input.tables);
     jvm::describe(&mut vertices, &runtimes);
+    vertices::describe_quotas(&mut vertices, &quota);
     let wait_map = want_waits.then(|| waitmap::build(&resolver, &numbered.pseudo_vid, &groups));
     let edges = edges::merged(raw_edges, &groups, input.tables, opts);
     let limits = knots::Limits {

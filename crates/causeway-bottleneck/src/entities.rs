@@ -103,12 +103,12 @@ pub(crate) fn build(kinds: Vec<EntityKind>, r: &Resolver<'_>) -> (Vec<Entity>, W
         .into_par_iter()
         .map(|kind| {
             let (waits, stats) = match kind {
-                EntityKind::Thread(i) => thread_waits(&r.threads[i], r),
+                EntityKind::Thread(i) => thread_waits(i, r),
                 EntityKind::ShortTerm(ref members) => {
                     let mut stats = WaitStats::default();
                     let mut parts = Vec::with_capacity(members.len());
                     for &m in members {
-                        let (w, s) = thread_waits(&r.threads[m], r);
+                        let (w, s) = thread_waits(m, r);
                         stats.add(&s);
                         parts.push((&r.threads[m], w));
                     }

@@ -106,6 +106,22 @@ pub enum VertexKind {
         /// The pauses' lengths summed.
         total: DurationNs,
     },
+    /// A cgroup's CPU quota: the runnable time of its threads held back while the quota
+    /// of a period was spent (`causeway_model::quota`).
+    CpuQuota {
+        /// The cgroup's path.
+        cgroup: String,
+        /// CPU time allowed per period, µs.
+        quota_us: u64,
+        /// The period, µs.
+        period_us: u64,
+        /// Periods with runnable tasks during the recording.
+        periods: u64,
+        /// Periods in which the quota ran out.
+        throttled: u64,
+        /// Runnable time of the recorded threads held back, summed.
+        held: DurationNs,
+    },
     /// Threads of processes the recording did not follow (they woke recorded threads);
     /// their own waits are not in the trace, so nothing is known of what they wait for.
     OtherProcesses,

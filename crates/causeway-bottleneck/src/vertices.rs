@@ -179,7 +179,7 @@ fn make_vertex(
     tables: &Tables,
 ) -> Vertex {
     let mut trefs = Vec::new();
-    let (mut running, mut runnable, mut waiting) = (0u64, 0u64, 0u64);
+    let (mut running, mut runnable, mut waiting, mut held) = (0u64, 0u64, 0u64, 0u64);
     let mut kind = VertexKind::Thread;
     for &m in ms {
         match raw[m as usize] {
@@ -189,6 +189,14 @@ fn make_vertex(
                     kind = VertexKind::ShortTermThreads;
                 }
                 waiting += ent.waits.iter().map(|w| w.len()).sum::<u64>() + ent.exit_ns;
+                // Runnable time held back by a CPU quota is a wait here (its waits
+                // point to the quota), not time spent needing a CPU.
+                held += ent
+                    .waits
+                    .iter()
+                    .filter(|w| matches!(w.waker, WakerKey::Pseudo(Pseudo::Quota(_))))
+                    .map(|w| w.len())
+                    .sum::<u64>();
                 for i in member_threads(&ent.kind) {
                     let t = &threads[i];
                     running += t.totals.running.0;
@@ -218,7 +226,7 @@ fn make_vertex(
         kind,
         threads: trefs,
         running: DurationNs(running),
-        runnable: DurationNs(runnable),
+        runnable: DurationNs(runnable.saturating_sub(held)),
         waiting: DurationNs(waiting),
         on_cpu: None,
     }
@@ -245,5 +253,38 @@ fn pseudo_kind(p: Pseudo, tables: &Tables) -> VertexKind {
             total: DurationNs(0),
         },
         Pseudo::Outside => VertexKind::OtherProcesses,
+        // Filled in by `describe_quotas`.
+        Pseudo::Quota(g) => VertexKind::CpuQuota {
+            cgroup: format!("#{g}"),
+            quota_us: 0,
+            period_us: 0,
+            periods: 0,
+            throttled: 0,
+            held: DurationNs(0),
+        },
+    }
+}
+
+/// Fill in each CPU quota vertex's figures from the trace's throttling.
+pub(crate) fn describe_quotas(vertices: &mut [Vertex], quota: &causeway_model::quota::Throttling) {
+    for v in vertices {
+        if let VertexKind::CpuQuota {
+            cgroup,
+            quota_us,
+            period_us,
+            periods,
+            throttled,
+            held,
+        } = &mut v.kind
+            && let Some(g) = cgroup
+                .strip_prefix('#')
+                .and_then(|i| i.parse::<usize>().ok())
+                .and_then(|i| quota.groups.get(i))
+        {
+            *cgroup = g.path.clone();
+            (*quota_us, *period_us, *periods, *throttled) =
+                (g.quota_us, g.period_us, g.periods, g.throttled);
+            *held = DurationNs(g.held_ns);
+        }
     }
 }

@@ -71,11 +71,12 @@ pub(crate) fn build(
         .threads
         .iter()
         .zip(r.entity_of)
-        .map(|(th, &e)| {
+        .enumerate()
+        .map(|(i, (_, &e))| {
             if e == OUTSIDE {
                 return ThreadWaits::default();
             }
-            let (waits, _, idle) = thread_waits_and_idle(th, r);
+            let (waits, _, idle) = thread_waits_and_idle(i, r);
             let waits = waits
                 .iter()
                 .filter_map(|w| {

@@ -88,6 +88,8 @@ pub(crate) struct Resolver<'a> {
     pub(crate) runtime_of: &'a [Option<causeway_format::Tgid>],
     /// When each thread woke another (for idle polls).
     pub(crate) wakes: &'a crate::idle::WakesBy,
+    /// Runnable time held back by cgroup CPU quotas.
+    pub(crate) quota: &'a causeway_model::quota::Throttling,
 }
 
 impl Resolver<'_> {
@@ -148,20 +150,36 @@ impl Resolver<'_> {
 }
 
 /// The waits of one thread, time-ordered and non-overlapping, with counters.
-pub(crate) fn thread_waits(th: &Thread, r: &Resolver<'_>) -> (Vec<Wait>, WaitStats) {
-    let (waits, stats, _) = thread_waits_and_idle(th, r);
+pub(crate) fn thread_waits(i: usize, r: &Resolver<'_>) -> (Vec<Wait>, WaitStats) {
+    let (waits, stats, _) = thread_waits_and_idle(i, r);
     (waits, stats)
 }
 
-/// [`thread_waits`], and the starts of the waits left out as idle polls (timed-out
+/// [`thread_waits`] of model thread `i`, and the starts of the waits left out as idle polls (timed-out
 /// readiness waits after which the thread woke nobody).
 pub(crate) fn thread_waits_and_idle(
-    th: &Thread,
+    ti: usize,
     r: &Resolver<'_>,
 ) -> (Vec<Wait>, WaitStats, Vec<u64>) {
+    let th = &r.threads[ti];
     let mut stats = WaitStats::default();
     let mut waits: Vec<Wait> = Vec::new();
     for (i, seg) in (0u32..).zip(&th.segments) {
+        if seg.state.is_runnable()
+            && let Some((held, group)) = r.quota.held(ti as u32, i)
+        {
+            // Runnable while its cgroup's quota was spent: a wait on the quota
+            // (`causeway_model::quota`), placed at the start of the stretch.
+            waits.push(Wait {
+                start: seg.start.0,
+                end: seg.start.0 + held.min(seg.duration().0),
+                waker: WakerKey::Pseudo(Pseudo::Quota(group)),
+                wait_stack: PackedStack::EMPTY,
+                waker_stack: PackedStack::EMPTY,
+                waker_weight: 1,
+            });
+            continue;
+        }
         if let SegmentState::Blocked {
             waker,
             switch_out_stack,

@@ -43,6 +43,10 @@ pub(crate) enum Pseudo {
     /// and compiler threads): its pauses, as its program's threads wait for them
     /// (`jvm`).
     Runtime(Tgid),
+    /// The CPU quota of a cgroup (index into the trace's
+    /// [`causeway_model::quota::Throttling::groups`]): runnable time its threads spent
+    /// held back while the quota was spent.
+    Quota(u32),
     /// Threads of processes that were not recorded (a per-process trace holds only the
     /// part of their timelines that touches the recorded processes, so their own waits
     /// cannot be followed).

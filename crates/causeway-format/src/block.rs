@@ -35,6 +35,8 @@ pub enum BlockKind {
     Flows,
     /// End-of-trace statistics (JSON).
     Stats,
+    /// Cgroup rows (format 1.7): memberships and limit samples; range = row numbers.
+    Cgroups,
     /// The index of all blocks (last block of a finished trace).
     Index,
     /// A kind from a newer minor version; skipped.
@@ -55,6 +57,7 @@ impl BlockKind {
             BlockKind::Stats => 8,
             BlockKind::Index => 9,
             BlockKind::Flows => 10,
+            BlockKind::Cgroups => 11,
             BlockKind::Unknown(c) => c,
         }
     }
@@ -71,6 +74,7 @@ impl BlockKind {
             8 => BlockKind::Stats,
             9 => BlockKind::Index,
             10 => BlockKind::Flows,
+            11 => BlockKind::Cgroups,
             c => BlockKind::Unknown(c),
         }
     }
@@ -87,6 +91,7 @@ impl BlockKind {
             BlockKind::Stats => "stats",
             BlockKind::Index => "index",
             BlockKind::Flows => "flows",
+            BlockKind::Cgroups => "cgroups",
             BlockKind::Unknown(_) => "unknown",
         }
     }

@@ -537,6 +537,7 @@ impl<R: Read + Seek> TraceReader<R> {
                 Some(&crate::sockets::Flow::missing),
                 file_len,
             ),
+            BlockKind::Cgroups => load_rows(&mut t.cgroups, &raw, e, i, None, file_len),
             BlockKind::Stats => serde_json::from_slice(&raw)
                 .map(|s| self.stats = s)
                 .map_err(|err| FormatError::Corrupt {

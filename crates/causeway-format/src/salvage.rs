@@ -195,6 +195,7 @@ fn check_block(
         BlockKind::Frames => check_rows::<Frame>(scratch, &h)?,
         BlockKind::Stacks => check_rows::<Stack>(scratch, &h)?,
         BlockKind::Flows => check_rows::<crate::sockets::Flow>(scratch, &h)?,
+        BlockKind::Cgroups => check_rows::<crate::cgroups::CgroupRow>(scratch, &h)?,
         BlockKind::Stats => {
             serde_json::from_slice::<TraceStats>(scratch)
                 .map_err(|e| format!("statistics do not parse: {e}"))?;

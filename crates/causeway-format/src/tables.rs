@@ -163,6 +163,9 @@ pub struct Tables {
     /// Socket flows by [`FlowId`] (format 1.4; empty before).
     #[serde(default)]
     pub flows: Vec<Flow>,
+    /// Cgroup memberships and limit samples (format 1.7; empty before).
+    #[serde(default)]
+    pub cgroups: Vec<crate::cgroups::CgroupRow>,
 }
 
 /// Shown for ids that point past the end of a table (a damaged or salvaged trace).

@@ -230,6 +230,7 @@ pub struct TraceWriter<W: Write> {
     frames: PendingTable<Frame>,
     stacks: PendingTable<Stack>,
     flows: PendingTable<Flow>,
+    cgroups: PendingTable<crate::cgroups::CgroupRow>,
     stats: TraceStats,
 }
 
@@ -263,6 +264,7 @@ impl<W: Write> TraceWriter<W> {
             frames: PendingTable::new(),
             stacks: PendingTable::new(),
             flows: PendingTable::new(),
+            cgroups: PendingTable::new(),
             stats: TraceStats::default(),
         };
         // Id 0 is the empty string, so "unknown" fields can use StringId(0).
@@ -322,6 +324,11 @@ impl<W: Write> TraceWriter<W> {
     /// Add a process row.
     pub fn add_process(&mut self, p: ProcessInfo) {
         self.processes.pending.push(p);
+    }
+
+    /// Add a cgroup row (a membership or a limit sample).
+    pub fn add_cgroup(&mut self, r: crate::cgroups::CgroupRow) {
+        self.cgroups.pending.push(r);
     }
 
     /// Add a mapping row.
@@ -413,6 +420,7 @@ impl<W: Write> TraceWriter<W> {
         flush(&mut self.sink, BlockKind::Frames, &mut self.frames, l)?;
         flush(&mut self.sink, BlockKind::Stacks, &mut self.stacks, l)?;
         flush(&mut self.sink, BlockKind::Flows, &mut self.flows, l)?;
+        flush(&mut self.sink, BlockKind::Cgroups, &mut self.cgroups, l)?;
         Ok(())
     }
 

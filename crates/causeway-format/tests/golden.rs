@@ -1,6 +1,6 @@
 //! The golden trace: a small file committed to the repository that pins the format.
 //!
-//! `tests/data/golden-v1.6.cwt` must be rebuilt byte for byte by [`common::build_golden`]
+//! `tests/data/golden-v1.7.cwt` must be rebuilt byte for byte by [`common::build_golden`]
 //! and read back as the expected events. If either fails after a change to the crate,
 //! the change altered the bytes on disk: make it deliberate (bump `VERSION_MINOR` for an
 //! addition older readers skip, `VERSION_MAJOR` otherwise, update `docs/format.md`) and
@@ -14,7 +14,31 @@ use causeway_format::{EventKindTag, TraceReader, VERSION_MAJOR, VERSION_MINOR};
 use std::path::PathBuf;
 
 fn golden_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1.7.cwt")
+}
+
+/// The 1.6 golden file (before the cgroup table).
+fn golden_v1_6_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1.6.cwt")
+}
+
+/// The golden file's content as files before 1.7 hold it (no cgroup rows).
+fn before_1_7(mut built: common::Built) -> common::Built {
+    built.tables.cgroups.clear();
+    built
+}
+
+/// A 1.6 file still reads as the same header, tables and events (less what 1.7 added).
+#[test]
+fn golden_v1_6_still_reads() {
+    let built = before_1_7(common::build_golden());
+    let bytes = std::fs::read(golden_v1_6_path()).expect("1.6 golden file is committed");
+    let mut rd = TraceReader::from_bytes(&bytes).expect("1.6 golden opens");
+    assert_eq!(rd.minor_version(), 6);
+    assert_eq!(rd.header(), &common::golden_header());
+    assert_eq!(rd.tables(), &built.tables);
+    let events: Vec<_> = rd.events().collect::<Result<_, _>>().expect("events read");
+    assert_eq!(events, built.events);
 }
 
 /// The 1.5 golden file (before waker-stack sampling).
@@ -23,7 +47,8 @@ fn golden_v1_5_path() -> PathBuf {
 }
 
 /// The golden file's content as files before 1.6 hold it (no sampled waker stacks).
-fn before_1_6(mut built: common::Built) -> common::Built {
+fn before_1_6(built: common::Built) -> common::Built {
+    let mut built = before_1_7(built);
     built.events.retain(|e| {
         !matches!(
             e.kind,

@@ -53,6 +53,7 @@ mod links;
 mod model;
 pub mod owncode;
 mod process;
+pub mod quota;
 mod segment;
 pub mod sockets;
 mod stats;

@@ -1,6 +1,6 @@
 //! A process's control groups (`/proc/PID/cgroup`) and what they limit: the CPU
-//! quota and its throttling (`cpu.max` / `cpu.cfs_quota_us`, `cpu.stat`), and what a
-//! cgroup's path says it is (a container, a systemd unit, a Kubernetes pod).
+//! quota and its throttling (`cpu.max` / `cpu.cfs_quota_us`, `cpu.stat`). What a
+//! path names is `causeway_format::cgroups::owner`.
 //!
 //! Hosts mix cgroup versions: v2 (`0::/path`) and v1 hierarchies named by their
 //! controllers (`4:memory:/path`, `1:cpu,cpuacct:/path`). Both are read; a
@@ -51,48 +51,6 @@ pub fn path_of<'a>(m: &'a [Membership], controller: &str) -> Option<&'a str> {
         .find(|x| x.controllers.iter().any(|c| c == controller))
         .or_else(|| m.iter().find(|x| x.controllers.is_empty()))
         .map(|x| x.path.as_str())
-}
-
-/// What a cgroup's path says it belongs to.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Owner {
-    /// A container, by its runtime's id (64 hex digits; docker, containerd, CRI-O,
-    /// podman all name their cgroups by it).
-    Container(String),
-    /// A Kubernetes pod, by its uid (when no container id is in the path).
-    Pod(String),
-    /// A systemd unit (`redis-server.service`, `session-3.scope`).
-    Unit(String),
-}
-
-/// The owner the path names, innermost first: a container id, else a pod, else a
-/// systemd unit.
-pub fn owner(path: &str) -> Option<Owner> {
-    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
-    for p in parts.iter().rev() {
-        // docker-<id>.scope, cri-containerd-<id>.scope, crio-<id>.scope,
-        // libpod-<id>.scope, or a bare <id> (cgroupfs drivers: /docker/<id>).
-        let stem = p.strip_suffix(".scope").unwrap_or(p);
-        let id = stem.rsplit('-').next().unwrap_or(stem);
-        if id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Some(Owner::Container(id.to_string()));
-        }
-    }
-    for p in parts.iter().rev() {
-        // kubepods-burstable-pod<uid>.slice (systemd driver) or pod<uid> (cgroupfs).
-        let stem = p.strip_suffix(".slice").unwrap_or(p);
-        if let Some(i) = stem.rfind("pod") {
-            let uid = stem[i + 3..].replace('_', "-");
-            if uid.len() == 36 && uid.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-') {
-                return Some(Owner::Pod(uid));
-            }
-        }
-    }
-    parts
-        .iter()
-        .rev()
-        .find(|p| p.ends_with(".service") || p.ends_with(".scope"))
-        .map(|p| Owner::Unit(p.to_string()))
 }
 
 /// A cgroup's CPU quota, and how often it throttled its processes.
@@ -185,31 +143,6 @@ not a line
             path_of(&m, "io"),
             Some("/system.slice/redis-server.service")
         );
-    }
-
-    #[test]
-    fn a_path_names_its_container_pod_or_unit() {
-        let id = "3f2a1b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a";
-        for path in [
-            format!("/docker/{id}"),
-            format!("/system.slice/docker-{id}.scope"),
-            format!(
-                "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1b2c3d4e_5f6a_7b8c_9d0e_1f2a3b4c5d6e.slice/cri-containerd-{id}.scope"
-            ),
-            format!("/machine.slice/libpod-{id}.scope/container"),
-        ] {
-            assert_eq!(owner(&path), Some(Owner::Container(id.into())), "{path}");
-        }
-        assert_eq!(
-            owner("/kubepods/burstable/pod1b2c3d4e-5f6a-7b8c-9d0e-1f2a3b4c5d6e"),
-            Some(Owner::Pod("1b2c3d4e-5f6a-7b8c-9d0e-1f2a3b4c5d6e".into()))
-        );
-        assert_eq!(
-            owner("/system.slice/redis-server.service"),
-            Some(Owner::Unit("redis-server.service".into()))
-        );
-        assert_eq!(owner("/"), None);
-        assert_eq!(owner("/user.slice"), None);
     }
 
     #[test]

@@ -70,6 +70,8 @@ pub struct Converter {
     pub processes: Vec<ProcessInfo>,
     /// Mapping rows in the order learned.
     pub mappings: Vec<Mapping>,
+    /// Cgroup memberships and quota samples in the order learned (`cgroups`).
+    pub cgroups: Vec<causeway_format::CgroupRow>,
     /// Socket flows in the order learned.
     pub flows: crate::socket_events::FlowTable,
     /// Goroutines seen and the probed binaries' wait reason names.

@@ -16,6 +16,7 @@
 //! ([`trigger`]), [`run`] (the recording loop); [`liblog`] keeps
 //! libbpf's messages off the terminal unless asked for.
 
+pub mod cgroups;
 pub mod config;
 pub mod convert;
 mod error;

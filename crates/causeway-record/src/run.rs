@@ -235,6 +235,7 @@ struct Session {
     events: u64,
     dumps: Vec<Dump>,
     titles: TitleWatch,
+    cgroups: crate::cgroups::CgroupWatch,
     watch: Option<Watch>,
     go: crate::gotrack::GoTracker,
 }
@@ -458,6 +459,7 @@ fn start(req: &Request, notify: &mut dyn FnMut(Notice)) -> Result<Session, Recor
         events: 0,
         dumps: Vec::new(),
         titles: TitleWatch::default(),
+        cgroups: crate::cgroups::CgroupWatch::default(),
         watch: watch.take(),
         go,
     })
@@ -661,6 +663,7 @@ impl Session {
             }
         }
         self.titles.tick(c, now, last);
+        self.cgroups.tick(c, now, last);
         std::mem::take(&mut c.out)
     }
 

@@ -74,6 +74,7 @@ struct Sent {
     processes: usize,
     mappings: usize,
     flows: usize,
+    cgroups: usize,
 }
 
 impl Sent {
@@ -100,6 +101,10 @@ impl Sent {
             w.intern_flow(*f);
         }
         self.flows = conv.flows.all().len();
+        for r in &conv.cgroups[self.cgroups..] {
+            w.add_cgroup(r.clone());
+        }
+        self.cgroups = conv.cgroups.len();
     }
 }
 

@@ -4,10 +4,10 @@
 #![allow(dead_code)]
 
 use causeway_format::{
-    BlockOp, BlockOpKind, ClockSource, Cpu, DevId, Event, EventKind, Frame, FrameSpace, Header,
-    HostInfo, InlinedFrame, Mapping, Marker, ProcessInfo, SoftirqVec, Stack, StackId, StackKind,
-    StringId, Tables, TaskState, Tgid, Tid, Timestamp, TraceReader, TraceStats, TraceWriter, Waker,
-    WriterOptions,
+    BlockOp, BlockOpKind, CgroupRow, ClockSource, Cpu, CpuSample, DevId, Event, EventKind, Frame,
+    FrameSpace, Header, HostInfo, InlinedFrame, Mapping, Marker, ProcessInfo, SoftirqVec, Stack,
+    StackId, StackKind, StringId, Tables, TaskState, Tgid, Tid, Timestamp, TraceReader, TraceStats,
+    TraceWriter, Waker, WriterOptions,
 };
 
 /// A built trace and what reading it must give.
@@ -169,6 +169,24 @@ pub fn build_golden() -> Built {
         path: worker,
         build_id: Vec::new(),
     });
+    // 1.7: a membership and two quota samples (an existing string stands for the path,
+    // so the string table of older golden files stays the same).
+    w.add_cgroup(CgroupRow::Member {
+        tgid: Tgid(200),
+        since: Timestamp(1_000_500),
+        path: cmdline,
+    });
+    for (ts, periods, throttled) in [(1_000_700, 10, 9), (1_900_000, 20, 19)] {
+        w.add_cgroup(CgroupRow::Cpu(CpuSample {
+            ts: Timestamp(ts),
+            path: cmdline,
+            quota_us: Some(20_000),
+            period_us: 100_000,
+            periods,
+            throttled,
+            throttled_ns: throttled * 80_000_000,
+        }));
+    }
     let f_user = w.intern_frame(Frame::new(
         FrameSpace::User { tgid: Tgid(100) },
         0x7f00_0001_2345,

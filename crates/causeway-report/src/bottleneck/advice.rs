@@ -209,6 +209,11 @@ pub(crate) fn sink(s: &SinkDoc, vertices: &[VertexDoc], edges: &[EdgeDoc]) -> St
             v.label,
             runtime_pauses(&v.kind)
         ),
+        KindDoc::CpuQuota { .. } => format!(
+            "{src} waits for the {} ({w}): {}",
+            v.label,
+            quota_advice(&v.kind)
+        ),
         k if k.is_io() => format!(
             "{src} waits for {} ({w}){at}, which waits for nobody: the device itself may be saturated; batch or cut the I/O.",
             v.label
@@ -241,6 +246,20 @@ pub(crate) fn runtime_pauses(k: &KindDoc) -> String {
     )
 }
 
+/// What a spent CPU quota means and what to do about it.
+pub(crate) fn quota_advice(k: &KindDoc) -> String {
+    let KindDoc::CpuQuota {
+        cgroup, held_ns, ..
+    } = k
+    else {
+        return String::new();
+    };
+    format!(
+        "runnable {:.3}s in all while the cgroup {cgroup} had spent its CPU quota, not waiting for a busy CPU; raise the quota (cpu.max, or cpu.cfs_quota_us on cgroup v1; a container's --cpus, a pod's CPU limit, a unit's CPUQuota=) or cut the CPU work done under it.",
+        *held_ns as f64 / 1e9
+    )
+}
+
 /// The sentence for a sink when no thread's wait on it can be named.
 fn plain_sink(v: &VertexDoc, incoming_s: f64) -> String {
     match &v.kind {
@@ -255,6 +274,11 @@ fn plain_sink(v: &VertexDoc, incoming_s: f64) -> String {
             "Threads wait {incoming_s:.3}s for {}: {}",
             v.label,
             runtime_pauses(&v.kind)
+        ),
+        KindDoc::CpuQuota { .. } => format!(
+            "Threads wait {incoming_s:.3}s for the {}: {}",
+            v.label,
+            quota_advice(&v.kind)
         ),
         KindDoc::OtherProcesses => format!(
             "Threads wait {incoming_s:.3}s for processes that were not recorded: record those too (`causeway record -p` or `-a`) to see what they wait for."

@@ -63,6 +63,19 @@ pub(crate) enum KindDoc {
         longest_ns: u64,
         total_ns: u64,
     },
+    /// A cgroup's CPU quota, as the runnable time its threads were held back.
+    CpuQuota {
+        /// The cgroup's path.
+        cgroup: String,
+        /// What the path names (`container 3f2a9c1b0d4e`, `unit redis.service`), if
+        /// anything.
+        owner: Option<String>,
+        quota_us: u64,
+        period_us: u64,
+        periods: u64,
+        throttled: u64,
+        held_ns: u64,
+    },
 }
 
 impl KindDoc {

@@ -26,6 +26,22 @@ pub(crate) fn kind_doc(k: &VertexKind, disks: &DiskNames) -> KindDoc {
             name: format!("softirq {}", vec.name()),
         },
         VertexKind::OtherProcesses => KindDoc::OtherProcesses,
+        VertexKind::CpuQuota {
+            cgroup,
+            quota_us,
+            period_us,
+            periods,
+            throttled,
+            held,
+        } => KindDoc::CpuQuota {
+            owner: causeway_format::cgroups::owner(cgroup).map(|o| o.short()),
+            cgroup: cgroup.clone(),
+            quota_us: *quota_us,
+            period_us: *period_us,
+            periods: *periods,
+            throttled: *throttled,
+            held_ns: held.0,
+        },
         VertexKind::RuntimePauses {
             runtime,
             tgid,
@@ -89,6 +105,20 @@ pub(crate) fn label(kind: &KindDoc, trefs: &[ThreadDoc]) -> String {
         KindDoc::Interrupt { name } => format!("irq {name}"),
         KindDoc::OtherProcesses => "other processes".into(),
         KindDoc::RuntimePauses { runtime, pid, .. } => format!("{runtime} safepoints/GC ({pid})"),
+        KindDoc::CpuQuota {
+            cgroup,
+            owner,
+            quota_us,
+            period_us,
+            periods,
+            throttled,
+            ..
+        } => format!(
+            "CPU quota of {}: {} / {}, throttled {throttled} of {periods} periods",
+            owner.as_deref().unwrap_or(cgroup),
+            ms(*quota_us),
+            ms(*period_us)
+        ),
     }
 }
 
@@ -363,5 +393,14 @@ mod apart_tests {
             vs[2].label,
             "example.com/x/server.(*Server).acceptLoop ×16 goroutines"
         );
+    }
+}
+
+/// Microseconds as milliseconds, without a fraction when whole (`20 ms`, `2.5 ms`).
+fn ms(us: u64) -> String {
+    if us.is_multiple_of(1000) {
+        format!("{} ms", us / 1000)
+    } else {
+        format!("{:.1} ms", us as f64 / 1000.0)
     }
 }

@@ -1,0 +1,247 @@
+//! Control groups in a trace (format 1.6): which cgroup each recorded process was in,
+//! and samples of what those cgroups limit (the CPU quota and its throttling).
+//!
+//! One table, one row type with a tag, so that later kinds of cgroup facts (memory
+//! limits, pressure) are new tags in the same table rather than new block kinds. A
+//! reader skips rows with tags it does not know.
+//!
+//! Paths are the cgroup's path within its hierarchy as `/proc/PID/cgroup` gives it
+//! (`/system.slice/redis.service`): the v2 path, or on hosts that keep the CPU
+//! controller on a v1 hierarchy, that hierarchy's path. What a path names (a
+//! container, a pod, a systemd unit) is derived from it ([`owner`]).
+
+use crate::bytes::{ByteReader, ByteWriter, ReadFail};
+use crate::ids::{StringId, Tgid, Timestamp};
+use crate::table_codec::Row;
+use serde::{Deserialize, Serialize};
+
+/// One row of the cgroup table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "row", rename_all = "snake_case")]
+pub enum CgroupRow {
+    /// Process `tgid` is in cgroup `path` (of its CPU controller) from `since` on.
+    Member {
+        /// The process.
+        tgid: Tgid,
+        /// From when (0: from before the recording).
+        since: Timestamp,
+        /// The cgroup's path.
+        path: StringId,
+    },
+    /// The CPU quota of cgroup `path` and its throttling counters at `ts`.
+    Cpu(CpuSample),
+    /// A row of a tag this reader does not know (from a newer minor version).
+    Unknown,
+}
+
+/// The CPU bandwidth limit of one cgroup at one time, with its cumulative counters
+/// (`cpu.max` or `cpu.cfs_quota_us`/`cpu.cfs_period_us`, and `cpu.stat`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuSample {
+    /// When it was read, on the trace clock.
+    pub ts: Timestamp,
+    /// The cgroup's path.
+    pub path: StringId,
+    /// CPU time allowed per period, µs; `None`: no quota.
+    pub quota_us: Option<u64>,
+    /// The period, µs.
+    pub period_us: u64,
+    /// Periods with runnable tasks so far (`nr_periods`).
+    pub periods: u64,
+    /// Periods in which the quota ran out (`nr_throttled`).
+    pub throttled: u64,
+    /// Time its run queues were held back, ns (summed over CPUs).
+    pub throttled_ns: u64,
+}
+
+const TAG_MEMBER: u8 = 1;
+const TAG_CPU: u8 = 2;
+
+impl Row for CgroupRow {
+    fn encode(&self, w: &mut ByteWriter) {
+        match self {
+            CgroupRow::Member { tgid, since, path } => {
+                w.u8(TAG_MEMBER);
+                w.varint(u64::from(tgid.0));
+                w.varint(since.0);
+                w.varint(u64::from(path.0));
+            }
+            CgroupRow::Cpu(s) => {
+                w.u8(TAG_CPU);
+                w.varint(s.ts.0);
+                w.varint(u64::from(s.path.0));
+                w.varint(s.quota_us.map_or(0, |q| q.saturating_add(1)));
+                w.varint(s.period_us);
+                w.varint(s.periods);
+                w.varint(s.throttled);
+                w.varint(s.throttled_ns);
+            }
+            CgroupRow::Unknown => w.u8(0),
+        }
+    }
+    fn decode(r: &mut ByteReader<'_>) -> Result<Self, ReadFail> {
+        Ok(match r.u8()? {
+            TAG_MEMBER => CgroupRow::Member {
+                tgid: Tgid(r.varint_u32()?),
+                since: Timestamp(r.varint()?),
+                path: StringId(r.varint_u32()?),
+            },
+            TAG_CPU => CgroupRow::Cpu(CpuSample {
+                ts: Timestamp(r.varint()?),
+                path: StringId(r.varint_u32()?),
+                quota_us: r.varint()?.checked_sub(1),
+                period_us: r.varint()?,
+                periods: r.varint()?,
+                throttled: r.varint()?,
+                throttled_ns: r.varint()?,
+            }),
+            _ => CgroupRow::Unknown,
+        })
+    }
+}
+
+/// What a cgroup's path says it belongs to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "id", rename_all = "snake_case")]
+pub enum Owner {
+    /// A container, by its runtime's id (64 hex digits: docker, containerd, CRI-O and
+    /// podman all name their cgroups by it).
+    Container(String),
+    /// A Kubernetes pod, by its uid (when no container id is in the path).
+    Pod(String),
+    /// A systemd unit (`redis-server.service`, `session-3.scope`).
+    Unit(String),
+}
+
+impl Owner {
+    /// A short label: `container 3f2a9c1b0d4e`, `pod 5d1e…`, `unit redis.service`.
+    /// Container ids are cut to twelve digits, as container tools print them.
+    pub fn short(&self) -> String {
+        match self {
+            Owner::Container(id) => format!("container {}", &id[..id.len().min(12)]),
+            Owner::Pod(uid) => format!("pod {}", &uid[..uid.len().min(8)]),
+            Owner::Unit(u) => format!("unit {u}"),
+        }
+    }
+}
+
+/// The owner a cgroup path names, innermost first: a container id, else a pod, else a
+/// systemd unit. Session scopes of logins (`session-3.scope`) and user slices are
+/// units too; the root (`/`) names nothing.
+pub fn owner(path: &str) -> Option<Owner> {
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    for p in parts.iter().rev() {
+        // docker-<id>.scope, cri-containerd-<id>.scope, crio-<id>.scope,
+        // libpod-<id>.scope, or a bare <id> (cgroupfs drivers: /docker/<id>).
+        let stem = p.strip_suffix(".scope").unwrap_or(p);
+        let id = stem.rsplit('-').next().unwrap_or(stem);
+        if id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Some(Owner::Container(id.to_string()));
+        }
+    }
+    for p in parts.iter().rev() {
+        // kubepods-burstable-pod<uid>.slice (systemd driver) or pod<uid> (cgroupfs).
+        let stem = p.strip_suffix(".slice").unwrap_or(p);
+        if let Some(i) = stem.rfind("pod") {
+            let uid = stem[i + 3..].replace('_', "-");
+            if uid.len() == 36 && uid.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-') {
+                return Some(Owner::Pod(uid));
+            }
+        }
+    }
+    parts
+        .iter()
+        .rev()
+        .find(|p| p.ends_with(".service") || p.ends_with(".scope"))
+        .map(|p| Owner::Unit(p.to_string()))
+}
+
+/// A cgroup's short label for reports: its owner if the path names one, else the
+/// path itself (`/quota-demo`).
+pub fn label(path: &str) -> String {
+    owner(path).map_or_else(|| path.to_string(), |o| o.short())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table_codec::{get_row, put_row};
+
+    #[test]
+    fn rows_round_trip_and_unknown_tags_are_skipped() {
+        let rows = [
+            CgroupRow::Member {
+                tgid: Tgid(42),
+                since: Timestamp(7),
+                path: StringId(3),
+            },
+            CgroupRow::Cpu(CpuSample {
+                ts: Timestamp(100),
+                path: StringId(3),
+                quota_us: Some(20_000),
+                period_us: 100_000,
+                periods: 12,
+                throttled: 11,
+                throttled_ns: 880_000_000,
+            }),
+            CgroupRow::Cpu(CpuSample {
+                ts: Timestamp(200),
+                path: StringId(4),
+                quota_us: None,
+                period_us: 100_000,
+                periods: 0,
+                throttled: 0,
+                throttled_ns: 0,
+            }),
+        ];
+        let mut w = ByteWriter::default();
+        let mut scratch = ByteWriter::default();
+        for r in &rows {
+            put_row(&mut w, &mut scratch, r);
+        }
+        // A row of a newer tag, with fields this reader does not know.
+        let mut newer = ByteWriter::default();
+        newer.u8(9);
+        newer.varint(5);
+        w.bytes(&newer.buf);
+        let mut r = ByteReader::new(&w.buf);
+        let back: Vec<CgroupRow> = (0..4).map(|_| get_row(&mut r).unwrap()).collect();
+        assert_eq!(&back[..3], &rows);
+        assert_eq!(back[3], CgroupRow::Unknown);
+    }
+
+    #[test]
+    fn a_path_names_its_container_pod_or_unit() {
+        let id = "3f2a1b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a";
+        for path in [
+            format!("/docker/{id}"),
+            format!("/system.slice/docker-{id}.scope"),
+            format!(
+                "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1b2c3d4e_5f6a_7b8c_9d0e_1f2a3b4c5d6e.slice/cri-containerd-{id}.scope"
+            ),
+            format!("/machine.slice/libpod-{id}.scope/container"),
+        ] {
+            assert_eq!(owner(&path), Some(Owner::Container(id.into())), "{path}");
+        }
+        assert_eq!(
+            owner("/kubepods/burstable/pod1b2c3d4e-5f6a-7b8c-9d0e-1f2a3b4c5d6e"),
+            Some(Owner::Pod("1b2c3d4e-5f6a-7b8c-9d0e-1f2a3b4c5d6e".into()))
+        );
+        assert_eq!(
+            owner("/system.slice/redis-server.service"),
+            Some(Owner::Unit("redis-server.service".into()))
+        );
+        assert_eq!(owner("/"), None);
+        assert_eq!(owner("/user.slice"), None);
+    }
+
+    #[test]
+    fn short_labels() {
+        let id = "3f2a9c1b0d4e5f60718293a4b5c6d7e8f90123456789abcdef0123456789abcd";
+        assert_eq!(
+            owner(&format!("/docker/{id}")).map(|o| o.short()),
+            Some("container 3f2a9c1b0d4e".into())
+        );
+        assert_eq!(label("/quota-demo"), "/quota-demo");
+    }
+}
