@@ -68,7 +68,9 @@ pub use error::ReportError;
 pub use flame::FlameView;
 pub use format::Format;
 pub use html::HtmlReport;
-pub use info::{FrameNames, InfoReport, Selection, ThreadRow, TraceFacts};
+pub use info::{
+    CgroupSummary, FrameNames, InfoReport, QuotaSummary, Selection, ThreadRow, TraceFacts,
+};
 pub use latency::{
     DiffInput, LatencyDiffView, LatencyView, ProfileInput, RootPathStatus, RootPathView,
     rootpath_status_text, subject_label,

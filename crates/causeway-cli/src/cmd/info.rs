@@ -38,6 +38,7 @@ pub fn trace_facts<'a, R: std::io::Read + std::io::Seek>(
             .collect(),
         recorded: trace.facts().recorded(),
         frame_names: causeway_report::FrameNames::count(trace.tables()),
+        tables: trace.tables(),
     }
 }
 

@@ -101,6 +101,36 @@ pub struct VertexDoc {
     /// the program's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub site: Option<SiteDoc>,
+    /// For a runnable stretch: the part of it a cgroup's spent CPU quota held it back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throttled: Option<ThrottleDoc>,
+}
+
+/// Runnable time a cgroup's CPU quota held back (`causeway_model::quota`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ThrottleDoc {
+    /// The cgroup's path.
+    pub cgroup: String,
+    /// The cgroup as reports name it: its container, pod or unit, else its path.
+    pub label: String,
+    /// CPU time allowed per period, µs.
+    pub quota_us: u64,
+    /// The period, µs.
+    pub period_us: u64,
+    /// Held back within this stretch, ns.
+    pub held_ns: u64,
+}
+
+impl ThrottleDoc {
+    /// `the CPU quota of /cw-quota (20 ms / 100 ms)`.
+    pub fn text(&self) -> String {
+        format!(
+            "the CPU quota of {} ({:.0} ms / {:.0} ms)",
+            self.label,
+            self.quota_us as f64 / 1e3,
+            self.period_us as f64 / 1e3
+        )
+    }
 }
 
 /// Names vertices of one graph.
@@ -110,6 +140,7 @@ pub struct Namer<'a> {
     frames: FrameNamer<'a>,
     code: OwnCode<'a>,
     origin: Timestamp,
+    quota: causeway_model::quota::Throttling,
 }
 
 impl<'a> Namer<'a> {
@@ -121,6 +152,7 @@ impl<'a> Namer<'a> {
             frames: FrameNamer::new(trace.tables()),
             code: OwnCode::new(trace.tables()),
             origin: trace.model().span().map_or(Timestamp(0), |s| s.start),
+            quota: causeway_model::quota::Throttling::of(trace.model(), trace.tables()),
         }
     }
 
@@ -194,7 +226,44 @@ impl<'a> Namer<'a> {
             samples: v.samples.iter().map(|(_, n)| n).sum(),
             hot: self.top(hot_stack),
             site,
+            throttled: (v.block == BlockType::Runnable)
+                .then(|| self.throttled(v.thread, v.span))
+                .flatten(),
         })
+    }
+
+    /// The runnable time of model thread `thread` within `span` that a CPU quota held
+    /// back: each throttled runnable segment's held time, in proportion to the part of
+    /// the segment inside the span.
+    fn throttled(&self, thread: u32, span: causeway_model::TimeSpan) -> Option<ThrottleDoc> {
+        if self.quota.is_empty() {
+            return None;
+        }
+        let t = self.trace.model().thread_by_index(thread)?;
+        let (mut held, mut group) = (0f64, None);
+        for (i, s) in (0u32..).zip(&t.segments) {
+            if s.end <= span.start || s.start >= span.end {
+                continue;
+            }
+            let Some((ns, g)) = self.quota.held(thread, i) else {
+                continue;
+            };
+            let inside = s
+                .end
+                .min(span.end)
+                .saturating_since(s.start.max(span.start));
+            held += ns as f64 * inside.0 as f64 / s.duration().0.max(1) as f64;
+            group = Some(g);
+        }
+        let g = self.quota.groups.get(group? as usize)?;
+        Some(ThrottleDoc {
+            cgroup: g.path.clone(),
+            label: causeway_format::cgroups::label(&g.path),
+            quota_us: g.quota_us,
+            period_us: g.period_us,
+            held_ns: held.round() as u64,
+        })
+        .filter(|d| d.held_ns > 0)
     }
 }
 

@@ -36,6 +36,12 @@ fn verdict(out: &mut dyn Write, chain: &[HopDoc]) -> io::Result<()> {
     for (i, h) in chain.iter().enumerate() {
         let who = h.vertex.who();
         let how = match (i + 1 == chain.len(), h.kind) {
+            (last, "CPU") if let Some(q) = &h.vertex.throttled => format!(
+                "throttled {:.1} ms of it by {}: its cgroup had spent the quota while CPUs were idle{}",
+                millis(q.held_ns),
+                q.text(),
+                if last { ", the end of the chain" } else { "" }
+            ),
             (true, "sleep") => "sleep: it chose to wait, the end of the chain".to_string(),
             (true, "CPU") => "CPU: busy the whole time, the end of the chain".to_string(),
             (true, k) => format!("{k}: the end of what the trace shows"),

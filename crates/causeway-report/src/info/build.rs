@@ -37,6 +37,8 @@ pub struct TraceFacts<'a> {
     pub recorded: Option<&'a BTreeSet<Tgid>>,
     /// How many user frames have names ([`super::FrameNames::count`]).
     pub frame_names: super::FrameNames,
+    /// The trace's tables (cgroups).
+    pub tables: &'a causeway_format::Tables,
 }
 
 /// Which threads the rankings cover, and how many rows each shows.
@@ -143,6 +145,7 @@ impl InfoReport {
             salvaged: header.salvaged,
             notes: crate::trace_notes(header),
             recording_notes: crate::recording_notes(header),
+            cgroups: super::cgroups::summarize(model, facts.tables),
         }
     }
 }

@@ -3,11 +3,13 @@
 //! ([`TraceFacts`]) and the model; the JSON form is the report serialized as is.
 
 mod build;
+mod cgroups;
 mod frames;
 mod report;
 mod text;
 
 pub use build::{Selection, TraceFacts};
+pub use cgroups::{CgroupSummary, QuotaSummary};
 pub use frames::FrameNames;
 pub use report::{InfoReport, ThreadRow};
 

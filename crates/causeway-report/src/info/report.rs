@@ -98,4 +98,7 @@ pub struct InfoReport {
     /// short waits sampled), [`crate::recording_notes`]; empty otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub recording_notes: Vec<String>,
+    /// The recorded processes' cgroups, with their CPU quotas.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cgroups: Vec<super::cgroups::CgroupSummary>,
 }

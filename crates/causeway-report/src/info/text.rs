@@ -142,6 +142,9 @@ pub(crate) fn render(r: &InfoReport) -> String {
     for note in &r.notes {
         let _ = writeln!(out, "NOTE:       {note}");
     }
+    for line in super::cgroups::lines(&r.cgroups) {
+        let _ = writeln!(out, "cgroup:     {line}");
+    }
     for note in &r.recording_notes {
         let _ = writeln!(out, "recorded:   {note}");
     }

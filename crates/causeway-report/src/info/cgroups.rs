@@ -1,0 +1,106 @@
+//! The recorded processes' cgroups for `info`: what each is (container, pod, unit),
+//! which processes were in it, and its CPU quota and how much it held back.
+
+use causeway_format::{CgroupRow, Tables};
+use causeway_model::Model;
+use causeway_model::quota::Throttling;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One cgroup that held recorded processes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CgroupSummary {
+    /// Its path (of the CPU controller's hierarchy).
+    pub path: String,
+    /// What the path names: `container 3f2a9c1b0d4e`, `pod …`, `unit redis.service`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// The recorded processes in it.
+    pub pids: Vec<u32>,
+    /// Its CPU quota (or an ancestor's) if one held anything back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quota: Option<QuotaSummary>,
+}
+
+/// A CPU quota over the recording.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QuotaSummary {
+    /// The cgroup that sets it (the process's own or an ancestor).
+    pub cgroup: String,
+    /// CPU time allowed per period, µs.
+    pub quota_us: u64,
+    /// The period, µs.
+    pub period_us: u64,
+    /// Periods with runnable tasks during the recording.
+    pub periods: u64,
+    /// Periods in which the quota ran out.
+    pub throttled: u64,
+    /// Runnable time of the recorded threads held back, ns.
+    pub held_ns: u64,
+}
+
+/// The cgroups of the trace's recorded processes, by path.
+pub fn summarize(model: &Model, tables: &Tables) -> Vec<CgroupSummary> {
+    let mut by_path: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    let mut last: BTreeMap<u32, String> = BTreeMap::new();
+    for r in &tables.cgroups {
+        if let CgroupRow::Member { tgid, path, .. } = r {
+            last.insert(tgid.0, tables.string(*path).to_string());
+        }
+    }
+    for (pid, path) in last {
+        by_path.entry(path).or_default().push(pid);
+    }
+    let quota = Throttling::of(model, tables);
+    by_path
+        .into_iter()
+        .map(|(path, pids)| {
+            let q = quota
+                .groups
+                .iter()
+                .filter(|g| pids.iter().any(|p| g.members.iter().any(|m| m.0 == *p)))
+                .max_by_key(|g| g.path.len())
+                .map(|g| QuotaSummary {
+                    cgroup: g.path.clone(),
+                    quota_us: g.quota_us,
+                    period_us: g.period_us,
+                    periods: g.periods,
+                    throttled: g.throttled,
+                    held_ns: g.held_ns,
+                });
+            CgroupSummary {
+                owner: causeway_format::cgroups::owner(&path).map(|o| o.short()),
+                path,
+                pids,
+                quota: q,
+            }
+        })
+        .collect()
+}
+
+/// One line per cgroup for the text report.
+pub(crate) fn lines(cgroups: &[CgroupSummary]) -> Vec<String> {
+    cgroups
+        .iter()
+        .map(|c| {
+            let owner = c.owner.as_ref().map(|o| format!(" [{o}]")).unwrap_or_default();
+            let pids: Vec<String> = c.pids.iter().map(u32::to_string).collect();
+            let quota = c.quota.as_ref().map_or_else(String::new, |q| {
+                format!(
+                    "; CPU quota {:.1} ms / {:.1} ms{}: throttled {} of {} periods, {:.3}s runnable held back",
+                    q.quota_us as f64 / 1e3,
+                    q.period_us as f64 / 1e3,
+                    if q.cgroup == c.path {
+                        String::new()
+                    } else {
+                        format!(" (set on {})", q.cgroup)
+                    },
+                    q.throttled,
+                    q.periods,
+                    q.held_ns as f64 / 1e9
+                )
+            });
+            format!("{}{owner}: processes {}{quota}", c.path, pids.join(", "))
+        })
+        .collect()
+}
