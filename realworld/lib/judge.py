@@ -106,6 +106,71 @@ def judge_knot(out, name, must, must_not=()):
     return ok, desc, "; ".join(why)
 
 
+def judge_sink(out, name, kind, chain_must):
+    """Pass when the top finding of OUT/NAME (`bottleneck --json`) is a sink whose vertex
+    is of `kind` (its `kind.type`: "cpu_quota", "disk", "timer", ...) and whose chain
+    (the heaviest waits ending in it, first waiter to sink) holds every `chain_must`.
+    The chain starts at the clients that wait on the server, so no `must_not` applies to
+    it. Returns (passed, the finding in words, why not)."""
+    doc = load_output(out, name)
+    if doc is None:
+        return False, no_output(out, name), "the analysis failed"
+    verts = {v["id"]: v for v in doc["vertices"]}
+    top, members, desc = top_finding(doc)
+    sink = doc["sinks"][0] if top == "sink" else None
+    chain = [verts[i] for i in sink["chain"] if i in verts] if sink else []
+    if chain:
+        desc += " (chain %s)" % " → ".join(
+            ["the sink" if v["id"] == sink["vertex"] else v["label"] for v in chain])
+    is_kind = bool(members) and members[0].get("kind", {}).get("type") == kind
+    missing = [w for w in chain_must if not any(w.vertex_matches(v) for v in chain)]
+    ok = top == "sink" and is_kind and not missing
+    if not ok:
+        # Say where the right answer is, when the report has it further down.
+        for s in doc.get("sinks", [])[0 if top != "sink" else 1:]:
+            v = verts[s["vertex"]]
+            if v.get("kind", {}).get("type") == kind:
+                desc += " (the %s sink is sink %d of %d: %s)" % (
+                    kind, doc["sinks"].index(s) + 1, len(doc["sinks"]), v["label"])
+                break
+    why = []
+    if top != "sink":
+        why.append("the top finding is not a sink (a %s)" % (top or "nothing"))
+    elif not is_kind:
+        why.append("the top sink is not of kind %s (it is %s)" % (
+            kind, members[0].get("kind", {}).get("type")))
+    why += ["its chain misses %s" % w for w in missing] if top == "sink" and is_kind else []
+    return ok, desc, "; ".join(why)
+
+
+def finding_stacks(doc):
+    """The frames (user and kernel, as the report names them) of the wait stacks on the
+    top finding's edges: a knot's edges, or the edges into the top sink."""
+    if doc.get("knots"):
+        ids = doc["knots"][0]["edges"]
+    elif doc.get("sinks"):
+        ids = doc["sinks"][0]["edges"]
+    else:
+        return []
+    edges = {e["id"]: e for e in doc["edges"]}
+    frames = []
+    for i in ids:
+        for st in edges.get(i, {}).get("wait_stacks", []):
+            frames += st.get("user", []) + st.get("kernel", [])
+    return frames
+
+
+def named_frames(frames, pattern):
+    """The frames that name a function matching `pattern` (a regular expression), in
+    order, each once: what a verdict's call sites say when symbols were resolved, where
+    a bare address would not match."""
+    seen = []
+    for f in frames:
+        if re.search(pattern, f) and f not in seen:
+            seen.append(f)
+    return seen
+
+
 # ---- diagnose ------------------------------------------------------------------------
 
 def chain_vertices(doc):

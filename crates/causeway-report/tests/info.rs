@@ -1,6 +1,6 @@
 //! The `info` report from a trace reader's counts and a model.
 
-use causeway_format::{Header, Tables, TaskState, Timestamp};
+use causeway_format::{CgroupRow, CpuSample, Header, Tables, TaskState, Timestamp};
 use causeway_format::{SalvageMark, Tgid};
 use causeway_format::{TraceStats, VERSION_MAJOR};
 use causeway_report::{Format, InfoReport, Selection, TraceFacts, View, render};
@@ -8,7 +8,36 @@ use causeway_testkit::synth::Synth;
 use std::collections::{BTreeMap, BTreeSet};
 
 fn tables() -> Tables {
-    causeway_testkit::synth::named_tables(&[(1, 1, "busy"), (2, 2, "sleepy")])
+    let mut t = causeway_testkit::synth::named_tables(&[(1, 1, "busy"), (2, 2, "sleepy")]);
+    // Process 1 in a cgroup with a quota that held it back 60 ns of its last 100 ns
+    // runnable (900..1000, switched out runnable to the idle task); process 2 at the
+    // root.
+    let path = causeway_format::StringId(t.strings.len() as u32);
+    t.strings.push("/system.slice/busy.service".into());
+    let root = causeway_format::StringId(t.strings.len() as u32);
+    t.strings.push("/".into());
+    t.cgroups.push(CgroupRow::Member {
+        tgid: Tgid(1),
+        since: Timestamp(0),
+        path,
+    });
+    t.cgroups.push(CgroupRow::Member {
+        tgid: Tgid(2),
+        since: Timestamp(0),
+        path: root,
+    });
+    for (ts, periods, throttled, ns) in [(0, 5, 1, 40), (1_000, 6, 2, 100)] {
+        t.cgroups.push(CgroupRow::Cpu(CpuSample {
+            ts: Timestamp(ts),
+            path,
+            quota_us: Some(20_000),
+            period_us: 100_000,
+            periods,
+            throttled,
+            throttled_ns: ns,
+        }));
+    }
+    t
 }
 
 fn report(events: u64, stats: &TraceStats, sel: &Selection) -> InfoReport {
@@ -46,6 +75,7 @@ fn report_with(
         stats,
         samples_by_thread: BTreeMap::from([(1, 3)]),
         recorded,
+        tables: &t,
     };
     InfoReport::new(facts, &model, sel)
 }
@@ -193,4 +223,36 @@ fn a_salvaged_trace_is_marked() {
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["salvaged"]["covered_ns"], 700_000_000);
     assert!(v["notes"][0].as_str().unwrap().starts_with("salvaged:"));
+}
+
+#[test]
+fn cgroups_with_their_owner_and_the_runnable_time_a_quota_held_back() {
+    let r = report(4, &TraceStats::default(), &all(5));
+    let busy = r
+        .cgroups
+        .iter()
+        .find(|c| c.pids == [1])
+        .expect("process 1's cgroup");
+    assert_eq!(busy.path, "/system.slice/busy.service");
+    assert_eq!(busy.owner.as_deref(), Some("unit busy.service"));
+    let q = busy.quota.as_ref().expect("its quota");
+    assert_eq!(
+        (q.quota_us, q.period_us, q.periods, q.throttled),
+        (20_000, 100_000, 1, 1)
+    );
+    // 60 ns throttled between the samples, all of it in the only runnable stretch.
+    assert_eq!(q.held_ns, 60);
+    let root = r
+        .cgroups
+        .iter()
+        .find(|c| c.pids == [2])
+        .expect("process 2's");
+    assert!(root.quota.is_none() && root.owner.is_none());
+    let mut out = Vec::new();
+    render(&r, Format::Text, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("cgroup:     /system.slice/busy.service [unit busy.service]: processes 1; CPU quota 20.0 ms / 100.0 ms: throttled 1 of 1 periods"),
+        "{text}"
+    );
 }
