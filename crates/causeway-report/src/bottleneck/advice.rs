@@ -50,7 +50,8 @@ pub(crate) fn place(stacks: &[StackDoc]) -> String {
     let mut names: Vec<&str> = Vec::new();
     for f in &top.user {
         let s = symbol(f);
-        if !s.starts_with("0x") && !names.contains(&s) {
+        // A frame of a stripped binary has no name to show (an empty symbol).
+        if !s.is_empty() && !s.starts_with("0x") && !names.contains(&s) {
             names.push(s);
         }
         if names.len() == 2 {
@@ -61,7 +62,7 @@ pub(crate) fn place(stacks: &[StackDoc]) -> String {
     // site is what the user can change: name it too.
     if let Some(c) = top.call_site.filter(|&c| c >= names.len()) {
         let s = symbol(&top.user[c]);
-        if !s.starts_with("0x") && !names.contains(&s) {
+        if !s.is_empty() && !s.starts_with("0x") && !names.contains(&s) {
             if c > names.len() {
                 names.push("…");
             }
@@ -362,5 +363,22 @@ mod tests {
             "main.(*server).commit"
         );
         assert_eq!(symbol("0x7f00deadbeef"), "0x7f00deadbeef");
+    }
+
+    /// A stripped program's frames are left out of the place, never shown as an
+    /// empty name (`at __GI_fsync ← :` on a stripped beanstalkd).
+    #[test]
+    fn a_place_names_only_frames_with_names() {
+        let stack = super::StackDoc {
+            weight_s: 1.0,
+            user: vec![
+                "__GI_fsync+0x11 fsync.c:27".into(),
+                " (beanstalkd)".into(),
+                "0x563a16bd18d8 (beanstalkd)".into(),
+            ],
+            call_site: Some(1),
+            kernel: Vec::new(),
+        };
+        assert_eq!(super::place(&[stack]), " at __GI_fsync");
     }
 }
