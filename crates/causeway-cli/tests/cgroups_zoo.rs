@@ -129,3 +129,124 @@ fn without_the_quota_no_quota_is_named() {
         info["cgroups"]
     );
 }
+
+/// A cgroup of the test's own (v1 cpu hierarchy where the host has one, else v2),
+/// removed when dropped.
+struct TestCgroup(std::path::PathBuf);
+
+impl TestCgroup {
+    fn new(name: &str) -> TestCgroup {
+        let v1 = std::path::Path::new("/sys/fs/cgroup/cpu/cgroup.procs").exists();
+        let root = if v1 {
+            "/sys/fs/cgroup/cpu"
+        } else if std::path::Path::new("/sys/fs/cgroup/unified/cgroup.procs").exists() {
+            "/sys/fs/cgroup/unified"
+        } else {
+            "/sys/fs/cgroup"
+        };
+        let dir = std::path::Path::new(root).join(format!("{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        TestCgroup(dir)
+    }
+
+    /// A shell loop started in the cgroup (it moves itself in, then sleeps in a loop).
+    fn spawn(&self) -> std::process::Child {
+        let procs = self.0.join("cgroup.procs");
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "echo $$ > {}; while :; do sleep 0.02; done",
+                procs.display()
+            ))
+            .spawn()
+            .unwrap()
+    }
+}
+
+impl Drop for TestCgroup {
+    fn drop(&mut self) {
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.0).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+/// `record --cgroup` records the processes in the cgroup at the start and one that
+/// enters it while recording; a cgroup that does not exist is refused by name.
+#[test]
+fn record_cgroup_follows_the_processes_that_enter_it() {
+    let Some(zoo) = Zoo::start() else { return };
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let cg = TestCgroup::new("cw-record-cgroup");
+    let mut first = cg.spawn();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let out = zoo.dir().join("cg.cwt");
+    let rec = common::causeway()
+        .args(["record", "--duration", "3", "--cgroup"])
+        .arg(&cg.0)
+        .arg("-o")
+        .arg(&out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let mut second = cg.spawn();
+    let done = rec.wait_with_output().unwrap();
+    let (a, b) = (first.id(), second.id());
+    for c in [&mut first, &mut second] {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let info = analyse_json(&out, &["info", "--json"]);
+    let pids: Vec<u64> = info["cgroups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| {
+            c["path"]
+                .as_str()
+                .is_some_and(|p| p.contains("cw-record-cgroup"))
+        })
+        .flat_map(|c| {
+            c["pids"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(Value::as_u64)
+        })
+        .collect();
+    assert!(
+        pids.contains(&u64::from(a)) && pids.contains(&u64::from(b)),
+        "recorded {pids:?}, in the cgroup {a} and (entered later) {b}: {}",
+        info["cgroups"]
+    );
+    assert!(
+        info["counters"]["cgroup_processes_entered"].as_u64() >= Some(1),
+        "{}",
+        info["counters"]
+    );
+
+    let bad = common::causeway()
+        .args([
+            "record",
+            "--duration",
+            "1",
+            "--cgroup",
+            "/no-such-cgroup-here",
+        ])
+        .arg("-o")
+        .arg(zoo.dir().join("bad.cwt"))
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("no cgroup `/no-such-cgroup-here`"), "{err}");
+}

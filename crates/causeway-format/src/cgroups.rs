@@ -10,9 +10,7 @@
 //! controller on a v1 hierarchy, that hierarchy's path. What a path names (a
 //! container, a pod, a systemd unit) is derived from it ([`owner`]).
 
-use crate::bytes::{ByteReader, ByteWriter, ReadFail};
 use crate::ids::{StringId, Tgid, Timestamp};
-use crate::table_codec::Row;
 use serde::{Deserialize, Serialize};
 
 /// One row of the cgroup table.
@@ -52,52 +50,6 @@ pub struct CpuSample {
     pub throttled: u64,
     /// Time its run queues were held back, ns (summed over CPUs).
     pub throttled_ns: u64,
-}
-
-const TAG_MEMBER: u8 = 1;
-const TAG_CPU: u8 = 2;
-
-impl Row for CgroupRow {
-    fn encode(&self, w: &mut ByteWriter) {
-        match self {
-            CgroupRow::Member { tgid, since, path } => {
-                w.u8(TAG_MEMBER);
-                w.varint(u64::from(tgid.0));
-                w.varint(since.0);
-                w.varint(u64::from(path.0));
-            }
-            CgroupRow::Cpu(s) => {
-                w.u8(TAG_CPU);
-                w.varint(s.ts.0);
-                w.varint(u64::from(s.path.0));
-                w.varint(s.quota_us.map_or(0, |q| q.saturating_add(1)));
-                w.varint(s.period_us);
-                w.varint(s.periods);
-                w.varint(s.throttled);
-                w.varint(s.throttled_ns);
-            }
-            CgroupRow::Unknown => w.u8(0),
-        }
-    }
-    fn decode(r: &mut ByteReader<'_>) -> Result<Self, ReadFail> {
-        Ok(match r.u8()? {
-            TAG_MEMBER => CgroupRow::Member {
-                tgid: Tgid(r.varint_u32()?),
-                since: Timestamp(r.varint()?),
-                path: StringId(r.varint_u32()?),
-            },
-            TAG_CPU => CgroupRow::Cpu(CpuSample {
-                ts: Timestamp(r.varint()?),
-                path: StringId(r.varint_u32()?),
-                quota_us: r.varint()?.checked_sub(1),
-                period_us: r.varint()?,
-                periods: r.varint()?,
-                throttled: r.varint()?,
-                throttled_ns: r.varint()?,
-            }),
-            _ => CgroupRow::Unknown,
-        })
-    }
 }
 
 /// What a cgroup's path says it belongs to.
@@ -165,50 +117,6 @@ pub fn label(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::table_codec::{get_row, put_row};
-
-    #[test]
-    fn rows_round_trip_and_unknown_tags_are_skipped() {
-        let rows = [
-            CgroupRow::Member {
-                tgid: Tgid(42),
-                since: Timestamp(7),
-                path: StringId(3),
-            },
-            CgroupRow::Cpu(CpuSample {
-                ts: Timestamp(100),
-                path: StringId(3),
-                quota_us: Some(20_000),
-                period_us: 100_000,
-                periods: 12,
-                throttled: 11,
-                throttled_ns: 880_000_000,
-            }),
-            CgroupRow::Cpu(CpuSample {
-                ts: Timestamp(200),
-                path: StringId(4),
-                quota_us: None,
-                period_us: 100_000,
-                periods: 0,
-                throttled: 0,
-                throttled_ns: 0,
-            }),
-        ];
-        let mut w = ByteWriter::default();
-        let mut scratch = ByteWriter::default();
-        for r in &rows {
-            put_row(&mut w, &mut scratch, r);
-        }
-        // A row of a newer tag, with fields this reader does not know.
-        let mut newer = ByteWriter::default();
-        newer.u8(9);
-        newer.varint(5);
-        w.bytes(&newer.buf);
-        let mut r = ByteReader::new(&w.buf);
-        let back: Vec<CgroupRow> = (0..4).map(|_| get_row(&mut r).unwrap()).collect();
-        assert_eq!(&back[..3], &rows);
-        assert_eq!(back[3], CgroupRow::Unknown);
-    }
 
     #[test]
     fn a_path_names_its_container_pod_or_unit() {

@@ -4,6 +4,7 @@
 //! append fields that an older reader skips.
 
 use crate::bytes::{ByteReader, ByteWriter, ReadFail};
+use crate::cgroups::{CgroupRow, CpuSample};
 use crate::ids::{FrameId, StringId, Tgid, Tid, Timestamp};
 use crate::tables::{Frame, FrameSpace, InlinedFrame, Mapping, ProcessInfo, Stack, ThreadInfo};
 
@@ -216,5 +217,100 @@ impl Row for crate::sockets::Flow {
             local,
             remote,
         })
+    }
+}
+
+/// Tags of the cgroup rows (format 1.7).
+const TAG_MEMBER: u8 = 1;
+const TAG_CPU: u8 = 2;
+
+impl Row for CgroupRow {
+    fn encode(&self, w: &mut ByteWriter) {
+        match self {
+            CgroupRow::Member { tgid, since, path } => {
+                w.u8(TAG_MEMBER);
+                w.varint(u64::from(tgid.0));
+                w.varint(since.0);
+                w.varint(u64::from(path.0));
+            }
+            CgroupRow::Cpu(s) => {
+                w.u8(TAG_CPU);
+                w.varint(s.ts.0);
+                w.varint(u64::from(s.path.0));
+                w.varint(s.quota_us.map_or(0, |q| q.saturating_add(1)));
+                w.varint(s.period_us);
+                w.varint(s.periods);
+                w.varint(s.throttled);
+                w.varint(s.throttled_ns);
+            }
+            CgroupRow::Unknown => w.u8(0),
+        }
+    }
+    fn decode(r: &mut ByteReader<'_>) -> Result<Self, ReadFail> {
+        Ok(match r.u8()? {
+            TAG_MEMBER => CgroupRow::Member {
+                tgid: Tgid(r.varint_u32()?),
+                since: Timestamp(r.varint()?),
+                path: StringId(r.varint_u32()?),
+            },
+            TAG_CPU => CgroupRow::Cpu(CpuSample {
+                ts: Timestamp(r.varint()?),
+                path: StringId(r.varint_u32()?),
+                quota_us: r.varint()?.checked_sub(1),
+                period_us: r.varint()?,
+                periods: r.varint()?,
+                throttled: r.varint()?,
+                throttled_ns: r.varint()?,
+            }),
+            _ => CgroupRow::Unknown,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_round_trip_and_unknown_tags_are_skipped() {
+        let rows = [
+            CgroupRow::Member {
+                tgid: Tgid(42),
+                since: Timestamp(7),
+                path: StringId(3),
+            },
+            CgroupRow::Cpu(CpuSample {
+                ts: Timestamp(100),
+                path: StringId(3),
+                quota_us: Some(20_000),
+                period_us: 100_000,
+                periods: 12,
+                throttled: 11,
+                throttled_ns: 880_000_000,
+            }),
+            CgroupRow::Cpu(CpuSample {
+                ts: Timestamp(200),
+                path: StringId(4),
+                quota_us: None,
+                period_us: 100_000,
+                periods: 0,
+                throttled: 0,
+                throttled_ns: 0,
+            }),
+        ];
+        let mut w = ByteWriter::default();
+        let mut scratch = ByteWriter::default();
+        for r in &rows {
+            put_row(&mut w, &mut scratch, r);
+        }
+        // A row of a newer tag, with fields this reader does not know.
+        let mut newer = ByteWriter::default();
+        newer.u8(9);
+        newer.varint(5);
+        w.bytes(&newer.buf);
+        let mut r = ByteReader::new(&w.buf);
+        let back: Vec<CgroupRow> = (0..4).map(|_| get_row(&mut r).unwrap()).collect();
+        assert_eq!(&back[..3], &rows);
+        assert_eq!(back[3], CgroupRow::Unknown);
     }
 }

@@ -116,6 +116,72 @@ pub fn dir_of(controller: &str, path: &str, v1: bool) -> PathBuf {
     Path::new(root).join(rel)
 }
 
+/// Why a cgroup named by the user cannot be recorded.
+#[derive(Debug, thiserror::Error)]
+pub enum CgroupPathError {
+    /// No hierarchy holds a cgroup at that path.
+    #[error(
+        "no cgroup `{0}`: not a directory of /sys/fs/cgroup nor a cgroup path in any mounted hierarchy (see /proc/PID/cgroup for a process's)"
+    )]
+    NotFound(String),
+    /// The path exists but is not a cgroup (no `cgroup.procs`).
+    #[error("`{0}` is not a cgroup directory (it has no cgroup.procs)")]
+    NotCgroup(String),
+}
+
+/// The directory of the cgroup the user named: a directory under `/sys/fs/cgroup`
+/// as it is, or a cgroup path as `/proc/PID/cgroup` shows it (`/system.slice/x.service`),
+/// looked up in the v2 hierarchy first, then in each v1 hierarchy.
+pub fn resolve(name: &str) -> Result<PathBuf, CgroupPathError> {
+    let as_is = Path::new(name);
+    if name.starts_with("/sys/fs/cgroup") {
+        if !as_is.is_dir() {
+            return Err(CgroupPathError::NotFound(name.into()));
+        }
+        if !as_is.join("cgroup.procs").exists() {
+            return Err(CgroupPathError::NotCgroup(name.into()));
+        }
+        return Ok(as_is.to_path_buf());
+    }
+    let rel = name.trim_start_matches('/');
+    let mut roots = vec![dir_of("", "", false)];
+    // v1 hierarchies are directories of /sys/fs/cgroup; on a v2-only host those are
+    // child cgroups of the one root, not roots.
+    let v2_only = Path::new("/sys/fs/cgroup/cgroup.procs").exists();
+    if !v2_only && let Ok(rd) = std::fs::read_dir("/sys/fs/cgroup") {
+        let mut v1: Vec<PathBuf> = rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.join("cgroup.procs").exists() && !p.ends_with("unified"))
+            .collect();
+        v1.sort();
+        roots.extend(v1);
+    }
+    roots
+        .into_iter()
+        .map(|r| r.join(rel))
+        .find(|d| d.join("cgroup.procs").exists())
+        .ok_or_else(|| CgroupPathError::NotFound(name.into()))
+}
+
+/// The processes in the cgroup at `dir` and in every cgroup below it, sorted. A cgroup
+/// removed meanwhile gives none.
+pub fn procs(dir: &Path) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        if let Ok(text) = std::fs::read_to_string(d.join("cgroup.procs")) {
+            out.extend(text.lines().filter_map(|l| l.trim().parse::<u32>().ok()));
+        }
+        if let Ok(rd) = std::fs::read_dir(&d) {
+            stack.extend(rd.flatten().filter(|e| e.path().is_dir()).map(|e| e.path()));
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,5 +248,21 @@ not a line
         );
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(cpu_quota(&dir).is_err(), "a cgroup that is not there");
+    }
+
+    #[test]
+    fn a_named_cgroup_is_found_or_refused_with_its_name() {
+        let e = resolve("/no-such-cgroup-for-causeway").unwrap_err();
+        assert!(
+            e.to_string().contains("/no-such-cgroup-for-causeway"),
+            "{e}"
+        );
+        let e = resolve("/sys/fs/cgroup/no-such-cgroup-for-causeway").unwrap_err();
+        assert!(matches!(e, CgroupPathError::NotFound(_)), "{e}");
+        // The root of some hierarchy exists on any Linux host with cgroups mounted; it
+        // holds this process (directly or below).
+        if let Ok(root) = resolve("/") {
+            assert!(procs(&root).contains(&std::process::id()));
+        }
     }
 }

@@ -12,6 +12,8 @@
 use crate::convert::Converter;
 use causeway_format::{CgroupRow, CpuSample, StringId, Tgid, Timestamp};
 use causeway_procfs::cgroup::{self, CpuQuota};
+/// What `record --cgroup` resolves a name with and lists its processes by.
+pub use causeway_procfs::cgroup::{CgroupPathError, procs, resolve};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -159,6 +161,51 @@ impl CgroupWatch {
             p = p
                 .rsplit_once('/')
                 .map_or("/", |(a, _)| if a.is_empty() { "/" } else { a });
+        }
+    }
+}
+
+/// `record --cgroup`: processes that enter the recorded cgroup while it is recorded.
+#[derive(Debug)]
+pub struct Entering {
+    dir: PathBuf,
+    last: Instant,
+}
+
+impl Entering {
+    /// Watch the cgroup at `dir`.
+    pub fn new(dir: PathBuf) -> Entering {
+        Entering {
+            dir,
+            last: Instant::now(),
+        }
+    }
+
+    /// Every [`MEMBERSHIP_REFRESH`], record the processes in the cgroup that are not
+    /// recorded yet: the kernel side follows them (and what they create) from now on,
+    /// and their threads and mappings are read as for `-p`.
+    pub(crate) fn poll(&mut self, c: &mut Converter, p: &crate::probes::Probes, ts: u64) {
+        if self.last.elapsed() < MEMBERSHIP_REFRESH {
+            return;
+        }
+        self.last = Instant::now();
+        for pid in cgroup::procs(&self.dir) {
+            if c.targets.contains(&pid) || pid == std::process::id() {
+                continue;
+            }
+            if p.track(pid).is_err() {
+                c.count("cgroup_processes_untracked", 1);
+                continue;
+            }
+            c.targets.insert(pid);
+            c.count("cgroup_processes_entered", 1);
+            c.note_process_from_proc(pid, ts);
+            for tid in crate::procfs::threads(pid) {
+                if let Some(comm) = crate::procfs::comm(pid, tid) {
+                    c.note_thread(tid, pid, &comm, ts);
+                }
+            }
+            c.maps_pending.insert(pid);
         }
     }
 }

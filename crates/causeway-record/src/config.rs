@@ -311,6 +311,10 @@ impl KernelStacks {
 pub struct RecordConfig {
     /// Whom to record.
     pub target: Target,
+    /// `--cgroup`: the cgroup directory whose processes are recorded; those that enter
+    /// it (or a cgroup below it) while recording are added (`target` holds the ones
+    /// in it at the start).
+    pub cgroup: Option<std::path::PathBuf>,
     /// Which events.
     pub events: EventSet,
     /// Which syscalls, when `events.syscall`.
@@ -389,6 +393,7 @@ impl RecordConfig {
     pub fn new(target: Target) -> RecordConfig {
         RecordConfig {
             target,
+            cgroup: None,
             events: EventSet::DEFAULT,
             syscalls: crate::syscalls::default_set(),
             // With DWARF unwinding the cost is the copied window, not the frames kept,

@@ -236,6 +236,7 @@ struct Session {
     dumps: Vec<Dump>,
     titles: TitleWatch,
     cgroups: crate::cgroups::CgroupWatch,
+    entering: Option<crate::cgroups::Entering>,
     watch: Option<Watch>,
     go: crate::gotrack::GoTracker,
 }
@@ -460,6 +461,7 @@ fn start(req: &Request, notify: &mut dyn FnMut(Notice)) -> Result<Session, Recor
         dumps: Vec::new(),
         titles: TitleWatch::default(),
         cgroups: crate::cgroups::CgroupWatch::default(),
+        entering: req.config.cgroup.clone().map(crate::cgroups::Entering::new),
         watch: watch.take(),
         go,
     })
@@ -646,6 +648,9 @@ impl Session {
             c.convert(cpu, r);
         }
         c.end_batch();
+        if let (Some(p), Some(e)) = (self.probes.as_ref(), self.entering.as_mut()) {
+            e.poll(c, p, now);
+        }
         if let Some(p) = self.probes.as_ref() {
             let maps: Vec<u32> = std::mem::take(&mut c.maps_pending).into_iter().collect();
             refresh_maps(c, p, now, &maps);

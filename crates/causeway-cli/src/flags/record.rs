@@ -52,6 +52,12 @@ pub struct RecordArgs {
     /// Record every process on the system (except causeway itself).
     #[arg(short = 'a', long = "all")]
     pub all: bool,
+    /// Record every process of this cgroup and of the cgroups below it, and those that
+    /// enter them while recording (a container's, a unit's): a directory under
+    /// /sys/fs/cgroup, or a cgroup path as /proc/PID/cgroup shows it
+    /// (`/system.slice/redis-server.service`), looked up in each mounted hierarchy.
+    #[arg(long, value_name = "PATH")]
+    pub cgroup: Option<String>,
     /// Output trace file (flight mode: dumps are named OUTPUT.1.cwt, OUTPUT.2.cwt, ...).
     /// A regular file already at that name (or at a dump's) is not overwritten: it is
     /// renamed to NAME.old (replacing an older one), as perf does, when the new file is
@@ -320,10 +326,11 @@ impl RecordArgs {
             !self.pid.is_empty(),
             self.comm.is_some(),
             self.all,
+            self.cgroup.is_some(),
         ];
         if given.iter().filter(|&&t| t).count() != 1 {
             bail!(
-                "say what to record, exactly one of: `-- CMD ARGS`, `-p PID`, `--comm NAME`, `-a`"
+                "say what to record, exactly one of: `-- CMD ARGS`, `-p PID`, `--comm NAME`, `--cgroup PATH`, `-a`"
             );
         }
         Ok(if self.all {
@@ -337,6 +344,13 @@ impl RecordArgs {
 
     fn config(&self) -> Result<RecordConfig> {
         let mut cfg = RecordConfig::new(self.target()?);
+        if let Some(name) = &self.cgroup {
+            // The processes in it now; those that enter it later are added while
+            // recording.
+            let dir = causeway_record::cgroups::resolve(name)?;
+            cfg.target = Target::Pids(causeway_record::cgroups::procs(&dir));
+            cfg.cgroup = Some(dir);
+        }
         // Samples alone are a CPU profile worth keeping; no group and no samples would
         // write a trace with nothing of the targets in it.
         if self.events.is_empty() && self.sample == 0 {
