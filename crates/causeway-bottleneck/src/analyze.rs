@@ -179,6 +179,7 @@ fn run(
             .iter()
             .filter_map(|r| Some((r.dev, input.facts.disk_name(r.dev)?.to_string())))
             .collect(),
+        memory_limits: causeway_model::memory_limits(input.tables),
     };
     Ok((findings, wait_map))
 }

@@ -403,6 +403,8 @@ pub struct Findings {
     pub quality: Quality,
     /// Names the host gave the disks in the findings (`vda`), where the trace says.
     pub disk_names: std::collections::BTreeMap<DevId, String>,
+    /// Cgroups whose processes ran into their memory limit during the recording.
+    pub memory_limits: Vec<causeway_model::MemoryGroup>,
 }
 
 impl Findings {

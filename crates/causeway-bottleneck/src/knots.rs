@@ -161,7 +161,20 @@ pub(crate) fn find(
             Terminal::Knot {
                 vertices: kv,
                 arcs: ka,
-            } => refined.extend(refine_knot(kv, ka, vertices, edges, threshold_ns)),
+            } => {
+                for r in refine_knot(kv, ka, vertices, edges, threshold_ns) {
+                    // Refinement may leave one vertex with no edge of its own (no
+                    // self-loop): nothing inside it waits, so it is no knot but a sink
+                    // its former members wait for (a disk whose idle edges were the
+                    // light ones: "the device may be saturated", with who waits).
+                    match r.vertices[..] {
+                        [v] if r.arcs.iter().all(|a| a.from != a.to) && r.closed_loop.is_none() => {
+                            sinks.push(sink(v, edges, &live_vs, &live, &weight));
+                        }
+                        _ => refined.push(r),
+                    }
+                }
+            }
             Terminal::Sink(v) => sinks.push(sink(v, edges, &live_vs, &live, &weight)),
         }
     }

@@ -28,6 +28,19 @@ pub enum CgroupRow {
     },
     /// The CPU quota of cgroup `path` and its throttling counters at `ts`.
     Cpu(CpuSample),
+    /// Process `tgid` is in cgroup `path` of the memory controller from `since` on
+    /// (written when that differs from its CPU controller's cgroup: v1 hierarchies
+    /// are separate).
+    MemoryMember {
+        /// The process.
+        tgid: Tgid,
+        /// From when (0: from before the recording).
+        since: Timestamp,
+        /// The cgroup's path in the memory hierarchy.
+        path: StringId,
+    },
+    /// The memory limit of cgroup `path` and its counters at `ts`.
+    Memory(MemorySample),
     /// A row of a tag this reader does not know (from a newer minor version).
     Unknown,
 }
@@ -50,6 +63,25 @@ pub struct CpuSample {
     pub throttled: u64,
     /// Time its run queues were held back, ns (summed over CPUs).
     pub throttled_ns: u64,
+}
+
+/// The memory limit of one cgroup at one time, with its cumulative counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemorySample {
+    /// When it was read, on the trace clock.
+    pub ts: Timestamp,
+    /// The cgroup's path (in the memory controller's hierarchy).
+    pub path: StringId,
+    /// The limit, bytes; `None`: no limit.
+    pub limit: Option<u64>,
+    /// Memory charged to it, bytes.
+    pub usage: u64,
+    /// Times its usage hit the limit so far.
+    pub hits: u64,
+    /// Major page faults of its processes so far.
+    pub major_faults: u64,
+    /// File pages read again after being evicted so far (working-set refaults).
+    pub refaults: u64,
 }
 
 /// What a cgroup's path says it belongs to.

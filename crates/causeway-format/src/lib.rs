@@ -44,7 +44,7 @@ pub mod tables;
 pub mod units;
 pub mod writer;
 
-pub use cgroups::{CgroupRow, CpuSample};
+pub use cgroups::{CgroupRow, CpuSample, MemorySample};
 pub use dataflag::DataFlagAccess;
 pub use error::{FormatError, Result};
 pub use event::{

@@ -4,7 +4,7 @@
 //! append fields that an older reader skips.
 
 use crate::bytes::{ByteReader, ByteWriter, ReadFail};
-use crate::cgroups::{CgroupRow, CpuSample};
+use crate::cgroups::{CgroupRow, CpuSample, MemorySample};
 use crate::ids::{FrameId, StringId, Tgid, Tid, Timestamp};
 use crate::tables::{Frame, FrameSpace, InlinedFrame, Mapping, ProcessInfo, Stack, ThreadInfo};
 
@@ -223,6 +223,8 @@ impl Row for crate::sockets::Flow {
 /// Tags of the cgroup rows (format 1.7).
 const TAG_MEMBER: u8 = 1;
 const TAG_CPU: u8 = 2;
+const TAG_MEMORY_MEMBER: u8 = 3;
+const TAG_MEMORY: u8 = 4;
 
 impl Row for CgroupRow {
     fn encode(&self, w: &mut ByteWriter) {
@@ -243,6 +245,22 @@ impl Row for CgroupRow {
                 w.varint(s.throttled);
                 w.varint(s.throttled_ns);
             }
+            CgroupRow::MemoryMember { tgid, since, path } => {
+                w.u8(TAG_MEMORY_MEMBER);
+                w.varint(u64::from(tgid.0));
+                w.varint(since.0);
+                w.varint(u64::from(path.0));
+            }
+            CgroupRow::Memory(m) => {
+                w.u8(TAG_MEMORY);
+                w.varint(m.ts.0);
+                w.varint(u64::from(m.path.0));
+                w.varint(m.limit.map_or(0, |l| l.saturating_add(1)));
+                w.varint(m.usage);
+                w.varint(m.hits);
+                w.varint(m.major_faults);
+                w.varint(m.refaults);
+            }
             CgroupRow::Unknown => w.u8(0),
         }
     }
@@ -261,6 +279,20 @@ impl Row for CgroupRow {
                 periods: r.varint()?,
                 throttled: r.varint()?,
                 throttled_ns: r.varint()?,
+            }),
+            TAG_MEMORY_MEMBER => CgroupRow::MemoryMember {
+                tgid: Tgid(r.varint_u32()?),
+                since: Timestamp(r.varint()?),
+                path: StringId(r.varint_u32()?),
+            },
+            TAG_MEMORY => CgroupRow::Memory(MemorySample {
+                ts: Timestamp(r.varint()?),
+                path: StringId(r.varint_u32()?),
+                limit: r.varint()?.checked_sub(1),
+                usage: r.varint()?,
+                hits: r.varint()?,
+                major_faults: r.varint()?,
+                refaults: r.varint()?,
             }),
             _ => CgroupRow::Unknown,
         })
@@ -288,6 +320,20 @@ mod tests {
                 throttled: 11,
                 throttled_ns: 880_000_000,
             }),
+            CgroupRow::MemoryMember {
+                tgid: Tgid(42),
+                since: Timestamp(9),
+                path: StringId(5),
+            },
+            CgroupRow::Memory(MemorySample {
+                ts: Timestamp(150),
+                path: StringId(5),
+                limit: Some(64 << 20),
+                usage: 1,
+                hits: 2,
+                major_faults: 3,
+                refaults: 4,
+            }),
             CgroupRow::Cpu(CpuSample {
                 ts: Timestamp(200),
                 path: StringId(4),
@@ -309,8 +355,8 @@ mod tests {
         newer.varint(5);
         w.bytes(&newer.buf);
         let mut r = ByteReader::new(&w.buf);
-        let back: Vec<CgroupRow> = (0..4).map(|_| get_row(&mut r).unwrap()).collect();
-        assert_eq!(&back[..3], &rows);
-        assert_eq!(back[3], CgroupRow::Unknown);
+        let back: Vec<CgroupRow> = (0..6).map(|_| get_row(&mut r).unwrap()).collect();
+        assert_eq!(&back[..5], &rows);
+        assert_eq!(back[5], CgroupRow::Unknown);
     }
 }

@@ -55,18 +55,23 @@ pub struct Throttling {
 impl Throttling {
     /// The throttled runnable time of the trace's recorded cgroups.
     pub fn of(model: &Model, tables: &Tables) -> Throttling {
-        let mut member_of: BTreeMap<Tgid, String> = BTreeMap::new();
+        // Every cgroup a process was in during the recording counts (a process may
+        // move in and out).
+        let mut member_of: BTreeMap<Tgid, Vec<String>> = BTreeMap::new();
         let mut samples: BTreeMap<String, Vec<CpuSample>> = BTreeMap::new();
         for r in &tables.cgroups {
             match r {
                 CgroupRow::Member { tgid, path, .. } => {
-                    member_of.insert(*tgid, tables.string(*path).to_string());
+                    member_of
+                        .entry(*tgid)
+                        .or_default()
+                        .push(tables.string(*path).to_string());
                 }
                 CgroupRow::Cpu(s) => samples
                     .entry(tables.string(s.path).to_string())
                     .or_default()
                     .push(*s),
-                CgroupRow::Unknown => {}
+                _ => {}
             }
         }
         let mut out = Throttling::default();
@@ -78,12 +83,42 @@ impl Throttling {
             let Some(quota_us) = last.quota_us.or(first.quota_us) else {
                 continue;
             };
+            // A cgroup made during the recording: its counters started at zero one
+            // period per counted period before its first sample (periods are
+            // counted only while it has runnable tasks, so this is the latest
+            // possible start); that stretch's throttling belongs to it too.
+            let start = model.span().map_or(0, |s| s.start.0);
+            let born = first
+                .ts
+                .0
+                .checked_sub(
+                    first
+                        .periods
+                        .saturating_mul(first.period_us)
+                        .saturating_mul(1000),
+                )
+                .filter(|&b| b > start);
+            if let Some(b) = born
+                && first.throttled_ns > 0
+            {
+                ss.insert(
+                    0,
+                    CpuSample {
+                        ts: causeway_format::Timestamp(b),
+                        periods: 0,
+                        throttled: 0,
+                        throttled_ns: 0,
+                        ..*first
+                    },
+                );
+            }
+            let (first, last) = (&ss[0], &ss[ss.len() - 1]);
             if last.throttled_ns <= first.throttled_ns {
                 continue;
             }
             let members: Vec<Tgid> = member_of
                 .iter()
-                .filter(|(_, p)| within(p, &path))
+                .filter(|(_, ps)| ps.iter().any(|p| within(p, &path)))
                 .map(|(&g, _)| g)
                 .collect();
             let gi = out.groups.len() as u32;
@@ -130,7 +165,7 @@ impl Throttling {
 }
 
 /// True when cgroup `p` is `group` or below it.
-fn within(p: &str, group: &str) -> bool {
+pub(crate) fn within(p: &str, group: &str) -> bool {
     p == group
         || (p.starts_with(group) && (group.ends_with('/') || p[group.len()..].starts_with('/')))
 }

@@ -99,6 +99,65 @@ pub fn cpu_quota(dir: &Path) -> std::io::Result<CpuQuota> {
     Ok(q)
 }
 
+/// A cgroup's memory limit and how often its processes ran into it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryLimit {
+    /// The limit, bytes; `None`: no limit (v1 shows "no limit" as a huge number).
+    pub limit: Option<u64>,
+    /// Memory charged to it now, bytes.
+    pub usage: u64,
+    /// Times its usage hit the limit (v1 `memory.failcnt`, v2 `memory.events` max).
+    pub hits: u64,
+    /// Major page faults of its processes (`pgmajfault`).
+    pub major_faults: u64,
+    /// File pages read again after the limit evicted them (`workingset_refault_file`,
+    /// or `workingset_refault` on older kernels).
+    pub refaults: u64,
+}
+
+/// Above this a v1 limit means "none" (the kernel shows the largest page-aligned
+/// value).
+const NO_LIMIT: u64 = 1 << 60;
+
+/// The memory limit of the cgroup at `dir` (a directory of a v1 memory hierarchy or of
+/// the v2 hierarchy), or why not. Counters are the cgroup's own and its descendants'
+/// where the file gives both (v1 `total_*`).
+pub fn memory_limit(dir: &Path) -> std::io::Result<MemoryLimit> {
+    let read = |name: &str| std::fs::read_to_string(dir.join(name));
+    let num = |t: &str| t.trim().parse::<u64>().ok();
+    let mut m = MemoryLimit::default();
+    let v2 = dir.join("memory.max").exists();
+    if v2 {
+        m.limit = num(&read("memory.max")?);
+        m.usage = num(&read("memory.current")?).unwrap_or(0);
+        for line in read("memory.events").unwrap_or_default().lines() {
+            if let Some(v) = line.strip_prefix("max ") {
+                m.hits = num(v).unwrap_or(0);
+            }
+        }
+    } else {
+        m.limit = num(&read("memory.limit_in_bytes")?).filter(|&l| l < NO_LIMIT);
+        m.usage = num(&read("memory.usage_in_bytes")?).unwrap_or(0);
+        m.hits = num(&read("memory.failcnt")?).unwrap_or(0);
+    }
+    let stat = read("memory.stat").unwrap_or_default();
+    let field = |names: &[&str]| {
+        names.iter().find_map(|n| {
+            stat.lines()
+                .find_map(|l| l.strip_prefix(n)?.strip_prefix(' ').and_then(num))
+        })
+    };
+    m.major_faults = field(&["total_pgmajfault", "pgmajfault"]).unwrap_or(0);
+    m.refaults = field(&[
+        "total_workingset_refault_file",
+        "workingset_refault_file",
+        "total_workingset_refault",
+        "workingset_refault",
+    ])
+    .unwrap_or(0);
+    Ok(m)
+}
+
 /// The directory of `path` in the hierarchy holding `controller`: the v1 mount
 /// `/sys/fs/cgroup/<controller>` where it exists, else the v2 root (`/sys/fs/cgroup`,
 /// or `/sys/fs/cgroup/unified` on hybrid hosts).
@@ -248,6 +307,42 @@ not a line
         );
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(cpu_quota(&dir).is_err(), "a cgroup that is not there");
+    }
+
+    #[test]
+    fn memory_limits_of_both_versions_are_read() {
+        let dir = std::env::temp_dir().join(format!("cw-memcg-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let put = |n: &str, t: &str| std::fs::write(dir.join(n), t).unwrap();
+        put("memory.limit_in_bytes", "67108864\n");
+        put("memory.usage_in_bytes", "67100000\n");
+        put("memory.failcnt", "5900\n");
+        put(
+            "memory.stat",
+            "pgmajfault 3\nworkingset_refault_file 10\ntotal_pgmajfault 7\ntotal_workingset_refault_file 4100\n",
+        );
+        let m = memory_limit(&dir).unwrap();
+        assert_eq!(
+            m,
+            MemoryLimit {
+                limit: Some(64 << 20),
+                usage: 67_100_000,
+                hits: 5900,
+                major_faults: 7,
+                refaults: 4100
+            }
+        );
+        put("memory.limit_in_bytes", "9223372036854771712\n");
+        assert_eq!(memory_limit(&dir).unwrap().limit, None);
+        // v2: memory.max and memory.events.
+        put("memory.max", "max\n");
+        put("memory.current", "100\n");
+        put("memory.events", "low 0\nhigh 0\nmax 12\noom 0\n");
+        put("memory.stat", "pgmajfault 2\nworkingset_refault_file 9\n");
+        let m = memory_limit(&dir).unwrap();
+        assert_eq!((m.limit, m.usage, m.hits, m.refaults), (None, 100, 12, 9));
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(memory_limit(&dir).is_err());
     }
 
     #[test]

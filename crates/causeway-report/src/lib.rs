@@ -69,7 +69,8 @@ pub use flame::FlameView;
 pub use format::Format;
 pub use html::HtmlReport;
 pub use info::{
-    CgroupSummary, FrameNames, InfoReport, QuotaSummary, Selection, ThreadRow, TraceFacts,
+    CgroupSummary, FrameNames, InfoReport, MemorySummary, QuotaSummary, Selection, ThreadRow,
+    TraceFacts,
 };
 pub use latency::{
     DiffInput, LatencyDiffView, LatencyView, ProfileInput, RootPathStatus, RootPathView,

@@ -5,9 +5,9 @@
 
 use causeway_format::{
     BlockOp, BlockOpKind, CgroupRow, ClockSource, Cpu, CpuSample, DevId, Event, EventKind, Frame,
-    FrameSpace, Header, HostInfo, InlinedFrame, Mapping, Marker, ProcessInfo, SoftirqVec, Stack,
-    StackId, StackKind, StringId, Tables, TaskState, Tgid, Tid, Timestamp, TraceReader, TraceStats,
-    TraceWriter, Waker, WriterOptions,
+    FrameSpace, Header, HostInfo, InlinedFrame, Mapping, Marker, MemorySample, ProcessInfo,
+    SoftirqVec, Stack, StackId, StackKind, StringId, Tables, TaskState, Tgid, Tid, Timestamp,
+    TraceReader, TraceStats, TraceWriter, Waker, WriterOptions,
 };
 
 /// A built trace and what reading it must give.
@@ -187,6 +187,20 @@ pub fn build_golden() -> Built {
             throttled_ns: throttled * 80_000_000,
         }));
     }
+    w.add_cgroup(CgroupRow::MemoryMember {
+        tgid: Tgid(200),
+        since: Timestamp(0),
+        path: bash_path,
+    });
+    w.add_cgroup(CgroupRow::Memory(MemorySample {
+        ts: Timestamp(1_000_700),
+        path: bash_path,
+        limit: Some(64 << 20),
+        usage: (64 << 20) - 4096,
+        hits: 5_900,
+        major_faults: 12,
+        refaults: 4_100,
+    }));
     let f_user = w.intern_frame(Frame::new(
         FrameSpace::User { tgid: Tgid(100) },
         0x7f00_0001_2345,

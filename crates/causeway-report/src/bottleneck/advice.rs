@@ -3,6 +3,7 @@
 
 use super::doc::{EdgeDoc, KindDoc, KnotDoc, SinkDoc, StackDoc, VertexDoc};
 use causeway_bottleneck::EdgeKind;
+use std::fmt::Write as _;
 
 /// Kernel frames that only say "the thread slept"; the frame after them says why.
 fn is_sched_frame(f: &str) -> bool {
@@ -259,6 +260,41 @@ pub(crate) fn quota_advice(k: &KindDoc) -> String {
         "runnable {:.3}s in all while the cgroup {cgroup} had spent its CPU quota, not waiting for a busy CPU; raise the quota (cpu.max, or cpu.cfs_quota_us on cgroup v1; a container's --cpus, a pod's CPU limit, a unit's CPUQuota=) or cut the CPU work done under it.",
         *held_ns as f64 / 1e9
     )
+}
+
+/// Append to `advice` the memory limit that the processes of `members` (vertex ids)
+/// ran into, if any: the disk waits of such a finding may be re-reads of pages the
+/// limit evicted, and raising the limit, not batching the I/O, is then the fix.
+pub(crate) fn note_memory_limit(
+    advice: &mut String,
+    members: &[usize],
+    vertices: &[VertexDoc],
+    limits: &[super::doc::MemoryLimitDoc],
+) {
+    let pids: Vec<u32> = members
+        .iter()
+        .flat_map(|&v| vertices[v].threads.iter().map(|t| t.pid))
+        .collect();
+    let Some(m) = limits
+        .iter()
+        .find(|m| m.pids.iter().any(|p| pids.contains(p)))
+    else {
+        return;
+    };
+    let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+    let _ = write!(
+        advice,
+        " Its processes are in cgroup {}{} with a memory limit of {:.0} MiB, reached {} times during the recording ({} evicted file pages read again, {} major faults): waits on the disk here may be re-reads of what the limit evicted; raise the limit (memory.max, memory.limit_in_bytes on cgroup v1, a container's --memory, a pod's memory limit) or shrink the working set.",
+        m.cgroup,
+        m.owner
+            .as_ref()
+            .map(|o| format!(" [{o}]"))
+            .unwrap_or_default(),
+        mib(m.limit_bytes),
+        m.hits,
+        m.refaults,
+        m.major_faults
+    );
 }
 
 /// The sentence for a sink when no thread's wait on it can be named.

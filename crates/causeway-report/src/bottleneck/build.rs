@@ -7,8 +7,8 @@
 
 use super::advice;
 use super::doc::{
-    ClosedLoopDoc, CpuProfileDoc, DeviceDoc, Doc, EdgeDoc, KnotDoc, OffCpuDoc, PauseDoc,
-    QualityDoc, SampledStackDoc, SinkDoc, StackDoc, ThreadDoc, VertexDoc,
+    ClosedLoopDoc, CpuProfileDoc, DeviceDoc, Doc, EdgeDoc, KnotDoc, MemoryLimitDoc, OffCpuDoc,
+    PauseDoc, QualityDoc, SampledStackDoc, SinkDoc, StackDoc, ThreadDoc, VertexDoc,
 };
 use super::labels::{DiskNames, disk_name, kind_doc, label};
 use causeway_bottleneck::{
@@ -49,7 +49,7 @@ pub(crate) fn doc(f: &Findings) -> Doc {
             d
         })
         .collect();
-    let sinks: Vec<SinkDoc> = f
+    let mut sinks: Vec<SinkDoc> = f
         .sinks
         .iter()
         .map(|s| {
@@ -67,6 +67,15 @@ pub(crate) fn doc(f: &Findings) -> Doc {
             d
         })
         .collect();
+    let memory_limits: Vec<MemoryLimitDoc> = f.memory_limits.iter().map(memory_limit).collect();
+    // A knot or sink whose threads' processes hit a memory limit: the limit is named
+    // beside the advice (the disk waits may be re-reads of what it evicted).
+    for k in &mut knots {
+        advice::note_memory_limit(&mut k.advice, &k.vertices, &vertices, &memory_limits);
+    }
+    for s in &mut sinks {
+        advice::note_memory_limit(&mut s.advice, &s.chain, &vertices, &memory_limits);
+    }
     let summary = advice::summary(&knots, &sinks, !background_sinks.is_empty());
     let pauses = f
         .pauses
@@ -99,6 +108,20 @@ pub(crate) fn doc(f: &Findings) -> Doc {
         background_sinks,
         pauses,
         summary,
+        memory_limits,
+    }
+}
+
+fn memory_limit(g: &causeway_model::MemoryGroup) -> MemoryLimitDoc {
+    MemoryLimitDoc {
+        cgroup: g.path.clone(),
+        owner: causeway_format::cgroups::owner(&g.path).map(|o| o.short()),
+        limit_bytes: g.limit,
+        peak_usage_bytes: g.peak_usage,
+        hits: g.hits,
+        major_faults: g.major_faults,
+        refaults: g.refaults,
+        pids: g.members.iter().map(|t| t.0).collect(),
     }
 }
 

@@ -285,6 +285,22 @@ pub(crate) struct QualityDoc {
 }
 
 /// Everything `causeway bottleneck` shows.
+/// A cgroup whose processes ran into its memory limit.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct MemoryLimitDoc {
+    pub(crate) cgroup: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) owner: Option<String>,
+    pub(crate) limit_bytes: u64,
+    pub(crate) peak_usage_bytes: u64,
+    /// Times the usage hit the limit.
+    pub(crate) hits: u64,
+    pub(crate) major_faults: u64,
+    /// Evicted file pages read again.
+    pub(crate) refaults: u64,
+    pub(crate) pids: Vec<u32>,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct Doc {
     /// Wall-clock start, `YYYY-MM-DD HH:MM:SS UTC` (absent for synthetic traces).
@@ -312,6 +328,9 @@ pub(crate) struct Doc {
     pub(crate) longest_off_cpu: Vec<OffCpuDoc>,
     /// One sentence: what to look at first.
     pub(crate) summary: String,
+    /// Cgroups whose processes ran into their memory limit.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) memory_limits: Vec<MemoryLimitDoc>,
     pub(crate) quality: QualityDoc,
     /// Predicted gains of the knots' and sinks' edges (`--what-if`).
     #[serde(skip_serializing_if = "Option::is_none")]

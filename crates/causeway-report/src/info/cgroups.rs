@@ -20,6 +20,24 @@ pub struct CgroupSummary {
     /// Its CPU quota (or an ancestor's) if one held anything back.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quota: Option<QuotaSummary>,
+    /// Its memory limit, if its processes ran into it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemorySummary>,
+}
+
+/// A memory limit the processes ran into during the recording.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MemorySummary {
+    /// The limit, bytes.
+    pub limit_bytes: u64,
+    /// The largest usage sampled, bytes.
+    pub peak_usage_bytes: u64,
+    /// Times the usage hit the limit.
+    pub hits: u64,
+    /// Major page faults.
+    pub major_faults: u64,
+    /// Evicted file pages read again.
+    pub refaults: u64,
 }
 
 /// A CPU quota over the recording.
@@ -39,19 +57,21 @@ pub struct QuotaSummary {
     pub held_ns: u64,
 }
 
-/// The cgroups of the trace's recorded processes, by path.
+/// The cgroups of the trace's recorded processes, by path: every cgroup (of the CPU
+/// or the memory controller) a recorded process was in during the recording.
 pub fn summarize(model: &Model, tables: &Tables) -> Vec<CgroupSummary> {
     let mut by_path: BTreeMap<String, Vec<u32>> = BTreeMap::new();
-    let mut last: BTreeMap<u32, String> = BTreeMap::new();
     for r in &tables.cgroups {
-        if let CgroupRow::Member { tgid, path, .. } = r {
-            last.insert(tgid.0, tables.string(*path).to_string());
+        if let CgroupRow::Member { tgid, path, .. } | CgroupRow::MemoryMember { tgid, path, .. } = r
+        {
+            let pids = by_path.entry(tables.string(*path).to_string()).or_default();
+            if !pids.contains(&tgid.0) {
+                pids.push(tgid.0);
+            }
         }
     }
-    for (pid, path) in last {
-        by_path.entry(path).or_default().push(pid);
-    }
     let quota = Throttling::of(model, tables);
+    let memory = causeway_model::memory_limits(tables);
     by_path
         .into_iter()
         .map(|(path, pids)| {
@@ -68,11 +88,22 @@ pub fn summarize(model: &Model, tables: &Tables) -> Vec<CgroupSummary> {
                     throttled: g.throttled,
                     held_ns: g.held_ns,
                 });
+            let memory = memory
+                .iter()
+                .find(|g| g.path == path)
+                .map(|g| MemorySummary {
+                    limit_bytes: g.limit,
+                    peak_usage_bytes: g.peak_usage,
+                    hits: g.hits,
+                    major_faults: g.major_faults,
+                    refaults: g.refaults,
+                });
             CgroupSummary {
                 owner: causeway_format::cgroups::owner(&path).map(|o| o.short()),
                 path,
                 pids,
                 quota: q,
+                memory,
             }
         })
         .collect()
@@ -100,7 +131,20 @@ pub(crate) fn lines(cgroups: &[CgroupSummary]) -> Vec<String> {
                     q.held_ns as f64 / 1e9
                 )
             });
-            format!("{}{owner}: processes {}{quota}", c.path, pids.join(", "))
+            let memory = c.memory.as_ref().map_or_else(String::new, |m| {
+                format!(
+                    "; memory limit {:.0} MiB: reached {} times, {} evicted file pages read again, {} major faults",
+                    m.limit_bytes as f64 / (1u64 << 20) as f64,
+                    m.hits,
+                    m.refaults,
+                    m.major_faults
+                )
+            });
+            format!(
+                "{}{owner}: processes {}{quota}{memory}",
+                c.path,
+                pids.join(", ")
+            )
         })
         .collect()
 }

@@ -9,7 +9,7 @@ mod report;
 mod text;
 
 pub use build::{Selection, TraceFacts};
-pub use cgroups::{CgroupSummary, QuotaSummary};
+pub use cgroups::{CgroupSummary, MemorySummary, QuotaSummary};
 pub use frames::FrameNames;
 pub use report::{InfoReport, ThreadRow};
 
