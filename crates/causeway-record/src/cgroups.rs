@@ -1,4 +1,5 @@
-//! The recorded processes' cgroups and their CPU quotas, sampled while they run.
+//! The recorded processes' cgroups and their CPU quotas and memory limits, sampled
+//! while they run.
 //!
 //! A thread of a cgroup whose CPU quota ran out stays runnable while CPUs sit idle:
 //! only the cgroup's counters (`cpu.stat`: periods, throttled periods, throttled
