@@ -180,6 +180,17 @@ fn run(
             .filter_map(|r| Some((r.dev, input.facts.disk_name(r.dev)?.to_string())))
             .collect(),
         memory_limits: causeway_model::memory_limits(input.tables),
+        cgroups: input
+            .tables
+            .cgroups
+            .iter()
+            .filter_map(|r| match r {
+                causeway_format::CgroupRow::Member { tgid, path, .. } => {
+                    Some((*tgid, input.tables.string(*path).to_string()))
+                }
+                _ => None,
+            })
+            .collect(),
     };
     Ok((findings, wait_map))
 }

@@ -405,6 +405,8 @@ pub struct Findings {
     pub disk_names: std::collections::BTreeMap<DevId, String>,
     /// Cgroups whose processes ran into their memory limit during the recording.
     pub memory_limits: Vec<causeway_model::MemoryGroup>,
+    /// Each recorded process's cgroup (CPU controller), as last noted.
+    pub cgroups: std::collections::BTreeMap<Tgid, String>,
 }
 
 impl Findings {

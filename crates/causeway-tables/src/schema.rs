@@ -42,6 +42,8 @@ table! {
         started_ns: I64 = "When it was created, if in the trace.",
         exited_ns: I64 = "When it exited, if in the trace.",
         threads: I64 = "Threads it had.",
+        cgroup: Str = "Its cgroup (CPU controller's path) as last noted while recorded; NULL if not noted.",
+        container: Str = "The container, pod or systemd unit its cgroup's path names (`container 3f2a9c1b0d4e`), if any.",
     }
 }
 

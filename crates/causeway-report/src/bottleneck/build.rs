@@ -26,7 +26,7 @@ pub(crate) fn doc(f: &Findings) -> Doc {
     let mut vertices: Vec<VertexDoc> = f
         .vertices
         .iter()
-        .map(|v| vertex(v, f.duration, &f.disk_names))
+        .map(|v| vertex(v, f.duration, &f.disk_names, &f.cgroups))
         .collect();
     let all_waits: u64 = f.edges.iter().map(|e| e.weight.0).sum();
     let edges: Vec<EdgeDoc> = f
@@ -153,15 +153,33 @@ fn thread(t: &ThreadRef) -> ThreadDoc {
         comm: t.comm.clone(),
         title: t.title.clone(),
         goroutine: t.goroutine,
+        cgroup: None,
     }
 }
 
-fn vertex(v: &Vertex, duration: DurationNs, disks: &DiskNames) -> VertexDoc {
+fn vertex(
+    v: &Vertex,
+    duration: DurationNs,
+    disks: &DiskNames,
+    cgroups: &std::collections::BTreeMap<causeway_format::Tgid, String>,
+) -> VertexDoc {
     let kind = kind_doc(&v.kind, disks);
-    let threads: Vec<ThreadDoc> = v.threads.iter().map(thread).collect();
+    let threads: Vec<ThreadDoc> = v
+        .threads
+        .iter()
+        .map(|t| {
+            let mut d = thread(t);
+            d.cgroup = t
+                .tgid
+                .and_then(|g| cgroups.get(&g))
+                .filter(|p| p.as_str() != "/")
+                .cloned();
+            d
+        })
+        .collect();
     VertexDoc {
         id: v.id.0,
-        label: label(&kind, &threads),
+        label: super::labels::with_container(label(&kind, &threads), &threads),
         kind,
         threads,
         running_s: secs(v.running),

@@ -29,6 +29,9 @@ pub(crate) struct ThreadDoc {
     /// function).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) goroutine: Option<u64>,
+    /// The process's cgroup (CPU controller), when it is not the root.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cgroup: Option<String>,
 }
 
 /// What a vertex stands for, with device and interrupt names spelled out.

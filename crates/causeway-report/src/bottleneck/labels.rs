@@ -247,6 +247,7 @@ mod label_tests {
                 comm: n.to_string(),
                 title: None,
                 goroutine: None,
+                cgroup: None,
             })
             .collect()
     }
@@ -303,6 +304,22 @@ mod label_tests {
             "worker-* ×2 threads"
         );
     }
+
+    #[test]
+    fn a_container_or_pod_is_named_when_all_threads_run_in_it() {
+        let id = "3f2a9c1b0d4e5f60718293a4b5c6d7e8f90123456789abcdef0123456789abcd";
+        let mut ts = threads(&["redis-server", "redis-server"]);
+        for t in &mut ts {
+            t.cgroup = Some(format!("/system.slice/docker-{id}.scope"));
+        }
+        let l = super::with_container("redis-server ×2 threads".into(), &ts);
+        assert_eq!(l, "redis-server ×2 threads [container 3f2a9c1b0d4e]");
+        // A unit is not named in labels; nor a container some threads are not in.
+        ts[1].cgroup = Some("/system.slice/redis.service".into());
+        assert_eq!(super::with_container("r".into(), &ts), "r");
+        ts[0].cgroup = Some("/system.slice/redis.service".into());
+        assert_eq!(super::with_container("r".into(), &ts), "r");
+    }
 }
 
 #[cfg(test)]
@@ -317,6 +334,7 @@ mod apart_tests {
             comm: start.into(),
             title: None,
             goroutine: Some(5),
+            cgroup: None,
         }];
         VertexDoc {
             id,
@@ -393,6 +411,28 @@ mod apart_tests {
             vs[2].label,
             "example.com/x/server.(*Server).acceptLoop ×16 goroutines"
         );
+    }
+}
+
+/// `label` with the container or pod its threads run in (`redis-server (1142)
+/// [container 3f2a9c1b0d4e]`), when they all run in the same one. Systemd units are
+/// left to the JSON and `info`: on a systemd host every process is in some unit, and
+/// naming it in every label crowds the reports.
+pub(crate) fn with_container(label: String, threads: &[ThreadDoc]) -> String {
+    use causeway_format::cgroups::{Owner, owner};
+    let named = |t: &ThreadDoc| {
+        t.cgroup
+            .as_deref()
+            .and_then(owner)
+            .filter(|o| matches!(o, Owner::Container(_) | Owner::Pod(_)))
+    };
+    let Some(first) = threads.first().and_then(named) else {
+        return label;
+    };
+    if threads.iter().all(|t| named(t).as_ref() == Some(&first)) {
+        format!("{label} [{}]", first.short())
+    } else {
+        label
     }
 }
 
