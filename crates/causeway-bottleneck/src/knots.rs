@@ -154,30 +154,13 @@ pub(crate) fn find(
     // The graph left after background knots are removed: sinks' chains stay in it.
     let live_vs: Vec<u32> = alive.iter().copied().collect();
     let live = live_arcs(&arcs, &alive);
-    let mut refined: Vec<Refined> = Vec::new();
-    let mut sinks: Vec<(f64, Sink)> = Vec::new();
-    for t in final_terms {
-        match t {
-            Terminal::Knot {
-                vertices: kv,
-                arcs: ka,
-            } => {
-                for r in refine_knot(kv, ka, vertices, edges, threshold_ns) {
-                    // Refinement may leave one vertex with no edge of its own (no
-                    // self-loop): nothing inside it waits, so it is no knot but a sink
-                    // its former members wait for (a disk whose idle edges were the
-                    // light ones: "the device may be saturated", with who waits).
-                    match r.vertices[..] {
-                        [v] if r.arcs.iter().all(|a| a.from != a.to) && r.closed_loop.is_none() => {
-                            sinks.push(sink(v, edges, &live_vs, &live, &weight));
-                        }
-                        _ => refined.push(r),
-                    }
-                }
-            }
-            Terminal::Sink(v) => sinks.push(sink(v, edges, &live_vs, &live, &weight)),
-        }
-    }
+    let (refined, mut sinks) = refine_terminals(
+        final_terms,
+        vertices,
+        edges,
+        threshold_ns,
+        (&live_vs, &live),
+    );
     sinks.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.vertex.cmp(&b.1.vertex)));
     let in_knot: BTreeSet<u32> = refined.iter().flat_map(|r| r.vertices.clone()).collect();
     let (mut background_sinks, mut sinks): (Vec<Sink>, Vec<Sink>) = sinks
@@ -216,6 +199,41 @@ pub(crate) fn find(
             })
             .collect(),
     }
+}
+
+/// Refine each terminal knot; sinks get their chains. Refinement may leave one vertex
+/// with no edge of its own (no self-loop): nothing inside it waits, so it is no knot
+/// but a sink its former members wait for (a disk whose idle edges were the light
+/// ones: "the device may be saturated", with who waits).
+fn refine_terminals(
+    terms: Vec<Terminal>,
+    vertices: &[Vertex],
+    edges: &[Edge],
+    threshold_ns: u64,
+    (live_vs, live): (&[u32], &[Arc]),
+) -> (Vec<Refined>, Vec<(f64, Sink)>) {
+    let weight = |id: usize| edges.get(id).map_or(0, |e| e.weight.0);
+    let mut refined: Vec<Refined> = Vec::new();
+    let mut sinks: Vec<(f64, Sink)> = Vec::new();
+    for t in terms {
+        match t {
+            Terminal::Knot {
+                vertices: kv,
+                arcs: ka,
+            } => {
+                for r in refine_knot(kv, ka, vertices, edges, threshold_ns) {
+                    match r.vertices[..] {
+                        [v] if r.arcs.iter().all(|a| a.from != a.to) && r.closed_loop.is_none() => {
+                            sinks.push(sink(v, edges, live_vs, live, &weight));
+                        }
+                        _ => refined.push(r),
+                    }
+                }
+            }
+            Terminal::Sink(v) => sinks.push(sink(v, edges, live_vs, live, &weight)),
+        }
+    }
+    (refined, sinks)
 }
 
 /// Refine a knot, then let a closed loop's saturated stage stand out (`saturated`).
