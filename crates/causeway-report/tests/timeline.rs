@@ -15,6 +15,14 @@ fn trace() -> (Trace, causeway_stacks::Extras) {
     tables.strings.push("outer".into()); // 3
     tables.strings.push("inner".into()); // 4
     tables.strings.push("request".into()); // 5
+    tables
+        .strings
+        .push("/kubepods.slice/cri-containerd-3f2a9c1b0d4e5f60718293a4b5c6d7e8f90123456789abcdef0123456789abcd.scope".into()); // 6
+    tables.cgroups.push(causeway_format::CgroupRow::Member {
+        tgid: causeway_format::Tgid(1),
+        since: causeway_format::Timestamp(0),
+        path: StringId(6),
+    });
     let m = |id: u32| StringId(id);
     let mut s = Synth::new();
     s.switch(0, 0, 0, TaskState::RUNNABLE, 1)
@@ -108,4 +116,18 @@ fn chrome_json_pairs_every_async_slice_and_flow() {
     let mut pf = Vec::new();
     perfetto::write(&tl, &mut pf).unwrap();
     assert!(pf.len() > 100);
+}
+
+/// A process in a container is named with it in the exports' process tracks.
+#[test]
+fn a_process_track_names_its_container() {
+    let (t, x) = trace();
+    let tl = Timeline::build(&t, Some(&x), None);
+    assert!(
+        tl.tracks
+            .iter()
+            .any(|k| k.name == "main [container 3f2a9c1b0d4e]"),
+        "{:?}",
+        tl.tracks.iter().map(|k| &k.name).collect::<Vec<_>>()
+    );
 }

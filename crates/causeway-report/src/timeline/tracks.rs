@@ -55,12 +55,31 @@ pub(super) fn add(trace: &Trace, tl: &mut Timeline) -> ThreadIds {
             .entry(pid)
             .or_insert_with(|| (t.comm.clone(), Vec::new()));
     }
+    // The container, pod or unit a process's cgroup names, beside its name
+    // (`redis-server [container 3f2a9c1b0d4e]`): Perfetto's process list is where a
+    // user looks for which service a process belongs to.
+    let tables = trace.tables();
+    let owner_of: BTreeMap<u32, String> = tables
+        .cgroups
+        .iter()
+        .filter_map(|r| match r {
+            causeway_format::CgroupRow::Member { tgid, path, .. } => {
+                Some((tgid.0, tables.string(*path)))
+            }
+            _ => None,
+        })
+        .filter_map(|(g, p)| Some((g, causeway_format::cgroups::owner(p)?.short())))
+        .collect();
     for (pid, (comm, cmdline)) in procs {
+        let name = match owner_of.get(&pid) {
+            Some(o) => format!("{comm} [{o}]"),
+            None => comm,
+        };
         tl.tracks.push(Track {
             uuid: PROCESS | u64::from(pid),
             parent: None,
             kind: TrackKind::Process { pid, cmdline },
-            name: comm,
+            name,
         });
     }
     for (i, (t, &(pid, tid))) in model.threads().zip(&pid_tid).enumerate() {
