@@ -265,6 +265,13 @@ impl<'a> Predictor<'a> {
             return Rule::Fixed(kept);
         }
         if seg.state.is_runnable() {
+            // A runnable delay held back by a CPU quota is a wait on the quota: a
+            // change that selects it counts as a changed wait.
+            let taken = sel.quota_taken(id, seg);
+            if taken > 0 {
+                tally.removed_ns.set(tally.removed_ns.get() + taken);
+                tally.count(|r| &mut r.changed);
+            }
             return Rule::Fixed(sel.runnable_len(id, seg));
         }
         if !seg.state.is_blocked() {

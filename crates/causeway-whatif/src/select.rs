@@ -115,6 +115,7 @@ impl<'a> Selection<'a> {
     /// recording is never changed, so a delay behind it keeps its length too.
     pub(crate) fn runnable_len(&self, id: SegmentId, seg: &Segment) -> u64 {
         let d = seg.end.0.saturating_sub(seg.start.0);
+        let d = d.saturating_sub(self.quota_taken(id, seg));
         if self.cpu_threads.is_empty() || d == 0 {
             return d;
         }
@@ -150,6 +151,42 @@ impl<'a> Selection<'a> {
             }
         }
         d.saturating_sub(freed.round() as u64)
+    }
+}
+
+impl Selection<'_> {
+    /// The part of a runnable delay a change takes out when the delay was (in part) a
+    /// wait on a cgroup's CPU quota (`causeway_model::quota`: the bottleneck's wait
+    /// map holds it as a wait from the delay's start on the quota vertex) and an edge
+    /// or `--waits-on` change selects that wait: removing it is lifting the quota,
+    /// halving it is about doubling the quota.
+    pub(crate) fn quota_taken(&self, id: SegmentId, seg: &Segment) -> u64 {
+        let Some(w) = self.waits.wait_at(id.thread as usize, seg.start) else {
+            return 0;
+        };
+        let from = self
+            .waits
+            .threads
+            .get(id.thread as usize)
+            .and_then(|t| t.vertex);
+        let to = w.to.0;
+        let Some(f) = self.sels.iter().find_map(|(sel, f)| {
+            let hit = match sel {
+                Sel::Edge { from: a, to: b } => from.is_some_and(|v| v.0 == *a) && to == *b,
+                Sel::WaitsOn { to: b } => to == *b,
+                _ => false,
+            };
+            hit.then_some(*f)
+        }) else {
+            return 0;
+        };
+        let held = w.end.0.saturating_sub(w.start.0) as f64;
+        let taken = if f.removes() {
+            held
+        } else {
+            held * (1.0 - 1.0 / f.get())
+        };
+        taken.round() as u64
     }
 }
 

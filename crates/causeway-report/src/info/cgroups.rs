@@ -78,6 +78,8 @@ pub fn summarize(model: &Model, tables: &Tables) -> Vec<CgroupSummary> {
             let q = quota
                 .groups
                 .iter()
+                // Its own quota or an ancestor's (not one its processes met elsewhere).
+                .filter(|g| path == g.path || path.starts_with(&format!("{}/", g.path)))
                 .filter(|g| pids.iter().any(|p| g.members.iter().any(|m| m.0 == *p)))
                 .max_by_key(|g| g.path.len())
                 .map(|g| QuotaSummary {
