@@ -104,6 +104,10 @@ pub struct VertexDoc {
     /// For a runnable stretch: the part of it a cgroup's spent CPU quota held it back.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub throttled: Option<ThrottleDoc>,
+    /// The container or pod its process runs in (`container 3f2a9c1b0d4e`), if its
+    /// cgroup's path names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
 }
 
 /// Runnable time a cgroup's CPU quota held back (`causeway_model::quota`).
@@ -141,6 +145,8 @@ pub struct Namer<'a> {
     code: OwnCode<'a>,
     origin: Timestamp,
     quota: causeway_model::quota::Throttling,
+    /// Containers and pods by process, from the trace's cgroup memberships.
+    containers: std::collections::BTreeMap<u32, String>,
 }
 
 impl<'a> Namer<'a> {
@@ -153,6 +159,7 @@ impl<'a> Namer<'a> {
             code: OwnCode::new(trace.tables()),
             origin: trace.model().span().map_or(Timestamp(0), |s| s.start),
             quota: causeway_model::quota::Throttling::of(trace.model(), trace.tables()),
+            containers: containers(trace.tables()),
         }
     }
 
@@ -226,6 +233,7 @@ impl<'a> Namer<'a> {
             samples: v.samples.iter().map(|(_, n)| n).sum(),
             hot: self.top(hot_stack),
             site,
+            container: v.tgid.and_then(|g| self.containers.get(&g.0)).cloned(),
             throttled: (v.block == BlockType::Runnable)
                 .then(|| self.throttled(v.thread, v.span))
                 .flatten(),
@@ -316,14 +324,37 @@ pub fn who(name: &str, tid: u32, goroutine: Option<(u64, Option<u32>)>) -> Strin
 }
 
 impl VertexDoc {
-    /// Its thread as the reports name it (see [`who`]).
+    /// Its thread as the reports name it (see [`who`]), with its container or pod.
     pub fn who(&self) -> String {
-        who(
+        let w = who(
             &self.thread,
             self.tid,
             self.goroutine.map(|g| (g, self.pid)),
-        )
+        );
+        match &self.container {
+            Some(c) => format!("{w} [{c}]"),
+            None => w,
+        }
     }
+}
+
+/// The container or pod each process's cgroup names (units are left out, as in the
+/// bottleneck's labels: every process on a systemd host is in one).
+fn containers(tables: &causeway_format::Tables) -> std::collections::BTreeMap<u32, String> {
+    use causeway_format::cgroups::{Owner, owner};
+    tables
+        .cgroups
+        .iter()
+        .filter_map(|r| match r {
+            causeway_format::CgroupRow::Member { tgid, path, .. } => {
+                match owner(tables.string(*path))? {
+                    o @ (Owner::Container(_) | Owner::Pod(_)) => Some((tgid.0, o.short())),
+                    Owner::Unit(_) => None,
+                }
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// One line naming a vertex: `ct-client (4242) [ct-client --seconds 1] 0.120-0.140 s
@@ -355,5 +386,40 @@ fn shorten(s: &str, n: usize) -> String {
         let mut t: String = s.chars().take(n).collect();
         t.push('…');
         t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::VertexDoc;
+
+    #[test]
+    fn a_thread_in_a_container_is_named_with_it() {
+        let mut v = VertexDoc {
+            id: 1,
+            tid: 7,
+            thread: "redis-server".into(),
+            goroutine: None,
+            pid: Some(7),
+            title: None,
+            start_ns: 0,
+            end_ns: 1,
+            duration_ns: 1,
+            kind: "wait",
+            block: "blocked",
+            woken_by: None,
+            wait_call: None,
+            waits_on: None,
+            syscalls: Vec::new(),
+            frames: Vec::new(),
+            samples: 0,
+            hot: Vec::new(),
+            site: None,
+            throttled: None,
+            container: None,
+        };
+        assert_eq!(v.who(), "redis-server (7)");
+        v.container = Some("container 3f2a9c1b0d4e".into());
+        assert_eq!(v.who(), "redis-server (7) [container 3f2a9c1b0d4e]");
     }
 }
