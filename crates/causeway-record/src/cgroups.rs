@@ -37,6 +37,9 @@ const MAX_PROCESSES: usize = 512;
 /// seen within 0.1 s; 32 reads cost ~0.3 ms).
 const FEW_PROCESSES: usize = 32;
 
+/// Cgroups without a limit are read once per this many refreshes (once a second).
+const SLOW_EVERY: u64 = 10;
+
 /// Most cgroups read per refresh: bounds the cost on a system-wide recording of a host
 /// with many units (a cgroup's read is three small files, ~15 µs).
 const MAX_CGROUPS: usize = 256;
@@ -67,6 +70,8 @@ struct Membership {
 pub struct CgroupWatch {
     last: Instant,
     last_members: Instant,
+    /// Refreshes so far (cgroups without a limit are read every [`SLOW_EVERY`]th).
+    ticks: u64,
     /// Each process's cgroups as last read.
     member: BTreeMap<u32, Membership>,
     cpu: WatchMap<CpuQuota>,
@@ -82,6 +87,7 @@ impl Default for CgroupWatch {
         CgroupWatch {
             last: Instant::now(),
             last_members: Instant::now(),
+            ticks: 0,
             member: BTreeMap::new(),
             cpu: BTreeMap::new(),
             memory: BTreeMap::new(),
@@ -92,19 +98,21 @@ impl Default for CgroupWatch {
 }
 
 /// Read each watched cgroup of a controller with `read`; `limited` says whether a
-/// reading has a limit set. A cgroup with a limit is sampled every time, so the
-/// counters of each stretch are placed in that stretch; one without only when it
-/// changes (or `force`, at the end).
+/// reading has a limit set. A cgroup with a limit is read and sampled every time, so
+/// the counters of each stretch are placed in that stretch; one without is read only
+/// when `slow` is due (every [`MEMBERSHIP_REFRESH`]: a system-wide recording watches
+/// every unit's cgroup, and reading them all ten times a second cost several percent
+/// of a CPU) and sampled only when its limit changed (or `force`, at the end).
 fn sample<T: PartialEq + Copy>(
     map: &mut WatchMap<T>,
-    force: bool,
+    (force, slow): (bool, bool),
     read: impl Fn(&std::path::Path) -> std::io::Result<T>,
     limited: impl Fn(&T) -> bool,
     same_limit: impl Fn(&T, &T) -> bool,
     mut row: impl FnMut(StringId, T),
 ) {
     for w in map.values_mut().take(MAX_CGROUPS) {
-        if w.failures >= 3 {
+        if w.failures >= 3 || (!force && !slow && w.last.as_ref().is_some_and(|l| !limited(l))) {
             continue;
         }
         let Ok(q) = read(&w.dir) else {
@@ -174,11 +182,13 @@ impl CgroupWatch {
             return;
         }
         self.last = Instant::now();
+        self.ticks += 1;
+        let slow = self.ticks % SLOW_EVERY == 1;
         let t = Timestamp(ts);
         let rows = &mut c.cgroups;
         sample(
             &mut self.cpu,
-            force,
+            (force, slow),
             cgroup::cpu_quota,
             |q| q.quota_us.is_some(),
             |a, b| a == b,
@@ -196,7 +206,7 @@ impl CgroupWatch {
         );
         sample(
             &mut self.memory,
-            force,
+            (force, slow),
             cgroup::memory_limit,
             |m| m.limit.is_some(),
             |a, b| a.limit == b.limit,
