@@ -384,6 +384,20 @@ impl<'m> Lift<'m> {
             let carrier = t.tgid.is_some_and(|g| self.carriers.contains_key(&g));
             if !carrier {
                 threads.push(self.translated_thread(t));
+            } else if let Some(exec) = t.tgid.and_then(|g| self.replaced_at(g)) {
+                // A Go program that exec'd another program (a container runtime's
+                // `runc init` becomes the container's process): its threads are the
+                // new program's from the exec on, as OS threads.
+                let mut kept = self.translated_thread(t);
+                kept.segments.retain(|s| s.start >= exec);
+                let first = t.segments.len() - kept.segments.len();
+                kept.data_wakes.retain(|d| d.segment as usize >= first);
+                for d in &mut kept.data_wakes {
+                    d.segment -= first as u32;
+                }
+                if !kept.segments.is_empty() {
+                    threads.push(kept);
+                }
             }
         }
         let mut infos = Vec::with_capacity(self.keys.len());
@@ -409,6 +423,21 @@ impl<'m> Lift<'m> {
             go_events: Vec::new(),
             goroutines: infos,
         }
+    }
+
+    /// When process `g` exec'd a new image after its last goroutine event: from then
+    /// on it runs another program, not the followed Go one.
+    fn replaced_at(&self, g: Tgid) -> Option<Timestamp> {
+        let p = self.model.processes.iter().find(|p| p.tgid == g)?;
+        let exec = p.images.last().filter(|_| p.images.len() > 1)?.since;
+        let last_go = self
+            .model
+            .go_events
+            .iter()
+            .filter(|e| self.tgid_of(e.tid, e.ts).is_some_and(|(_, t)| t == g))
+            .map(|e| e.ts)
+            .max()?;
+        (exec > last_go).then_some(exec)
     }
 
     /// Block requests, issued by the goroutine their carrier thread ran (the device

@@ -177,3 +177,59 @@ fn a_go_program_s_exit_wakes_its_parent_from_its_last_goroutine() {
         .expect("the parent's wait that ends at the exit");
     assert_eq!(woke, Waker::Thread { tid: g1.tid });
 }
+
+/// A Go program that execs another program (a container runtime's `runc init` that
+/// becomes the container's process): from the exec on, its thread is the new
+/// program's, kept in the view as an OS thread; before, it carried goroutines and is
+/// left out.
+#[test]
+fn a_go_program_that_execs_another_is_that_program_afterwards() {
+    let mut tables = named_tables(&[(101, 101, "runc:[2:INIT]")]);
+    tables.strings.push("/bin/server".into());
+    let exe = StringId(tables.strings.len() as u32 - 1);
+    // The recorder writes a process row when it first sees a process and at each
+    // exec.
+    tables.processes.push(causeway_format::ProcessInfo {
+        tgid: causeway_format::Tgid(101),
+        parent: None,
+        since: Timestamp(0),
+        exe: StringId(0),
+        cmdline: StringId(0),
+    });
+    tables.processes.push(causeway_format::ProcessInfo {
+        tgid: causeway_format::Tgid(101),
+        parent: None,
+        since: Timestamp(100),
+        exe,
+        cmdline: exe,
+    });
+    let mut s = Synth::new();
+    s.switch(0, 0, 0, TaskState::RUNNABLE, 101);
+    go_run(&mut s, 10, 0, 101, 1);
+    s.push(
+        100,
+        0,
+        EventKind::Exec {
+            tid: Tid(101),
+            comm: exe,
+            filename: exe,
+        },
+    );
+    // The new program blocks and is woken.
+    s.switch(200, 0, 101, TaskState::INTERRUPTIBLE, 0)
+        .wake_by(300, 0, 0, 101)
+        .switch(310, 0, 0, TaskState::RUNNABLE, 101)
+        .switch(400, 0, 101, TaskState::RUNNABLE, 0);
+    let m = s.model_with(&tables, 1);
+    assert!(m.has_goroutines());
+    let view = m.goroutine_view(&tables);
+    let kept: Vec<_> = view.threads().filter(|t| t.tid == Tid(101)).collect();
+    assert_eq!(kept.len(), 1, "the thread after the exec is in the view");
+    let t = kept[0];
+    assert!(
+        t.segments.iter().all(|s| s.start >= Timestamp(100)),
+        "{:?}",
+        t.segments
+    );
+    assert!(t.segments.iter().any(|s| s.state.is_blocked()));
+}
