@@ -182,14 +182,9 @@ fn run(
         memory_limits: causeway_model::memory_limits(input.tables),
         cgroups: input
             .tables
-            .cgroups
-            .iter()
-            .filter_map(|r| match r {
-                causeway_format::CgroupRow::Member { tgid, path, .. } => {
-                    Some((*tgid, input.tables.string(*path).to_string()))
-                }
-                _ => None,
-            })
+            .process_cgroups()
+            .into_iter()
+            .map(|(g, p)| (g, p.to_string()))
             .collect(),
     };
     Ok((findings, wait_map))

@@ -180,6 +180,20 @@ impl Tables {
             .unwrap_or(MISSING)
     }
 
+    /// Each process's cgroup (CPU controller) as last noted while recorded
+    /// ([`crate::cgroups::CgroupRow::Member`]).
+    pub fn process_cgroups(&self) -> std::collections::BTreeMap<Tgid, &str> {
+        self.cgroups
+            .iter()
+            .filter_map(|r| match r {
+                crate::cgroups::CgroupRow::Member { tgid, path, .. } => {
+                    Some((*tgid, self.string(*path)))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The frame with this id.
     pub fn frame(&self, id: FrameId) -> Option<&Frame> {
         self.frames.get(id.0 as usize)

@@ -55,19 +55,10 @@ pub fn traces(
 pub fn processes_and_threads(trace: &Trace, out: &mut PartitionWriter) -> Result<(), TablesError> {
     let m = trace.model();
     let tables = trace.tables();
-    let cgroup_of: std::collections::BTreeMap<u32, &str> = tables
-        .cgroups
-        .iter()
-        .filter_map(|r| match r {
-            causeway_format::CgroupRow::Member { tgid, path, .. } => {
-                Some((tgid.0, tables.string(*path)))
-            }
-            _ => None,
-        })
-        .collect();
+    let cgroup_of = tables.process_cgroups();
     let mut p = Processes::default();
     for n in m.processes() {
-        let cg = cgroup_of.get(&n.tgid.0).copied();
+        let cg = cgroup_of.get(&n.tgid).copied();
         p.cgroup.append_option(cg);
         p.container.append_option(
             cg.and_then(causeway_format::cgroups::owner)

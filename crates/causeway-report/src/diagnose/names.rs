@@ -343,16 +343,11 @@ impl VertexDoc {
 fn containers(tables: &causeway_format::Tables) -> std::collections::BTreeMap<u32, String> {
     use causeway_format::cgroups::{Owner, owner};
     tables
-        .cgroups
-        .iter()
-        .filter_map(|r| match r {
-            causeway_format::CgroupRow::Member { tgid, path, .. } => {
-                match owner(tables.string(*path))? {
-                    o @ (Owner::Container(_) | Owner::Pod(_)) => Some((tgid.0, o.short())),
-                    Owner::Unit(_) => None,
-                }
-            }
-            _ => None,
+        .process_cgroups()
+        .into_iter()
+        .filter_map(|(g, p)| match owner(p)? {
+            o @ (Owner::Container(_) | Owner::Pod(_)) => Some((g.0, o.short())),
+            Owner::Unit(_) => None,
         })
         .collect()
 }

@@ -60,15 +60,9 @@ pub(super) fn add(trace: &Trace, tl: &mut Timeline) -> ThreadIds {
     // user looks for which service a process belongs to.
     let tables = trace.tables();
     let owner_of: BTreeMap<u32, String> = tables
-        .cgroups
-        .iter()
-        .filter_map(|r| match r {
-            causeway_format::CgroupRow::Member { tgid, path, .. } => {
-                Some((tgid.0, tables.string(*path)))
-            }
-            _ => None,
-        })
-        .filter_map(|(g, p)| Some((g, causeway_format::cgroups::owner(p)?.short())))
+        .process_cgroups()
+        .into_iter()
+        .filter_map(|(g, p)| Some((g.0, causeway_format::cgroups::owner(p)?.short())))
         .collect();
     for (pid, (comm, cmdline)) in procs {
         let name = match owner_of.get(&pid) {
