@@ -126,6 +126,27 @@ pub fn own_thread_sched() -> Option<(u64, u64)> {
     Some((f.next()??, f.next()??))
 }
 
+/// A thread's time on CPU and its time runnable, waiting for a CPU.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SchedTime {
+    /// On CPU.
+    pub ran: std::time::Duration,
+    /// Runnable, waiting for a CPU.
+    pub waited: std::time::Duration,
+}
+
+impl SchedTime {
+    /// The calling thread's times since `base` (what [`own_thread_sched`] read at the
+    /// start), read now.
+    pub fn since(base: Option<(u64, u64)>) -> Option<SchedTime> {
+        let (b, now) = (base?, own_thread_sched()?);
+        Some(SchedTime {
+            ran: std::time::Duration::from_nanos(now.0.saturating_sub(b.0)),
+            waited: std::time::Duration::from_nanos(now.1.saturating_sub(b.1)),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

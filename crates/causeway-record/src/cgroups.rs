@@ -1,274 +1,29 @@
-//! The recorded processes' cgroups and their CPU quotas and memory limits, sampled
-//! while they run.
-//!
-//! A thread of a cgroup whose CPU quota ran out stays runnable while CPUs sit idle:
-//! only the cgroup's counters (`cpu.stat`: periods, throttled periods, throttled
-//! time) tell that wait from a wait for a busy CPU, and only while the cgroup exists.
-//! So each recorded process's cgroup (of the CPU controller) is noted once, as a
-//! membership row, and that cgroup and its ancestors (a quota set on a parent slice
-//! limits every child) are read every [`REFRESH`]; a sample row is written when the
-//! counters or the limit changed since the last one, and once more at the end, so the
-//! analyses can tell how long the group was held back in each stretch.
+//! The recorded processes' cgroups: read by `causeway_cgroups`'s watch into the
+//! converter's rows, and `record --cgroup`'s processes that enter a cgroup.
 
 use crate::convert::Converter;
-use causeway_format::{CgroupRow, CpuSample, MemorySample, StringId, Tgid, Timestamp};
-use causeway_procfs::cgroup::{self, CpuQuota, MemoryLimit};
+pub use causeway_cgroups::{CgroupWatch, MEMBERSHIP_REFRESH, REFRESH};
+use causeway_format::{CgroupRow, StringId};
+use causeway_procfs::cgroup;
 /// What `record --cgroup` resolves a name with and lists its processes by.
 pub use causeway_procfs::cgroup::{CgroupPathError, procs, resolve};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-/// How often the quotas are read: throttling comes in periods of 100 ms by default,
-/// and a sample per period lets the analyses place the throttled time within a
-/// tenth of a second.
-pub const REFRESH: Duration = Duration::from_millis(100);
+impl causeway_cgroups::Rows for Converter {
+    fn intern(&mut self, s: &str) -> StringId {
+        self.strings.intern(s)
+    }
 
-/// How often the recorded processes' memberships are read again: a launcher or a
-/// container runtime's shim may move a process after it started (the zoo's
-/// `cpu-quota` server moves itself).
-pub const MEMBERSHIP_REFRESH: Duration = Duration::from_secs(1);
-
-/// Most processes whose membership is read per refresh (a read is ~10 µs).
-const MAX_PROCESSES: usize = 512;
-
-/// Up to this many recorded processes, memberships are read every [`REFRESH`] (a
-/// process that moves itself into a limited cgroup right after it starts is then
-/// seen within 0.1 s; 32 reads cost ~0.3 ms).
-const FEW_PROCESSES: usize = 32;
-
-/// Cgroups without a limit are read once per this many refreshes (once a second).
-const SLOW_EVERY: u64 = 10;
-
-/// Most cgroups read per refresh: bounds the cost on a system-wide recording of a host
-/// with many units (a cgroup's read is three small files, ~15 µs).
-const MAX_CGROUPS: usize = 256;
-
-/// One watched cgroup of one controller.
-#[derive(Debug)]
-struct Watched<T> {
-    dir: PathBuf,
-    path: StringId,
-    last: Option<T>,
-    /// Read failures in a row: a cgroup removed while recording stops being read.
-    failures: u8,
-}
-
-/// The watched cgroups of one controller, by path.
-type WatchMap<T> = BTreeMap<String, Watched<T>>;
-
-/// A process's cgroups as last read: the CPU controller's and the memory
-/// controller's (the same path on v2; separate v1 hierarchies may differ).
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Membership {
-    cpu: String,
-    memory: String,
-}
-
-/// The cgroups of the recorded processes and when they were last read.
-#[derive(Debug)]
-pub struct CgroupWatch {
-    last: Instant,
-    last_members: Instant,
-    /// Refreshes so far (cgroups without a limit are read every [`SLOW_EVERY`]th).
-    ticks: u64,
-    /// Each process's cgroups as last read.
-    member: BTreeMap<u32, Membership>,
-    cpu: WatchMap<CpuQuota>,
-    memory: WatchMap<MemoryLimit>,
-    /// Whether the controllers are on v1 hierarchies (read once).
-    v1_cpu: bool,
-    v1_memory: bool,
-}
-
-impl Default for CgroupWatch {
-    fn default() -> Self {
-        let has = |p: &str| std::path::Path::new(p).exists();
-        CgroupWatch {
-            last: Instant::now(),
-            last_members: Instant::now(),
-            ticks: 0,
-            member: BTreeMap::new(),
-            cpu: BTreeMap::new(),
-            memory: BTreeMap::new(),
-            v1_cpu: has("/sys/fs/cgroup/cpu/cpu.cfs_period_us"),
-            v1_memory: has("/sys/fs/cgroup/memory/memory.limit_in_bytes"),
-        }
+    fn push(&mut self, row: CgroupRow) {
+        self.cgroups.push(row);
     }
 }
 
-/// Read each watched cgroup of a controller with `read`; `limited` says whether a
-/// reading has a limit set. A cgroup with a limit is read and sampled every time, so
-/// the counters of each stretch are placed in that stretch; one without is read only
-/// when `slow` is due (every [`MEMBERSHIP_REFRESH`]: a system-wide recording watches
-/// every unit's cgroup, and reading them all ten times a second cost several percent
-/// of a CPU) and sampled only when its limit changed (or `force`, at the end).
-fn sample<T: PartialEq + Copy>(
-    map: &mut WatchMap<T>,
-    (force, slow): (bool, bool),
-    read: impl Fn(&std::path::Path) -> std::io::Result<T>,
-    limited: impl Fn(&T) -> bool,
-    same_limit: impl Fn(&T, &T) -> bool,
-    mut row: impl FnMut(StringId, T),
-) {
-    for w in map.values_mut().take(MAX_CGROUPS) {
-        if w.failures >= 3 || (!force && !slow && w.last.as_ref().is_some_and(|l| !limited(l))) {
-            continue;
-        }
-        let Ok(q) = read(&w.dir) else {
-            w.failures += 1;
-            continue;
-        };
-        w.failures = 0;
-        let unchanged = w.last.as_ref().is_some_and(|l| same_limit(l, &q));
-        if unchanged && !limited(&q) && !force {
-            continue;
-        }
-        w.last = Some(q);
-        row(w.path, q);
-    }
-}
-
-/// Watch the cgroup `path` of a controller (at `dir_of(path)`) and its ancestors.
-fn watch<T>(
-    c: &mut Converter,
-    map: &mut WatchMap<T>,
-    path: &str,
-    dir_of: impl Fn(&str) -> PathBuf,
-) {
-    let mut p = path;
-    while p != "/" && !p.is_empty() {
-        if !map.contains_key(p) {
-            let id = c.strings.intern(p);
-            map.insert(
-                p.to_string(),
-                Watched {
-                    dir: dir_of(p),
-                    path: id,
-                    last: None,
-                    failures: 0,
-                },
-            );
-        }
-        p = p
-            .rsplit_once('/')
-            .map_or("/", |(a, _)| if a.is_empty() { "/" } else { a });
-    }
-}
-
-impl CgroupWatch {
-    /// Note the cgroups of processes not seen before (and every
-    /// [`MEMBERSHIP_REFRESH`], of all), and read the watched limits if [`REFRESH`]
-    /// has passed (or `force`, at the end), adding rows at `ts`.
-    pub fn tick(&mut self, c: &mut Converter, ts: u64, force: bool) {
-        let every = if self.member.len() <= FEW_PROCESSES {
-            REFRESH
-        } else {
-            MEMBERSHIP_REFRESH
-        };
-        let again = force || self.last_members.elapsed() >= every;
-        if again {
-            self.last_members = Instant::now();
-        }
-        let read: Vec<u32> = c
-            .title_candidates()
-            .filter(|g| again || !self.member.contains_key(g))
-            .take(MAX_PROCESSES)
-            .collect();
-        for tgid in read {
-            self.learn(c, tgid, ts);
-        }
-        if !force && self.last.elapsed() < REFRESH {
-            return;
-        }
-        self.last = Instant::now();
-        self.ticks += 1;
-        let slow = self.ticks % SLOW_EVERY == 1;
-        let t = Timestamp(ts);
-        let rows = &mut c.cgroups;
-        sample(
-            &mut self.cpu,
-            (force, slow),
-            cgroup::cpu_quota,
-            |q| q.quota_us.is_some(),
-            |a, b| a == b,
-            |path, q| {
-                rows.push(CgroupRow::Cpu(CpuSample {
-                    ts: t,
-                    path,
-                    quota_us: q.quota_us,
-                    period_us: q.period_us,
-                    periods: q.periods,
-                    throttled: q.throttled,
-                    throttled_ns: q.throttled_ns,
-                }))
-            },
-        );
-        sample(
-            &mut self.memory,
-            (force, slow),
-            cgroup::memory_limit,
-            |m| m.limit.is_some(),
-            |a, b| a.limit == b.limit,
-            |path, m| {
-                rows.push(CgroupRow::Memory(MemorySample {
-                    ts: t,
-                    path,
-                    limit: m.limit,
-                    usage: m.usage,
-                    hits: m.hits,
-                    major_faults: m.major_faults,
-                    refaults: m.refaults,
-                }))
-            },
-        );
-    }
-
-    /// Read `tgid`'s cgroups: membership rows when new or changed, and the cgroups
-    /// and their ancestors watched.
-    fn learn(&mut self, c: &mut Converter, tgid: u32, ts: u64) {
-        let Ok(m) = cgroup::read(tgid) else {
-            // Gone: what was read stays; not read again.
-            self.member.entry(tgid).or_default();
-            return;
-        };
-        let path = |ctl: &str| cgroup::path_of(&m, ctl).unwrap_or("").to_string();
-        let now = Membership {
-            cpu: path("cpu"),
-            memory: path("memory"),
-        };
-        let before = self.member.insert(tgid, now);
-        let now = &self.member[&tgid];
-        // The first membership holds from before the recording: a process rarely
-        // moves, and the analyses need its group for the time before it was noted.
-        let since = Timestamp(if before.is_some() { ts } else { 0 });
-        let on_v1 = |ctl: &str| m.iter().any(|x| x.controllers.iter().any(|c| c == ctl));
-        if before.as_ref().is_none_or(|b| b.cpu != now.cpu) && !now.cpu.is_empty() {
-            let id = c.strings.intern(&now.cpu);
-            c.cgroups.push(CgroupRow::Member {
-                tgid: Tgid(tgid),
-                since,
-                path: id,
-            });
-            let v1 = self.v1_cpu && on_v1("cpu");
-            watch(c, &mut self.cpu, &now.cpu, |p| cgroup::dir_of("cpu", p, v1));
-        }
-        if before.as_ref().is_none_or(|b| b.memory != now.memory) && !now.memory.is_empty() {
-            // Only where it differs from the CPU controller's: on v2 they are one.
-            if now.memory != now.cpu {
-                let id = c.strings.intern(&now.memory);
-                c.cgroups.push(CgroupRow::MemoryMember {
-                    tgid: Tgid(tgid),
-                    since,
-                    path: id,
-                });
-            }
-            let v1 = self.v1_memory && on_v1("memory");
-            watch(c, &mut self.memory, &now.memory, |p| {
-                cgroup::dir_of("memory", p, v1)
-            });
-        }
-    }
+/// Note new processes' cgroups and read the watched limits (see [`CgroupWatch::tick`]).
+pub(crate) fn tick(w: &mut CgroupWatch, c: &mut Converter, ts: u64, force: bool) {
+    let processes: Vec<u32> = c.title_candidates().collect();
+    w.tick(c, processes, ts, force);
 }
 
 /// `record --cgroup`: processes that enter the recorded cgroup while it is recorded.

@@ -121,24 +121,7 @@ pub enum Notice {
 /// The reader thread's time on CPU and its time runnable, waiting for one: when it
 /// waits longer than it runs, the machine is saturated and the buffers must hold the
 /// backlog.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ReaderTime {
-    /// On CPU.
-    pub ran: Duration,
-    /// Runnable, waiting for a CPU.
-    pub waited: Duration,
-}
-
-impl ReaderTime {
-    /// Since `base` (the times at the start), read now.
-    fn since(base: Option<(u64, u64)>) -> Option<ReaderTime> {
-        let (b, now) = (base?, causeway_procfs::process::own_thread_sched()?);
-        Some(ReaderTime {
-            ran: Duration::from_nanos(now.0.saturating_sub(b.0)),
-            waited: Duration::from_nanos(now.1.saturating_sub(b.1)),
-        })
-    }
-}
+pub use causeway_procfs::process::SchedTime as ReaderTime;
 
 /// A spool this full when the reader gets to it is said to be falling behind.
 const BACKLOG_WARN: f64 = 0.5;
@@ -668,7 +651,7 @@ impl Session {
             }
         }
         self.titles.tick(c, now, last);
-        self.cgroups.tick(c, now, last);
+        crate::cgroups::tick(&mut self.cgroups, c, now, last);
         std::mem::take(&mut c.out)
     }
 
