@@ -135,12 +135,7 @@ fn sample<T: PartialEq + Copy>(
 }
 
 /// Watch the cgroup `path` of a controller (at `dir_of(path)`) and its ancestors.
-fn watch<T>(
-    c: &mut dyn Rows,
-    map: &mut WatchMap<T>,
-    path: &str,
-    dir_of: impl Fn(&str) -> PathBuf,
-) {
+fn watch<T>(c: &mut dyn Rows, map: &mut WatchMap<T>, path: &str, dir_of: impl Fn(&str) -> PathBuf) {
     let mut p = path;
     while p != "/" && !p.is_empty() {
         if !map.contains_key(p) {

@@ -241,4 +241,16 @@ impl RuntimeFrames for HotSpot {
     fn forget(&mut self, tgid: u32) {
         self.jvms.remove(&tgid);
     }
+
+    /// A process found not to be a JVM is looked at again: it may have exec'd `java`
+    /// (a wrapper script's shell does) or loaded libjvm since (the launcher does
+    /// after it starts). Judged for a second from its old mappings, the JVM's first
+    /// threads were walked as frame-pointer code, unnamed, and those unwinds were
+    /// remembered: under load, 0-85 % instead of 100 % of java-commit's blocking
+    /// time reached the application's frames.
+    fn mappings_changed(&mut self, tgid: u32) {
+        if matches!(self.jvms.get(&tgid), Some(Process::Not(_, false, _))) {
+            self.jvms.remove(&tgid);
+        }
+    }
 }

@@ -35,10 +35,9 @@ fn event_sets_parse() {
             ..EventSet::DEFAULT
         }
     );
-    let none = EventSet::parse(
-        "-sched,-proc,-irq,-softirq,-block,-net,-signal,-timer,-socket,-goroutine",
-    )
-    .unwrap();
+    let none =
+        EventSet::parse("-sched,-proc,-irq,-softirq,-block,-net,-signal,-timer,-socket,-goroutine")
+            .unwrap();
     assert!(none.is_empty());
     let s = EventSet::parse("signal,timer").unwrap();
     assert!(s.signal && s.timer && !s.sched);

@@ -437,7 +437,8 @@ impl DwarfUnwinder {
             m.iter().filter(|m| !m.path.is_empty()).cloned().collect()
         };
         let changed = p.maps != maps && files(&p.maps) != files(&maps);
-        if p.maps != maps {
+        let moved = p.maps != maps;
+        if moved {
             p.memo.entries.clear();
         }
         for old in &p.maps {
@@ -461,6 +462,11 @@ impl DwarfUnwinder {
             }
         }
         p.maps = maps;
+        if moved {
+            for r in &mut self.runtimes {
+                r.mappings_changed(tgid);
+            }
+        }
         changed
     }
 
@@ -994,6 +1000,50 @@ mod tests {
             Vec::new()
         }
         fn forget(&mut self, _: u32) {}
+    }
+
+    /// A runtime walker that only counts the mapping changes it is told of.
+    struct Told(std::sync::Arc<std::sync::atomic::AtomicU32>);
+
+    impl RuntimeFrames for Told {
+        fn step(&mut self, _: u32, _: FrameRegs, _: &mut dyn StackWords) -> RuntimeStep {
+            RuntimeStep::NotMine
+        }
+        fn name(&self, _: u32, _: u64) -> Option<String> {
+            None
+        }
+        fn counters(&self) -> Vec<(&'static str, u64)> {
+            Vec::new()
+        }
+        fn forget(&mut self, _: u32) {}
+        fn mappings_changed(&mut self, tgid: u32) {
+            assert_eq!(tgid, 7);
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn runtimes_are_told_when_mappings_change() {
+        let told = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let mut u = DwarfUnwinder::default();
+        u.add_runtime(Box::new(Told(told.clone())));
+        let anon = |end: u64| CodeMapping {
+            start: 0x1000,
+            end,
+            offset: 0,
+            path: String::new(),
+            program: false,
+        };
+        u.set_mappings(7, vec![anon(0x2000)]);
+        u.set_mappings(7, vec![anon(0x2000)]);
+        assert_eq!(
+            told.load(std::sync::atomic::Ordering::Relaxed),
+            1,
+            "unchanged"
+        );
+        // Anonymous code grown (a JIT): no file changed, the runtime is still told.
+        assert!(!u.set_mappings(7, vec![anon(0x3000)]));
+        assert_eq!(told.load(std::sync::atomic::Ordering::Relaxed), 2);
     }
 
     #[test]

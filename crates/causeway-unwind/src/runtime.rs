@@ -106,6 +106,10 @@ pub trait RuntimeFrames: Send {
     /// The process exited: drop what is kept to read it (its names stay, for the
     /// stacks recorded before).
     fn forget(&mut self, tgid: u32);
+
+    /// The process's mappings changed (an exec, a library loaded, JIT code grown): a
+    /// judgment made from the old ones (not this runtime's process) may be wrong now.
+    fn mappings_changed(&mut self, _tgid: u32) {}
 }
 
 /// Names of the addresses runtime walkers reported, for the symbolizer.
