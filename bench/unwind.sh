@@ -19,6 +19,9 @@
 #                       workloads/bin (-fno-omit-frame-pointer); both -O2 -g.
 #                       Debian's glibc has no frame pointers in either case.
 #                       (`deb-` workloads run once, variant `debian`.)
+#                       `ns-W`: workload W run by workloads/ns-run.sh in its own
+#                       mount and PID namespaces, from a copy of its files at
+#                       /opt/app (paths absent on the host); causeway configs only
 #   CONFIGS [dwarf fp perf]   (see "Configurations"; perf64k and dwarf16k on demand:
 #                       perf64k writes ~66 KB per sample, ~0.5 GB for blocking-net)
 #   WL_SECONDS [2]      --seconds of every workload run
@@ -133,7 +136,13 @@ for wl in $WORKLOADS; do
             bin=/usr/bin/${wl#deb-}
             cmd=(sh -c "$(deb_pipe "${wl#deb-}")")
         fi
+        case $wl in ns-*)
+            # The process exec's the copied loader, which runs the program.
+            cmd=(bash "$REPO/workloads/ns-run.sh" "$REPO/workloads/$var/${wl#ns-}" --seconds "$WL_SECONDS")
+            bin=/opt/app/lib/ld-linux-x86-64.so.2 ;;
+        esac
         for cfg in $CONFIGS; do
+            case $wl/$cfg in ns-*/perf*) continue ;; esac
             base=$TMP/$wl.$var.$cfg
             load=$(cut -d' ' -f1 /proc/loadavg)
             case $cfg in

@@ -133,6 +133,46 @@ fn node_frames_are_named_from_perf_basic_prof() {
     );
 }
 
+/// `name` as found on PATH.
+fn on_path(name: &str) -> std::path::PathBuf {
+    std::env::var_os("PATH")
+        .and_then(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join(name))
+                .find(|f| f.is_file())
+        })
+        .unwrap_or_else(|| panic!("{name} is needed on PATH"))
+}
+
+/// Node run as a container runtime starts it (`workloads/ns-run.sh`: own mount and PID
+/// namespaces, a root of its own that is removed when it exits): V8 writes its perf
+/// map into that root's /tmp under its namespace PID (1), which the host's /tmp never
+/// has. The recorder keeps the file open from when it first sees the process's JIT
+/// code. Before: "JIT code: 0 of 29 addresses named".
+#[test]
+fn a_namespaced_node_is_named_from_the_perf_map_in_its_own_root() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/ns-run.sh");
+    let node = on_path("node");
+    let trace = dir.path().join("ns-node.cwt");
+    check(
+        &trace,
+        &[
+            "--",
+            script.to_str().unwrap(),
+            node.to_str().unwrap(),
+            "--perf-basic-prof",
+            "-e",
+            "function hotLoop(n) { let s = 0; for (let i = 0; i < n; i++) { s += Math.sqrt(i) * (i % 7); } return s; }\n\
+             let t = Date.now(), x = 0; while (Date.now() - t < 1500) x += hotLoop(1e5); if (x < 0) console.log(x);",
+        ],
+        "hotLoop",
+    );
+}
+
 const HOT_JAVA: &str = "public class Hot {\n\
     static double hotLoop(int n) { double s = 0; for (int i = 0; i < n; i++) { s += Math.sqrt(i) * (i % 7); } return s; }\n\
     public static void main(String[] a) {\n\

@@ -50,6 +50,7 @@ mod goview;
 pub mod ingest;
 mod irq;
 mod links;
+mod loader;
 mod memlimit;
 mod model;
 pub mod owncode;

@@ -72,17 +72,44 @@ impl ProcessFiles {
         if self.kept.len() >= MAX_KEPT {
             return None;
         }
-        let through_root = format!("/proc/{tgid}/root{}", m.path);
-        let through_map = format!("/proc/{tgid}/map_files/{:x}-{:x}", m.start, m.end);
-        let file = [through_root, through_map]
-            .into_iter()
-            .filter_map(|p| File::open(p).ok())
-            .find(|f| f.metadata().is_ok_and(|md| same(&md)))?;
+        let file = through_process(tgid, m)?;
         use std::os::fd::AsRawFd;
         let path = format!("/proc/self/fd/{}", file.as_raw_fd());
         self.kept.push(file);
         Some(path)
     }
+}
+
+/// The paths that may reach the file process `tgid` maps at `m` from here: through
+/// the process's root, then its `map_files` entry.
+fn through_paths(tgid: u32, m: &crate::Mapping) -> [String; 2] {
+    [
+        format!("/proc/{tgid}/root{}", m.path),
+        format!("/proc/{tgid}/map_files/{:x}-{:x}", m.start, m.end),
+    ]
+}
+
+/// The file process `tgid` maps at `m`, opened through the process and checked to be
+/// that file (device and inode).
+fn through_process(tgid: u32, m: &crate::Mapping) -> Option<File> {
+    through_paths(tgid, m)
+        .into_iter()
+        .filter_map(|p| File::open(p).ok())
+        .find(|f| {
+            f.metadata()
+                .is_ok_and(|md| (md.dev(), md.ino()) == (m.dev, m.inode))
+        })
+}
+
+/// A path to open the file process `tgid` maps at `m` by, for a reader that opens it
+/// now, while the process lives: the path itself where the host's file there is the
+/// one mapped, else a path through the process (a container's file).
+pub fn path_now(tgid: u32, m: &crate::Mapping) -> Option<std::path::PathBuf> {
+    let [root, map] = through_paths(tgid, m);
+    [m.path.clone(), root, map]
+        .into_iter()
+        .map(std::path::PathBuf::from)
+        .find(|p| std::fs::metadata(p).is_ok_and(|md| (md.dev(), md.ino()) == (m.dev, m.inode)))
 }
 
 #[cfg(test)]
@@ -123,6 +150,10 @@ mod tests {
         let a = std::fs::metadata(&open).unwrap();
         assert_eq!((a.dev(), a.ino()), (m.dev, m.inode));
         assert_eq!(g.open_path(me, &moved.path), open);
+        // Opened now, without keeping a descriptor: through the process's root.
+        let now = path_now(me, &moved).expect("reachable through the process");
+        assert!(now.starts_with("/proc/"), "{now:?}");
+        assert_eq!(path_now(me, &m).as_deref(), Some(std::path::Path::new(exe)));
         // A path it never learned is itself.
         assert_eq!(g.open_path(me, "/usr/lib/x"), "/usr/lib/x");
     }

@@ -13,7 +13,10 @@
 //! one (`jcmd`, [`ask_jvm`]).
 
 use std::collections::HashMap;
+use std::fs::File;
+use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// One JIT-compiled function.
@@ -107,11 +110,13 @@ pub fn parse_perf_map(text: &str) -> Vec<(u64, u64, String)> {
 
 /// Code-load records of a jitdump file (a moved function is named at its new place).
 fn read_jitdump(path: &Path) -> Vec<(u64, u64, String)> {
+    std::fs::read(path).map_or_else(|_| Vec::new(), |b| parse_jitdump(&b))
+}
+
+/// Code-load records of a jitdump file's bytes.
+fn parse_jitdump(bytes: &[u8]) -> Vec<(u64, u64, String)> {
     use linux_perf_data::jitdump::{JitDumpReader, JitDumpRecord};
-    let Ok(file) = std::fs::File::open(path) else {
-        return Vec::new();
-    };
-    let Ok(mut reader) = JitDumpReader::new(file) else {
+    let Ok(mut reader) = JitDumpReader::new(std::io::Cursor::new(bytes)) else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -143,19 +148,101 @@ pub fn is_jitdump(path: &str) -> bool {
         .is_some_and(|n| n.starts_with("jit-") && n.ends_with(".dump"))
 }
 
-/// Where a process's perf map is.
-fn perf_map_path(tgid: u32) -> PathBuf {
-    PathBuf::from(format!("/tmp/perf-{tgid}.map"))
+/// Where a process's perf map may be, first found first: the runtime writes
+/// `/tmp/perf-PID.map` with the PID it has in its own PID namespace, under its own
+/// root (a container's `/tmp`), so that file is looked for through the process
+/// (`/proc/PID/root`, while it lives) before the host's `/tmp/perf-PID.map`.
+fn perf_map_paths(tgid: u32) -> Vec<PathBuf> {
+    let mut paths = Vec::with_capacity(2);
+    if let Some(ns) = crate::process::ns_pid(tgid) {
+        paths.push(PathBuf::from(format!(
+            "/proc/{tgid}/root/tmp/perf-{ns}.map"
+        )));
+    }
+    paths.push(PathBuf::from(format!("/tmp/perf-{tgid}.map")));
+    paths
 }
 
-/// Read a process's JIT tables: its perf map and the jitdump files among `mapped`.
+/// The first of a process's perf map paths that exists.
+fn perf_map_path(tgid: u32) -> Option<PathBuf> {
+    perf_map_paths(tgid).into_iter().find(|p| p.exists())
+}
+
+/// JIT files of processes in other namespaces, opened while the processes lived: by
+/// process, the perf map (`None` key) and the jitdump files by mapped path. A
+/// container's `/tmp` is gone with it, often before the recorder reads the tables (at
+/// the process's exit, or at the end), while a host process's files stay at their
+/// paths. Shared because two owners read tables in the recorder's process: the
+/// converter at an exit and the symbolizer at the end.
+static KEPT: Mutex<Option<HashMap<(u32, Option<String>), File>>> = Mutex::new(None);
+
+/// Most files kept (each is one open descriptor).
+const MAX_KEPT: usize = 1024;
+
+/// Whether process `tgid` sees the host's root.
+fn host_root(tgid: u32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let id = |p: &str| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    id(&format!("/proc/{tgid}/root")).is_some_and(|r| Some(r) == id("/"))
+}
+
+/// Open and keep the JIT files of a process in other namespaces while it lives (see
+/// [`KEPT`]): its perf map, and the jitdump files among `maps`. Files of a process on
+/// the host's root are read at their paths later.
+pub fn keep_files(tgid: u32, maps: &[crate::Mapping]) {
+    let ns = crate::process::ns_pid(tgid);
+    if ns == Some(tgid) && host_root(tgid) {
+        return;
+    }
+    let mut wanted: Vec<(Option<String>, PathBuf)> = Vec::new();
+    if let Some(ns) = ns {
+        let p = PathBuf::from(format!("/proc/{tgid}/root/tmp/perf-{ns}.map"));
+        wanted.push((None, p));
+    }
+    for m in maps.iter().filter(|m| is_jitdump(&m.path)) {
+        if let Some(p) = crate::files::path_now(tgid, m) {
+            wanted.push((Some(m.path.clone()), p));
+        }
+    }
+    let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    let kept = kept.get_or_insert_with(HashMap::new);
+    for (key, path) in wanted {
+        let key = (tgid, key);
+        if kept.len() >= MAX_KEPT || kept.contains_key(&key) {
+            continue;
+        }
+        if let Ok(f) = File::open(&path) {
+            kept.insert(key, f);
+        }
+    }
+}
+
+/// The whole content of a kept file of `tgid` (`None` key: the perf map).
+fn kept_bytes(tgid: u32, key: Option<&str>) -> Option<Vec<u8>> {
+    let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    let f = kept.as_mut()?.get_mut(&(tgid, key.map(str::to_string)))?;
+    let mut b = Vec::new();
+    f.rewind().ok()?;
+    f.read_to_end(&mut b).ok()?;
+    Some(b)
+}
+
+/// Read a process's JIT tables: its perf map and the jitdump files among `mapped`
+/// (paths as the process maps them), from the files kept while it lived if it ran in
+/// other namespaces, else from their paths.
 pub fn read_tables(tgid: u32, mapped: &[&str]) -> JitTable {
-    let mut t = match std::fs::read_to_string(perf_map_path(tgid)) {
-        Ok(text) => JitTable::from_entries(parse_perf_map(&text)),
-        Err(_) => JitTable::default(),
-    };
+    let text = kept_bytes(tgid, None)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .or_else(|| std::fs::read_to_string(perf_map_path(tgid)?).ok());
+    let mut t = text.map_or_else(JitTable::default, |text| {
+        JitTable::from_entries(parse_perf_map(&text))
+    });
     for p in mapped.iter().filter(|p| is_jitdump(p)) {
-        t.extend(JitTable::from_entries(read_jitdump(Path::new(p))));
+        let entries = match kept_bytes(tgid, Some(p)) {
+            Some(b) => parse_jitdump(&b),
+            None => read_jitdump(Path::new(p)),
+        };
+        t.extend(JitTable::from_entries(entries));
     }
     t
 }
@@ -179,6 +266,9 @@ impl JitRecheck {
     /// and no jitdump file.
     pub fn note_maps(&mut self, tgid: u32, maps: &[crate::Mapping]) {
         let dump = maps.iter().any(|m| is_jitdump(&m.path));
+        if dump || maps.iter().any(|m| m.path.is_empty()) {
+            keep_files(tgid, maps);
+        }
         let anon: Vec<(u64, u64)> = maps
             .iter()
             .filter(|m| m.path.is_empty())
@@ -212,7 +302,7 @@ impl JitRecheck {
 /// JDK's own tool, found beside its `java` or on PATH). Returns whether a map exists
 /// afterwards. Bounded: a JVM that does not answer within 10 s is left alone.
 pub fn ask_jvm(tgid: u32, exe: &str) -> bool {
-    if perf_map_path(tgid).exists() {
+    if perf_map_path(tgid).is_some() {
         return true;
     }
     let beside = Path::new(exe).with_file_name("jcmd");
@@ -245,7 +335,7 @@ pub fn ask_jvm(tgid: u32, exe: &str) -> bool {
             }
         }
     }
-    perf_map_path(tgid).exists()
+    perf_map_path(tgid).is_some()
 }
 
 /// Whether a process with these mapped paths is a HotSpot JVM.

@@ -118,6 +118,19 @@ pub fn pids_named(comm: &str) -> Vec<u32> {
         .collect()
 }
 
+/// The PID process `tgid` has in its innermost PID namespace (the last `NSpid` of its
+/// status): the PID a containerized program sees as its own and names its files by.
+pub fn ns_pid(tgid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{tgid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("NSpid:"))?
+        .split_whitespace()
+        .last()?
+        .parse()
+        .ok()
+}
+
 /// The calling thread's CPU time and the time it waited runnable for a CPU, in
 /// nanoseconds (`/proc/thread-self/schedstat`); `None` without schedstats.
 pub fn own_thread_sched() -> Option<(u64, u64)> {
@@ -154,6 +167,8 @@ mod tests {
     #[test]
     fn own_process_is_readable() {
         let me = std::process::id();
+        // Our own /proc shows our innermost PID: the one getpid() returns.
+        assert_eq!(ns_pid(me), Some(me));
         assert!(exists(me) && alive(me));
         assert!(!threads(me).is_empty());
         assert!(exe(me).is_some());

@@ -68,6 +68,16 @@ impl ModelBuilder<'_> {
     }
 }
 
+/// The program a loader-started process ran, for a thread named after the loader
+/// (see [`crate::loader`]), from the process's last command line.
+fn loader_program(tables: &Tables, tgid: causeway_format::Tgid, comm: &str) -> Option<String> {
+    if !crate::loader::is_loader(comm) {
+        return None;
+    }
+    let p = tables.processes.iter().rev().find(|p| p.tgid == tgid)?;
+    crate::loader::program_name(comm, tables.string(p.cmdline))
+}
+
 /// Resolve names and compute totals.
 fn finish_thread(tables: &Tables, b: ThreadBuild) -> Thread {
     let mut rows = b.identity;
@@ -79,9 +89,12 @@ fn finish_thread(tables: &Tables, b: ThreadBuild) -> Thread {
         // A row without a name or process keeps the previous one.
         comm_id = r.comm.or(comm_id);
         tgid = r.tgid.or(tgid);
-        let comm = comm_id
+        let mut comm = comm_id
             .map(|id| tables.string(id).to_string())
             .unwrap_or_default();
+        if let Some(name) = tgid.and_then(|g| loader_program(tables, g, &comm)) {
+            comm = name;
+        }
         let same = identity
             .last()
             .is_some_and(|l| l.tgid == tgid && l.comm == comm);
