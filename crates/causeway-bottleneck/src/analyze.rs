@@ -179,7 +179,11 @@ fn run(
             .iter()
             .filter_map(|r| Some((r.dev, input.facts.disk_name(r.dev)?.to_string())))
             .collect(),
-        memory_limits: causeway_model::memory_limits(input.tables),
+        memory_limits: {
+            let mut g = causeway_model::memory_limits(input.tables);
+            causeway_model::with_pressure(&mut g, model, input.facts, input.tables);
+            g
+        },
         cgroups: input
             .tables
             .process_cgroups()

@@ -264,11 +264,12 @@ fn record_cgroup_follows_the_processes_that_enter_it() {
 
 /// `memcg-reclaim`: a file working set three times its cgroup's memory limit. The
 /// finding stays the readers and the disk at the read (a knot, or the disk as a
-/// saturated sink the readers wait for), and the advice names the limit, how often
-/// it was reached and the re-reads; `info` lists the limit. Before the memory samples
-/// the limit was named nowhere.
+/// saturated sink the readers wait for), and its advice opens with the limit as the
+/// cause (most of what the readers read were evicted pages); `info` lists the limit.
+/// Before the memory samples the limit was named nowhere; before the refault share,
+/// it came after "batch or cut the I/O".
 #[test]
-fn a_memory_limit_is_named_beside_the_knot_it_causes() {
+fn a_memory_limit_leads_the_knot_it_causes() {
     let Some(zoo) = Zoo::on_disk() else { return };
     let out = zoo
         .record("memcg-reclaim")
@@ -297,11 +298,20 @@ fn a_memory_limit_is_named_beside_the_knot_it_causes() {
         "{top:?}: {summary}"
     );
     assert!(summary.contains("read_block"), "{summary}");
+    // Most of what the readers read from the disk were pages the limit evicted: the
+    // limit leads "What to look at", with its share and the reclaim.
     assert!(
-        summary.contains("with a memory limit of 64 MiB") && summary.contains("raise the limit"),
+        summary.starts_with("The memory limit of cgroup /cw-memcg-reclaim-")
+            && summary.contains("(64 MiB")
+            && summary.contains("is the cause")
+            && summary.contains("raise the limit"),
         "{summary}"
     );
     let m = &r["memory_limits"][0];
+    assert!(
+        m["refault_share"].as_f64() >= Some(0.5) && m["read_bytes"].as_u64() > Some(1 << 20),
+        "{m}"
+    );
     assert!(
         m["cgroup"]
             .as_str()

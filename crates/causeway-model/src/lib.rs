@@ -56,7 +56,7 @@ mod model;
 pub mod owncode;
 mod process;
 pub mod quota;
-pub use memlimit::{MemoryGroup, memory_limits};
+pub use memlimit::{MemoryGroup, MemoryPressure, memory_limits, with_pressure};
 mod segment;
 pub mod sockets;
 mod stats;

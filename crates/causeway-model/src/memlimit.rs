@@ -27,6 +27,93 @@ pub struct MemoryGroup {
     pub refaults: u64,
     /// The recorded processes in it or below it.
     pub members: Vec<Tgid>,
+    /// What the members did under the limit ([`with_pressure`]; zero before).
+    pub pressure: MemoryPressure,
+}
+
+/// What a memory-limited cgroup's recorded processes did under the limit, from the
+/// trace: how much they read from disks, and how much of their on-CPU time the
+/// kernel spent reclaiming pages for them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryPressure {
+    /// Bytes the members' threads read from block devices (requests issued by them).
+    pub read_bytes: u64,
+    /// On-CPU samples of the members' threads.
+    pub samples: u64,
+    /// Those taken in page reclaim (a reclaim function among the kernel frames).
+    pub reclaim_samples: u64,
+}
+
+/// Page size the refault counters count in (x86-64's).
+const PAGE: u64 = 4096;
+
+impl MemoryGroup {
+    /// The share of what the members read from the disks that were pages the limit
+    /// had evicted (refaults), at most 1; `None` when they read nothing.
+    pub fn refault_share(&self) -> Option<f64> {
+        let read = self.pressure.read_bytes;
+        (read > 0).then(|| ((self.refaults * PAGE) as f64 / read as f64).min(1.0))
+    }
+
+    /// The share of the members' on-CPU samples taken in page reclaim.
+    pub fn reclaim_share(&self) -> Option<f64> {
+        let p = self.pressure;
+        (p.samples > 0).then(|| p.reclaim_samples as f64 / p.samples as f64)
+    }
+}
+
+/// Kernel functions of page reclaim: direct reclaim of an allocation and a cgroup's
+/// reclaim at its limit (or above its high mark) run under these.
+const RECLAIM: &[&str] = &[
+    "try_to_free_mem_cgroup_pages",
+    "try_to_free_pages",
+    "__alloc_pages_direct_reclaim",
+    "mem_cgroup_handle_over_high",
+    "shrink_node",
+    "shrink_lruvec",
+];
+
+/// Fill in each group's [`MemoryPressure`] from the model (block requests by thread)
+/// and the on-CPU samples.
+pub fn with_pressure(
+    groups: &mut [MemoryGroup],
+    model: &crate::Model,
+    facts: &crate::facts::Facts,
+    tables: &Tables,
+) {
+    if groups.is_empty() {
+        return;
+    }
+    let member = |g: &MemoryGroup, t: Option<Tgid>| t.is_some_and(|t| g.members.contains(&t));
+    let in_reclaim = |id: causeway_format::StackId| {
+        tables.stack(id).is_some_and(|s| {
+            s.frames.iter().any(|&f| {
+                tables
+                    .frame_functions(f)
+                    .iter()
+                    .any(|n| RECLAIM.contains(&n.as_str()))
+            })
+        })
+    };
+    for g in groups.iter_mut() {
+        let mut p = MemoryPressure::default();
+        for r in model.block_requests() {
+            let reader = model
+                .thread_index_at(r.issue_tid, r.issue)
+                .and_then(|i| model.threads().as_slice().get(i as usize))
+                .and_then(|t| t.tgid);
+            if r.op.kind == causeway_format::BlockOpKind::Read && member(g, reader) {
+                p.read_bytes += u64::from(r.bytes);
+            }
+        }
+        for t in model.threads().filter(|t| member(g, t.tgid)) {
+            for s in facts.samples(t.tid) {
+                p.samples += 1;
+                p.reclaim_samples += u64::from(s.kernel.is_some_and(in_reclaim));
+            }
+        }
+        g.pressure = p;
+    }
 }
 
 /// The memory-limited cgroups of a trace, most refaults first.
@@ -79,10 +166,44 @@ pub fn memory_limits(tables: &Tables) -> Vec<MemoryGroup> {
                     .map(|(&g, _)| g)
                     .collect(),
                 path,
+                pressure: MemoryPressure::default(),
             };
             (g.hits > 0 || g.refaults > 0).then_some(g)
         })
         .collect();
     out.sort_by(|a, b| b.refaults.cmp(&a.refaults).then(a.path.cmp(&b.path)));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group(refaults: u64, p: MemoryPressure) -> MemoryGroup {
+        MemoryGroup {
+            path: "/g".into(),
+            limit: 64 << 20,
+            peak_usage: 64 << 20,
+            hits: 10,
+            major_faults: 0,
+            refaults,
+            members: vec![Tgid(7)],
+            pressure: p,
+        }
+    }
+
+    #[test]
+    fn shares_of_refaults_and_reclaim() {
+        let p = MemoryPressure {
+            read_bytes: 8 * PAGE,
+            samples: 40,
+            reclaim_samples: 10,
+        };
+        assert_eq!(group(6, p).refault_share(), Some(0.75));
+        assert_eq!(group(100, p).refault_share(), Some(1.0), "at most all");
+        assert_eq!(group(6, p).reclaim_share(), Some(0.25));
+        // Nothing read or sampled: no share, not a zero one.
+        let none = group(6, MemoryPressure::default());
+        assert_eq!((none.refault_share(), none.reclaim_share()), (None, None));
+    }
 }

@@ -262,9 +262,15 @@ pub(crate) fn quota_advice(k: &KindDoc) -> String {
     )
 }
 
-/// Append to `advice` the memory limit that the processes of `members` (vertex ids)
-/// ran into, if any: the disk waits of such a finding may be re-reads of pages the
-/// limit evicted, and raising the limit, not batching the I/O, is then the fix.
+/// Most of what a finding's processes read from the disk were pages their memory limit
+/// had evicted from this share on: the limit, not the I/O pattern, is the cause.
+const LIMIT_IS_THE_CAUSE: f64 = 0.5;
+
+/// Name in `advice` the memory limit that the processes of `members` (vertex ids)
+/// ran into, if any. Where most of what they read from the disk were pages the limit
+/// had evicted ([`LIMIT_IS_THE_CAUSE`]), the limit leads the advice: raising it, not
+/// batching the I/O, removes those reads. Otherwise it is named after the advice as
+/// a possible cause.
 pub(crate) fn note_memory_limit(
     advice: &mut String,
     members: &[usize],
@@ -282,14 +288,37 @@ pub(crate) fn note_memory_limit(
         return;
     };
     let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
-    let _ = write!(
-        advice,
-        " Its processes are in cgroup {}{} with a memory limit of {:.0} MiB, reached {} times during the recording ({} evicted file pages read again, {} major faults): waits on the disk here may be re-reads of what the limit evicted; raise the limit (memory.max, memory.limit_in_bytes on cgroup v1, a container's --memory, a pod's memory limit) or shrink the working set.",
+    let group = format!(
+        "cgroup {}{}",
         m.cgroup,
         m.owner
             .as_ref()
             .map(|o| format!(" [{o}]"))
-            .unwrap_or_default(),
+            .unwrap_or_default()
+    );
+    let raise = "raise the limit (memory.max, memory.limit_in_bytes on cgroup v1, a container's --memory, a pod's memory limit) or shrink the working set";
+    let reclaim = m
+        .reclaim_share
+        .map(|r| {
+            format!(
+                ", and page reclaim took {:.0} % of their on-CPU samples",
+                r * 100.0
+            )
+        })
+        .unwrap_or_default();
+    if let Some(share) = m.refault_share.filter(|&s| s >= LIMIT_IS_THE_CAUSE) {
+        *advice = format!(
+            "The memory limit of {group} ({:.0} MiB, reached {} times) is the cause: {:.0} % of what its processes read from the disk were pages the limit had evicted ({} read again){reclaim}; {raise}, since batching or asynchronous I/O would not remove these reads. {advice}",
+            mib(m.limit_bytes),
+            m.hits,
+            share * 100.0,
+            m.refaults,
+        );
+        return;
+    }
+    let _ = write!(
+        advice,
+        " Its processes are in {group} with a memory limit of {:.0} MiB, reached {} times during the recording ({} evicted file pages read again, {} major faults{reclaim}): waits on the disk here may be re-reads of what the limit evicted; {raise}.",
         mib(m.limit_bytes),
         m.hits,
         m.refaults,

@@ -121,6 +121,9 @@ fn memory_limit(g: &causeway_model::MemoryGroup) -> MemoryLimitDoc {
         hits: g.hits,
         major_faults: g.major_faults,
         refaults: g.refaults,
+        read_bytes: g.pressure.read_bytes,
+        refault_share: g.refault_share(),
+        reclaim_share: g.reclaim_share(),
         pids: g.members.iter().map(|t| t.0).collect(),
     }
 }

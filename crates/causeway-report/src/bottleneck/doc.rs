@@ -301,6 +301,14 @@ pub(crate) struct MemoryLimitDoc {
     pub(crate) major_faults: u64,
     /// Evicted file pages read again.
     pub(crate) refaults: u64,
+    /// Bytes the processes read from disks during the recording.
+    pub(crate) read_bytes: u64,
+    /// Share of those bytes that were evicted pages read again (at most 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) refault_share: Option<f64>,
+    /// Share of the processes' on-CPU samples taken in page reclaim.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) reclaim_share: Option<f64>,
     pub(crate) pids: Vec<u32>,
 }
 
