@@ -174,7 +174,10 @@ fn perf_map_path(tgid: u32) -> Option<PathBuf> {
 /// the process's exit, or at the end), while a host process's files stay at their
 /// paths. Shared because two owners read tables in the recorder's process: the
 /// converter at an exit and the symbolizer at the end.
-static KEPT: Mutex<Option<HashMap<(u32, Option<String>), File>>> = Mutex::new(None);
+static KEPT: Mutex<Option<KeptFiles>> = Mutex::new(None);
+
+/// Kept files by (process, `None` for the perf map or a jitdump file's mapped path).
+type KeptFiles = HashMap<(u32, Option<String>), File>;
 
 /// Most files kept (each is one open descriptor).
 const MAX_KEPT: usize = 1024;
