@@ -122,6 +122,22 @@ pub enum VertexKind {
         /// Runnable time of the recorded threads held back, summed.
         held: DurationNs,
     },
+    /// A process's CPU affinity or cpuset: the runnable time of its threads held back
+    /// while CPUs it may not use sat idle (`causeway_model::quota`, affinity groups).
+    CpuAffinity {
+        /// The process.
+        tgid: Tgid,
+        /// Its name (its main thread's, else a thread's), empty if unknown.
+        process: String,
+        /// The CPUs it may run on, as the kernel lists them.
+        cpus: String,
+        /// CPUs online.
+        online: u32,
+        /// Idle time of the CPUs it may not use, summed over them.
+        idle_outside: DurationNs,
+        /// Runnable time of its threads held back, summed.
+        held: DurationNs,
+    },
     /// Threads of processes the recording did not follow (they woke recorded threads);
     /// their own waits are not in the trace, so nothing is known of what they wait for.
     OtherProcesses,

@@ -265,8 +265,30 @@ fn pseudo_kind(p: Pseudo, tables: &Tables) -> VertexKind {
     }
 }
 
-/// Fill in each CPU quota vertex's figures from the trace's throttling.
+/// Fill in each CPU quota vertex's figures from the trace's throttling (a group that
+/// is a process's CPU affinity becomes a [`VertexKind::CpuAffinity`]).
 pub(crate) fn describe_quotas(vertices: &mut [Vertex], quota: &causeway_model::quota::Throttling) {
+    // A process's name: its main thread's, else any of its threads'.
+    let name_of = |tgid: causeway_format::Tgid, vs: &[Vertex]| -> String {
+        let threads = || {
+            vs.iter()
+                .flat_map(|v| &v.threads)
+                .filter(|t| t.tgid == Some(tgid))
+        };
+        threads()
+            .find(|t| t.tid.0 == tgid.0)
+            .or_else(|| threads().next())
+            .map_or_else(String::new, |t| t.comm.clone())
+    };
+    let names: Vec<String> = quota
+        .groups
+        .iter()
+        .map(|g| {
+            g.affinity
+                .as_ref()
+                .map_or_else(String::new, |a| name_of(a.tgid, vertices))
+        })
+        .collect();
     for v in vertices {
         if let VertexKind::CpuQuota {
             cgroup,
@@ -276,11 +298,22 @@ pub(crate) fn describe_quotas(vertices: &mut [Vertex], quota: &causeway_model::q
             throttled,
             held,
         } = &mut v.kind
-            && let Some(g) = cgroup
+            && let Some(gi) = cgroup
                 .strip_prefix('#')
                 .and_then(|i| i.parse::<usize>().ok())
-                .and_then(|i| quota.groups.get(i))
+            && let Some(g) = quota.groups.get(gi)
         {
+            if let Some(a) = &g.affinity {
+                v.kind = VertexKind::CpuAffinity {
+                    tgid: a.tgid,
+                    process: names[gi].clone(),
+                    cpus: a.cpus.clone(),
+                    online: a.online,
+                    idle_outside: DurationNs(a.idle_outside_ns),
+                    held: DurationNs(g.held_ns),
+                };
+                continue;
+            }
             *cgroup = g.path.clone();
             (*quota_us, *period_us, *periods, *throttled) =
                 (g.quota_us, g.period_us, g.periods, g.throttled);

@@ -68,6 +68,8 @@ type WatchMap<T> = BTreeMap<String, Watched<T>>;
 struct Membership {
     cpu: String,
     memory: String,
+    /// The CPUs it may run on, where that is not every online CPU.
+    cpus: Option<String>,
 }
 
 /// The cgroups of the recorded processes and when they were last read.
@@ -84,6 +86,11 @@ pub struct CgroupWatch {
     /// Whether the controllers are on v1 hierarchies (read once).
     v1_cpu: bool,
     v1_memory: bool,
+    /// The online CPUs (read once).
+    online: Vec<u32>,
+    /// Some recorded process may not run on every CPU: the CPUs' idle time is
+    /// sampled.
+    restricted: bool,
 }
 
 impl Default for CgroupWatch {
@@ -98,6 +105,10 @@ impl Default for CgroupWatch {
             memory: BTreeMap::new(),
             v1_cpu: has("/sys/fs/cgroup/cpu/cpu.cfs_period_us"),
             v1_memory: has("/sys/fs/cgroup/memory/memory.limit_in_bytes"),
+            online: causeway_procfs::cpus::online()
+                .and_then(|l| causeway_format::cgroups::cpu_list(&l))
+                .unwrap_or_default(),
+            restricted: false,
         }
     }
 }
@@ -190,6 +201,16 @@ impl CgroupWatch {
         }
         self.last = Instant::now();
         self.ticks += 1;
+        if self.restricted {
+            // Which CPUs a restricted process could not use sat idle, and how long.
+            for (cpu, idle_ns) in causeway_procfs::cpus::idle_ns() {
+                c.push(CgroupRow::Idle {
+                    ts: Timestamp(ts),
+                    cpu,
+                    idle_ns,
+                });
+            }
+        }
         let slow = self.ticks % SLOW_EVERY == 1;
         let t = Timestamp(ts);
         let mut rows = |r| c.push(r);
@@ -231,6 +252,14 @@ impl CgroupWatch {
         );
     }
 
+    /// The CPUs process `tgid` may run on, if that is not every online CPU.
+    fn restricted_cpus(&self, tgid: u32) -> Option<String> {
+        let list = causeway_procfs::cpus::allowed(tgid)?;
+        let mut cpus = causeway_format::cgroups::cpu_list(&list)?;
+        cpus.retain(|c| self.online.contains(c));
+        (!self.online.is_empty() && cpus.len() < self.online.len()).then_some(list)
+    }
+
     /// Read `tgid`'s cgroups: membership rows when new or changed, and the cgroups
     /// and their ancestors watched.
     fn learn(&mut self, c: &mut dyn Rows, tgid: u32, ts: u64) {
@@ -243,12 +272,26 @@ impl CgroupWatch {
         let now = Membership {
             cpu: path("cpu"),
             memory: path("memory"),
+            cpus: self.restricted_cpus(tgid),
         };
         let before = self.member.insert(tgid, now);
         let now = &self.member[&tgid];
         // The first membership holds from before the recording: a process rarely
         // moves, and the analyses need its group for the time before it was noted.
         let since = Timestamp(if before.is_some() { ts } else { 0 });
+        if let Some(cpus) = now.cpus.as_ref()
+            && before
+                .as_ref()
+                .is_none_or(|b| b.cpus.as_ref() != Some(cpus))
+        {
+            let id = c.intern(cpus);
+            c.push(CgroupRow::Affinity {
+                tgid: Tgid(tgid),
+                since,
+                cpus: id,
+            });
+            self.restricted = true;
+        }
         let on_v1 = |ctl: &str| m.iter().any(|x| x.controllers.iter().any(|c| c == ctl));
         if before.as_ref().is_none_or(|b| b.cpu != now.cpu) && !now.cpu.is_empty() {
             let id = c.intern(&now.cpu);

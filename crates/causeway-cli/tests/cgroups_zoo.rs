@@ -7,6 +7,10 @@
 //!   answer was "No knots" and a 0.05 s wait on other processes, and the verdict "CPU:
 //!   busy the whole time".
 //! - `cpu-quota --fixed` (the same cgroup, no quota): no quota anywhere in the answer.
+//! - `cpu-pinned`: a server restricted to one CPU (`sched_setaffinity`) while the other
+//!   idles. The top finding is the server's CPU affinity, its workers waiting on it.
+//!   Before the affinity rows the answer was the knot {clients, workers} with "more
+//!   cores or a higher priority may help"; with `--fixed` no affinity is named.
 //!
 //! Needs root and the built zoo; skipped without root unless `CAUSEWAY_REQUIRE_ROOT=1`
 //! (then it fails, as in CI).
@@ -116,6 +120,43 @@ fn a_spent_cpu_quota_is_the_answer() {
         quota["pids"].as_array().is_some_and(|p| p.contains(worker)),
         "the worker's process {worker} is not listed in its cgroup: {quota}"
     );
+}
+
+#[test]
+fn an_affinity_that_keeps_workers_off_idle_cpus_is_the_answer() {
+    let Some(zoo) = Zoo::start() else { return };
+    let out = zoo
+        .record("cpu-pinned")
+        .out("cp.cwt")
+        .seconds("3")
+        .one_at_a_time(&ONE_AT_A_TIME)
+        .run();
+    let r = analyse_json(&out, &["bottleneck", "--json"]);
+    let summary = r["summary"].as_str().unwrap_or("");
+    let sink = &r["sinks"][0];
+    let v = &r["vertices"][sink["vertex"].as_u64().unwrap_or(u64::MAX) as usize];
+    assert_eq!(v["kind"]["type"], "cpu_affinity", "top finding: {summary}");
+    assert_eq!(v["kind"]["cpus"], "0", "{v}");
+    assert!(
+        summary.starts_with("worker-* ×2 threads waits for the CPU affinity of cp-server")
+            && summary.contains("let it run on more CPUs"),
+        "{summary}"
+    );
+    assert!(v["kind"]["held_ns"].as_u64() > Some(100_000_000), "{v}");
+    // Lifting it predicts a gain (2x measured with --fixed on 2 CPUs).
+    let w = analyse_json(&out, &["whatif", "--waits-on", "CPU affinity", "--json"]);
+    let gain = w["gain"].as_f64().unwrap_or(0.0);
+    assert!(gain > 0.2, "predicted {gain:.2} without the affinity: {w}");
+
+    let fixed = zoo
+        .record("cpu-pinned")
+        .out("cpf.cwt")
+        .seconds("2")
+        .args(["--fixed"])
+        .one_at_a_time(&ONE_AT_A_TIME)
+        .run();
+    let r = analyse_json(&fixed, &["bottleneck", "--json"]);
+    assert!(!r.to_string().contains("cpu_affinity"), "{}", r["summary"]);
 }
 
 #[test]

@@ -41,6 +41,28 @@ pub enum CgroupRow {
     },
     /// The memory limit of cgroup `path` and its counters at `ts`.
     Memory(MemorySample),
+    /// Process `tgid` may run only on CPUs `cpus` from `since` on: its affinity within
+    /// its cpuset (`Cpus_allowed_list`, a list as the kernel prints it: `0-3,8`).
+    /// Written when that is not every online CPU (1.8).
+    Affinity {
+        /// The process.
+        tgid: Tgid,
+        /// From when (0: from before the recording).
+        since: Timestamp,
+        /// The CPUs it may run on.
+        cpus: StringId,
+    },
+    /// CPU `cpu`'s idle time so far, ns, at `ts` (`/proc/stat`): sampled while some
+    /// recorded process may not run on every CPU, so that the analyses can tell how
+    /// long the CPUs it may not use sat idle (1.8).
+    Idle {
+        /// When it was read, on the trace clock.
+        ts: Timestamp,
+        /// The CPU.
+        cpu: u32,
+        /// Idle time so far (idle and I/O wait), ns.
+        idle_ns: u64,
+    },
     /// A row of a tag this reader does not know (from a newer minor version).
     Unknown,
 }
@@ -146,9 +168,36 @@ pub fn label(path: &str) -> String {
     owner(path).map_or_else(|| path.to_string(), |o| o.short())
 }
 
+/// The CPU numbers of a list as the kernel prints it (`0-3,8`); `None` if malformed.
+pub fn cpu_list(list: &str) -> Option<Vec<u32>> {
+    let mut out = Vec::new();
+    for part in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (u32, u32) = (a.parse().ok()?, b.parse().ok()?);
+                if b < a || b - a > 65_536 {
+                    return None;
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(part.parse().ok()?),
+        }
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_lists_parse_as_the_kernel_prints_them() {
+        assert_eq!(cpu_list("0-3,8"), Some(vec![0, 1, 2, 3, 8]));
+        assert_eq!(cpu_list("1"), Some(vec![1]));
+        assert_eq!(cpu_list(""), Some(vec![]));
+        assert_eq!(cpu_list("3-1"), None);
+        assert_eq!(cpu_list("a"), None);
+    }
 
     #[test]
     fn a_path_names_its_container_pod_or_unit() {

@@ -225,6 +225,9 @@ const TAG_MEMBER: u8 = 1;
 const TAG_CPU: u8 = 2;
 const TAG_MEMORY_MEMBER: u8 = 3;
 const TAG_MEMORY: u8 = 4;
+/// Tags added in 1.8.
+const TAG_AFFINITY: u8 = 5;
+const TAG_IDLE: u8 = 6;
 
 impl Row for CgroupRow {
     fn encode(&self, w: &mut ByteWriter) {
@@ -261,6 +264,18 @@ impl Row for CgroupRow {
                 w.varint(m.major_faults);
                 w.varint(m.refaults);
             }
+            CgroupRow::Affinity { tgid, since, cpus } => {
+                w.u8(TAG_AFFINITY);
+                w.varint(u64::from(tgid.0));
+                w.varint(since.0);
+                w.varint(u64::from(cpus.0));
+            }
+            CgroupRow::Idle { ts, cpu, idle_ns } => {
+                w.u8(TAG_IDLE);
+                w.varint(ts.0);
+                w.varint(u64::from(*cpu));
+                w.varint(*idle_ns);
+            }
             CgroupRow::Unknown => w.u8(0),
         }
     }
@@ -294,6 +309,16 @@ impl Row for CgroupRow {
                 major_faults: r.varint()?,
                 refaults: r.varint()?,
             }),
+            TAG_AFFINITY => CgroupRow::Affinity {
+                tgid: Tgid(r.varint_u32()?),
+                since: Timestamp(r.varint()?),
+                cpus: StringId(r.varint_u32()?),
+            },
+            TAG_IDLE => CgroupRow::Idle {
+                ts: Timestamp(r.varint()?),
+                cpu: r.varint_u32()?,
+                idle_ns: r.varint()?,
+            },
             _ => CgroupRow::Unknown,
         })
     }
@@ -343,6 +368,16 @@ mod tests {
                 throttled: 0,
                 throttled_ns: 0,
             }),
+            CgroupRow::Affinity {
+                tgid: Tgid(42),
+                since: Timestamp(11),
+                cpus: StringId(6),
+            },
+            CgroupRow::Idle {
+                ts: Timestamp(160),
+                cpu: 1,
+                idle_ns: 9_000_000,
+            },
         ];
         let mut w = ByteWriter::default();
         let mut scratch = ByteWriter::default();
@@ -355,8 +390,9 @@ mod tests {
         newer.varint(5);
         w.bytes(&newer.buf);
         let mut r = ByteReader::new(&w.buf);
-        let back: Vec<CgroupRow> = (0..6).map(|_| get_row(&mut r).unwrap()).collect();
-        assert_eq!(&back[..5], &rows);
-        assert_eq!(back[5], CgroupRow::Unknown);
+        let n = rows.len();
+        let back: Vec<CgroupRow> = (0..=n).map(|_| get_row(&mut r).unwrap()).collect();
+        assert_eq!(&back[..n], &rows);
+        assert_eq!(back[n], CgroupRow::Unknown);
     }
 }

@@ -41,6 +41,22 @@ pub struct QuotaGroup {
     pub held_ns: u64,
     /// The recorded processes in it or below it.
     pub members: Vec<Tgid>,
+    /// Set for a process kept off idle CPUs by its affinity or cpuset, not a quota
+    /// (the quota fields are then zero; `path` is empty).
+    pub affinity: Option<Affinity>,
+}
+
+/// A process that may run only on some CPUs while others idled.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Affinity {
+    /// The process.
+    pub tgid: Tgid,
+    /// The CPUs it may run on, as the kernel lists them.
+    pub cpus: String,
+    /// How many CPUs were online (sampled).
+    pub online: u32,
+    /// Idle time of the CPUs it may not use, during the recording, ns (summed).
+    pub idle_outside_ns: u64,
 }
 
 /// Runnable time held back by quotas.
@@ -132,8 +148,10 @@ impl Throttling {
                 held_ns: held,
                 members,
                 path,
+                affinity: None,
             });
         }
+        affinities(model, tables, &mut out);
         for v in out.held.values_mut() {
             // A thread in nested throttled groups: the innermost (longest path) is
             // where the waits point; the time counts once.
@@ -161,6 +179,90 @@ impl Throttling {
     /// True when no quota held anything back.
     pub fn is_empty(&self) -> bool {
         self.held.is_empty()
+    }
+}
+
+/// Processes restricted to some CPUs (format 1.8 rows): the runnable time of their
+/// threads in each stretch between two idle samples counts as held back by the
+/// affinity up to the idle time, in that stretch, of the CPUs they may not use (the
+/// same proportional spread as a quota's throttled time). Reason: a runnable thread
+/// with an idle CPU it may not use waits on its placement, not on a busy machine;
+/// the idle time bounds it, since a thread can use an idle CPU only while it idles.
+/// Runnable time a quota already holds back is the quota's (quota groups come first).
+fn affinities(model: &Model, tables: &Tables, out: &mut Throttling) {
+    let mut masks: BTreeMap<Tgid, String> = BTreeMap::new();
+    let mut idle: BTreeMap<u32, Vec<(u64, u64)>> = BTreeMap::new();
+    for r in &tables.cgroups {
+        match r {
+            // The last one stands for the recording (a process rarely changes it).
+            CgroupRow::Affinity { tgid, cpus, .. } => {
+                masks.insert(*tgid, tables.string(*cpus).to_string());
+            }
+            CgroupRow::Idle { ts, cpu, idle_ns } => {
+                idle.entry(*cpu).or_default().push((ts.0, *idle_ns));
+            }
+            _ => {}
+        }
+    }
+    if masks.is_empty() || idle.is_empty() {
+        return;
+    }
+    for v in idle.values_mut() {
+        v.sort_unstable();
+    }
+    let online = idle.len() as u32;
+    for (tgid, cpus) in masks {
+        let Some(allowed) = causeway_format::cgroups::cpu_list(&cpus) else {
+            continue;
+        };
+        // Cumulative idle time of the CPUs it may not use, at each sample time (every
+        // CPU is read at the same ticks).
+        let mut outside: BTreeMap<u64, u64> = BTreeMap::new();
+        for (cpu, v) in &idle {
+            if allowed.contains(cpu) {
+                continue;
+            }
+            for &(ts, ns) in v {
+                *outside.entry(ts).or_default() += ns;
+            }
+        }
+        let ss: Vec<CpuSample> = outside
+            .iter()
+            .map(|(&ts, &ns)| CpuSample {
+                ts: causeway_format::Timestamp(ts),
+                path: causeway_format::StringId(0),
+                quota_us: None,
+                period_us: 0,
+                periods: 0,
+                throttled: 0,
+                throttled_ns: ns,
+            })
+            .collect();
+        let (Some(first), Some(last)) = (ss.first(), ss.last()) else {
+            continue;
+        };
+        let idle_outside_ns = last.throttled_ns.saturating_sub(first.throttled_ns);
+        let gi = out.groups.len() as u32;
+        let held = spread(model, &[tgid], &ss, gi, &mut out.held);
+        if held == 0 {
+            continue;
+        }
+        out.groups.push(QuotaGroup {
+            path: String::new(),
+            quota_us: 0,
+            period_us: 0,
+            periods: 0,
+            throttled: 0,
+            throttled_ns: 0,
+            held_ns: held,
+            members: vec![tgid],
+            affinity: Some(Affinity {
+                tgid,
+                cpus,
+                online,
+                idle_outside_ns,
+            }),
+        });
     }
 }
 

@@ -14,6 +14,7 @@
 //! "unknown".
 
 pub mod cgroup;
+pub mod cpus;
 pub mod elf;
 pub mod files;
 pub mod jit;

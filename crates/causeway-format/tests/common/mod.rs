@@ -201,6 +201,19 @@ pub fn build_golden() -> Built {
         major_faults: 12,
         refaults: 4_100,
     }));
+    // 1.8: an affinity (an existing string stands for the CPU list) and idle samples.
+    w.add_cgroup(CgroupRow::Affinity {
+        tgid: Tgid(200),
+        since: Timestamp(0),
+        cpus: cmdline,
+    });
+    for (ts, idle) in [(1_000_700, 5_000_000), (1_900_000, 95_000_000)] {
+        w.add_cgroup(CgroupRow::Idle {
+            ts: Timestamp(ts),
+            cpu: 1,
+            idle_ns: idle,
+        });
+    }
     let f_user = w.intern_frame(Frame::new(
         FrameSpace::User { tgid: Tgid(100) },
         0x7f00_0001_2345,

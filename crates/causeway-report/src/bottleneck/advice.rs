@@ -211,7 +211,7 @@ pub(crate) fn sink(s: &SinkDoc, vertices: &[VertexDoc], edges: &[EdgeDoc]) -> St
             v.label,
             runtime_pauses(&v.kind)
         ),
-        KindDoc::CpuQuota { .. } => format!(
+        KindDoc::CpuQuota { .. } | KindDoc::CpuAffinity { .. } => format!(
             "{src} waits for the {} ({w}): {}",
             v.label,
             quota_advice(&v.kind)
@@ -248,8 +248,22 @@ pub(crate) fn runtime_pauses(k: &KindDoc) -> String {
     )
 }
 
-/// What a spent CPU quota means and what to do about it.
+/// What a spent CPU quota, or an affinity that keeps threads off idle CPUs, means and
+/// what to do about it.
 pub(crate) fn quota_advice(k: &KindDoc) -> String {
+    if let KindDoc::CpuAffinity {
+        cpus,
+        idle_outside_ns,
+        held_ns,
+        ..
+    } = k
+    {
+        return format!(
+            "runnable {:.3}s in all while CPUs it may not run on sat idle ({:.3}s of their idle time), not waiting for a busy machine; let it run on more CPUs (its affinity: taskset -p, sched_setaffinity; its cpuset: cpuset.cpus, a container's --cpuset-cpus, a pod's CPU manager policy) or cut the CPU work done on CPUs {cpus}.",
+            *held_ns as f64 / 1e9,
+            *idle_outside_ns as f64 / 1e9
+        );
+    }
     let KindDoc::CpuQuota {
         cgroup, held_ns, ..
     } = k
@@ -341,7 +355,7 @@ fn plain_sink(v: &VertexDoc, incoming_s: f64) -> String {
             v.label,
             runtime_pauses(&v.kind)
         ),
-        KindDoc::CpuQuota { .. } => format!(
+        KindDoc::CpuQuota { .. } | KindDoc::CpuAffinity { .. } => format!(
             "Threads wait {incoming_s:.3}s for the {}: {}",
             v.label,
             quota_advice(&v.kind)

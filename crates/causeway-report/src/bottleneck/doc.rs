@@ -79,6 +79,18 @@ pub(crate) enum KindDoc {
         throttled: u64,
         held_ns: u64,
     },
+    /// A process's CPU affinity or cpuset, as the runnable time its threads were held
+    /// back while CPUs it may not use idled.
+    CpuAffinity {
+        /// The process's name and id.
+        process: String,
+        pid: u32,
+        /// The CPUs it may run on, as the kernel lists them.
+        cpus: String,
+        online: u32,
+        idle_outside_ns: u64,
+        held_ns: u64,
+    },
 }
 
 impl KindDoc {

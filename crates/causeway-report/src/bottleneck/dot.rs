@@ -43,7 +43,9 @@ pub(crate) fn render(r: &Doc) -> String {
             KindDoc::Disk { .. } | KindDoc::Nic { .. } => "box",
             KindDoc::Timer | KindDoc::Interrupt { .. } => "diamond",
             KindDoc::OtherProcesses => "octagon",
-            KindDoc::RuntimePauses { .. } | KindDoc::CpuQuota { .. } => "hexagon",
+            KindDoc::RuntimePauses { .. }
+            | KindDoc::CpuQuota { .. }
+            | KindDoc::CpuAffinity { .. } => "hexagon",
             _ => "ellipse",
         };
         let fill = if knot_v.contains(&v) {

@@ -42,6 +42,21 @@ pub(crate) fn kind_doc(k: &VertexKind, disks: &DiskNames) -> KindDoc {
             throttled: *throttled,
             held_ns: held.0,
         },
+        VertexKind::CpuAffinity {
+            tgid,
+            process,
+            cpus,
+            online,
+            idle_outside,
+            held,
+        } => KindDoc::CpuAffinity {
+            process: process.clone(),
+            pid: tgid.0,
+            cpus: cpus.clone(),
+            online: *online,
+            idle_outside_ns: idle_outside.0,
+            held_ns: held.0,
+        },
         VertexKind::RuntimePauses {
             runtime,
             tgid,
@@ -119,6 +134,13 @@ pub(crate) fn label(kind: &KindDoc, trefs: &[ThreadDoc]) -> String {
             ms(*quota_us),
             ms(*period_us)
         ),
+        KindDoc::CpuAffinity {
+            process,
+            pid,
+            cpus,
+            online,
+            ..
+        } => format!("CPU affinity of {process} ({pid}): CPUs {cpus} of {online}"),
     }
 }
 

@@ -123,17 +123,35 @@ pub struct ThrottleDoc {
     pub period_us: u64,
     /// Held back within this stretch, ns.
     pub held_ns: u64,
+    /// Set when what held it back is the process's CPU affinity or cpuset, not a
+    /// quota: the CPUs it may run on, as the kernel lists them, and how many are
+    /// online.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub affinity: Option<(String, u32)>,
 }
 
 impl ThrottleDoc {
-    /// `the CPU quota of /cw-quota (20 ms / 100 ms)`.
+    /// `the CPU quota of /cw-quota (20 ms / 100 ms)`, or `its CPU affinity (CPUs 0 of
+    /// 2)`.
     pub fn text(&self) -> String {
+        if let Some((cpus, online)) = &self.affinity {
+            return format!("its CPU affinity (CPUs {cpus} of {online})");
+        }
         format!(
             "the CPU quota of {} ({:.0} ms / {:.0} ms)",
             self.label,
             self.quota_us as f64 / 1e3,
             self.period_us as f64 / 1e3
         )
+    }
+
+    /// Why it waited rather than ran.
+    pub fn why(&self) -> &'static str {
+        if self.affinity.is_some() {
+            "CPUs it may not run on were idle"
+        } else {
+            "its cgroup had spent the quota while CPUs were idle"
+        }
     }
 }
 
@@ -270,6 +288,7 @@ impl<'a> Namer<'a> {
             quota_us: g.quota_us,
             period_us: g.period_us,
             held_ns: held.round() as u64,
+            affinity: g.affinity.as_ref().map(|a| (a.cpus.clone(), a.online)),
         })
         .filter(|d| d.held_ns > 0)
     }

@@ -37,9 +37,10 @@ fn verdict(out: &mut dyn Write, chain: &[HopDoc]) -> io::Result<()> {
         let who = h.vertex.who();
         let how = match (i + 1 == chain.len(), h.kind) {
             (last, "CPU") if let Some(q) = &h.vertex.throttled => format!(
-                "throttled {:.1} ms of it by {}: its cgroup had spent the quota while CPUs were idle{}",
+                "held back {:.1} ms of it by {}: {}{}",
                 millis(q.held_ns),
                 q.text(),
+                q.why(),
                 if last { ", the end of the chain" } else { "" }
             ),
             (true, "sleep") => "sleep: it chose to wait, the end of the chain".to_string(),

@@ -78,7 +78,9 @@ pub fn summarize(model: &Model, tables: &Tables) -> Vec<CgroupSummary> {
             let q = quota
                 .groups
                 .iter()
-                // Its own quota or an ancestor's (not one its processes met elsewhere).
+                // Its own quota or an ancestor's (not one its processes met elsewhere;
+                // not a process's CPU affinity, which has no cgroup).
+                .filter(|g| g.affinity.is_none())
                 .filter(|g| path == g.path || path.starts_with(&format!("{}/", g.path)))
                 .filter(|g| pids.iter().any(|p| g.members.iter().any(|m| m.0 == *p)))
                 .max_by_key(|g| g.path.len())
