@@ -147,6 +147,8 @@ fn an_affinity_that_keeps_workers_off_idle_cpus_is_the_answer() {
     let w = analyse_json(&out, &["whatif", "--waits-on", "CPU affinity", "--json"]);
     let gain = w["gain"].as_f64().unwrap_or(0.0);
     assert!(gain > 0.2, "predicted {gain:.2} without the affinity: {w}");
+    let info = analyse_json(&out, &["info", "--json"]);
+    assert_eq!(info["affinity"][0]["cpus"], "0", "{}", info["affinity"]);
 
     let fixed = zoo
         .record("cpu-pinned")

@@ -146,6 +146,7 @@ impl InfoReport {
             notes: crate::trace_notes(header),
             recording_notes: crate::recording_notes(header),
             cgroups: super::cgroups::summarize(model, facts.tables),
+            affinity: super::cgroups::affinity(model, facts.tables),
         }
     }
 }

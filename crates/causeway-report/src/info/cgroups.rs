@@ -113,6 +113,36 @@ pub fn summarize(model: &Model, tables: &Tables) -> Vec<CgroupSummary> {
         .collect()
 }
 
+/// A recorded process kept off idle CPUs by its affinity or cpuset.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AffinitySummary {
+    /// The process.
+    pub pid: u32,
+    /// The CPUs it may run on, as the kernel lists them.
+    pub cpus: String,
+    /// CPUs online.
+    pub online: u32,
+    /// Runnable time of its threads held back while CPUs it may not use idled, ns.
+    pub held_ns: u64,
+}
+
+/// The recorded processes whose affinity held their threads back.
+pub fn affinity(model: &Model, tables: &Tables) -> Vec<AffinitySummary> {
+    Throttling::of(model, tables)
+        .groups
+        .into_iter()
+        .filter_map(|g| {
+            let a = g.affinity?;
+            Some(AffinitySummary {
+                pid: a.tgid.0,
+                cpus: a.cpus,
+                online: a.online,
+                held_ns: g.held_ns,
+            })
+        })
+        .collect()
+}
+
 /// One line per cgroup for the text report.
 pub(crate) fn lines(cgroups: &[CgroupSummary]) -> Vec<String> {
     cgroups

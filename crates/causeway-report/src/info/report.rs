@@ -101,4 +101,8 @@ pub struct InfoReport {
     /// The recorded processes' cgroups, with their CPU quotas.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cgroups: Vec<super::cgroups::CgroupSummary>,
+    /// Recorded processes whose CPU affinity (or cpuset) kept their threads off idle
+    /// CPUs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub affinity: Vec<super::cgroups::AffinitySummary>,
 }

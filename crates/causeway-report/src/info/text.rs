@@ -145,6 +145,16 @@ pub(crate) fn render(r: &InfoReport) -> String {
     for line in super::cgroups::lines(&r.cgroups) {
         let _ = writeln!(out, "cgroup:     {line}");
     }
+    for a in &r.affinity {
+        let _ = writeln!(
+            out,
+            "affinity:   process {} may run on CPUs {} of {}: {:.3}s runnable held back while the others idled",
+            a.pid,
+            a.cpus,
+            a.online,
+            a.held_ns as f64 / 1e9
+        );
+    }
     for note in &r.recording_notes {
         let _ = writeln!(out, "recorded:   {note}");
     }
