@@ -143,8 +143,33 @@ pub fn affinity(model: &Model, tables: &Tables) -> Vec<AffinitySummary> {
         .collect()
 }
 
-/// One line per cgroup for the text report.
-pub(crate) fn lines(cgroups: &[CgroupSummary]) -> Vec<String> {
+/// One line per cgroup, then one per process kept off idle CPUs, for the text report,
+/// each with its tag (`cgroup:`, `affinity:`).
+pub(crate) fn lines(
+    cgroups: &[CgroupSummary],
+    affinity: &[AffinitySummary],
+) -> Vec<(&'static str, String)> {
+    let mut out: Vec<(&'static str, String)> = cgroup_lines(cgroups)
+        .into_iter()
+        .map(|l| ("cgroup:", l))
+        .collect();
+    out.extend(affinity.iter().map(|a| {
+        (
+            "affinity:",
+            format!(
+                "process {} may run on CPUs {} of {}: {:.3}s runnable held back while the others idled",
+                a.pid,
+                a.cpus,
+                a.online,
+                a.held_ns as f64 / 1e9
+            ),
+        )
+    }));
+    out
+}
+
+/// One line per cgroup.
+fn cgroup_lines(cgroups: &[CgroupSummary]) -> Vec<String> {
     cgroups
         .iter()
         .map(|c| {

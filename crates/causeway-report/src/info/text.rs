@@ -142,18 +142,8 @@ pub(crate) fn render(r: &InfoReport) -> String {
     for note in &r.notes {
         let _ = writeln!(out, "NOTE:       {note}");
     }
-    for line in super::cgroups::lines(&r.cgroups) {
-        let _ = writeln!(out, "cgroup:     {line}");
-    }
-    for a in &r.affinity {
-        let _ = writeln!(
-            out,
-            "affinity:   process {} may run on CPUs {} of {}: {:.3}s runnable held back while the others idled",
-            a.pid,
-            a.cpus,
-            a.online,
-            a.held_ns as f64 / 1e9
-        );
+    for (tag, line) in super::cgroups::lines(&r.cgroups, &r.affinity) {
+        let _ = writeln!(out, "{tag:<12}{line}");
     }
     for note in &r.recording_notes {
         let _ = writeln!(out, "recorded:   {note}");
