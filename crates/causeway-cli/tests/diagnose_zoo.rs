@@ -530,10 +530,10 @@ fn watch_spin_flag(watched: &Path, json: &Path, exe: &Path, via: &str) -> Value 
                 .args([
                     "watch", "--via", via, "--sample", "499", "--symbol", "done", "-o",
                 ])
-                .arg(&watched)
+                .arg(watched)
                 .arg(format!("--json={}", json.display()))
                 .arg("--")
-                .arg(&exe)
+                .arg(exe)
                 .args(["--seconds", "1"])
                 .output()
                 .expect("run causeway watch")
@@ -544,7 +544,7 @@ fn watch_spin_flag(watched: &Path, json: &Path, exe: &Path, via: &str) -> Value 
             String::from_utf8_lossy(&o.stderr)
         );
         summary =
-            serde_json::from_slice(&std::fs::read(&json).unwrap()).expect("watch --json summary");
+            serde_json::from_slice(&std::fs::read(json).unwrap()).expect("watch --json summary");
         if summary["command_exit_code"] != 128 + 5 {
             break;
         }
