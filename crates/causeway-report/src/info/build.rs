@@ -107,6 +107,8 @@ impl InfoReport {
             rows.into_iter().partition(|r| r.recorded);
         let (start, end) = facts.time_range.unwrap_or_default();
         let header = facts.header;
+        // One reading of the quotas and affinities for both lists.
+        let quota = causeway_model::quota::Throttling::of(model, facts.tables);
         InfoReport {
             file: facts.file,
             bytes: facts.bytes,
@@ -145,8 +147,8 @@ impl InfoReport {
             salvaged: header.salvaged,
             notes: crate::trace_notes(header),
             recording_notes: crate::recording_notes(header),
-            cgroups: super::cgroups::summarize(model, facts.tables),
-            affinity: super::cgroups::affinity(model, facts.tables),
+            cgroups: super::cgroups::summarize(&quota, facts.tables),
+            affinity: super::cgroups::affinity(&quota),
         }
     }
 }

@@ -2,7 +2,6 @@
 //! which processes were in it, and its CPU quota and how much it held back.
 
 use causeway_format::{CgroupRow, Tables};
-use causeway_model::Model;
 use causeway_model::quota::Throttling;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -59,7 +58,7 @@ pub struct QuotaSummary {
 
 /// The cgroups of the trace's recorded processes, by path: every cgroup (of the CPU
 /// or the memory controller) a recorded process was in during the recording.
-pub fn summarize(model: &Model, tables: &Tables) -> Vec<CgroupSummary> {
+pub fn summarize(quota: &Throttling, tables: &Tables) -> Vec<CgroupSummary> {
     let mut by_path: BTreeMap<String, Vec<u32>> = BTreeMap::new();
     for r in &tables.cgroups {
         if let CgroupRow::Member { tgid, path, .. } | CgroupRow::MemoryMember { tgid, path, .. } = r
@@ -70,7 +69,6 @@ pub fn summarize(model: &Model, tables: &Tables) -> Vec<CgroupSummary> {
             }
         }
     }
-    let quota = Throttling::of(model, tables);
     let memory = causeway_model::memory_limits(tables);
     by_path
         .into_iter()
@@ -127,15 +125,15 @@ pub struct AffinitySummary {
 }
 
 /// The recorded processes whose affinity held their threads back.
-pub fn affinity(model: &Model, tables: &Tables) -> Vec<AffinitySummary> {
-    Throttling::of(model, tables)
+pub fn affinity(quota: &Throttling) -> Vec<AffinitySummary> {
+    quota
         .groups
-        .into_iter()
+        .iter()
         .filter_map(|g| {
-            let a = g.affinity?;
+            let a = g.affinity.as_ref()?;
             Some(AffinitySummary {
                 pid: a.tgid.0,
-                cpus: a.cpus,
+                cpus: a.cpus.clone(),
                 online: a.online,
                 held_ns: g.held_ns,
             })
