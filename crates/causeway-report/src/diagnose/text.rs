@@ -1,9 +1,10 @@
 //! The text form of the diagnosis: the verdict first (the culprit chain, one line per
 //! hop with what each waited on), then the evidence: each finding with its slice and
-//! comparisons, circular waits, and every decision. Without `verbose`, slices show
-//! their first steps and comparisons their first threads, each with a count of the
-//! rest, so a diagnosis of a real system-wide recording stays readable; JSON keeps
-//! everything.
+//! comparisons, circular waits, and every decision. Without `verbose`, only the
+//! findings on the verdict's chain are shown, slices show their first steps,
+//! comparisons their first threads and the decisions their first few, each with a
+//! count of the rest, so a diagnosis of a real system-wide recording stays readable
+//! and the same length from run to run; JSON keeps everything.
 
 use super::doc::{DiagnosisDoc, FindingDoc, HopDoc, SliceDoc};
 use super::names::{VertexDoc, line};
@@ -15,6 +16,9 @@ const STEPS: usize = 3;
 
 /// Threads compared shown per finding without `verbose`.
 const COMPARED: usize = 3;
+
+/// Decisions listed without `verbose`.
+const DECISIONS: usize = 6;
 
 /// One line per hop: who, how long, what it waited on for the next.
 fn verdict(out: &mut dyn Write, chain: &[HopDoc]) -> io::Result<()> {
@@ -242,8 +246,24 @@ pub fn write(d: &DiagnosisDoc, verbose: bool, out: &mut dyn Write) -> io::Result
         g.socket_wakeups,
         g.interrupt_wakeups
     )?;
+    // Without `verbose` the evidence backs the verdict: the findings on its chain.
+    // Side branches (another culprit of a hop, found by a later comparison) change
+    // from run to run with the machine's background and would make the same stall's
+    // report differ in length; they are counted and `--verbose` shows them.
+    let on_chain = |f: &FindingDoc| d.chain.iter().any(|h| h.vertex.id == f.vertex.id);
+    let mut aside = 0;
     for (i, f) in d.findings.iter().enumerate() {
-        finding(out, i, f, verbose)?;
+        if verbose || f.depth == 0 || on_chain(f) {
+            finding(out, i, f, verbose)?;
+        } else {
+            aside += 1;
+        }
+    }
+    if aside > 0 {
+        writeln!(
+            out,
+            "\n{aside} more findings off the verdict's chain (--verbose shows them)"
+        )?;
     }
     for c in &d.circles {
         let names: Vec<String> = c
@@ -280,11 +300,23 @@ pub fn write(d: &DiagnosisDoc, verbose: bool, out: &mut dyn Write) -> io::Result
     if d.decisions.is_empty() {
         writeln!(out, "   none: every step followed the one strong edge")?;
     }
-    for x in &d.decisions {
+    let shown = if verbose {
+        d.decisions.len()
+    } else {
+        d.decisions.len().min(DECISIONS)
+    };
+    for x in d.decisions.iter().take(shown) {
         writeln!(
             out,
             "   at vertex {}: {} {:?}, suggested {}, answer {} (by {})",
             x.at, x.question, x.candidates, x.suggested, x.answer, x.by
+        )?;
+    }
+    if shown < d.decisions.len() {
+        writeln!(
+            out,
+            "   ... {} more decisions (--verbose shows them)",
+            d.decisions.len() - shown
         )?;
     }
     Ok(())
