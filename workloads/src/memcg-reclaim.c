@@ -42,6 +42,8 @@ static int nreaders = 2;
 static int limit_mb = 64;
 static int set_mb = 192;
 static int read_kb = 64;
+static int use_mmap; /* --mmap 1: the readers copy from a mapping (page faults) */
+static const char *file_map; /* the mapping, with --mmap 1 */
 static const char *dir = "/tmp";
 static struct wl_args args;
 
@@ -345,12 +347,18 @@ struct reader {
 static __attribute__((noinline)) uint64_t read_block(int fd, char *buf, off_t off)
 {
 	size_t len = (size_t)read_kb << 10;
-	ssize_t n;
-	while ((n = pread(fd, buf, len, off)) < 0 && errno == EINTR)
-		;
-	if (n != (ssize_t)len)
-		wl_die("memcg-reclaim: pread at %lld: %s", (long long)off,
-		       n < 0 ? strerror(errno) : "short read");
+	if (file_map) {
+		/* Each page not in the cache is a major fault: the disk read (and the
+		 * reclaim that makes room) happens inside the fault, not a system call. */
+		memcpy(buf, file_map + off, len);
+	} else {
+		ssize_t n;
+		while ((n = pread(fd, buf, len, off)) < 0 && errno == EINTR)
+			;
+		if (n != (ssize_t)len)
+			wl_die("memcg-reclaim: pread at %lld: %s", (long long)off,
+			       n < 0 ? strerror(errno) : "short read");
+	}
 	uint64_t sum = 0;
 	for (size_t i = 0; i < len; i += 4096)
 		sum += *(const uint64_t *)(buf + i);
@@ -388,6 +396,9 @@ int main(int argc, char **argv)
 		  "size of the file read over and over in MiB (default 192)" },
 		{ "read-kb", WL_OPT_INT, &read_kb, 4, 4096,
 		  "bytes per pread in KiB, a multiple of 4 (default 64)" },
+		{ "mmap", WL_OPT_INT, &use_mmap, 0, 1,
+		  "1: read through a shared mapping of the file, so the reads are page "
+		  "faults (default 0: pread)" },
 		{ "dir", WL_OPT_STR, &dir, 0, 0,
 		  "directory for the file, not tmpfs (default /tmp)" },
 		{ 0 },
@@ -410,6 +421,16 @@ int main(int argc, char **argv)
 	const char *knob = make_cgroup();
 	make_file();
 	enter_cgroup();
+	if (use_mmap) {
+		size_t len = (size_t)set_mb << 20;
+		void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, file_fd, 0);
+		if (m == MAP_FAILED)
+			wl_die("memcg-reclaim: mmap: %s", strerror(errno));
+		/* No readahead around a fault: one page per fault, as pread reads one
+		 * block (readahead is off for it too). */
+		madvise(m, len, MADV_RANDOM);
+		file_map = m;
+	}
 
 	struct reader readers[MAX_READERS];
 	off_t block = (off_t)read_kb << 10;

@@ -12,6 +12,10 @@
 //!   Before the affinity rows the answer was the knot {clients, workers} with "more
 //!   cores or a higher priority may help"; with `--fixed` no affinity is named.
 //!
+//! - `memcg-reclaim`: a file working set over a memory limit: the readers and the disk,
+//!   the limit leading the advice; with `--mmap 1` the reads are page faults and the
+//!   verdict says "page fault under the memory limit of …".
+//!
 //! Needs root and the built zoo; skipped without root unless `CAUSEWAY_REQUIRE_ROOT=1`
 //! (then it fails, as in CI).
 
@@ -372,5 +376,41 @@ fn a_memory_limit_leads_the_knot_it_causes() {
             .is_some_and(|c| c.iter().any(|c| c["memory"]["limit_bytes"] == 64 << 20)),
         "{}",
         info["cgroups"]
+    );
+}
+
+/// `memcg-reclaim --mmap 1`: the readers copy from a mapping of the file, so their
+/// reads are page faults under the cgroup's 64 MiB limit. The verdict for a reader's
+/// wait says both: the page fault (not the disk a fault's read waits on, its innermost
+/// kernel frame) and the limit its cgroup kept reaching. Before the memory wait kinds
+/// it said "disk: the end of what the trace shows", the limit named nowhere in it.
+#[test]
+fn a_page_fault_under_a_memory_limit_is_named_in_the_verdict() {
+    let Some(zoo) = Zoo::on_disk() else { return };
+    let out = zoo
+        .record("memcg-reclaim")
+        .out("mf.cwt")
+        .seconds("2")
+        .args(["--dir", zoo.dir().to_str().unwrap(), "--mmap", "1"])
+        .one_at_a_time(&ONE_AT_A_TIME)
+        .run();
+    let args = ["--auto", "--thread", "reader-0", "--stall", "wait"];
+    let d = analyse_json(&out, &[&["diagnose", "--json"][..], &args].concat());
+    let hop = &d["chain"][0];
+    assert!(
+        ["page fault", "reclaim"].contains(&hop["kind"].as_str().unwrap_or("")),
+        "{:#}",
+        d["chain"]
+    );
+    let m = &hop["vertex"]["memory_limit"];
+    assert_eq!(m["limit"], 64 << 20, "{hop:#}");
+    assert!(m["hits"].as_u64() > Some(0), "{m}");
+    let text = common::zoo::answer(&out, &[&["diagnose"][..], &args].concat()).stdout;
+    let text = String::from_utf8(text).unwrap();
+    let verdict = text.lines().nth(1).unwrap_or("");
+    assert!(
+        verdict.contains("under the memory limit of /cw-memcg-reclaim-")
+            && verdict.contains("(64 MiB, reached"),
+        "{text}"
     );
 }

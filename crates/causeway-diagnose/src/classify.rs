@@ -127,6 +127,26 @@ fn frames_kind(tables: &Tables, stack: Option<StackId>) -> Option<WaitKind> {
     weak
 }
 
+/// Reclaim, a swap-in or a page fault, when the kernel stack passes through one
+/// (anywhere in it; reclaim first, as it runs inside faults and allocations).
+fn memory_kind(tables: &Tables, stack: Option<StackId>) -> Option<WaitKind> {
+    let s = stack.and_then(|id| tables.stack(id))?;
+    let names: Vec<String> = s
+        .frames
+        .iter()
+        .flat_map(|&f| tables.frame_functions(f))
+        .collect();
+    let has = |set: &[&str]| names.iter().any(|n| set.contains(&n.as_str()));
+    [
+        (causeway_model::RECLAIM_FRAMES, WaitKind::Reclaim),
+        (causeway_model::SWAP_IN_FRAMES, WaitKind::SwapIn),
+        (causeway_model::PAGE_FAULT_FRAMES, WaitKind::PageFault),
+    ]
+    .into_iter()
+    .find(|(set, _)| has(set))
+    .map(|(_, k)| k)
+}
+
 /// What the wait vertex `v` (segment `seg` of the model) waited on.
 pub(crate) fn classify(
     v: &Vertex,
@@ -139,6 +159,9 @@ pub(crate) fn classify(
     }
     if v.block == crate::graph::BlockType::Stopped {
         return WaitKind::Signal;
+    }
+    if let Some(k) = v.stack.and_then(|s| memory_kind(tables, s.kernel)) {
+        return k;
     }
     let by_stack = v.stack.and_then(|s| {
         let kernel = frames_kind(tables, s.kernel);
@@ -181,6 +204,78 @@ mod tests {
         assert_eq!(base_name("__waitpid"), "waitpid");
         assert_eq!(base_name("__ppoll"), "ppoll");
         assert_eq!(base_name("epoll_wait"), "epoll_wait");
+    }
+
+    /// Tables with one kernel stack per list of function names (innermost first).
+    fn kernel_stacks(stacks: &[&[&str]]) -> Tables {
+        use causeway_format::{Frame, FrameId, FrameSpace, Stack, StringId};
+        let mut t = Tables::default();
+        let intern = |t: &mut Tables, x: &str| {
+            t.strings.push(x.to_string());
+            StringId(u32::try_from(t.strings.len() - 1).unwrap())
+        };
+        let module = intern(&mut t, "vmlinux");
+        for names in stacks {
+            let mut frames = Vec::new();
+            for n in names.iter() {
+                let sym = intern(&mut t, n);
+                t.frames
+                    .push(Frame::new(FrameSpace::Kernel, 0x1000, module, sym, 0));
+                frames.push(FrameId(u32::try_from(t.frames.len() - 1).unwrap()));
+            }
+            t.stacks.push(Stack {
+                frames,
+                truncated: false,
+            });
+        }
+        t
+    }
+
+    #[test]
+    fn memory_in_the_kernel_stack_names_the_wait_whatever_the_innermost_frame() {
+        let t = kernel_stacks(&[
+            // A file page read in by a fault: the disk wait is the fault's.
+            &[
+                "schedule",
+                "io_schedule",
+                "folio_wait_bit_common",
+                "filemap_fault",
+                "__do_fault",
+                "handle_mm_fault",
+                "exc_page_fault",
+            ],
+            // Reclaim inside a fault: the reclaim's.
+            &[
+                "schedule",
+                "io_schedule",
+                "shrink_lruvec",
+                "shrink_node",
+                "try_to_free_mem_cgroup_pages",
+                "handle_mm_fault",
+                "exc_page_fault",
+            ],
+            &[
+                "schedule",
+                "io_schedule",
+                "swap_read_folio",
+                "do_swap_page",
+                "handle_mm_fault",
+            ],
+            // A read(2) of the page cache: the disk, not memory.
+            &[
+                "schedule",
+                "io_schedule",
+                "folio_wait_bit_common",
+                "filemap_read",
+                "vfs_read",
+            ],
+        ]);
+        let k = |i: u32| memory_kind(&t, Some(StackId(i)));
+        assert_eq!(k(0), Some(WaitKind::PageFault));
+        assert_eq!(k(1), Some(WaitKind::Reclaim));
+        assert_eq!(k(2), Some(WaitKind::SwapIn));
+        assert_eq!(k(3), None);
+        assert_eq!(frames_kind(&t, Some(StackId(3))), Some(WaitKind::Disk));
     }
 
     #[test]

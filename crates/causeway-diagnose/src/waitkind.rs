@@ -15,6 +15,12 @@
 //!    recorded (`pipe_read`, `io_schedule`);
 //! 4. what ended it: a timer, a block device.
 //!
+//! Memory comes before all but the first: a kernel stack that passes through page
+//! reclaim, a swap-in or a user page fault makes the wait reclaim, a swap-in or a page
+//! fault (in that order: reclaim inside a fault is the reclaim's), whatever the
+//! innermost frame (`io_schedule` under a fault is the fault's disk read, and what the
+//! user can change is the memory, not the disk).
+//!
 //! The names are libc's and the kernel's: a runtime that makes its own system calls (Go)
 //! shows none of them, and its waits are classified by evidence 1, 2 and 4 only.
 
@@ -43,6 +49,13 @@ pub enum WaitKind {
     Timer,
     /// The disk: a block request.
     Disk,
+    /// A page fault: a file page read in, or a page another fault was reading.
+    PageFault,
+    /// A page read back from swap.
+    SwapIn,
+    /// Page reclaim: the kernel freeing memory for an allocation or for a cgroup at
+    /// its memory limit.
+    Reclaim,
     /// A CPU: the thread was running or queued for one.
     Cpu,
     /// A readiness wait (`poll`, `epoll_wait`, `select`) whose source the trace does
@@ -65,6 +78,9 @@ impl WaitKind {
             WaitKind::Sleep => "sleep",
             WaitKind::Timer => "timer",
             WaitKind::Disk => "disk",
+            WaitKind::PageFault => "page fault",
+            WaitKind::SwapIn => "swap-in",
+            WaitKind::Reclaim => "reclaim",
             WaitKind::Cpu => "CPU",
             WaitKind::Poll => "poll",
             WaitKind::Other => "wait",

@@ -56,7 +56,10 @@ mod model;
 pub mod owncode;
 mod process;
 pub mod quota;
-pub use memlimit::{MemoryGroup, MemoryPressure, memory_limits, with_pressure};
+pub use memlimit::{
+    MemoryGroup, MemoryPressure, PAGE_FAULT_FRAMES, RECLAIM_FRAMES, SWAP_IN_FRAMES, memory_limits,
+    with_pressure,
+};
 mod segment;
 pub mod sockets;
 mod stats;

@@ -64,13 +64,33 @@ impl MemoryGroup {
 
 /// Kernel functions of page reclaim: direct reclaim of an allocation and a cgroup's
 /// reclaim at its limit (or above its high mark) run under these.
-const RECLAIM: &[&str] = &[
+pub const RECLAIM_FRAMES: &[&str] = &[
     "try_to_free_mem_cgroup_pages",
     "try_to_free_pages",
     "__alloc_pages_direct_reclaim",
     "mem_cgroup_handle_over_high",
     "shrink_node",
     "shrink_lruvec",
+];
+
+/// Kernel functions that read a swapped-out page back in (a fault on anonymous memory
+/// whose page is in swap).
+pub const SWAP_IN_FRAMES: &[&str] = &[
+    "do_swap_page",
+    "swap_read_folio",
+    "swap_readpage",
+    "swapin_readahead",
+    "swap_cluster_readahead",
+];
+
+/// Kernel functions of a user page fault: a wait under one is the fault's (a file
+/// page read in, a page locked by another reader, memory charged).
+pub const PAGE_FAULT_FRAMES: &[&str] = &[
+    "exc_page_fault",
+    "do_user_addr_fault",
+    "handle_mm_fault",
+    "filemap_fault",
+    "do_read_fault",
 ];
 
 /// Fill in each group's [`MemoryPressure`] from the model (block requests by thread)
@@ -91,7 +111,7 @@ pub fn with_pressure(
                 tables
                     .frame_functions(f)
                     .iter()
-                    .any(|n| RECLAIM.contains(&n.as_str()))
+                    .any(|n| RECLAIM_FRAMES.contains(&n.as_str()))
             })
         })
     };

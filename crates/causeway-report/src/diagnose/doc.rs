@@ -102,7 +102,7 @@ pub struct HopDoc {
     pub vertex: VertexDoc,
     /// What it waited on for the next hop (the last hop: what it waited on itself):
     /// `socket`, `pipe`, `lock`, `futex`, `child exit`, `signal`, `sleep`, `timer`,
-    /// `disk`, `CPU`, `poll` or `wait`.
+    /// `disk`, `page fault`, `swap-in`, `reclaim`, `CPU`, `poll` or `wait`.
     pub kind: &'static str,
 }
 

@@ -3,9 +3,9 @@
 
 use crate::format::{millis, secs};
 use crate::site::SiteNames;
-use causeway_diagnose::{BlockType, EventGraph, VertexId, VertexKind, WokenBy};
+use causeway_diagnose::{BlockType, EventGraph, VertexId, VertexKind, WaitKind, WokenBy};
 use causeway_format::syscalls::syscall_label;
-use causeway_format::{StackId, Tables, Timestamp};
+use causeway_format::{StackId, Tables, Tgid, Timestamp};
 use causeway_model::{OwnCode, Trace};
 use causeway_stacks::FrameNamer;
 use serde::Serialize;
@@ -85,7 +85,8 @@ pub struct VertexDoc {
     /// For a wait: the system call it blocked in.
     pub wait_call: Option<String>,
     /// For a wait: what it waited on (`socket`, `pipe`, `lock`, `futex`, `child exit`,
-    /// `signal`, `sleep`, `timer`, `disk`, `poll`, `wait`).
+    /// `signal`, `sleep`, `timer`, `disk`, `page fault`, `swap-in`, `reclaim`, `poll`,
+    /// `wait`).
     pub waits_on: Option<&'static str>,
     /// System calls, repeats collapsed (`write x3`).
     pub syscalls: Vec<String>,
@@ -108,6 +109,37 @@ pub struct VertexDoc {
     /// cgroup's path names one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub container: Option<String>,
+    /// For a wait on memory or the disk: the memory limit its process's cgroup ran
+    /// into during the recording (`causeway_model::memory_limits`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<MemoryLimitDoc>,
+}
+
+/// A cgroup's memory limit that its processes reached during the recording.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MemoryLimitDoc {
+    /// The cgroup's path (memory controller).
+    pub cgroup: String,
+    /// The cgroup as reports name it: its container, pod or unit, else its path.
+    pub label: String,
+    /// The limit, bytes.
+    pub limit: u64,
+    /// Times its usage hit the limit during the recording.
+    pub hits: u64,
+    /// Major page faults of its processes during the recording.
+    pub major_faults: u64,
+}
+
+impl MemoryLimitDoc {
+    /// `the memory limit of /cw-memcg (64 MiB, reached 215518 times)`.
+    pub fn text(&self) -> String {
+        format!(
+            "the memory limit of {} ({:.0} MiB, reached {} times)",
+            self.label,
+            self.limit as f64 / f64::from(1u32 << 20),
+            self.hits
+        )
+    }
 }
 
 /// Runnable time a cgroup's CPU quota held back (`causeway_model::quota`).
@@ -165,6 +197,8 @@ pub struct Namer<'a> {
     quota: causeway_model::quota::Throttling,
     /// Containers and pods by process, from the trace's cgroup memberships.
     containers: std::collections::BTreeMap<u32, String>,
+    /// Cgroups whose memory limit their processes ran into.
+    memory: Vec<causeway_model::MemoryGroup>,
 }
 
 impl<'a> Namer<'a> {
@@ -178,7 +212,29 @@ impl<'a> Namer<'a> {
             origin: trace.model().span().map_or(Timestamp(0), |s| s.start),
             quota: causeway_model::quota::Throttling::of(trace.model(), trace.tables()),
             containers: containers(trace.tables()),
+            memory: causeway_model::memory_limits(trace.tables()),
         }
+    }
+
+    /// The memory limit behind a wait on memory or the disk of process `tgid`: the
+    /// first (most refaults) limited cgroup it was in whose limit was reached.
+    fn memory_limit(&self, tgid: Option<Tgid>, kind: Option<WaitKind>) -> Option<MemoryLimitDoc> {
+        let memory_or_disk = matches!(
+            kind,
+            Some(WaitKind::PageFault | WaitKind::SwapIn | WaitKind::Reclaim | WaitKind::Disk)
+        );
+        let tgid = tgid.filter(|_| memory_or_disk)?;
+        let g = self
+            .memory
+            .iter()
+            .find(|g| g.hits > 0 && g.members.contains(&tgid))?;
+        Some(MemoryLimitDoc {
+            cgroup: g.path.clone(),
+            label: causeway_format::cgroups::label(&g.path),
+            limit: g.limit,
+            hits: g.hits,
+            major_faults: g.major_faults,
+        })
     }
 
     /// Nanoseconds from the start of the trace.
@@ -255,6 +311,7 @@ impl<'a> Namer<'a> {
             throttled: (v.block == BlockType::Runnable)
                 .then(|| self.throttled(v.thread, v.span))
                 .flatten(),
+            memory_limit: self.memory_limit(v.tgid, v.waits_on),
         })
     }
 
@@ -431,6 +488,7 @@ mod tests {
             site: None,
             throttled: None,
             container: None,
+            memory_limit: None,
         };
         assert_eq!(v.who(), "redis-server (7)");
         v.container = Some("container 3f2a9c1b0d4e".into());

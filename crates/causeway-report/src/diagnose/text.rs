@@ -47,6 +47,15 @@ fn verdict(out: &mut dyn Write, chain: &[HopDoc]) -> io::Result<()> {
                 q.why(),
                 if last { ", the end of the chain" } else { "" }
             ),
+            (last, k) if let Some(m) = &h.vertex.memory_limit => format!(
+                "{k} under {}{}",
+                m.text(),
+                if last {
+                    ": the end of what the trace shows"
+                } else {
+                    ""
+                }
+            ),
             (true, "sleep") => "sleep: it chose to wait, the end of the chain".to_string(),
             (true, "CPU") => "CPU: busy the whole time, the end of the chain".to_string(),
             (true, k) => format!("{k}: the end of what the trace shows"),
