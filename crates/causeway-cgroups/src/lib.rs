@@ -9,8 +9,14 @@
 //! limits every child) are read every [`REFRESH`]; a sample row is written when the
 //! counters or the limit changed since the last one, and once more at the end, so the
 //! analyses can tell how long the group was held back in each stretch.
+//!
+//! Pressure stall information (PSI) of the whole system, and of each recorded
+//! process's v2 cgroup where the kernel keeps it, is sampled at the same refresh: the
+//! kernel's own account of how long tasks stalled on CPU, memory and I/O.
 
-use causeway_format::{CgroupRow, CpuSample, MemorySample, StringId, Tgid, Timestamp};
+use causeway_format::{
+    CgroupRow, CpuSample, MemorySample, PressureResource, PressureSample, StringId, Tgid, Timestamp,
+};
 use causeway_procfs::cgroup::{self, CpuQuota, MemoryLimit};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -62,6 +68,29 @@ struct Watched<T> {
 /// The watched cgroups of one controller, by path.
 type WatchMap<T> = BTreeMap<String, Watched<T>>;
 
+/// Most PSI sources read per refresh (three small files each, ~10 µs).
+const MAX_PRESSURE: usize = 64;
+
+/// Where pressure stall information is read: the whole system's (`/proc/pressure`)
+/// or a v2 cgroup's (`<dir>/<resource>.pressure`), with the totals last written.
+#[derive(Debug)]
+struct PressureSource {
+    /// `None`: the whole system.
+    dir: Option<PathBuf>,
+    path: StringId,
+    last: [Option<(u64, u64)>; 3],
+    failures: u8,
+}
+
+impl PressureSource {
+    fn file(&self, r: PressureResource) -> PathBuf {
+        match &self.dir {
+            None => PathBuf::from("/proc/pressure").join(r.name()),
+            Some(d) => d.join(format!("{}.pressure", r.name())),
+        }
+    }
+}
+
 /// A process's cgroups as last read: the CPU controller's and the memory
 /// controller's (the same path on v2; separate v1 hierarchies may differ).
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -93,6 +122,10 @@ pub struct CgroupWatch {
     /// Some recorded process may not run on every CPU: the CPUs' idle time is
     /// sampled.
     restricted: bool,
+    /// PSI sources by cgroup path (`/`: the system), read at every refresh: how
+    /// long tasks stalled on CPU, memory and I/O, the kernel's own measure of what
+    /// a limit costs.
+    pressure: BTreeMap<String, PressureSource>,
 }
 
 impl Default for CgroupWatch {
@@ -112,6 +145,7 @@ impl Default for CgroupWatch {
                 .and_then(|l| causeway_format::cgroups::cpu_list(&l))
                 .unwrap_or_default(),
             restricted: false,
+            pressure: BTreeMap::new(),
         }
     }
 }
@@ -221,6 +255,7 @@ impl CgroupWatch {
                 });
             }
         }
+        self.read_pressure(c, Timestamp(ts), force);
         let slow = self.ticks % SLOW_EVERY == 1;
         let t = Timestamp(ts);
         let mut rows = |r| c.push(r);
@@ -262,6 +297,68 @@ impl CgroupWatch {
         );
     }
 
+    /// Read the PSI sources (the system's first, added at the first refresh where
+    /// the kernel has PSI) and write a row for each total that changed (all at the
+    /// end).
+    fn read_pressure(&mut self, c: &mut dyn Rows, ts: Timestamp, force: bool) {
+        if self.pressure.is_empty() && std::path::Path::new("/proc/pressure/cpu").exists() {
+            let path = c.intern("/");
+            self.pressure.insert(
+                "/".to_string(),
+                PressureSource {
+                    dir: None,
+                    path,
+                    last: [None; 3],
+                    failures: 0,
+                },
+            );
+        }
+        for src in self.pressure.values_mut().take(MAX_PRESSURE) {
+            if src.failures >= 3 {
+                continue;
+            }
+            for (i, r) in PressureResource::ALL.into_iter().enumerate() {
+                let Ok(now) = cgroup::pressure(&src.file(r)) else {
+                    src.failures += 1;
+                    break;
+                };
+                src.failures = 0;
+                if src.last[i] == Some(now) && !force {
+                    continue;
+                }
+                src.last[i] = Some(now);
+                c.push(CgroupRow::Pressure(PressureSample {
+                    ts,
+                    path: src.path,
+                    resource: r,
+                    some_us: now.0,
+                    full_us: now.1,
+                }));
+            }
+        }
+    }
+
+    /// Watch the PSI files of v2 cgroup `path`, where the kernel has them.
+    fn watch_pressure(&mut self, c: &mut dyn Rows, path: &str) {
+        if path == "/" || path.is_empty() || self.pressure.contains_key(path) {
+            return;
+        }
+        let dir = cgroup::dir_of("", path, false);
+        if !dir.join("cpu.pressure").exists() {
+            return;
+        }
+        let id = c.intern(path);
+        self.pressure.insert(
+            path.to_string(),
+            PressureSource {
+                dir: Some(dir),
+                path: id,
+                last: [None; 3],
+                failures: 0,
+            },
+        );
+    }
+
     /// The CPUs process `tgid` may run on, if that is not every online CPU.
     fn restricted_cpus(&self, tgid: u32) -> Option<String> {
         let list = causeway_procfs::cpus::allowed(tgid)?;
@@ -278,6 +375,10 @@ impl CgroupWatch {
             self.member.entry(tgid).or_default();
             return;
         };
+        if let Some(v2) = m.iter().find(|x| x.controllers.is_empty()) {
+            let v2 = v2.path.clone();
+            self.watch_pressure(c, &v2);
+        }
         let path = |ctl: &str| cgroup::path_of(&m, ctl).unwrap_or("").to_string();
         let now = Membership {
             cpu: path("cpu"),

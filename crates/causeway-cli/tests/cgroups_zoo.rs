@@ -369,6 +369,9 @@ fn a_memory_limit_leads_the_knot_it_causes() {
         m["hits"].as_u64() > Some(0) && m["refaults"].as_u64() > Some(1000),
         "{m}"
     );
+    // The kernel's stall counts (PSI) beside it: the readers stall on I/O most of the
+    // time; the memory controller here is v1, so the PSI is the system's.
+    assert!(m["memory_pressure"]["some"].as_f64().is_some(), "{m}");
     let info = analyse_json(&out, &["info", "--json"]);
     assert!(
         info["cgroups"]
@@ -376,6 +379,13 @@ fn a_memory_limit_leads_the_knot_it_causes() {
             .is_some_and(|c| c.iter().any(|c| c["memory"]["limit_bytes"] == 64 << 20)),
         "{}",
         info["cgroups"]
+    );
+    assert!(
+        info["pressure"].as_array().is_some_and(|p| p
+            .iter()
+            .any(|p| p["resource"] == "io" && p["some"].as_f64() > Some(0.2))),
+        "{}",
+        info["pressure"]
     );
 }
 

@@ -63,8 +63,57 @@ pub enum CgroupRow {
         /// Idle time so far (idle and I/O wait), ns.
         idle_ns: u64,
     },
+    /// Pressure stall information (PSI) of cgroup `path` at `ts`, or of the whole
+    /// system when `path` is `/` (`/proc/pressure`): how long some or all of its tasks
+    /// stalled on a resource so far (1.9).
+    Pressure(PressureSample),
     /// A row of a tag this reader does not know (from a newer minor version).
     Unknown,
+}
+
+/// A resource whose stalls PSI counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PressureResource {
+    /// Runnable tasks waiting for a CPU (or held back by a quota).
+    Cpu,
+    /// Tasks stalled on memory: reclaim, refaults, swap-ins.
+    Memory,
+    /// Tasks stalled on block I/O.
+    Io,
+}
+
+impl PressureResource {
+    /// Every resource, in file order.
+    pub const ALL: [PressureResource; 3] = [
+        PressureResource::Cpu,
+        PressureResource::Memory,
+        PressureResource::Io,
+    ];
+
+    /// Its name as the kernel's files use it (`cpu.pressure`, `/proc/pressure/cpu`).
+    pub fn name(self) -> &'static str {
+        match self {
+            PressureResource::Cpu => "cpu",
+            PressureResource::Memory => "memory",
+            PressureResource::Io => "io",
+        }
+    }
+}
+
+/// One PSI reading: cumulative stall times of one resource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PressureSample {
+    /// When it was read, on the trace clock.
+    pub ts: Timestamp,
+    /// The cgroup's path (v2), or `/` for the whole system.
+    pub path: StringId,
+    /// Which resource.
+    pub resource: PressureResource,
+    /// Time some of its tasks stalled on it so far, µs.
+    pub some_us: u64,
+    /// Time all of its non-idle tasks stalled on it at once so far, µs.
+    pub full_us: u64,
 }
 
 /// The CPU bandwidth limit of one cgroup at one time, with its cumulative counters

@@ -44,7 +44,7 @@ pub mod tables;
 pub mod units;
 pub mod writer;
 
-pub use cgroups::{CgroupRow, CpuSample, MemorySample};
+pub use cgroups::{CgroupRow, CpuSample, MemorySample, PressureResource, PressureSample};
 pub use dataflag::DataFlagAccess;
 pub use error::{FormatError, Result};
 pub use event::{
@@ -70,7 +70,7 @@ pub const FILE_MAGIC: [u8; 8] = *b"CAUSEWAY";
 pub const VERSION_MAJOR: u16 = 1;
 /// Minor version: a newer minor only adds sized event kinds, table fields, block kinds
 /// or header fields, all of which an older reader skips.
-pub const VERSION_MINOR: u16 = 8;
+pub const VERSION_MINOR: u16 = 9;
 /// Magic, versions, header length and header CRC.
 pub const FILE_HEADER_FIXED_LEN: usize = 20;
 /// Largest header JSON a reader accepts.

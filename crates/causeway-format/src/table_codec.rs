@@ -4,7 +4,7 @@
 //! append fields that an older reader skips.
 
 use crate::bytes::{ByteReader, ByteWriter, ReadFail};
-use crate::cgroups::{CgroupRow, CpuSample, MemorySample};
+use crate::cgroups::{CgroupRow, CpuSample, MemorySample, PressureResource, PressureSample};
 use crate::ids::{FrameId, StringId, Tgid, Tid, Timestamp};
 use crate::tables::{Frame, FrameSpace, InlinedFrame, Mapping, ProcessInfo, Stack, ThreadInfo};
 
@@ -228,6 +228,8 @@ const TAG_MEMORY: u8 = 4;
 /// Tags added in 1.8.
 const TAG_AFFINITY: u8 = 5;
 const TAG_IDLE: u8 = 6;
+/// Tag added in 1.9.
+const TAG_PRESSURE: u8 = 7;
 
 impl Row for CgroupRow {
     fn encode(&self, w: &mut ByteWriter) {
@@ -276,6 +278,18 @@ impl Row for CgroupRow {
                 w.varint(u64::from(*cpu));
                 w.varint(*idle_ns);
             }
+            CgroupRow::Pressure(p) => {
+                w.u8(TAG_PRESSURE);
+                w.varint(p.ts.0);
+                w.varint(u64::from(p.path.0));
+                w.u8(match p.resource {
+                    PressureResource::Cpu => 0,
+                    PressureResource::Memory => 1,
+                    PressureResource::Io => 2,
+                });
+                w.varint(p.some_us);
+                w.varint(p.full_us);
+            }
             CgroupRow::Unknown => w.u8(0),
         }
     }
@@ -319,6 +333,19 @@ impl Row for CgroupRow {
                 cpu: r.varint_u32()?,
                 idle_ns: r.varint()?,
             },
+            TAG_PRESSURE => CgroupRow::Pressure(PressureSample {
+                ts: Timestamp(r.varint()?),
+                path: StringId(r.varint_u32()?),
+                resource: match r.u8()? {
+                    0 => PressureResource::Cpu,
+                    1 => PressureResource::Memory,
+                    2 => PressureResource::Io,
+                    // A resource a newer kernel adds: the row is skipped.
+                    _ => return Ok(CgroupRow::Unknown),
+                },
+                some_us: r.varint()?,
+                full_us: r.varint()?,
+            }),
             _ => CgroupRow::Unknown,
         })
     }
@@ -378,6 +405,13 @@ mod tests {
                 cpu: 1,
                 idle_ns: 9_000_000,
             },
+            CgroupRow::Pressure(PressureSample {
+                ts: Timestamp(170),
+                path: StringId(3),
+                resource: PressureResource::Memory,
+                some_us: 380_000,
+                full_us: 200_000,
+            }),
         ];
         let mut w = ByteWriter::default();
         let mut scratch = ByteWriter::default();

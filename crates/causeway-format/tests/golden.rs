@@ -1,6 +1,6 @@
 //! The golden trace: a small file committed to the repository that pins the format.
 //!
-//! `tests/data/golden-v1.8.cwt` must be rebuilt byte for byte by [`common::build_golden`]
+//! `tests/data/golden-v1.9.cwt` must be rebuilt byte for byte by [`common::build_golden`]
 //! and read back as the expected events. If either fails after a change to the crate,
 //! the change altered the bytes on disk: make it deliberate (bump `VERSION_MINOR` for an
 //! addition older readers skip, `VERSION_MAJOR` otherwise, update `docs/format.md`) and
@@ -14,7 +14,34 @@ use causeway_format::{EventKindTag, TraceReader, VERSION_MAJOR, VERSION_MINOR};
 use std::path::PathBuf;
 
 fn golden_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1.9.cwt")
+}
+
+/// The 1.8 golden file (before the pressure rows).
+fn golden_v1_8_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1.8.cwt")
+}
+
+/// The golden file's content as 1.8 files hold it (no pressure rows).
+fn before_1_9(mut built: common::Built) -> common::Built {
+    built
+        .tables
+        .cgroups
+        .retain(|r| !matches!(r, causeway_format::CgroupRow::Pressure(_)));
+    built
+}
+
+/// A 1.8 file still reads as the same header, tables and events (less what 1.9 added).
+#[test]
+fn golden_v1_8_still_reads() {
+    let built = before_1_9(common::build_golden());
+    let bytes = std::fs::read(golden_v1_8_path()).expect("1.8 golden file is committed");
+    let mut rd = TraceReader::from_bytes(&bytes).expect("1.8 golden opens");
+    assert_eq!(rd.minor_version(), 8);
+    assert_eq!(rd.header(), &common::golden_header());
+    assert_eq!(rd.tables(), &built.tables);
+    let events: Vec<_> = rd.events().collect::<Result<_, _>>().expect("events read");
+    assert_eq!(events, built.events);
 }
 
 /// The 1.7 golden file (before the affinity and idle rows).
@@ -23,7 +50,8 @@ fn golden_v1_7_path() -> PathBuf {
 }
 
 /// The golden file's content as 1.7 files hold it (no affinity or idle rows).
-fn before_1_8(mut built: common::Built) -> common::Built {
+fn before_1_8(built: common::Built) -> common::Built {
+    let mut built = before_1_9(built);
     built.tables.cgroups.retain(|r| {
         !matches!(
             r,

@@ -54,11 +54,12 @@ mod loader;
 mod memlimit;
 mod model;
 pub mod owncode;
+pub mod pressure;
 mod process;
 pub mod quota;
 pub use memlimit::{
-    MemoryGroup, MemoryPressure, PAGE_FAULT_FRAMES, RECLAIM_FRAMES, SWAP_IN_FRAMES, memory_limits,
-    with_pressure,
+    MemoryGroup, MemoryPressure, MemoryStall, PAGE_FAULT_FRAMES, RECLAIM_FRAMES, SWAP_IN_FRAMES,
+    memory_limits, with_pressure,
 };
 mod segment;
 pub mod sockets;

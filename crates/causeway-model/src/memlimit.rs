@@ -29,6 +29,22 @@ pub struct MemoryGroup {
     pub members: Vec<Tgid>,
     /// What the members did under the limit ([`with_pressure`]; zero before).
     pub pressure: MemoryPressure,
+    /// Memory stalls the kernel counted over the recording (PSI), of the cgroup where
+    /// it keeps them, else of the system; `None` without PSI samples.
+    pub stall: Option<MemoryStall>,
+}
+
+/// Memory stalls over the recording, in thousandths of the time (PSI's `some` and
+/// `full`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryStall {
+    /// Some tasks stalled on memory, ‰ of the time.
+    pub some_permille: u32,
+    /// All non-idle tasks stalled at once, ‰ of the time.
+    pub full_permille: u32,
+    /// Whether these are the whole system's (the cgroup keeps none of its own: a v1
+    /// memory controller).
+    pub system: bool,
 }
 
 /// What a memory-limited cgroup's recorded processes did under the limit, from the
@@ -168,6 +184,16 @@ pub fn memory_limits(tables: &Tables) -> Vec<MemoryGroup> {
     for (g, p) in cpu_of {
         mem_of.entry(g).or_insert(p);
     }
+    let shares = crate::pressure::pressure_shares(tables);
+    let stall_of = |path: &str| {
+        crate::pressure::pressure_of(&shares, path, causeway_format::PressureResource::Memory).map(
+            |p| MemoryStall {
+                some_permille: (p.some * 1e3).round() as u32,
+                full_permille: (p.full * 1e3).round() as u32,
+                system: p.path == "/" && path != "/",
+            },
+        )
+    };
     let mut out: Vec<MemoryGroup> = samples
         .into_iter()
         .filter_map(|(path, mut ss)| {
@@ -185,6 +211,7 @@ pub fn memory_limits(tables: &Tables) -> Vec<MemoryGroup> {
                     .filter(|(_, ps)| ps.iter().any(|p| crate::quota::within(p, &path)))
                     .map(|(&g, _)| g)
                     .collect(),
+                stall: stall_of(&path),
                 path,
                 pressure: MemoryPressure::default(),
             };
@@ -209,6 +236,7 @@ mod tests {
             refaults,
             members: vec![Tgid(7)],
             pressure: p,
+            stall: None,
         }
     }
 

@@ -175,6 +175,25 @@ pub fn dir_of(controller: &str, path: &str, v1: bool) -> PathBuf {
     Path::new(root).join(rel)
 }
 
+/// Cumulative stall times of one PSI file (`/proc/pressure/memory`,
+/// `<cgroup>/memory.pressure`), µs: some tasks stalled, all of them stalled (0 where
+/// the file has no `full` line, as `cpu` had before Linux 5.13).
+pub fn pressure(file: &Path) -> std::io::Result<(u64, u64)> {
+    Ok(parse_pressure(&std::fs::read_to_string(file)?))
+}
+
+/// The `total=` of the `some` and `full` lines of a PSI file's text.
+pub fn parse_pressure(text: &str) -> (u64, u64) {
+    let total = |kind: &str| {
+        text.lines()
+            .find(|l| l.starts_with(kind))
+            .and_then(|l| l.split_whitespace().find_map(|f| f.strip_prefix("total=")))
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(0)
+    };
+    (total("some "), total("full "))
+}
+
 /// Why a cgroup named by the user cannot be recorded.
 #[derive(Debug, thiserror::Error)]
 pub enum CgroupPathError {
@@ -243,6 +262,14 @@ pub fn procs(dir: &Path) -> Vec<u32> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn pressure_totals_are_read_from_some_and_full() {
+        let t = "some avg10=1.00 avg60=0.50 avg300=0.10 total=287860\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=274478\n";
+        assert_eq!(parse_pressure(t), (287_860, 274_478));
+        assert_eq!(parse_pressure("some avg10=0.00 total=12\n"), (12, 0));
+        assert_eq!(parse_pressure("garbage"), (0, 0));
+    }
+
     use super::*;
 
     const MIXED: &str = "\

@@ -214,6 +214,16 @@ pub fn build_golden() -> Built {
             idle_ns: idle,
         });
     }
+    // 1.9: memory pressure (an existing string stands for the path).
+    for (ts, some, full) in [(1_000_800, 1_000, 400), (1_900_100, 380_000, 200_000)] {
+        w.add_cgroup(CgroupRow::Pressure(causeway_format::PressureSample {
+            ts: Timestamp(ts),
+            path: bash_path,
+            resource: causeway_format::PressureResource::Memory,
+            some_us: some,
+            full_us: full,
+        }));
+    }
     let f_user = w.intern_frame(Frame::new(
         FrameSpace::User { tgid: Tgid(100) },
         0x7f00_0001_2345,

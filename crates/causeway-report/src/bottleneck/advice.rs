@@ -320,6 +320,20 @@ pub(crate) fn note_memory_limit(
             )
         })
         .unwrap_or_default();
+    // The kernel's own measure beside ours, when the recording has PSI samples.
+    let reclaim = match &m.memory_pressure {
+        Some(p) if p.some >= 0.01 => format!(
+            "{reclaim}; the kernel counted tasks stalled on memory {:.0} % of the time ({} PSI; all of them at once {:.0} %)",
+            p.some * 100.0,
+            if p.of == "system" {
+                "the system's"
+            } else {
+                "the cgroup's"
+            },
+            p.full * 100.0
+        ),
+        _ => reclaim,
+    };
     if let Some(share) = m.refault_share.filter(|&s| s >= LIMIT_IS_THE_CAUSE) {
         *advice = format!(
             "The memory limit of {group} ({:.0} MiB, reached {} times) is the cause: {:.0} % of what its processes read from the disk were pages the limit had evicted ({} read again){reclaim}; {raise}, since batching or asynchronous I/O would not remove these reads. {advice}",

@@ -321,7 +321,21 @@ pub(crate) struct MemoryLimitDoc {
     /// Share of the processes' on-CPU samples taken in page reclaim.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) reclaim_share: Option<f64>,
+    /// Memory stalls over the recording (PSI) of the cgroup, else of the system.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) memory_pressure: Option<StallDoc>,
     pub(crate) pids: Vec<u32>,
+}
+
+/// PSI's stall shares of one resource over the recording.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct StallDoc {
+    /// Share of the time some tasks stalled, 0 to 1.
+    pub(crate) some: f64,
+    /// Share of the time all non-idle tasks stalled at once, 0 to 1.
+    pub(crate) full: f64,
+    /// `system` (the cgroup keeps no PSI of its own) or `cgroup`.
+    pub(crate) of: &'static str,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

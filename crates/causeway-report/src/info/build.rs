@@ -149,6 +149,7 @@ impl InfoReport {
             recording_notes: crate::recording_notes(header),
             cgroups: super::cgroups::summarize(&quota, facts.tables),
             affinity: super::cgroups::affinity(&quota),
+            pressure: super::cgroups::pressure(facts.tables),
         }
     }
 }

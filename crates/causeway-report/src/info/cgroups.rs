@@ -141,16 +141,78 @@ pub fn affinity(quota: &Throttling) -> Vec<AffinitySummary> {
         .collect()
 }
 
-/// One line per cgroup, then one per process kept off idle CPUs, for the text report,
-/// each with its tag (`cgroup:`, `affinity:`).
+/// One resource's stalls over the recording (PSI), of a cgroup or the system.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PressureSummary {
+    /// The cgroup's path (v2), or `/` for the whole system.
+    pub path: String,
+    /// `cpu`, `memory` or `io`.
+    pub resource: &'static str,
+    /// Share of the time some tasks stalled on it, 0 to 1.
+    pub some: f64,
+    /// Share of the time all non-idle tasks stalled on it at once, 0 to 1.
+    pub full: f64,
+}
+
+/// The recording's PSI shares.
+pub fn pressure(tables: &Tables) -> Vec<PressureSummary> {
+    causeway_model::pressure::pressure_shares(tables)
+        .into_iter()
+        .map(|p| PressureSummary {
+            path: p.path,
+            resource: p.resource.name(),
+            some: p.some,
+            full: p.full,
+        })
+        .collect()
+}
+
+/// One line per cgroup (or the system) whose tasks stalled at least 1 % of the time
+/// on some resource: `system: cpu some 12.3 %; memory some 38.0 %, full 20.1 %`.
+fn pressure_lines(pressure: &[PressureSummary]) -> Vec<String> {
+    let mut paths: Vec<&str> = pressure
+        .iter()
+        .filter(|p| p.some >= 0.01)
+        .map(|p| p.path.as_str())
+        .collect();
+    paths.dedup();
+    paths
+        .into_iter()
+        .map(|path| {
+            let parts: Vec<String> = pressure
+                .iter()
+                .filter(|p| p.path == path)
+                .map(|p| {
+                    let full = if p.full > 0.0 {
+                        format!(", full {:.1} %", p.full * 100.0)
+                    } else {
+                        String::new()
+                    };
+                    format!("{} some {:.1} %{full}", p.resource, p.some * 100.0)
+                })
+                .collect();
+            let who = if path == "/" { "system" } else { path };
+            format!("{who} stalled (PSI): {}", parts.join("; "))
+        })
+        .collect()
+}
+
+/// One line per cgroup, then one per process kept off idle CPUs, then the stalls,
+/// for the text report, each with its tag (`cgroup:`, `affinity:`, `pressure:`).
 pub(crate) fn lines(
     cgroups: &[CgroupSummary],
     affinity: &[AffinitySummary],
+    pressure: &[PressureSummary],
 ) -> Vec<(&'static str, String)> {
     let mut out: Vec<(&'static str, String)> = cgroup_lines(cgroups)
         .into_iter()
         .map(|l| ("cgroup:", l))
         .collect();
+    out.extend(
+        pressure_lines(pressure)
+            .into_iter()
+            .map(|l| ("pressure:", l)),
+    );
     out.extend(affinity.iter().map(|a| {
         (
             "affinity:",

@@ -105,4 +105,8 @@ pub struct InfoReport {
     /// CPUs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub affinity: Vec<super::cgroups::AffinitySummary>,
+    /// Stalls on CPU, memory and I/O over the recording (PSI) of the system and of
+    /// the recorded processes' v2 cgroups, where the recording sampled them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pressure: Vec<super::cgroups::PressureSummary>,
 }

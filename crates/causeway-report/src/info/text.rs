@@ -142,7 +142,7 @@ pub(crate) fn render(r: &InfoReport) -> String {
     for note in &r.notes {
         let _ = writeln!(out, "NOTE:       {note}");
     }
-    for (tag, line) in super::cgroups::lines(&r.cgroups, &r.affinity) {
+    for (tag, line) in super::cgroups::lines(&r.cgroups, &r.affinity, &r.pressure) {
         let _ = writeln!(out, "{tag:<12}{line}");
     }
     for note in &r.recording_notes {
