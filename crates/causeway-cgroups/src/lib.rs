@@ -15,7 +15,8 @@
 //! kernel's own account of how long tasks stalled on CPU, memory and I/O.
 
 use causeway_format::{
-    CgroupRow, CpuSample, MemorySample, PressureResource, PressureSample, StringId, Tgid, Timestamp,
+    CgroupRow, CpuSample, MemorySample, PressureResource, PressureSample, StringId, Tgid, Tid,
+    Timestamp,
 };
 use causeway_procfs::cgroup::{self, CpuQuota, MemoryLimit};
 use std::collections::BTreeMap;
@@ -28,6 +29,80 @@ pub trait Rows {
     fn intern(&mut self, s: &str) -> StringId;
     /// Add a row.
     fn push(&mut self, row: CgroupRow);
+}
+
+/// One thread's page reclaim so far, as the kernel side summed it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReclaimTime {
+    /// The thread.
+    pub tid: u32,
+    /// Its process.
+    pub tgid: u32,
+    /// Time in ended reclaims, ns.
+    pub ns: u64,
+    /// Ended reclaims.
+    pub count: u64,
+}
+
+impl ReclaimTime {
+    /// From an entry of the kernel side's table (`bpf/reclaim.h` of the recorder):
+    /// the tid key, and the value's start, ns, count (u64 each) and tgid (u32).
+    pub fn parse(key: &[u8], value: &[u8]) -> Option<ReclaimTime> {
+        let word = |i: usize| Some(u64::from_ne_bytes(value.get(i..i + 8)?.try_into().ok()?));
+        Some(ReclaimTime {
+            tid: u32::from_ne_bytes(key.get(..4)?.try_into().ok()?),
+            ns: word(8)?,
+            count: word(16)?,
+            tgid: u32::from_ne_bytes(value.get(24..28)?.try_into().ok()?),
+        })
+    }
+}
+
+/// Page reclaim per thread, written as rows when a thread's total grew since the last
+/// reading (read at [`REFRESH`], and at the end).
+#[derive(Debug)]
+pub struct ReclaimWatch {
+    last: Instant,
+    seen: BTreeMap<u32, u64>,
+}
+
+impl Default for ReclaimWatch {
+    fn default() -> Self {
+        ReclaimWatch {
+            last: Instant::now(),
+            seen: BTreeMap::new(),
+        }
+    }
+}
+
+impl ReclaimWatch {
+    /// If [`REFRESH`] has passed (or `force`), read the totals with `read` and add a
+    /// row at `ts` for each thread whose count grew.
+    pub fn tick(
+        &mut self,
+        c: &mut dyn Rows,
+        read: impl FnOnce() -> Vec<ReclaimTime>,
+        ts: u64,
+        force: bool,
+    ) {
+        if !force && self.last.elapsed() < REFRESH {
+            return;
+        }
+        self.last = Instant::now();
+        for r in read() {
+            if self.seen.get(&r.tid) == Some(&r.count) || r.count == 0 {
+                continue;
+            }
+            self.seen.insert(r.tid, r.count);
+            c.push(CgroupRow::Reclaim {
+                ts: Timestamp(ts),
+                tid: Tid(r.tid),
+                tgid: Tgid(r.tgid),
+                ns: r.ns,
+                count: r.count,
+            });
+        }
+    }
 }
 
 /// How often the quotas are read: throttling comes in periods of 100 ms by default,
@@ -432,5 +507,31 @@ impl CgroupWatch {
                 cgroup::dir_of("memory", p, v1)
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kernel_table_entry_reads_as_its_thread_s_reclaim() {
+        let mut v = Vec::new();
+        for w in [5u64, 1_500, 3] {
+            v.extend_from_slice(&w.to_ne_bytes());
+        }
+        v.extend_from_slice(&42u32.to_ne_bytes());
+        v.extend_from_slice(&0u32.to_ne_bytes());
+        let r = ReclaimTime::parse(&43u32.to_ne_bytes(), &v).unwrap();
+        assert_eq!(
+            r,
+            ReclaimTime {
+                tid: 43,
+                tgid: 42,
+                ns: 1_500,
+                count: 3
+            }
+        );
+        assert!(ReclaimTime::parse(&43u32.to_ne_bytes(), &v[..20]).is_none());
     }
 }

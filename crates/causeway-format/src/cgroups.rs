@@ -10,7 +10,7 @@
 //! controller on a v1 hierarchy, that hierarchy's path. What a path names (a
 //! container, a pod, a systemd unit) is derived from it ([`owner`]).
 
-use crate::ids::{StringId, Tgid, Timestamp};
+use crate::ids::{StringId, Tgid, Tid, Timestamp};
 use serde::{Deserialize, Serialize};
 
 /// One row of the cgroup table.
@@ -67,6 +67,21 @@ pub enum CgroupRow {
     /// system when `path` is `/` (`/proc/pressure`): how long some or all of its tasks
     /// stalled on a resource so far (1.9).
     Pressure(PressureSample),
+    /// Thread `tid` of process `tgid` spent `ns` in `count` page reclaims (direct, or
+    /// its cgroup's at the memory limit) up to `ts`: cumulative, written every 100 ms
+    /// when it grew (1.9).
+    Reclaim {
+        /// When it was read, on the trace clock.
+        ts: Timestamp,
+        /// The thread.
+        tid: Tid,
+        /// Its process.
+        tgid: Tgid,
+        /// Time in reclaim so far, ns (wall time from the reclaim's start to its end).
+        ns: u64,
+        /// Reclaims so far.
+        count: u64,
+    },
     /// A row of a tag this reader does not know (from a newer minor version).
     Unknown,
 }

@@ -228,8 +228,9 @@ const TAG_MEMORY: u8 = 4;
 /// Tags added in 1.8.
 const TAG_AFFINITY: u8 = 5;
 const TAG_IDLE: u8 = 6;
-/// Tag added in 1.9.
+/// Tags added in 1.9.
 const TAG_PRESSURE: u8 = 7;
+const TAG_RECLAIM: u8 = 8;
 
 impl Row for CgroupRow {
     fn encode(&self, w: &mut ByteWriter) {
@@ -290,6 +291,20 @@ impl Row for CgroupRow {
                 w.varint(p.some_us);
                 w.varint(p.full_us);
             }
+            CgroupRow::Reclaim {
+                ts,
+                tid,
+                tgid,
+                ns,
+                count,
+            } => {
+                w.u8(TAG_RECLAIM);
+                w.varint(ts.0);
+                w.varint(u64::from(tid.0));
+                w.varint(u64::from(tgid.0));
+                w.varint(*ns);
+                w.varint(*count);
+            }
             CgroupRow::Unknown => w.u8(0),
         }
     }
@@ -346,6 +361,13 @@ impl Row for CgroupRow {
                 some_us: r.varint()?,
                 full_us: r.varint()?,
             }),
+            TAG_RECLAIM => CgroupRow::Reclaim {
+                ts: Timestamp(r.varint()?),
+                tid: Tid(r.varint_u32()?),
+                tgid: Tgid(r.varint_u32()?),
+                ns: r.varint()?,
+                count: r.varint()?,
+            },
             _ => CgroupRow::Unknown,
         })
     }
@@ -412,6 +434,13 @@ mod tests {
                 some_us: 380_000,
                 full_us: 200_000,
             }),
+            CgroupRow::Reclaim {
+                ts: Timestamp(180),
+                tid: Tid(43),
+                tgid: Tgid(42),
+                ns: 1_500_000,
+                count: 12,
+            },
         ];
         let mut w = ByteWriter::default();
         let mut scratch = ByteWriter::default();

@@ -17,17 +17,19 @@ fn golden_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1.9.cwt")
 }
 
-/// The 1.8 golden file (before the pressure rows).
+/// The 1.8 golden file (before the pressure and reclaim rows).
 fn golden_v1_8_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1.8.cwt")
 }
 
-/// The golden file's content as 1.8 files hold it (no pressure rows).
+/// The golden file's content as 1.8 files hold it (no pressure or reclaim rows).
 fn before_1_9(mut built: common::Built) -> common::Built {
-    built
-        .tables
-        .cgroups
-        .retain(|r| !matches!(r, causeway_format::CgroupRow::Pressure(_)));
+    built.tables.cgroups.retain(|r| {
+        !matches!(
+            r,
+            causeway_format::CgroupRow::Pressure(_) | causeway_format::CgroupRow::Reclaim { .. }
+        )
+    });
     built
 }
 

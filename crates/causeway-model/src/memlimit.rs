@@ -58,6 +58,13 @@ pub struct MemoryPressure {
     pub samples: u64,
     /// Those taken in page reclaim (a reclaim function among the kernel frames).
     pub reclaim_samples: u64,
+    /// Time the members' threads spent in page reclaim, ns, as the recorder timed it
+    /// from the vmscan tracepoints (0 in traces before 1.9).
+    pub reclaim_ns: u64,
+    /// Reclaims so timed.
+    pub reclaims: u64,
+    /// The members' threads' running time, ns.
+    pub running_ns: u64,
 }
 
 /// Page size the refault counters count in (x86-64's).
@@ -71,9 +78,14 @@ impl MemoryGroup {
         (read > 0).then(|| ((self.refaults * PAGE) as f64 / read as f64).min(1.0))
     }
 
-    /// The share of the members' on-CPU samples taken in page reclaim.
+    /// The share of the members' running time spent in page reclaim: timed where
+    /// the recording timed reclaim, else their on-CPU samples taken in it. (A timed
+    /// reclaim is wall time and may include short sleeps inside it; capped at 1.)
     pub fn reclaim_share(&self) -> Option<f64> {
         let p = self.pressure;
+        if p.reclaims > 0 && p.running_ns > 0 {
+            return Some((p.reclaim_ns as f64 / p.running_ns as f64).min(1.0));
+        }
         (p.samples > 0).then(|| p.reclaim_samples as f64 / p.samples as f64)
     }
 }
@@ -142,7 +154,26 @@ pub fn with_pressure(
                 p.read_bytes += u64::from(r.bytes);
             }
         }
+        // Each thread's last (largest) reclaim total.
+        let mut timed: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+        for r in &tables.cgroups {
+            if let CgroupRow::Reclaim {
+                tid,
+                tgid,
+                ns,
+                count,
+                ..
+            } = r
+                && g.members.contains(tgid)
+            {
+                let e = timed.entry(tid.0).or_default();
+                *e = (*e).max((*count, *ns));
+            }
+        }
+        p.reclaims = timed.values().map(|v| v.0).sum();
+        p.reclaim_ns = timed.values().map(|v| v.1).sum();
         for t in model.threads().filter(|t| member(g, t.tgid)) {
+            p.running_ns += t.totals.running.0;
             for s in facts.samples(t.tid) {
                 p.samples += 1;
                 p.reclaim_samples += u64::from(s.kernel.is_some_and(in_reclaim));
@@ -246,10 +277,19 @@ mod tests {
             read_bytes: 8 * PAGE,
             samples: 40,
             reclaim_samples: 10,
+            ..MemoryPressure::default()
         };
         assert_eq!(group(6, p).refault_share(), Some(0.75));
         assert_eq!(group(100, p).refault_share(), Some(1.0), "at most all");
         assert_eq!(group(6, p).reclaim_share(), Some(0.25));
+        // Reclaim timed by the recorder wins over the samples.
+        let timed = MemoryPressure {
+            reclaim_ns: 30,
+            reclaims: 3,
+            running_ns: 200,
+            ..p
+        };
+        assert_eq!(group(6, timed).reclaim_share(), Some(0.15));
         // Nothing read or sampled: no share, not a zero one.
         let none = group(6, MemoryPressure::default());
         assert_eq!((none.refault_share(), none.reclaim_share()), (None, None));

@@ -1,5 +1,5 @@
-//! Facts about the machine's devices: block device names, network link speeds, IRQ
-//! handler names.
+//! Facts about the machine's devices and kernel: block device names, network link
+//! speeds, IRQ handler names, which tracepoints it has.
 
 /// Block device names by `major:minor` (`254:0` -> `vda`), from `/sys/dev/block`.
 pub fn block_devices() -> std::collections::BTreeMap<String, String> {
@@ -85,4 +85,23 @@ pub fn irq_names() -> Vec<(u32, String)> {
         (!name.is_empty()).then(|| (irq, name.to_string()))
     })
     .collect()
+}
+
+/// Whether the kernel has these tracepoints (`group/name`; the socket ones came with
+/// Linux 6.5): without one a recording still works, with less in it (wake-ups by the
+/// network stack keep their device as waker; reclaim is not timed). Asked of tracefs
+/// where it is mounted, else of the kernel's version (`since`).
+pub fn has_tracepoints(names: &[&str], since: (u32, u32)) -> bool {
+    let roots = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+    for r in roots {
+        let events = std::path::Path::new(r).join("events");
+        if events.is_dir() {
+            return names.iter().all(|n| events.join(n).exists());
+        }
+    }
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let mut parts = release.trim().split(['.', '-']);
+    let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    (major, minor) >= since
 }

@@ -172,30 +172,26 @@ fn wanted(cfg: &RecordConfig) -> Vec<&'static str> {
     if cfg.events.timer {
         v.push("hrtimer_start");
     }
-    if cfg.events.sock && socket_tracepoints() {
+    if cfg.events.sock
+        && causeway_procfs::system::has_tracepoints(
+            &["sock/sk_data_ready", "sock/sock_send_length"],
+            (6, 5),
+        )
+    {
         v.extend(["sock_send_length", "sk_data_ready"]);
     }
-    v
-}
-
-/// Whether the kernel has the socket tracepoints (`sock_send_length` and
-/// `sk_data_ready`, Linux 6.5): without them a recording still works, and wake-ups by
-/// the network stack keep their device as waker. Asked of tracefs where it is
-/// mounted, else of the kernel's version.
-fn socket_tracepoints() -> bool {
-    let roots = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
-    for r in roots {
-        let events = std::path::Path::new(r).join("events");
-        if events.is_dir() {
-            return events.join("sock/sk_data_ready").exists()
-                && events.join("sock/sock_send_length").exists();
-        }
+    // Page reclaim, timed per thread in the kernel (bpf/reclaim.h); cheap, as reclaim
+    // is rare next to the scheduler's events.
+    let vmscan = [
+        "vmscan/mm_vmscan_direct_reclaim_begin",
+        "vmscan/mm_vmscan_direct_reclaim_end",
+        "vmscan/mm_vmscan_memcg_reclaim_begin",
+        "vmscan/mm_vmscan_memcg_reclaim_end",
+    ];
+    if causeway_procfs::system::has_tracepoints(&vmscan, (4, 0)) {
+        v.extend(vmscan.map(|t| t.trim_start_matches("vmscan/")));
     }
-    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let mut parts = release.trim().split(['.', '-']);
-    let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-    let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-    (major, minor) >= (6, 5)
+    v
 }
 
 /// Which entry point each handler is loaded as: `base`, except the tracepoints in `raw`
@@ -547,6 +543,18 @@ impl Probes {
     /// Records lost so far per CPU (failed ring reservations counted in BPF).
     pub fn lost_per_cpu(&self) -> Vec<u64> {
         percpu_counter(&self.skel.maps.lost)
+    }
+
+    /// Each recorded thread's page reclaim so far (`bpf/reclaim.h`): tid, tgid, time
+    /// in ended reclaims (ns) and their number.
+    pub fn reclaim_times(&self) -> Vec<causeway_cgroups::ReclaimTime> {
+        let map = &self.skel.maps.reclaim_times;
+        let entry = |k: Vec<u8>| Some((map.lookup(&k, MapFlags::ANY).ok()??, k));
+        map.keys()
+            .filter_map(|k| {
+                entry(k).and_then(|(v, k)| causeway_cgroups::ReclaimTime::parse(&k, &v))
+            })
+            .collect()
     }
 
     /// Timer arms that displaced another timer not yet due from the kernel-side table:

@@ -219,6 +219,7 @@ struct Session {
     dumps: Vec<Dump>,
     titles: TitleWatch,
     cgroups: crate::cgroups::CgroupWatch,
+    reclaim: causeway_cgroups::ReclaimWatch,
     entering: Option<crate::cgroups::Entering>,
     watch: Option<Watch>,
     go: crate::gotrack::GoTracker,
@@ -444,6 +445,7 @@ fn start(req: &Request, notify: &mut dyn FnMut(Notice)) -> Result<Session, Recor
         dumps: Vec::new(),
         titles: TitleWatch::default(),
         cgroups: crate::cgroups::CgroupWatch::default(),
+        reclaim: causeway_cgroups::ReclaimWatch::default(),
         entering: req.config.cgroup.clone().map(crate::cgroups::Entering::new),
         watch: watch.take(),
         go,
@@ -652,6 +654,9 @@ impl Session {
         }
         self.titles.tick(c, now, last);
         crate::cgroups::tick(&mut self.cgroups, c, now, last);
+        if let Some(p) = self.probes.as_ref() {
+            self.reclaim.tick(c, || p.reclaim_times(), now, last);
+        }
         std::mem::take(&mut c.out)
     }
 

@@ -214,7 +214,15 @@ pub fn build_golden() -> Built {
             idle_ns: idle,
         });
     }
-    // 1.9: memory pressure (an existing string stands for the path).
+    // 1.9: a thread's page reclaim, and memory pressure (an existing string stands
+    // for the path).
+    w.add_cgroup(CgroupRow::Reclaim {
+        ts: Timestamp(1_900_050),
+        tid: Tid(201),
+        tgid: Tgid(200),
+        ns: 2_500_000,
+        count: 7,
+    });
     for (ts, some, full) in [(1_000_800, 1_000, 400), (1_900_100, 380_000, 200_000)] {
         w.add_cgroup(CgroupRow::Pressure(causeway_format::PressureSample {
             ts: Timestamp(ts),

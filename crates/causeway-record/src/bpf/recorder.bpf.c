@@ -30,6 +30,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "ustack_walk.h"
 #include "ustack_copy.h"
 #include "wake_sampling.h"
+#include "reclaim.h"
 
 /* ---- handlers ---- */
 
@@ -573,5 +574,9 @@ BOTH(netif_receive_skb, ARGS(struct sk_buff *skb),
 	    false))
 BOTH(sock_send_length, ARGS(struct sock *sk, int ret, int flags), on_sock_send(sk, ret))
 BOTH(sk_data_ready, ARGS(const struct sock *sk), on_sk_data_ready(sk))
+BOTH(mm_vmscan_direct_reclaim_begin, ARGS(int order, gfp_t gfp_flags), on_reclaim(true))
+BOTH(mm_vmscan_direct_reclaim_end, ARGS(unsigned long nr_reclaimed), on_reclaim(false))
+BOTH(mm_vmscan_memcg_reclaim_begin, ARGS(int order, gfp_t gfp_flags), on_reclaim(true))
+BOTH(mm_vmscan_memcg_reclaim_end, ARGS(unsigned long nr_reclaimed), on_reclaim(false))
 BOTH(sys_enter, ARGS(struct pt_regs *regs, long id), on_sys_enter(ctx, regs, id))
 BOTH(sys_exit, ARGS(struct pt_regs *regs, long ret), on_sys_exit(regs, ret))

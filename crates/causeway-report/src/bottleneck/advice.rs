@@ -311,15 +311,19 @@ pub(crate) fn note_memory_limit(
             .unwrap_or_default()
     );
     let raise = "raise the limit (memory.max, memory.limit_in_bytes on cgroup v1, a container's --memory, a pod's memory limit) or shrink the working set";
-    let reclaim = m
-        .reclaim_share
-        .map(|r| {
-            format!(
-                ", and page reclaim took {:.0} % of their on-CPU samples",
-                r * 100.0
-            )
-        })
-        .unwrap_or_default();
+    let reclaim = match m.reclaim_share {
+        Some(r) if m.reclaims > 0 => format!(
+            ", and they spent {:.3}s in {} page reclaims ({:.0} % of their running time)",
+            m.reclaim_ns as f64 / 1e9,
+            m.reclaims,
+            r * 100.0
+        ),
+        Some(r) => format!(
+            ", and page reclaim took {:.0} % of their on-CPU samples",
+            r * 100.0
+        ),
+        None => String::new(),
+    };
     // The kernel's own measure beside ours, when the recording has PSI samples.
     let reclaim = match &m.memory_pressure {
         Some(p) if p.some >= 0.01 => format!(

@@ -124,6 +124,8 @@ fn memory_limit(g: &causeway_model::MemoryGroup) -> MemoryLimitDoc {
         read_bytes: g.pressure.read_bytes,
         refault_share: g.refault_share(),
         reclaim_share: g.reclaim_share(),
+        reclaim_ns: g.pressure.reclaim_ns,
+        reclaims: g.pressure.reclaims,
         memory_pressure: g.stall.map(|s| super::doc::StallDoc {
             some: f64::from(s.some_permille) / 1e3,
             full: f64::from(s.full_permille) / 1e3,

@@ -321,10 +321,21 @@ pub(crate) struct MemoryLimitDoc {
     /// Share of the processes' on-CPU samples taken in page reclaim.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) reclaim_share: Option<f64>,
+    /// Time its processes' threads spent in page reclaim, timed by the recorder (0:
+    /// not timed, a trace before 1.9).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(crate) reclaim_ns: u64,
+    /// Reclaims so timed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(crate) reclaims: u64,
     /// Memory stalls over the recording (PSI) of the cgroup, else of the system.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) memory_pressure: Option<StallDoc>,
     pub(crate) pids: Vec<u32>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// PSI's stall shares of one resource over the recording.
