@@ -307,6 +307,29 @@ fn record_cgroup_follows_the_processes_that_enter_it() {
     assert_eq!(bad.status.code(), Some(1));
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("no cgroup `/no-such-cgroup-here`"), "{err}");
+    // A controller the kernel has but that is not mounted (this host mounts some v1
+    // hierarchies, not all) is named as such.
+    let controllers = std::fs::read_to_string("/proc/cgroups").unwrap_or_default();
+    let unmounted = controllers
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_whitespace().next())
+        .find(|c| !std::path::Path::new("/sys/fs/cgroup").join(c).exists());
+    if let Some(ctl) = unmounted {
+        let path = format!("/sys/fs/cgroup/{ctl}/app");
+        let bad = common::causeway()
+            .args(["record", "--duration", "1", "--cgroup", &path])
+            .arg("-o")
+            .arg(zoo.dir().join("bad.cwt"))
+            .output()
+            .unwrap();
+        assert_eq!(bad.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&bad.stderr);
+        assert!(
+            err.contains(&format!("the {ctl} controller is not mounted")),
+            "{err}"
+        );
+    }
 }
 
 /// `memcg-reclaim`: a file working set three times its cgroup's memory limit. The

@@ -202,6 +202,18 @@ pub enum CgroupPathError {
         "no cgroup `{0}`: not a directory of /sys/fs/cgroup nor a cgroup path in any mounted hierarchy (see /proc/PID/cgroup for a process's)"
     )]
     NotFound(String),
+    /// The path names a v1 controller's hierarchy that is not mounted.
+    #[error(
+        "no cgroup `{path}`: the {controller} controller is not mounted at /sys/fs/cgroup/{controller} on this host (mounted there: {mounted}); name the cgroup by its path in a mounted hierarchy, or as /proc/PID/cgroup shows it"
+    )]
+    NotMounted {
+        /// What the user named.
+        path: String,
+        /// The controller its path names.
+        controller: String,
+        /// The hierarchies that are mounted under /sys/fs/cgroup.
+        mounted: String,
+    },
     /// The path exists but is not a cgroup (no `cgroup.procs`).
     #[error("`{0}` is not a cgroup directory (it has no cgroup.procs)")]
     NotCgroup(String),
@@ -214,7 +226,9 @@ pub fn resolve(name: &str) -> Result<PathBuf, CgroupPathError> {
     let as_is = Path::new(name);
     if name.starts_with("/sys/fs/cgroup") {
         if !as_is.is_dir() {
-            return Err(CgroupPathError::NotFound(name.into()));
+            let controllers = std::fs::read_to_string("/proc/cgroups").unwrap_or_default();
+            return Err(unmounted(name, &controllers, Path::new("/sys/fs/cgroup"))
+                .unwrap_or_else(|| CgroupPathError::NotFound(name.into())));
         }
         if !as_is.join("cgroup.procs").exists() {
             return Err(CgroupPathError::NotCgroup(name.into()));
@@ -242,6 +256,40 @@ pub fn resolve(name: &str) -> Result<PathBuf, CgroupPathError> {
         .ok_or_else(|| CgroupPathError::NotFound(name.into()))
 }
 
+/// When `name` (under `root`, `/sys/fs/cgroup`) is in the hierarchy of a controller
+/// the kernel has (`controllers`: the text of `/proc/cgroups`) but that is not
+/// mounted there, the error that says so.
+fn unmounted(name: &str, controllers: &str, root: &Path) -> Option<CgroupPathError> {
+    let rel = name.strip_prefix("/sys/fs/cgroup/")?;
+    let ctl = rel.split('/').next().filter(|c| !c.is_empty())?;
+    if root.join(ctl).exists() {
+        return None;
+    }
+    let known = controllers
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_whitespace().next())
+        .any(|c| c == ctl);
+    let mut mounted: Vec<String> = std::fs::read_dir(root)
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.path().is_dir())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    mounted.sort();
+    known.then(|| CgroupPathError::NotMounted {
+        path: name.into(),
+        controller: ctl.into(),
+        mounted: if mounted.is_empty() {
+            "nothing".into()
+        } else {
+            mounted.join(", ")
+        },
+    })
+}
+
 /// The processes in the cgroup at `dir` and in every cgroup below it, sorted. A cgroup
 /// removed meanwhile gives none.
 pub fn procs(dir: &Path) -> Vec<u32> {
@@ -262,6 +310,25 @@ pub fn procs(dir: &Path) -> Vec<u32> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_controller_that_is_not_mounted_is_named() {
+        let root = std::env::temp_dir().join(format!("cw-cgroot-{}", std::process::id()));
+        std::fs::create_dir_all(root.join("cpu")).unwrap();
+        std::fs::create_dir_all(root.join("memory")).unwrap();
+        let known = "#subsys_name\thierarchy\tnum_cgroups\tenabled\ncpu\t1\t1\t1\nmemory\t4\t1\t1\nhugetlb\t0\t1\t1\n";
+        let e = unmounted("/sys/fs/cgroup/hugetlb/app", known, &root).unwrap();
+        let text = e.to_string();
+        assert!(
+            text.contains("the hugetlb controller is not mounted"),
+            "{text}"
+        );
+        assert!(text.contains("(mounted there: cpu, memory)"), "{text}");
+        // A mounted controller, or a name that is no controller: not this error.
+        assert!(unmounted("/sys/fs/cgroup/cpu/app", known, &root).is_none());
+        assert!(unmounted("/sys/fs/cgroup/nosuch/app", known, &root).is_none());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
     #[test]
     fn pressure_totals_are_read_from_some_and_full() {
         let t = "some avg10=1.00 avg60=0.50 avg300=0.10 total=287860\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=274478\n";
