@@ -136,12 +136,14 @@ fn with_contention_the_slowest_peak_reaches_the_lock() {
         .unwrap();
     let v: Value = serde_json::from_slice(&o.stdout).expect("latency JSON");
     let peaks = v["profiles"][0]["peaks"].as_array().unwrap().clone();
-    // The peak whose mode is in the milliseconds: calls that queued on the lock. It is
-    // the slowest peak.
+    // The peak whose mode is near the millisecond: calls that queued on the lock. It
+    // is the slowest peak. (A quarter of a millisecond, not one: an Intel CI host put
+    // its mode at 0.5-1 ms, still 30x the uncontended calls' 16-32 us.)
     let queued = peaks
         .iter()
-        .find(|p| p["mode_from_ns"].as_u64().unwrap() >= 1_048_576)
-        .unwrap_or_else(|| panic!("no millisecond peak in {peaks:?}"));
+        .rev()
+        .find(|p| p["mode_from_ns"].as_u64().unwrap() >= 262_144)
+        .unwrap_or_else(|| panic!("no sub-millisecond or slower peak in {peaks:?}"));
     assert_eq!(queued["number"], peaks.len(), "{peaks:?}");
     // rootpath profiles F0 again in its own run, where the peaks in between may number
     // differently (a host where a probe hit costs 12 us merged two of them: "peak 3
