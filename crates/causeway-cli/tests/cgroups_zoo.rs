@@ -292,20 +292,18 @@ fn record_cgroup_follows_the_processes_that_enter_it() {
         info["counters"]
     );
 
-    let bad = common::causeway()
-        .args([
-            "record",
-            "--duration",
-            "1",
-            "--cgroup",
-            "/no-such-cgroup-here",
-        ])
-        .arg("-o")
-        .arg(zoo.dir().join("bad.cwt"))
-        .output()
-        .unwrap();
-    assert_eq!(bad.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&bad.stderr);
+    // A refused cgroup: exit 1 and its message on standard error.
+    let refused = |path: &str| {
+        let bad = common::causeway()
+            .args(["record", "--duration", "1", "--cgroup", path])
+            .arg("-o")
+            .arg(zoo.dir().join("bad.cwt"))
+            .output()
+            .unwrap();
+        assert_eq!(bad.status.code(), Some(1));
+        String::from_utf8_lossy(&bad.stderr).into_owned()
+    };
+    let err = refused("/no-such-cgroup-here");
     assert!(err.contains("no cgroup `/no-such-cgroup-here`"), "{err}");
     // A controller the kernel has but that is not mounted (this host mounts some v1
     // hierarchies, not all) is named as such.
@@ -316,15 +314,7 @@ fn record_cgroup_follows_the_processes_that_enter_it() {
         .filter_map(|l| l.split_whitespace().next())
         .find(|c| !std::path::Path::new("/sys/fs/cgroup").join(c).exists());
     if let Some(ctl) = unmounted {
-        let path = format!("/sys/fs/cgroup/{ctl}/app");
-        let bad = common::causeway()
-            .args(["record", "--duration", "1", "--cgroup", &path])
-            .arg("-o")
-            .arg(zoo.dir().join("bad.cwt"))
-            .output()
-            .unwrap();
-        assert_eq!(bad.status.code(), Some(1));
-        let err = String::from_utf8_lossy(&bad.stderr);
+        let err = refused(&format!("/sys/fs/cgroup/{ctl}/app"));
         assert!(
             err.contains(&format!("the {ctl} controller is not mounted")),
             "{err}"
