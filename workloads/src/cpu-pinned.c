@@ -36,22 +36,13 @@ static __attribute__((noinline)) void compute_reply(char *reply, const char *req
 	reply[0] = req[0];
 }
 
-/* A worker: serves clients w, w + nworkers, ... in turn (one request in flight
- * each, so a blocking read per client in order is a fair round). */
+/* A worker: serves clients w, w + nworkers, ... in turn. */
 static void *worker_main(void *arg)
 {
 	int w = (int)(intptr_t)arg;
 	wl_name_thread_idx("worker", w);
-	char req[1], reply[1];
-	for (;;) {
-		for (int i = w; i < nclients; i += nworkers) {
-			if (read(server_fds[i], req, 1) != 1)
-				return NULL;
-			compute_reply(reply, req);
-			if (write(server_fds[i], reply, 1) != 1)
-				return NULL;
-		}
-	}
+	wl_serve_in_turn(server_fds, nclients, w, nworkers, compute_reply);
+	return NULL;
 }
 
 static void server(void)
@@ -90,6 +81,7 @@ static void *client_main(void *arg)
 			wl_die("cpu-pinned: client %d: connection lost", c->id);
 		c->requests++;
 	}
+	wl_client_done(c->fd);
 	return NULL;
 }
 

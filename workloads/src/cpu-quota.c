@@ -104,24 +104,14 @@ static __attribute__((noinline)) void compute_reply(char *reply, const char *req
 	reply[0] = req[0];
 }
 
-/* The server: one worker serving every client's socket in turn (poll-free: each
- * client has one request in flight, so a blocking read per client in order is a
- * fair round). */
+/* The server: one worker serving every client's socket in turn. */
 static void server(const int *fds)
 {
 	wl_name_process("cq-server");
 	wl_name_thread("worker");
 	enter_cgroup();
-	char req[1], reply[1];
-	for (;;) {
-		for (int i = 0; i < nclients; i++) {
-			if (read(fds[i], req, 1) != 1)
-				_exit(0);
-			compute_reply(reply, req);
-			if (write(fds[i], reply, 1) != 1)
-				_exit(0);
-		}
-	}
+	wl_serve_in_turn(fds, nclients, 0, 1, compute_reply);
+	_exit(0);
 }
 
 struct client {
@@ -140,6 +130,7 @@ static void *client_main(void *arg)
 			wl_die("cpu-quota: client %d: connection lost", c->id);
 		c->requests++;
 	}
+	wl_client_done(c->fd);
 	return NULL;
 }
 

@@ -119,6 +119,44 @@ static inline int wl_io_full(int fd, void *buf, size_t len, int out)
 	return 1;
 }
 
+/* Serve one-byte requests on fds[first], fds[first + stride], ... in turn (each client
+ * has one request in flight, so a blocking read per client in order is a fair round),
+ * replying with `serve`, until every one of them reads end-of-file. A client that
+ * stops shuts its end for writing (wl_client_done): its socket then leaves the rounds,
+ * or the server would wait forever on it while a later client waits for its reply.
+ * Returns when all are done or a reply cannot be written. */
+static inline void wl_serve_in_turn(const int *fds, int n, int first, int stride,
+				    void (*serve)(char *reply, const char *req))
+{
+	char req[1], reply[1];
+	unsigned char done[n > 0 ? n : 1];
+	int left = 0;
+	for (int i = 0; i < n; i++)
+		done[i] = 0;
+	for (int i = first; i < n; i += stride)
+		left++;
+	while (left > 0) {
+		for (int i = first; i < n; i += stride) {
+			if (done[i])
+				continue;
+			if (read(fds[i], req, 1) != 1) {
+				done[i] = 1;
+				left--;
+				continue;
+			}
+			serve(reply, req);
+			if (write(fds[i], reply, 1) != 1)
+				return;
+		}
+	}
+}
+
+/* A client of wl_serve_in_turn that sends no more requests. */
+static inline void wl_client_done(int fd)
+{
+	shutdown(fd, SHUT_WR);
+}
+
 /* Small requests and replies go out at once, not after Nagle's delay. */
 static inline void wl_set_nodelay(int fd)
 {
