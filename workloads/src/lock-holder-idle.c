@@ -25,9 +25,16 @@
  * the pipe) <- lh-script (pipe) <- its nanosleep (timer): the end of the
  * chain.
  *
+ * --victims N (default 1): N victim clients ("lh-victim", "lh-victim-1", ...),
+ * each served by its own worker (lh-worker-0 .. N-1; the holder's worker is
+ * then lh-worker-N), all queued on the row lock behind the holder: a lock
+ * convoy.  Between transactions the victims' workers contend among themselves,
+ * so a worker's earlier short waits on the lock were ended by another victim's
+ * worker, while its long wait is ended by the holder's commit.
+ *
  * --fixed: the holder client commits at once, before it waits for the
  * script's next statement, so the lock is never held across the sleep.
- * Throughput counts the victim's updates per second.
+ * Throughput counts the victims' updates per second.
  */
 #include "common.h"
 #include "io.h"
@@ -43,24 +50,31 @@
 #include <unistd.h>
 
 #define PROG "lock-holder-idle"
+#define MAX_VICTIMS 8
 
 /* Requests a client sends to its worker, and statements the script writes. */
 enum { CMD_UPDATE = 1, CMD_BEGIN = 2, CMD_COMMIT = 3 };
 
-static int sleep_ms = 5000, gap_ms = 500, think_ms = 1;
+static int sleep_ms = 5000, gap_ms = 500, think_ms = 1, nvictims = 1;
 static struct wl_args args;
 static int listen_fd = -1;
 static struct sockaddr_in server_addr;
 
 /*
- * The row lock: a robust process-shared mutex in shared memory.  Why this
- * lock: a database's lock manager waits on a futex-backed semaphore in shared
- * memory, which this is; unlike an flock/fcntl lock it needs no file (nothing
- * to leave behind), and being robust, a holder that dies (a killed worker)
- * cannot wedge the others: the next locker gets EOWNERDEAD and carries on.
+ * The row lock, as a database's lock manager keeps it: a flag in shared memory
+ * under a process-shared mutex, with a condition variable that the sessions
+ * queued on it wait on.  Its release wakes every waiter (a broadcast), which then
+ * compete for it again, as the sessions queued on a transaction's lock are all
+ * woken when that transaction ends: each queued waiter's long wait is ended by
+ * the holder, while its short waits (the waiters contending among themselves
+ * between transactions) are ended by another waiter.  It needs no file (nothing
+ * to leave behind); a worker that dies holding it blocks the others only until
+ * the parent's death kills them all (PR_SET_PDEATHSIG).
  */
 struct shared {
-	pthread_mutex_t row_lock;
+	pthread_mutex_t mutex;
+	pthread_cond_t released;
+	int held;
 	uint64_t row;
 };
 static struct shared *sh;
@@ -69,11 +83,11 @@ static struct shared *sh;
 
 static __attribute__((noinline)) void lock_row(void)
 {
-	int rc = pthread_mutex_lock(&sh->row_lock);
-	if (rc == EOWNERDEAD)
-		rc = pthread_mutex_consistent(&sh->row_lock);
-	if (rc != 0)
-		wl_die(PROG ": row lock: %s", strerror(rc));
+	pthread_mutex_lock(&sh->mutex);
+	while (sh->held)
+		pthread_cond_wait(&sh->released, &sh->mutex);
+	sh->held = 1;
+	pthread_mutex_unlock(&sh->mutex);
 }
 
 static __attribute__((noinline)) uint64_t update_row(void)
@@ -84,7 +98,10 @@ static __attribute__((noinline)) uint64_t update_row(void)
 
 static __attribute__((noinline)) void unlock_row(void)
 {
-	pthread_mutex_unlock(&sh->row_lock);
+	pthread_mutex_lock(&sh->mutex);
+	sh->held = 0;
+	pthread_cond_broadcast(&sh->released);
+	pthread_mutex_unlock(&sh->mutex);
 }
 
 /* Serves one connection until its client goes; a transaction left open by a
@@ -165,9 +182,14 @@ static __attribute__((noinline)) void query_row(int fd)
 	wait_for_reply(fd, &reply);
 }
 
-static void victim_main(int out)
+static void victim_main(int idx, int out)
 {
-	wl_name_process("lh-victim");
+	char name[16];
+	if (idx == 0)
+		snprintf(name, sizeof name, "lh-victim");
+	else
+		snprintf(name, sizeof name, "lh-victim-%d", idx);
+	wl_name_process(name);
 	int fd = connect_server();
 	uint64_t done = 0;
 	while (!wl_time_up(&args)) {
@@ -248,9 +270,13 @@ static void setup(void)
 	pthread_mutexattr_t ma;
 	WL_CHECK_PT(pthread_mutexattr_init(&ma));
 	WL_CHECK_PT(pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED));
-	WL_CHECK_PT(pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST));
-	WL_CHECK_PT(pthread_mutex_init(&sh->row_lock, &ma));
+	WL_CHECK_PT(pthread_mutex_init(&sh->mutex, &ma));
 	pthread_mutexattr_destroy(&ma);
+	pthread_condattr_t ca;
+	WL_CHECK_PT(pthread_condattr_init(&ca));
+	WL_CHECK_PT(pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED));
+	WL_CHECK_PT(pthread_cond_init(&sh->released, &ca));
+	pthread_condattr_destroy(&ca);
 
 	listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (listen_fd < 0)
@@ -305,6 +331,8 @@ int main(int argc, char **argv)
 		  "the script's pause before each transaction, ms (default 500)" },
 		{ "think-ms", WL_OPT_INT, &think_ms, 0, 1000,
 		  "the victim's pause between updates, ms (default 1)" },
+		{ "victims", WL_OPT_INT, &nvictims, 1, MAX_VICTIMS,
+		  "victim clients, each with its own worker queued on the lock (default 1)" },
 		{ 0 },
 	};
 	wl_init(argc, argv, PROG,
@@ -318,16 +346,20 @@ int main(int argc, char **argv)
 	int res[2];
 	if (pipe(res) != 0)
 		wl_die(PROG ": pipe: %s", strerror(errno));
-	pid_t pids[5];
+	pid_t pids[2 * MAX_VICTIMS + 3];
 	int np = 0;
-	if ((pids[np++] = spawn()) == 0) {
-		close(res[0]);
-		close(listen_fd);
-		victim_main(res[1]);
-		_exit(0);
+	/* One victim at a time, its connection accepted before the next starts:
+	 * worker i serves victim i. */
+	for (int i = 0; i < nvictims; i++) {
+		if ((pids[np++] = spawn()) == 0) {
+			close(res[0]);
+			close(listen_fd);
+			victim_main(i, res[1]);
+			_exit(0);
+		}
+		pids[np++] = spawn_worker(i);
 	}
-	close(res[1]); /* later children must not keep the victim's result pipe open */
-	pids[np++] = spawn_worker(0);
+	close(res[1]); /* later children must not keep the victims' result pipe open */
 
 	/* The script's pipe: only the script may hold its write end, or the
 	 * holder client would never see it end. */
@@ -350,11 +382,15 @@ int main(int argc, char **argv)
 	}
 	close(stmts[0]);
 	close(stmts[1]);
-	pids[np++] = spawn_worker(1);
+	pids[np++] = spawn_worker(nvictims);
 
 	uint64_t total = 0;
-	if (read(res[0], &total, sizeof total) != sizeof total)
-		wl_die(PROG ": the victim died");
+	for (int i = 0; i < nvictims; i++) {
+		uint64_t done;
+		if (read(res[0], &done, sizeof done) != sizeof done)
+			wl_die(PROG ": a victim died");
+		total += done;
+	}
 	for (int i = 0; i < np; i++)
 		while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR)
 			;

@@ -309,6 +309,13 @@ fn long_cpu_slices_the_long_run_back_to_the_senders_datagram() {
         .map(|x| x.as_str().unwrap())
         .collect();
     assert!(hot.contains(&"long_computation"), "{hot:?}");
+    // So does the verdict line of the busy hop: what a user reads.
+    let (text, _) = diagnose_raw(&trace, &["--auto", "--thread", "event-loop", "--at", &at]);
+    let first = text.lines().nth(1).unwrap_or_default();
+    assert!(
+        first.contains("event-loop") && first.contains("long_computation"),
+        "{text}"
+    );
     // The slice goes back to the sender that sent the datagram: over a strong wake-up
     // edge through the loop's blocked receive, or, when the loop was still busy as the
     // datagram arrived (a loaded machine) and read it without blocking, over the data
@@ -432,6 +439,75 @@ fn stopped_peer_names_the_stopped_server_and_the_stopper() {
     assert_eq!(
         stopped["slice"]["end"],
         "the thread's own timer (the work began there)"
+    );
+    // The verdict goes on from the stop to what its sender did meanwhile: it slept.
+    let hops = verdict_hops(&d);
+    let at_stop = hops
+        .iter()
+        .position(|h| h.0 == "server-0" && h.1 == "signal")
+        .unwrap_or_else(|| panic!("{hops:?}"));
+    assert_eq!(
+        hops.get(at_stop + 1),
+        Some(&("sp-stopper".into(), "sleep".into(), "stopped it".into())),
+        "{hops:?}"
+    );
+}
+
+/// The verdict's hops: thread, what it waited on, how it was found.
+fn verdict_hops(d: &Value) -> Vec<(String, String, String)> {
+    d["chain"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["vertex"]["thread"].as_str().unwrap_or("").to_string(),
+                h["kind"].as_str().unwrap_or("").to_string(),
+                h["found_as"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_server_stopped_by_a_script_names_the_script_and_its_sleep() {
+    let Some(zoo) = Zoo::start() else { return };
+    // An operator's script freezes the server for half a second, as `kill -STOP`,
+    // `sleep`, `kill -CONT` do; the workload itself never stops it (--fixed).
+    let script = format!(
+        "{} --seconds 1.5 --fixed > /dev/null & sleep 0.4; \
+         pid=$(pgrep -x sp-server | head -1); kill -STOP \"$pid\"; sleep 0.5; \
+         kill -CONT \"$pid\"; wait",
+        common::workload("stopped-peer").display()
+    );
+    let trace = zoo
+        .record_program("bash")
+        .out("stop-script.cwt")
+        .args(["-c", &script])
+        .one_at_a_time(&ONE_AT_A_TIME)
+        .run();
+    // The client's longest wait: for its reply while the server was stopped.
+    let d = diagnose(
+        &trace,
+        &["--auto", "--thread", "client-0", "--stall", "wait"],
+    );
+    let hops = verdict_hops(&d);
+    let at_stop = hops
+        .iter()
+        .position(|h| h.0 == "server-0" && h.1 == "signal")
+        .unwrap_or_else(|| panic!("no stopped server in the verdict: {hops:?}"));
+    // The script sent the stop and waited for its `sleep` to exit; the sleep slept.
+    let rest: Vec<(&str, &str, &str)> = hops[at_stop + 1..]
+        .iter()
+        .map(|h| (h.0.as_str(), h.1.as_str(), h.2.as_str()))
+        .collect();
+    assert_eq!(
+        rest,
+        [
+            ("bash", "child exit", "stopped it"),
+            ("sleep", "sleep", "woke it")
+        ],
+        "{hops:?}"
     );
 }
 
@@ -772,21 +848,28 @@ fn blocking_net_links_a_tcp_receive_to_the_servers_send() {
     );
     assert_eq!(f["vertex"]["waits_on"], "socket", "{f:#}");
     assert!(d["graph"]["socket_wakeups"].as_u64().unwrap() > 0);
+    // The server, known from the data edge to have ended the wait, is compared first:
+    // its own stalls during the wait are the culprits (a busy machine leaves it waiting
+    // for a CPU); with none, the client's earlier receive is the normal case whose
+    // wake-up path leads to it.
+    assert!(
+        f["compared"]
+            .as_array()
+            .unwrap()
+            .first()
+            .is_some_and(|c| c["vertex"]["thread"] == "server-0" && c["from_normal_path"] == true),
+        "{f:#}"
+    );
+    if f["rule"] == "woke it" {
+        return;
+    }
     assert!(
         !f["similar"].is_null(),
-        "no normal case to compare with: {f:#}"
+        "neither a stalled waker nor a normal case to compare with: {f:#}"
     );
     let steps = f["slice"]["steps"].as_array().unwrap();
     assert_eq!(steps[1]["vertex"]["thread"], "server-0", "{f:#}");
     assert_eq!(steps[1]["edge"], "wake-up");
     assert_eq!(steps[1]["strength"], "strong");
     assert_eq!(steps[1]["decided"], "graph");
-    assert!(
-        f["compared"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|c| c["vertex"]["thread"] == "server-0" && c["from_normal_path"] == true),
-        "{f:#}"
-    );
 }

@@ -21,7 +21,7 @@ use crate::graph::{BlockType, EdgeKind, EventGraph, Strength, VertexId, VertexKi
 use crate::options::Options;
 use crate::oracle::{Candidate, Choice, DecidedBy, Oracle, Question, QuestionKind};
 use crate::result::{
-    Case, CircularWait, Compared, Decision, Diagnosis, Finding, Slice, SliceEnd, SliceStep,
+    Case, CircularWait, Compared, Decision, Diagnosis, Finding, HopRule, Slice, SliceEnd, SliceStep,
 };
 use crate::signature::Signature;
 use std::collections::BTreeSet;
@@ -120,6 +120,7 @@ impl Run<'_> {
             slept: false,
             flag_writer: None,
             stopped_by: None,
+            rule: None,
         });
         let waitlike = match case {
             Case::LongRunning | Case::LongRunnable => false,
@@ -138,10 +139,16 @@ impl Run<'_> {
             // along the stop signal from its sender when the trace recorded it, else
             // along the wake-up that continued it (the sender of SIGCONT).
             Case::Stopped => {
+                let stop = stop_edge(self.g, v);
+                let s = self.slice(v);
                 if let Some(f) = self.out.findings.get_mut(idx) {
-                    f.stopped_by = stop_edge(self.g, v);
+                    f.stopped_by = stop;
+                    f.slice = Some(s);
                 }
-                false
+                self.path.push(v);
+                self.stopped(v, stop, idx, depth);
+                self.path.pop();
+                return;
             }
             // A thread that chose to sleep is the end of the chain.
             Case::LongWait if self.g.vertex(v).is_some_and(is_sleep) => {
@@ -166,7 +173,33 @@ impl Run<'_> {
         self.path.pop();
     }
 
-    /// LongWait (lines 12-21): the similar vertex, its normal path, thread by thread.
+    /// A stopped thread: the culprit is what its stop signal's sender did while it was
+    /// stopped (a script's sleep between SIGSTOP and SIGCONT), else what the thread
+    /// that continued it did.
+    fn stopped(&mut self, v: VertexId, stop: Option<crate::graph::EdgeId>, idx: usize, depth: u32) {
+        let g = self.g;
+        let sender = stop
+            .and_then(|e| g.edge(e))
+            .and_then(|e| g.vertex(e.from))
+            .map(|w| w.thread)
+            .filter(|&t| g.vertex(v).is_some_and(|x| x.thread != t));
+        let waker = actual_waker(g, v);
+        let rules = [(sender, HopRule::StopSender), (waker, HopRule::Waker)];
+        for (t, rule) in rules {
+            let Some(t) = t else { continue };
+            if self.follow(v, &[(t, true)], Some(t), rule, idx, depth) {
+                return;
+            }
+        }
+    }
+
+    /// LongWait (lines 12-21), with the actual waker first: a wait that ended by a
+    /// known thread's wake-up (or data it sent) was delayed by what that thread did
+    /// during it (why it woke late). Argus's normal path (the
+    /// similar earlier wait's wake-up path) is for waits whose waker is unknown or that
+    /// never ended: following it for a wait whose waker is known names the threads
+    /// that usually wake it, not the one that did (in a lock convoy, the next waiter
+    /// in the queue instead of the holder that released them all).
     fn long_wait(&mut self, v: VertexId, idx: usize, depth: u32) {
         let g = self.g;
         let Some(x) = g.vertex(v) else { return };
@@ -178,24 +211,30 @@ impl Run<'_> {
             .and_then(|w| g.vertex(w));
         // A yield loop's cause is proved by the data flag: its writer's thread is
         // compared first, as on a normal path; the loop's other peers after it.
-        let similar = match writer {
-            Some(_) => None,
-            None => find_similar(g, v, self.opts),
-        };
-        let mut threads: Vec<(u32, bool)> = Vec::new();
-        let mut proven = None;
         if let Some(w) = writer {
-            threads.push((w.thread, true));
-            for t in peers(g, v) {
-                if t != w.thread {
-                    threads.push((t, false));
-                }
-            }
-        } else if let Some(s) = similar {
+            let mut threads = vec![(w.thread, true)];
+            threads.extend(
+                peers(g, v)
+                    .into_iter()
+                    .filter(|&t| t != w.thread)
+                    .map(|t| (t, false)),
+            );
+            self.follow(v, &threads, None, HopRule::FlagWriter, idx, depth);
+            return;
+        }
+        let waker = actual_waker(g, v);
+        if let Some(w) = waker
+            && self.follow(v, &[(w, true)], Some(w), HopRule::Waker, idx, depth)
+        {
+            return;
+        }
+        if let Some(s) = find_similar(g, v, self.opts) {
             let slice = self.slice(s);
+            let mut threads: Vec<(u32, bool)> = Vec::new();
             for st in &slice.steps {
                 if let Some(t) = g.vertex(st.vertex).map(|y| y.thread)
                     && t != x.thread
+                    && Some(t) != waker
                     && !threads.iter().any(|(u, _)| *u == t)
                 {
                     threads.push((t, true));
@@ -205,33 +244,50 @@ impl Run<'_> {
                 f.similar = Some(s);
                 f.slice = Some(slice);
             }
-        } else {
-            // No normal wait to learn from, but who ended this one may be known for
-            // certain (its wake-up, or the data it was sent): that thread is compared
-            // first, as on a normal path, and its stalls during the wait are culprits
-            // without the overlap test, which exists to tell whether a thread is related
-            // at all (the wake-up proves it). A JavaScript event loop that ran two long
-            // handlers (23 ms of a client's 47 ms wait) and then answered it was
-            // otherwise no culprit, and the verdict ended at the client.
-            let waker = actual_waker(g, v);
-            proven = waker;
-            threads.extend(waker.map(|t| (t, true)));
-            threads.extend(
-                peers(g, v)
-                    .into_iter()
-                    .filter(|&t| Some(t) != waker)
-                    .map(|t| (t, false)),
-            );
+            self.follow(v, &threads, None, HopRule::NormalPath, idx, depth);
+            return;
         }
-        for (t, normal) in threads {
+        let threads: Vec<(u32, bool)> = peers(g, v)
+            .into_iter()
+            .filter(|&t| Some(t) != waker)
+            .map(|t| (t, false))
+            .collect();
+        self.follow(v, &threads, None, HopRule::Peers, idx, depth);
+    }
+
+    /// Compare `threads` with wait `v` and go into the culprits found; `proven`: the
+    /// thread known to have ended (or caused) it, whose stalls are culprits without the
+    /// overlap test (the wake-up proves it related), in time order. True if any
+    /// culprit was found; the rule is recorded on the finding then.
+    fn follow(
+        &mut self,
+        v: VertexId,
+        threads: &[(u32, bool)],
+        proven: Option<u32>,
+        rule: HopRule,
+        idx: usize,
+        depth: u32,
+    ) -> bool {
+        let mut found = false;
+        for &(t, normal) in threads {
             if self.halted {
-                return;
+                return found;
             }
             let culprits = self.compare(v, t, normal, proven == Some(t), idx);
+            if culprits.is_empty() {
+                continue;
+            }
+            if !found {
+                if let Some(f) = self.out.findings.get_mut(idx) {
+                    f.rule = Some(rule);
+                }
+                found = true;
+            }
             for vt in culprits {
                 self.culprit(v, vt, t, depth);
             }
         }
+        found
     }
 
     /// Line 16-17 for one thread: its vertices during the wait. It is stalled too when

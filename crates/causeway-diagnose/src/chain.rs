@@ -45,9 +45,14 @@ pub(crate) fn culprit_chain(g: &EventGraph, d: &Diagnosis) -> Vec<Hop> {
         if out.iter().any(|h: &Hop| h.vertex == v) {
             break;
         }
+        let rule = f
+            .culprit_of
+            .and_then(|p| d.findings.iter().find(|x| x.vertex == p))
+            .and_then(|p| p.rule);
         out.push(Hop {
             vertex: v,
             kind: hop_kind(g, f),
+            rule,
         });
         at = d
             .findings

@@ -50,7 +50,8 @@ pub use oracle::{
 };
 pub use problem::problem_vertex;
 pub use result::{
-    Case, CircularWait, Compared, Decision, Diagnosis, Finding, Hop, Slice, SliceEnd, SliceStep,
+    Case, CircularWait, Compared, Decision, Diagnosis, Finding, Hop, HopRule, Slice, SliceEnd,
+    SliceStep,
 };
 pub use signals::stop_signal;
 pub use signature::Signature;

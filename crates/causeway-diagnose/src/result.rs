@@ -113,6 +113,41 @@ pub struct Finding {
     /// For a stopped vertex: the signal edge from the vertex that sent its stop signal,
     /// when the trace recorded it.
     pub stopped_by: Option<EdgeId>,
+    /// How its culprits were chosen (`None` for a run, a sleep, or a wait that had
+    /// none to look for).
+    pub rule: Option<HopRule>,
+}
+
+/// The rule that chose a wait's culprits: which threads were compared with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HopRule {
+    /// The thread that ended the wait this time (its wake-up, the data it sent, the
+    /// signal that continued a stopped thread): what kept it from doing so sooner.
+    Waker,
+    /// The sender of the signal that stopped a stopped thread.
+    StopSender,
+    /// The writer of the data flag a yield loop watched.
+    FlagWriter,
+    /// Argus's normal path: the threads on the wake-up path of a similar earlier wait
+    /// (for a wait that never ended in the trace, or whose waker is unknown).
+    NormalPath,
+    /// The threads it exchanged wake-ups with just before (no known waker and no
+    /// similar wait): the weakest rule.
+    Peers,
+}
+
+impl HopRule {
+    /// A short phrase for a verdict line: how the hop after the finding was found.
+    pub fn phrase(self) -> &'static str {
+        match self {
+            Self::Waker => "woke it",
+            Self::StopSender => "stopped it",
+            Self::FlagWriter => "wrote its flag",
+            Self::NormalPath => "on its normal wake-up path",
+            Self::Peers => "a peer, weak",
+        }
+    }
 }
 
 /// A circle of waits: each waits for the next, the last for the first.
@@ -164,6 +199,8 @@ pub struct Hop {
     pub vertex: VertexId,
     /// What it waited on.
     pub kind: crate::WaitKind,
+    /// How this hop was found from the one before it (`None` for the problem).
+    pub rule: Option<HopRule>,
 }
 
 impl Diagnosis {

@@ -8,7 +8,7 @@ use crate::graph::{
 use crate::oracle::{
     Answer, AutoOracle, Choice, DecidedBy, QuestionKind, ReplayOracle, parse_answers,
 };
-use crate::result::{Case, SliceEnd};
+use crate::result::{Case, HopRule, SliceEnd};
 use crate::{Options, Signature, build, diagnose, find_similar};
 use causeway_format::{DurationNs, Header, SoftirqVec, StackId, TaskState, Tid, Timestamp, Waker};
 use causeway_model::{StackRef, TimeSpan, Trace};
@@ -308,9 +308,11 @@ fn long_wait_compares_the_normal_path_and_recurses_into_the_culprit_of_the_culpr
             (8, Case::LongRunning, 2)
         ]
     );
-    assert_eq!(d.findings[0].similar, Some(VertexId(0)));
-    assert!(d.findings[0].compared[0].from_normal_path);
-    assert_eq!(d.findings[1].similar, Some(VertexId(3)));
+    // Each wait's waker is known: its own stall is the culprit, no similar wait needed.
+    assert_eq!(d.findings[0].rule, Some(HopRule::Waker));
+    assert_eq!(d.findings[0].similar, None);
+    assert_eq!(d.findings[0].compared[0].thread, 1);
+    assert_eq!(d.findings[1].rule, Some(HopRule::Waker));
     assert!(d.circles.is_empty());
     // Two culprits: two "go on?" questions, answered by the heuristic.
     assert_eq!(d.decisions.len(), 2);
@@ -325,6 +327,74 @@ fn long_wait_compares_the_normal_path_and_recurses_into_the_culprit_of_the_culpr
     let mut replay = ReplayOracle::new(vec![Answer::Stop, Answer::Stop]);
     let d = diagnose(&g, VertexId(2), &opts, &mut replay);
     assert_eq!(d.findings.len(), 1);
+}
+
+#[test]
+fn a_convoy_waiter_is_traced_to_the_holder_that_woke_it_not_its_normal_path() {
+    // Two waiters (0, 1) queue on a lock held by an idle holder (2). Earlier, 1 woke 0
+    // (the queue's hand-off): that is 0's normal path. This time the holder released
+    // them both; the chain goes to the holder, not to the other waiter.
+    let g = graph(
+        vec![
+            wait(0, 0, 1_000, by(1)),       // 0: a short, similar wait, woken by 1
+            exec(0, 1_000, 2_000),          // 1
+            wait(0, 2_000, 50 * MS, by(2)), // 2: the problem
+            exec(1, 0, 1_000),              // 3: woke 0 earlier
+            wait(1, 1_500, 50 * MS, by(2)), // 4: queued too
+            wait(2, 500, 49 * MS, by(3)),   // 5: the holder, idle on its client
+            exec(2, 49 * MS, 50 * MS),      // 6: commits, wakes both
+            exec(3, 0, 49 * MS),            // 7: the holder's client, busy
+        ],
+        vec![
+            strong(3, 0, EdgeKind::Wakeup, 1_000),
+            strong(0, 1, EdgeKind::Resume, 1_000),
+            strong(6, 2, EdgeKind::Wakeup, 50 * MS),
+            strong(6, 4, EdgeKind::Wakeup, 50 * MS),
+            strong(7, 5, EdgeKind::Wakeup, 49 * MS),
+            strong(5, 6, EdgeKind::Resume, 49 * MS),
+        ],
+    );
+    let opts = Options::default();
+    assert_eq!(find_similar(&g, VertexId(2), &opts), Some(VertexId(0)));
+    let d = diagnose(&g, VertexId(2), &opts, &mut AutoOracle);
+    let chain: Vec<(u32, Option<HopRule>)> = d.chain.iter().map(|h| (h.vertex.0, h.rule)).collect();
+    assert_eq!(
+        chain,
+        vec![
+            (2, None),
+            (5, Some(HopRule::Waker)),
+            (7, Some(HopRule::Waker))
+        ]
+    );
+    assert!(
+        d.findings.iter().all(|f| f.vertex != VertexId(4)),
+        "{:?}",
+        d.findings
+    );
+}
+
+#[test]
+fn a_wait_its_timer_ended_follows_its_normal_path() {
+    // The waker is unknown (a timeout ended the wait): Argus's normal path decides.
+    let g = graph(
+        vec![
+            wait(0, 0, 1_000, by(1)),                // 0: similar, woken by 1
+            exec(0, 1_000, 2_000),                   // 1
+            wait(0, 2_000, 50 * MS, WokenBy::Timer), // 2: the problem
+            exec(1, 0, 1_000),                       // 3: woke 0 earlier
+            exec(1, 1_500, 50 * MS),                 // 4: busy through the wait
+        ],
+        vec![
+            strong(3, 0, EdgeKind::Wakeup, 1_000),
+            strong(0, 1, EdgeKind::Resume, 1_000),
+            strong(1, 2, EdgeKind::Resume, 2_000),
+        ],
+    );
+    let d = diagnose(&g, VertexId(2), &Options::default(), &mut AutoOracle);
+    assert_eq!(d.findings[0].rule, Some(HopRule::NormalPath));
+    assert_eq!(d.findings[0].similar, Some(VertexId(0)));
+    assert_eq!(d.findings[1].vertex, VertexId(4));
+    assert_eq!(d.chain[1].rule, Some(HopRule::NormalPath));
 }
 
 #[test]
@@ -366,8 +436,10 @@ fn a_circular_wait_is_reported_with_the_timeout_that_breaks_it() {
     assert_eq!(d.findings[0].similar, None);
     assert_eq!(d.findings[0].compared[0].thread, 1);
     assert!(!d.findings[0].compared[0].from_normal_path);
+    assert_eq!(d.findings[0].rule, Some(HopRule::Peers));
     assert_eq!(d.findings[1].vertex, VertexId(9));
-    assert_eq!(d.findings[1].similar, Some(VertexId(7)));
+    // The token read was ended by the client: its poll is the culprit (the circle).
+    assert_eq!(d.findings[1].rule, Some(HopRule::Waker));
     assert_eq!(d.circles.len(), 1);
     let c = &d.circles[0];
     assert_eq!(c.vertices, vec![VertexId(2), VertexId(9)]);
@@ -856,7 +928,14 @@ fn a_stopped_thread_is_linked_to_its_stop_signals_sender() {
     assert_eq!(s.steps[1].vertex, e.from);
     assert_eq!(s.steps[1].kind, Some(EdgeKind::Signal));
     assert_eq!(s.steps[1].decided, Some(DecidedBy::Graph));
-    assert!(d.decisions.is_empty(), "{:?}", d.decisions);
+    // No question about the slice: only whether to go on into the sender's stall.
+    assert!(
+        d.decisions
+            .iter()
+            .all(|x| x.question.kind == QuestionKind::Proceed),
+        "{:?}",
+        d.decisions
+    );
 
     // Without signal events the slice takes the SIGCONT wake-up, as before.
     let t = stopped_server(false);

@@ -65,6 +65,9 @@ pub struct FindingDoc {
     /// For a yield loop with a traced data flag: the vertex of the thread whose write
     /// of the flag ended the loop (the late writer).
     pub flag_writer: Option<VertexDoc>,
+    /// How its culprits were chosen: `woke it` (its actual waker), `stopped it`,
+    /// `wrote its flag`, `on its normal wake-up path` or `a peer, weak`.
+    pub rule: Option<&'static str>,
 }
 
 /// A circular wait.
@@ -104,6 +107,9 @@ pub struct HopDoc {
     /// `socket`, `pipe`, `lock`, `futex`, `child exit`, `signal`, `sleep`, `timer`,
     /// `disk`, `page fault`, `swap-in`, `reclaim`, `CPU`, `poll` or `wait`.
     pub kind: &'static str,
+    /// How this hop was found from the one before (`None` for the problem): `woke it`,
+    /// `stopped it`, `wrote its flag`, `on its normal wake-up path` or `a peer, weak`.
+    pub found_as: Option<&'static str>,
 }
 
 /// The whole diagnosis.
@@ -256,6 +262,7 @@ pub fn build(d: &Diagnosis, trace: &Trace, g: &EventGraph) -> Option<DiagnosisDo
             culprit_of: f.culprit_of.map(|v| v.0),
             similar: f.similar.and_then(|s| n.vertex(s)),
             flag_writer: f.flag_writer.and_then(|w| n.vertex(w)),
+            rule: f.rule.map(|r| r.phrase()),
             slice,
             compared,
             note: note(f, trace, g, &mut n),
@@ -301,6 +308,7 @@ pub fn build(d: &Diagnosis, trace: &Trace, g: &EventGraph) -> Option<DiagnosisDo
             Some(HopDoc {
                 vertex: n.vertex(h.vertex)?,
                 kind: h.kind.name(),
+                found_as: h.rule.map(|r| r.phrase()),
             })
         })
         .collect();

@@ -113,6 +113,36 @@ pub struct VertexDoc {
     /// into during the recording (`causeway_model::memory_limits`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_limit: Option<MemoryLimitDoc>,
+    /// For a run whose samples name no function of the program (too few of them):
+    /// where its thread was in its own code when the run began and when it ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_bounds: Option<RunBoundsDoc>,
+}
+
+/// Where a run with too few samples began and ended in the program's own code: the
+/// user stacks of the thread's waits just before and just after it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunBoundsDoc {
+    /// Where the wait before the run blocked: where the run resumed.
+    pub resumed_in: Option<SiteDoc>,
+    /// Where the wait after the run blocked: where the run ended.
+    pub blocked_next_in: Option<SiteDoc>,
+}
+
+impl RunBoundsDoc {
+    /// `resumed in f ← g, next blocked in h`, for a verdict line.
+    pub fn text(&self) -> String {
+        let part =
+            |what: &str, s: &Option<SiteDoc>| s.as_ref().map(|s| format!("{what} {}", s.text()));
+        [
+            part("resumed in", &self.resumed_in),
+            part("next blocked in", &self.blocked_next_in),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(", ")
+    }
 }
 
 /// A cgroup's memory limit that its processes reached during the recording.
@@ -284,6 +314,9 @@ impl<'a> Namer<'a> {
         let hot_stack = v.samples.iter().find_map(|(s, _)| *s);
         let site = causeway_diagnose::program_site(&self.code, v)
             .and_then(|s| site_doc(self.trace.tables(), &s));
+        let run_bounds = (v.kind == VertexKind::Exec && site.is_none())
+            .then(|| self.run_bounds(id, v.thread))
+            .flatten();
         Some(VertexDoc {
             id: id.0,
             tid: v.tid.0,
@@ -312,6 +345,27 @@ impl<'a> Namer<'a> {
                 .then(|| self.throttled(v.thread, v.span))
                 .flatten(),
             memory_limit: self.memory_limit(v.tgid, v.waits_on),
+            run_bounds,
+        })
+    }
+
+    /// The program sites of the waits of `thread` just before and after run `id`.
+    fn run_bounds(&self, id: VertexId, thread: u32) -> Option<RunBoundsDoc> {
+        let list = self.graph.thread_vertices(thread);
+        let pos = list.partition_point(|&y| y < id);
+        let wait_site = |y: &VertexId| {
+            let w = self
+                .graph
+                .vertex(*y)
+                .filter(|w| w.kind == VertexKind::Wait)?;
+            causeway_diagnose::program_site(&self.code, w)
+                .and_then(|s| site_doc(self.trace.tables(), &s))
+        };
+        let before = list.get(..pos)?.iter().rev().take(3).find_map(wait_site);
+        let after = list.get(pos + 1..)?.iter().take(3).find_map(wait_site);
+        (before.is_some() || after.is_some()).then_some(RunBoundsDoc {
+            resumed_in: before,
+            blocked_next_in: after,
         })
     }
 
@@ -489,6 +543,7 @@ mod tests {
             throttled: None,
             container: None,
             memory_limit: None,
+            run_bounds: None,
         };
         assert_eq!(v.who(), "redis-server (7)");
         v.container = Some("container 3f2a9c1b0d4e".into());

@@ -61,16 +61,21 @@ fn verdict(out: &mut dyn Write, chain: &[HopDoc]) -> io::Result<()> {
             (true, k) => format!("{k}: the end of what the trace shows"),
             (false, k) => k.to_string(),
         };
-        // The program's own frames, where it waited or ran.
-        let at = h
-            .vertex
-            .site
-            .as_ref()
-            .map(|s| format!("; in {}", s.text()))
-            .unwrap_or_default();
+        // The program's own frames, where it waited or ran; for a run whose samples
+        // name none, where it began and ended.
+        let at = match (&h.vertex.site, &h.vertex.run_bounds) {
+            (Some(s), _) => format!("; in {}", s.text()),
+            (None, Some(b)) => format!(
+                "; {} samples in it, too few to say what it ran: {}",
+                h.vertex.samples,
+                b.text()
+            ),
+            (None, None) => String::new(),
+        };
+        let found = h.found_as.map(|r| format!(" ({r})")).unwrap_or_default();
         writeln!(
             out,
-            "  {}{who:<width$}  {:>12}  {how}{at}",
+            "  {}{who:<width$}  {:>12}  {how}{at}{found}",
             if i == 0 { "   " } else { "<- " },
             format!(
                 "{} {:.1} ms",
