@@ -1,4 +1,5 @@
-"""firebird-lock: the diagnosis of the victim's stall must name each hop of the chain.
+"""firebird-lock: the verdict of the victim's stall (the diagnosis's first lines, its
+`chain`) must name each hop, in order.
 
 victim isql-fb <- its server process (socket) <- the holder's server process (row lock)
 <- the holder's isql-fb (socket) <- the script's subshell that feeds it (pipe)
@@ -16,14 +17,6 @@ import judge  # noqa: E402
 out, listener, holder, victim = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 
 
-def snapshot(name):
-    rows = {}
-    for line in open(os.path.join(out, name)):
-        pid, ppid, comm = line.split(None, 2)
-        rows[int(pid)] = (int(ppid), comm.strip())
-    return rows
-
-
 def children(rows, parent):
     return [p for p, (pp, _) in rows.items() if pp == parent]
 
@@ -37,7 +30,7 @@ def descendants(rows, parent):
     return found
 
 
-ps_h, ps_v = snapshot("ps-holder.txt"), snapshot("ps-victim.txt")
+ps_h, ps_v = judge.ps_snapshot(out, "ps-holder.txt"), judge.ps_snapshot(out, "ps-victim.txt")
 servers_h = set(children(ps_h, listener))
 servers_v = set(children(ps_v, listener)) - servers_h
 tree = descendants(ps_h, holder)
@@ -50,7 +43,7 @@ roles = {
 }
 bad = [r for r, pids in roles.items() if len(pids) != 1]
 hops = [judge.Want(r, pid=pids[0]) for r, pids in roles.items() if len(pids) == 1]
-ok, finding, why = judge.judge_chain(out, "diagnose.json", hops)
+ok, finding, why = judge.judge_verdict(out, "diagnose.json", hops)
 if bad:
     ok, why = False, "could not identify %s from the ps snapshots" % ", ".join(bad)
 sys.exit(judge.write_result(

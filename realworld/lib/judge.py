@@ -226,6 +226,48 @@ def judge_chain(out, name, hops):
     return ok, culprit_line(doc), why
 
 
+def ps_snapshot(out, name):
+    """A `ps -eo pid=,ppid=,comm=` snapshot a case took during its run: {pid: (ppid,
+    comm)}."""
+    rows = {}
+    for line in open(os.path.join(out, name)):
+        pid, ppid, comm = line.split(None, 2)
+        rows[int(pid)] = (int(ppid), comm.strip())
+    return rows
+
+
+def verdict_line(doc):
+    """The verdict as a user reads it: each hop's thread, what it waited on, and how it
+    was found."""
+    hops = []
+    for h in doc.get("chain", []):
+        v = h.get("vertex", {})
+        how = " [%s]" % h["found_as"] if h.get("found_as") else ""
+        hops.append("%s (%s) %s%s" % (v.get("thread"), v.get("tid"), h.get("kind"), how))
+    return " ← ".join(hops) if hops else "no verdict"
+
+
+def judge_verdict(out, name, hops):
+    """Pass when the verdict of the diagnosis in OUT/NAME (`diagnose --json`, its `chain`:
+    what the report's first lines say) names every hop, in order (other hops may come
+    between); the evidence below it does not count."""
+    doc = load_output(out, name)
+    if doc is None:
+        return False, no_output(out, name), "the analysis failed"
+    chain = [h.get("vertex", {}) for h in doc.get("chain", [])]
+    at, missing = 0, []
+    for want in hops:
+        k = next((i for i in range(at, len(chain))
+                  if chain[i].get("pid") is not None
+                  and want.thread_matches(chain[i]["pid"], chain[i].get("thread"))), None)
+        if k is None:
+            missing.append(want)
+        else:
+            at = k + 1
+    why = "; ".join("the verdict does not name %s (in order)" % h for h in missing)
+    return not missing and bool(chain), verdict_line(doc), why
+
+
 # ---- result --------------------------------------------------------------------------
 
 def machine():

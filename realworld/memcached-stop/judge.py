@@ -1,0 +1,33 @@
+"""memcached-stop: the verdict of the client's longest wait (the diagnosis's first lines,
+its `chain`) must name each hop, in order.
+
+client (python3) <- a memcached worker thread (stopped: signal) <- the script that sent
+SIGSTOP (it waits for its `sleep` to exit) <- `sleep` (its timer).
+
+The script's sleep comes from the `ps` snapshot taken during the freeze (ps-freeze.txt).
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import judge  # noqa: E402
+
+out, version = sys.argv[1], sys.argv[2]
+server, script, client = (int(a) for a in sys.argv[3:6])
+rows = judge.ps_snapshot(out, "ps-freeze.txt")
+sleep = [p for p, (pp, c) in rows.items() if pp == script and c == "sleep"]
+hops = [judge.Want("client", pid=client), judge.Want("memcached", pid=server),
+        judge.Want("the freezing script", pid=script)]
+why_bad = None
+if len(sleep) == 1:
+    hops.append(judge.Want("sleep", pid=sleep[0]))
+else:
+    why_bad = "could not identify the script's sleep from the ps snapshot"
+ok, finding, why = judge.judge_verdict(out, "diagnose.json", hops)
+if why_bad:
+    ok, why = False, why_bad
+sys.exit(judge.write_result(
+    out, "memcached-stop", "memcached %s (Debian) frozen by a script" % version,
+    "client ← memcached (stopped: signal) ← the script that sent SIGSTOP (child exit) ← "
+    "sleep (timer)",
+    finding, ok, why))
