@@ -187,6 +187,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nclients; i++)
 		close(clients[i].fd);
 	waitpid(child, NULL, 0);
+	/* Keep the cgroup for two of a recorder's 100 ms sampling periods after the server
+	 * is gone: its last throttled period is then sampled, not lost with the cgroup. */
+	wl_sleep_ns(200 * WL_NS_PER_MS);
 	rmdir(cgroup_dir);
 
 	fprintf(stderr, "cpu-quota: %s mode, cgroup %s, %d clients, %llu requests\n",
