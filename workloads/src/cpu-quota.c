@@ -187,14 +187,16 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nclients; i++)
 		close(clients[i].fd);
 	waitpid(child, NULL, 0);
-	/* Keep the cgroup for two of a recorder's 100 ms sampling periods after the server
-	 * is gone: its last throttled period is then sampled, not lost with the cgroup. */
-	wl_sleep_ns(200 * WL_NS_PER_MS);
-	rmdir(cgroup_dir);
 
 	fprintf(stderr, "cpu-quota: %s mode, cgroup %s, %d clients, %llu requests\n",
 		args.fixed ? "fixed" : "plain", cgroup_dir, nclients,
 		(unsigned long long)total);
 	wl_report(&args, total);
+	/* Keep the cgroup for two of a recorder's 100 ms sampling periods after the server
+	 * is gone (after the throughput, which counts the run only): its last throttled
+	 * period is then sampled, not lost with the cgroup. */
+	fflush(stdout);
+	wl_sleep_ns(200 * WL_NS_PER_MS);
+	rmdir(cgroup_dir);
 	return 0;
 }
