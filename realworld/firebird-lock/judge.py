@@ -41,11 +41,7 @@ roles = {
     "script subshell writing the pipe": [p for p in tree if ps_h[p][1] in ("sh", "dash", "bash")],
     "sleep": [p for p in tree if ps_h[p][1] == "sleep"],
 }
-bad = [r for r, pids in roles.items() if len(pids) != 1]
-hops = [judge.Want(r, pid=pids[0]) for r, pids in roles.items() if len(pids) == 1]
-ok, finding, why = judge.judge_verdict(out, "diagnose.json", hops)
-if bad:
-    ok, why = False, "could not identify %s from the ps snapshots" % ", ".join(bad)
+ok, finding, why = judge.judge_verdict_roles(out, "diagnose.json", roles)
 sys.exit(judge.write_result(
     out, "firebird-lock", "Firebird 3.0.11 Classic (Debian firebird3.0-server)",
     "victim isql-fb ← its server process (socket) ← holder's server process (row lock) ← "

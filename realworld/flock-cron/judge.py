@@ -26,11 +26,7 @@ shell = children(holder[0], "sh") if len(holder) == 1 else []
 sleep = children(shell[0], "sleep") if len(shell) == 1 else []
 roles = {"waiting flock": [waiter], "holder flock": holder, "job's shell": shell,
          "sleep": sleep}
-bad = [r for r, pids in roles.items() if len(pids) != 1]
-hops = [judge.Want(r, pid=pids[0]) for r, pids in roles.items() if len(pids) == 1]
-ok, finding, why = judge.judge_verdict(out, "diagnose.json", hops)
-if bad:
-    ok, why = False, "could not identify %s from the ps snapshot" % ", ".join(bad)
+ok, finding, why = judge.judge_verdict_roles(out, "diagnose.json", roles)
 sys.exit(judge.write_result(
     out, "flock-cron", "util-linux flock(1) (Debian), dash",
     "waiting flock ← holder flock (lock) ← job's shell (child exit) ← sleep (timer)",

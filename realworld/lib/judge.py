@@ -268,6 +268,18 @@ def judge_verdict(out, name, hops):
     return not missing and bool(chain), verdict_line(doc), why
 
 
+def judge_verdict_roles(out, name, roles):
+    """judge_verdict for hops given as roles, each a list of the process ids a case found
+    for it in its `ps` snapshots: a role with none or several fails the case by name.
+    Returns (ok, finding, why)."""
+    bad = [r for r, pids in roles.items() if len(pids) != 1]
+    hops = [Want(r, pid=pids[0]) for r, pids in roles.items() if len(pids) == 1]
+    ok, finding, why = judge_verdict(out, name, hops)
+    if bad:
+        ok, why = False, "could not identify %s from the ps snapshots" % ", ".join(bad)
+    return ok, finding, why
+
+
 # ---- result --------------------------------------------------------------------------
 
 def machine():

@@ -16,18 +16,11 @@ out, version = sys.argv[1], sys.argv[2]
 server, script, client = (int(a) for a in sys.argv[3:6])
 rows = judge.ps_snapshot(out, "ps-freeze.txt")
 sleep = [p for p, (pp, c) in rows.items() if pp == script and c == "sleep"]
-hops = [judge.Want("client", pid=client), judge.Want("memcached", pid=server),
-        judge.Want("the freezing script", pid=script)]
-why_bad = None
-if len(sleep) == 1:
-    hops.append(judge.Want("sleep", pid=sleep[0]))
-else:
-    why_bad = "could not identify the script's sleep from the ps snapshot"
-ok, finding, why = judge.judge_verdict(out, "diagnose.json", hops)
-if why_bad:
-    ok, why = False, why_bad
+roles = {"client": [client], "memcached": [server], "the freezing script": [script],
+         "sleep": sleep}
+ok, finding, why = judge.judge_verdict_roles(out, "diagnose.json", roles)
 sys.exit(judge.write_result(
     out, "memcached-stop", "memcached %s (Debian) frozen by a script" % version,
     "client ← memcached (stopped: signal) ← the script that sent SIGSTOP (child exit) ← "
     "sleep (timer)",
-    finding, ok, why))
+    finding, ok, why, extra={"roles": roles}))
