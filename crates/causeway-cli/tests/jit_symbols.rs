@@ -165,6 +165,9 @@ fn a_namespaced_node_is_named_from_the_perf_map_in_its_own_root() {
             script.to_str().unwrap(),
             node.to_str().unwrap(),
             "--perf-basic-prof",
+            // V8 writes a log beside the perf map, in the working directory otherwise.
+            "--no-logfile-per-isolate",
+            "--logfile=/dev/null",
             "-e",
             "function hotLoop(n) { let s = 0; for (let i = 0; i < n; i++) { s += Math.sqrt(i) * (i % 7); } return s; }\n\
              let t = Date.now(), x = 0; while (Date.now() - t < 1500) x += hotLoop(1e5); if (x < 0) console.log(x);",
