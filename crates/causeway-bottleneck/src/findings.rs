@@ -190,6 +190,19 @@ pub struct CpuProfile {
     pub in_kernel: u64,
     /// The most sampled stacks, most first.
     pub top: Vec<SampledStack>,
+    /// The program's own code those samples ran, most first: what a running sink's
+    /// advice names.
+    pub sites: Vec<SampledSite>,
+}
+
+/// A place in the program's own code and how many samples ran there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SampledSite {
+    /// Samples whose innermost own functions are these.
+    pub samples: u64,
+    /// The site in words (`keysCommand ← processCommand (dictNext)`): its own
+    /// functions, innermost first, then the library leaf most of its samples were in.
+    pub text: String,
 }
 
 /// One sampled stack and how many samples had it.

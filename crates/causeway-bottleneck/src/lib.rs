@@ -83,8 +83,8 @@ pub use analyze::{analyze, analyze_with_waits};
 pub use error::BottleneckError;
 pub use findings::{
     Capacity, CapacitySource, ClosedLoop, CpuProfile, Device, DeviceKind, Edge, EdgeId, EdgeKind,
-    Findings, Knot, ManagedRuntime, OffCpu, Pause, Quality, SampledStack, Sink, ThreadRef, Vertex,
-    VertexId, VertexKind, similar_name,
+    Findings, Knot, ManagedRuntime, OffCpu, Pause, Quality, SampledSite, SampledStack, Sink,
+    ThreadRef, Vertex, VertexId, VertexKind, similar_name,
 };
 pub use options::Options;
 pub use refine::Shape;

@@ -713,6 +713,31 @@ fn group_commit_knot_is_the_sync_thread_and_the_disk_not_the_runtime() {
     );
 }
 
+/// A running sink's advice names the function its samples ran (issue 47): in
+/// spin-flag the waiter spins in `spin_until_done` while the helpers wait for it, so
+/// "What to look at" must end at that function, not at "profile it on CPU".
+#[test]
+fn a_running_sinks_advice_names_the_function_it_ran() {
+    let Some(zoo) = Zoo::start() else { return };
+    let _one = serial();
+    let trace = zoo.record("spin-flag").seconds("1").run();
+    let r = Report(bottleneck(&trace, &[]));
+    let waiter = r.find("waiter").expect("the waiter's vertex");
+    let sink = r.0["sinks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["vertex"].as_u64() == Some(waiter))
+        .unwrap_or_else(|| panic!("the waiter is no sink: {}", r.0["sinks"]));
+    let advice = sink["advice"].as_str().unwrap();
+    assert!(
+        advice.contains("in spin_until_done ← waiter_main") && !advice.contains("profile it"),
+        "{advice}"
+    );
+    let site = &r.0["vertices"][waiter as usize]["on_cpu"]["sites"][0];
+    assert!(site["share"].as_f64().unwrap() > 0.5, "{site}");
+}
+
 /// `workload ARGS`'s own throughput line, ops/s (run unrecorded).
 fn throughput(name: &str, args: &[&str]) -> f64 {
     let o = std::process::Command::new(common::workload(name))

@@ -57,6 +57,7 @@ pub mod owncode;
 pub mod pressure;
 mod process;
 pub mod quota;
+pub mod sitename;
 pub use memlimit::{
     MemoryGroup, MemoryPressure, MemoryStall, PAGE_FAULT_FRAMES, RECLAIM_FRAMES, SWAP_IN_FRAMES,
     memory_limits, with_pressure,

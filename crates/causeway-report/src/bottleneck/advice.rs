@@ -221,8 +221,9 @@ pub(crate) fn sink(s: &SinkDoc, vertices: &[VertexDoc], edges: &[EdgeDoc]) -> St
             v.label
         ),
         k if k.is_thread() => format!(
-            "{src} waits for {} ({w}){at}, which waits for nobody: its own CPU work is the limit; profile it on CPU.",
-            v.label
+            "{src} waits for {} ({w}){at}, which waits for nobody: {}.",
+            v.label,
+            cpu_work(v)
         ),
         _ => plain_sink(v, incoming_s),
     };
@@ -358,6 +359,37 @@ pub(crate) fn note_memory_limit(
     );
 }
 
+/// A running sink's own work: the program's code its samples ran, as the diagnosis's
+/// verdict names a running hop, so the answer ends at a function rather than at
+/// "profile it". A second site is named when the first holds under half the samples.
+fn cpu_work(v: &VertexDoc) -> String {
+    let limit = "its own CPU work is the limit";
+    let Some(p) = v.on_cpu.as_ref().filter(|p| !p.sites.is_empty()) else {
+        return format!("{limit}; profile it on CPU");
+    };
+    let first = &p.sites[0];
+    let mut named = vec![format!("{:.0}% in {}", first.share * 100.0, first.text)];
+    if first.share < 0.5
+        && let Some(second) = p.sites.get(1)
+    {
+        named.push(format!("{:.0}% in {}", second.share * 100.0, second.text));
+    }
+    let few = if p.samples < FEW_SAMPLES {
+        " (too few samples to be sure)"
+    } else {
+        ""
+    };
+    format!(
+        "{limit}, {} of its {} CPU sample{}{few}",
+        named.join(", "),
+        p.samples,
+        if p.samples == 1 { "" } else { "s" }
+    )
+}
+
+/// Below this many samples a running sink's sites are named with a warning.
+const FEW_SAMPLES: u64 = 10;
+
 /// The sentence for a sink when no thread's wait on it can be named.
 fn plain_sink(v: &VertexDoc, incoming_s: f64) -> String {
     match &v.kind {
@@ -382,8 +414,9 @@ fn plain_sink(v: &VertexDoc, incoming_s: f64) -> String {
             "Threads wait {incoming_s:.3}s for processes that were not recorded: record those too (`causeway record -p` or `-a`) to see what they wait for."
         ),
         k if k.is_thread() => format!(
-            "Threads wait {incoming_s:.3}s for {}, which waits for nobody: its own CPU work is the limit; profile it on CPU.",
-            v.label
+            "Threads wait {incoming_s:.3}s for {}, which waits for nobody: {}.",
+            v.label,
+            cpu_work(v)
         ),
         _ => format!(
             "Threads wait {incoming_s:.3}s for {}, which the trace does not tie to a device or thread.",

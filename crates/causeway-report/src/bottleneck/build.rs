@@ -8,7 +8,7 @@
 use super::advice;
 use super::doc::{
     ClosedLoopDoc, CpuProfileDoc, DeviceDoc, Doc, EdgeDoc, KnotDoc, MemoryLimitDoc, OffCpuDoc,
-    PauseDoc, QualityDoc, SampledStackDoc, SinkDoc, StackDoc, ThreadDoc, VertexDoc,
+    PauseDoc, QualityDoc, SampledSiteDoc, SampledStackDoc, SinkDoc, StackDoc, ThreadDoc, VertexDoc,
 };
 use super::labels::{DiskNames, disk_name, kind_doc, label};
 use causeway_bottleneck::{
@@ -213,6 +213,15 @@ fn profile(p: &CpuProfile) -> CpuProfileDoc {
                 share: of(s.samples),
                 user: s.user.clone(),
                 kernel: s.kernel.clone(),
+            })
+            .collect(),
+        sites: p
+            .sites
+            .iter()
+            .map(|s| SampledSiteDoc {
+                samples: s.samples,
+                share: of(s.samples),
+                text: s.text.clone(),
             })
             .collect(),
     }

@@ -137,6 +137,17 @@ pub(crate) struct CpuProfileDoc {
     /// Share of the samples taken in the kernel.
     pub(crate) kernel_share: f64,
     pub(crate) stacks: Vec<SampledStackDoc>,
+    /// The program's own code the samples ran, most first.
+    pub(crate) sites: Vec<SampledSiteDoc>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct SampledSiteDoc {
+    pub(crate) samples: u64,
+    /// Share of the vertex's samples.
+    pub(crate) share: f64,
+    /// Its own functions, innermost first, then the library leaf in parentheses.
+    pub(crate) text: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
