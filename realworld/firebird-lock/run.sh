@@ -38,23 +38,9 @@ insert into t values (1, 0);
 commit;
 SQL
 
-# victim NAME [snapshot]: the update that waits for the row; sets STALL (its wall time,
-# seconds). With `snapshot`, lists the processes half a second in, when the victim's
-# server process exists: the judge needs its pid. Only builtins wait here: a `sleep` of
-# the harness in the recording would be one more process for the diagnosis to wander to.
-victim() {
-    local t0 t1
-    t0=$(date +%s%N)
-    echo "update t set v = v + 10 where id = 1; commit;" | isql-fb -q "$DB" >"$OUT/$1.log" 2>&1 &
-    VICTIM=$!
-    if [ "${2:-}" = snapshot ]; then
-        rw_pause 0.5
-        ps -eo pid=,ppid=,comm= >"$OUT/ps-$1.txt"
-    fi
-    wait "$VICTIM" || true
-    t1=$(date +%s%N)
-    STALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
-}
+# The update that waits for the row (rw_stall: its ps snapshot half a second in, when
+# the victim's server process exists; the judge needs its pid).
+STALL_INPUT="update t set v = v + 10 where id = 1; commit;"
 
 rw_log "recording system-wide; idle session holds the row for ${HOLD}s"
 rw_record trace -a -d $((HOLD + 3))
@@ -63,7 +49,8 @@ rw_bg holder sh "$here/idle-session.sh" "$DB" "$HOLD"
 HOLDER=$BG_PID
 rw_pause 0.7
 ps -eo pid=,ppid=,comm= >"$OUT/ps-holder.txt"    # the holder's server process, its sleep
-victim victim snapshot
+rw_stall victim 0.5 isql-fb -q "$DB"
+VICTIM=$STALL_PID
 before=$STALL
 echo "$FB $HOLDER $VICTIM" >"$OUT/pids"
 wait "$HOLDER" || true
@@ -74,7 +61,7 @@ rw_log "the fix: the script commits before it waits"
 rw_bg holder-fixed sh "$here/idle-session.sh" "$DB" 2 --fixed
 HOLDER2=$BG_PID
 rw_pause 0.7
-victim victim-fixed
+rw_stall victim-fixed - isql-fb -q "$DB"
 after=$STALL
 wait "$HOLDER2" || true   # its isql-fb and server process end with it
 rw_stop "$FB"

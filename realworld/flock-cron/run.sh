@@ -13,30 +13,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 lock=$OUT/job.lock
 SLOW=4
 
-# waiter NAME [snapshot]: a second job that needs the same lock; sets STALL (its wall
-# time, s) and WAITER (its pid). Only builtins wait here: a harness `sleep` in the
-# recording would be one more process for the diagnosis to wander to.
-waiter() {
-    local t0 t1
-    t0=$(date +%s%N)
-    flock "$lock" true &
-    WAITER=$!
-    if [ "${2:-}" = snapshot ]; then
-        rw_pause 0.3
-        ps -eo pid=,ppid=,comm= >"$OUT/ps-$1.txt"
-    fi
-    wait "$WAITER" || true
-    t1=$(date +%s%N)
-    STALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
-}
-
 rw_log "recording system-wide; the nightly job holds the lock for ${SLOW}s"
 rw_record trace -a -d $((SLOW + 2))
 rw_pause 0.5
 rw_bg job sh "$here/job.sh" "$lock" "$SLOW"
 JOB=$BG_PID
 rw_pause 0.5
-waiter waiter snapshot
+# A second job that needs the same lock, listed 0.3 s in.
+rw_stall waiter 0.3 flock "$lock" true
+WAITER=$STALL_PID
 before=$STALL
 echo "$JOB $WAITER" >"$OUT/pids"
 wait "$JOB" || true
@@ -47,7 +32,7 @@ rw_log "the fix: the lock for the job's first step only"
 rw_bg job-fixed sh "$here/job.sh" "$lock" 2 --fixed
 JOB2=$BG_PID
 rw_pause 0.5
-waiter waiter-fixed
+rw_stall waiter-fixed - flock "$lock" true
 after=$STALL
 wait "$JOB2" || true
 rw_log "the waiting job took ${after}s with the fix"

@@ -115,6 +115,27 @@ rw_record() {
     return 1
 }
 
+# rw_stall NAME SNAPSHOT CMD...: runs CMD, a request expected to stall, and times it:
+# sets STALL (its wall time, seconds) and STALL_PID. SNAPSHOT is `-`, or the seconds
+# after its start at which the processes are listed into ps-NAME.txt (the judge finds
+# the case's roles there, while they exist). CMD reads STALL_INPUT, when set, on its
+# standard input. Only builtins wait here: a harness `sleep` in a recording would be
+# one more process for a diagnosis to wander to.
+rw_stall() {
+    local name=$1 snap=$2 t0 t1
+    shift 2
+    t0=$(date +%s%N)
+    "$@" <<<"${STALL_INPUT:-}" >"$OUT/$name.log" 2>&1 &
+    STALL_PID=$!
+    if [ "$snap" != - ]; then
+        rw_pause "$snap"
+        ps -eo pid=,ppid=,comm= >"$OUT/ps-$name.txt"
+    fi
+    wait "$STALL_PID" || true
+    t1=$(date +%s%N)
+    STALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
+}
+
 rw_pause() {
     read -rt "$1" <> <(:) || true   # read-write: the pipe never reaches end of file
 }

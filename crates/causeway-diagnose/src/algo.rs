@@ -228,6 +228,13 @@ impl Run<'_> {
         {
             return;
         }
+        // A wait a device ended (its completion interrupt) waited on the device. The
+        // similar-wait and peer rules would name threads that merely ran nearby, and
+        // which of them a run picked changed from recording to recording; the chain
+        // ends at the device instead (the verdict says so).
+        if x.woken_by.is_some_and(WokenBy::is_device) {
+            return;
+        }
         if let Some(s) = find_similar(g, v, self.opts) {
             let slice = self.slice(s);
             let mut threads: Vec<(u32, bool)> = Vec::new();

@@ -71,6 +71,22 @@ pub enum WokenBy {
     Unknown,
 }
 
+impl WokenBy {
+    /// True when a device ended the wait: a hardware interrupt other than the timer's,
+    /// or the block-completion softirq (a disk request done). Such a wait waited on
+    /// the device, not on a thread.
+    pub fn is_device(self) -> bool {
+        match self {
+            WokenBy::Interrupt { softirq: false, .. } => true,
+            WokenBy::Interrupt {
+                softirq: true,
+                number,
+            } => number == u32::from(causeway_format::SoftirqVec::BLOCK.0),
+            _ => false,
+        }
+    }
+}
+
 /// One system call in a vertex, repeats collapsed (Argus §3.3 keeps one of a run of
 /// the same call).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -398,6 +398,60 @@ fn a_wait_its_timer_ended_follows_its_normal_path() {
 }
 
 #[test]
+fn a_wait_a_device_ended_ends_the_chain_at_the_device_not_at_a_peer() {
+    // Thread 0 waits 20 ms on a disk read (ended by the block-completion softirq)
+    // while thread 1, which woke it before, sleeps long at the same time: by the
+    // peer rule thread 1's sleep would be a culprit, but the device ended the wait.
+    let disk = WokenBy::Interrupt {
+        number: 4,
+        softirq: true,
+    };
+    let g = graph(
+        vec![
+            wait(0, 0, 50, by(1)),                     // 0: an earlier wait thread 1 ended
+            exec(0, 50, 100),                          // 1
+            wait(0, 100, 20 * MS, disk),               // 2: the long disk wait
+            exec(1, 0, 50),                            // 3: woke thread 0
+            wait(1, 60, 20 * MS + 10, WokenBy::Timer), // 4: sleeps meanwhile
+        ],
+        vec![
+            strong(3, 0, EdgeKind::Wakeup, 50),
+            strong(0, 1, EdgeKind::Resume, 50),
+            strong(1, 2, EdgeKind::Resume, 100),
+        ],
+    );
+    let d = diagnose(&g, VertexId(2), &Options::default(), &mut AutoOracle);
+    assert_eq!(d.findings[0].case, Case::LongWait);
+    assert_eq!(d.findings[0].rule, None, "{:?}", d.findings);
+    assert!(
+        d.findings[0].compared.is_empty(),
+        "{:?}",
+        d.findings[0].compared
+    );
+    assert_eq!(d.chain.len(), 1, "{:?}", d.chain);
+    // The same wait ended by nothing known goes to the normal path (the similar wait
+    // 0, which thread 1 ended), and thread 1's sleep is the culprit.
+    let mut vs = g.vertices().to_vec();
+    vs[2].woken_by = Some(WokenBy::Unknown);
+    let g2 = graph(
+        vs,
+        vec![
+            strong(3, 0, EdgeKind::Wakeup, 50),
+            strong(0, 1, EdgeKind::Resume, 50),
+            strong(1, 2, EdgeKind::Resume, 100),
+        ],
+    );
+    let d2 = diagnose(&g2, VertexId(2), &Options::default(), &mut AutoOracle);
+    assert_eq!(
+        d2.findings[0].rule,
+        Some(HopRule::NormalPath),
+        "{:?}",
+        d2.findings
+    );
+    assert_eq!(d2.chain.len(), 2, "{:?}", d2.chain);
+}
+
+#[test]
 fn a_circular_wait_is_reported_with_the_timeout_that_breaks_it() {
     // Client (0) sends a request that wakes the server (1), then polls with a timeout;
     // the server waits for a token the client sends only after its poll times out.

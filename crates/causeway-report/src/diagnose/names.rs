@@ -82,6 +82,9 @@ pub struct VertexDoc {
     pub block: &'static str,
     /// For a wait: what ended it.
     pub woken_by: Option<String>,
+    /// For a wait: a device's completion ended it (the chain ends at the device).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub device_ended: bool,
     /// For a wait: the system call it blocked in.
     pub wait_call: Option<String>,
     /// For a wait: what it waited on (`socket`, `pipe`, `lock`, `futex`, `child exit`,
@@ -333,6 +336,7 @@ impl<'a> Namer<'a> {
             },
             block: block_word(v.block),
             woken_by: v.woken_by.map(|w| woken_word(self.trace, w)),
+            device_ended: v.woken_by.is_some_and(WokenBy::is_device),
             wait_call: v.wait_call.map(|n| syscall_label(n).into_owned()),
             waits_on: v.waits_on.map(|k| k.name()),
             syscalls,
@@ -432,14 +436,33 @@ fn woken_word(trace: &Trace, w: WokenBy) -> String {
         }
         WokenBy::Timer => "timer expired (timeout or sleep)".to_string(),
         WokenBy::Interrupt { number, softirq } => {
-            if softirq {
-                format!("woken by softirq {number}")
+            if !softirq {
+                format!("woken by interrupt {number} (a device)")
+            } else if let Some(name) = softirq_name(number) {
+                format!("woken by the {name} softirq ({number})")
             } else {
-                format!("woken by interrupt {number}")
+                format!("woken by softirq {number}")
             }
         }
         WokenBy::Unknown => "woken by an unknown context".to_string(),
     }
+}
+
+/// What a softirq vector serves, as the kernel's `softirq_entry` names it.
+fn softirq_name(vec: u32) -> Option<&'static str> {
+    const NAMES: [&str; 10] = [
+        "high-priority tasklet",
+        "timer",
+        "network transmit",
+        "network receive",
+        "block-completion",
+        "block-poll",
+        "tasklet",
+        "scheduler",
+        "hrtimer",
+        "RCU",
+    ];
+    NAMES.get(vec as usize).copied()
 }
 
 /// A thread as the reports name it: `name (tid)`, or `name (goroutine N of PID)` for a
@@ -533,6 +556,7 @@ mod tests {
             kind: "wait",
             block: "blocked",
             woken_by: None,
+            device_ended: false,
             wait_call: None,
             waits_on: None,
             syscalls: Vec::new(),

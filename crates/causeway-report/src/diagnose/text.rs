@@ -50,12 +50,15 @@ fn verdict(out: &mut dyn Write, chain: &[HopDoc]) -> io::Result<()> {
             (last, k) if let Some(m) = &h.vertex.memory_limit => format!(
                 "{k} under {}{}",
                 m.text(),
-                if last {
-                    ": the end of what the trace shows"
-                } else {
-                    ""
+                match (last, h.vertex.device_ended) {
+                    (true, true) => ": ended by the device's completion, the end of the chain",
+                    (true, false) => ": the end of what the trace shows",
+                    _ => "",
                 }
             ),
+            (true, k) if h.vertex.device_ended => {
+                format!("{k}: ended by the device's completion, the end of the chain")
+            }
             (true, "sleep") => "sleep: it chose to wait, the end of the chain".to_string(),
             (true, "CPU") => "CPU: busy the whole time, the end of the chain".to_string(),
             (true, k) => format!("{k}: the end of what the trace shows"),
