@@ -6,8 +6,8 @@
 
 use crate::stacks::PackedStack;
 pub(crate) use crate::wait::Wait;
-use crate::waker::{DeviceSet, Pseudo, WakerKey, classify};
-use causeway_format::{Marker, Tables, Tid, Timestamp, Waker};
+use crate::waker::{DeviceSet, Pseudo, WaitContext, WakerKey, classify};
+use causeway_format::{Marker, Tables, TaskState, Tid, Timestamp, Waker};
 use causeway_model::Facts;
 use causeway_model::facts::FlagAccess;
 use causeway_model::{Model, SegmentState, Thread, WakeInfo};
@@ -135,11 +135,16 @@ impl Resolver<'_> {
         })
     }
 
-    /// Who ended a wait of `wakee`.
-    pub(crate) fn waker(&self, wakee: Tid, w: &WakeInfo) -> WakerKey {
+    /// Who ended a wait of `wakee`; `uninterruptible`: it waited in state `D`.
+    pub(crate) fn waker(&self, wakee: Tid, w: &WakeInfo, uninterruptible: bool) -> WakerKey {
         let hint = self.facts.device_hint(wakee, w.ts).copied();
         let kernel = w.waker_stack.and_then(|s| s.kernel);
-        if let Some(k) = classify(self.tables, w.waker, kernel, hint, self.devices) {
+        let wait = WaitContext {
+            waker_kernel_stack: kernel,
+            hint,
+            uninterruptible,
+        };
+        if let Some(k) = classify(self.tables, w.waker, wait, self.devices) {
             return k;
         }
         match w.waker {
@@ -183,9 +188,11 @@ pub(crate) fn thread_waits_and_idle(
         if let SegmentState::Blocked {
             waker,
             switch_out_stack,
+            state,
             ..
         } = seg.state
         {
+            let uninterruptible = state.is_some_and(|s| s.0 & TaskState::UNINTERRUPTIBLE.0 != 0);
             let waker_weight = waker.map_or(1, |w| w.waker_stack_weight);
             let (key, waker_stack) = match &waker {
                 // Data a recorded thread sent: that thread, never the device or the
@@ -200,7 +207,10 @@ pub(crate) fn thread_waits_and_idle(
                     stats.exit_ns += seg.duration().0;
                     continue;
                 }
-                Some(w) => (r.waker(th.tid, w), PackedStack::from_ref(w.waker_stack)),
+                Some(w) => (
+                    r.waker(th.tid, w, uninterruptible),
+                    PackedStack::from_ref(w.waker_stack),
+                ),
                 None if !seg.end_known => {
                     // The recording (or the thread) ended during the wait.
                     stats.unended_waits += 1;

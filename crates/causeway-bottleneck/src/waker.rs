@@ -11,6 +11,9 @@
 //! 4. A thread whose waker kernel stack is in I/O completion (block or network receive
 //!    processing, run by a kworker, ksoftirqd or inline after a loopback send): the
 //!    device the trace shows completing just before (softirq/kworker hand-off).
+//!    4b. Without the waker's stack: a kernel I/O thread (`kworker`, `ksoftirqd`,
+//!    `jbd2`, ...) ending a wait in state `D`: the disk it last issued a request to,
+//!    else the one that completed a request just before.
 //! 5. The BLOCK softirq with no completion seen: the only disk if there is one, else an
 //!    unidentified disk; likewise NET softirqs and an unidentified NIC.
 //! 6. Any other IRQ or softirq: a pseudo thread named after it.
@@ -168,15 +171,30 @@ pub(crate) struct DeviceSet {
     pub(crate) sole_nic: Option<StringId>,
 }
 
+/// What is known of one wait besides its waker.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct WaitContext {
+    /// The waker's kernel stack at the wake-up, when it was taken.
+    pub(crate) waker_kernel_stack: Option<StackId>,
+    /// Devices that completed work just before (`causeway_model::facts`).
+    pub(crate) hint: Option<DeviceHint>,
+    /// The waiter slept in state `D` (uninterruptible: the kernel's I/O waits).
+    pub(crate) uninterruptible: bool,
+}
+
 /// Classify a non-thread waker, or a thread waker whose stack shows device work.
 /// Returns `None` when the waker is an ordinary thread to be resolved by tid.
 pub(crate) fn classify(
     tables: &Tables,
     waker: Waker,
-    waker_kernel_stack: Option<StackId>,
-    hint: Option<DeviceHint>,
+    wait: WaitContext,
     devices: DeviceSet,
 ) -> Option<WakerKey> {
+    let WaitContext {
+        waker_kernel_stack,
+        hint,
+        uninterruptible,
+    } = wait;
     let ctx = stack_context(tables, waker_kernel_stack);
     if ctx == StackContext::Timer {
         return Some(WakerKey::Pseudo(Pseudo::Timer));
@@ -190,6 +208,15 @@ pub(crate) fn classify(
         Waker::Thread { .. } => match ctx {
             StackContext::BlockDone => hint.disk_any.map(Pseudo::Disk).unwrap_or(disk_fallback),
             StackContext::NetRx => nic_here.unwrap_or(nic_fallback),
+            // Rule 4b: an I/O wait (state D) a kernel I/O thread ended, its waker
+            // stack not taken (short waits' stacks are sampled): the disk that thread
+            // last wrote to, else the one that completed a request just before. The
+            // journal's commit ending an fsync is the case; left to rule 7 these
+            // waits went to "other processes", off the disk edge that the same
+            // fsync's other waits are on.
+            _ if uninterruptible && let Some(d) = hint.disk_issued.or(hint.disk_any) => {
+                Pseudo::Disk(d)
+            }
             _ => return None,
         },
         Waker::Irq { name, .. } => {

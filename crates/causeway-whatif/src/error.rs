@@ -18,9 +18,15 @@ pub enum WhatIfError {
     },
     /// No wait of the trace blocked under the function a change names.
     #[error(
-        "no wait in this recording blocked under a function named `{0}` (its user stacks name none)"
+        "no wait in this recording blocked under a function named `{function}`{}",
+        if nearest.is_empty() { " (its user stacks name none)".to_string() } else { format!("; the nearest names waits blocked under: {}", nearest.join(", ")) }
     )]
-    NoSite(String),
+    NoSite {
+        /// The name given.
+        function: String,
+        /// Functions that waits did block under, the most like the name first.
+        nearest: Vec<String>,
+    },
     /// The trace has no repeated work to count in its middle 80 %.
     #[error(
         "nothing to count: the throughput-bearing threads woke fewer than {min} times in the middle of the recording"

@@ -37,6 +37,7 @@ mod measure;
 mod predict;
 mod replay;
 mod select;
+mod sitename;
 
 pub use change::{Change, Factor, Target};
 pub use error::WhatIfError;

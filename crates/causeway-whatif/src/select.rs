@@ -47,7 +47,10 @@ impl<'a> Selection<'a> {
                 Target::Site { function } => {
                     let stacks = stacks_under(tables, function);
                     if !blocked_under(model, &stacks) {
-                        return Err(WhatIfError::NoSite(function.clone()));
+                        return Err(WhatIfError::NoSite {
+                            function: function.clone(),
+                            nearest: crate::sitename::nearest(model, tables, function),
+                        });
                     }
                     Sel::Site(stacks)
                 }
@@ -191,16 +194,14 @@ impl Selection<'_> {
 }
 
 /// The user stacks that hold a frame of `function` (the frame's own function or one
-/// inlined into it).
+/// inlined into it), by the names users type (`crate::sitename::same_function`).
 fn stacks_under(tables: &Tables, function: &str) -> HashSet<StackId> {
+    let same =
+        |id: causeway_format::StringId| crate::sitename::same_function(tables.string(id), function);
     let named = |f: &causeway_format::FrameId| {
-        tables.frame(*f).is_some_and(|fr| {
-            tables.string(fr.symbol) == function
-                || fr
-                    .inlined
-                    .iter()
-                    .any(|i| tables.string(i.symbol) == function)
-        })
+        tables
+            .frame(*f)
+            .is_some_and(|fr| same(fr.symbol) || fr.inlined.iter().any(|i| same(i.symbol)))
     };
     (0u32..)
         .zip(&tables.stacks)

@@ -24,6 +24,9 @@ pub(crate) struct FactsCollector<'t> {
     // Looked up on every wake-up: fast hashes of the integers.
     last_block_here: FxHashMap<Cpu, (DevId, Timestamp)>,
     last_block_any: Option<(DevId, Timestamp)>,
+    /// The device each thread last issued a block request to (a journal thread's
+    /// commit, a loop device's worker).
+    last_issue_by: FxHashMap<Tid, DevId>,
     last_recv_here: FxHashMap<Cpu, (StringId, Timestamp)>,
     names: ThreadIndex<'t>,
     kernel_thread: FxHashMap<Tid, bool>,
@@ -34,9 +37,12 @@ pub(crate) struct FactsCollector<'t> {
     syscall_tids: BTreeSet<Tid>,
 }
 
-/// Kernel threads that run deferred I/O completion for a device.
-fn is_completion_thread(comm: &str) -> bool {
-    ["kworker", "ksoftirqd", "irq/", "kblockd"]
+/// Kernel threads that run deferred I/O completion for a device (or a file system's
+/// journal commit): by name, as the kernel names them; the trace does not mark kernel
+/// threads.
+pub fn is_completion_thread(comm: &str) -> bool {
+    // jbd2: ext4's journal thread, whose commit ends an fsync's wait.
+    ["kworker", "ksoftirqd", "irq/", "kblockd", "jbd2/"]
         .iter()
         .any(|p| comm.starts_with(p))
 }
@@ -53,6 +59,7 @@ impl<'t> FactsCollector<'t> {
             counts: [0; 64],
             last_block_here: FxHashMap::default(),
             last_block_any: None,
+            last_issue_by: FxHashMap::default(),
             last_recv_here: FxHashMap::default(),
             names: ThreadIndex::new(tables),
             kernel_thread: FxHashMap::default(),
@@ -89,6 +96,9 @@ impl<'t> FactsCollector<'t> {
             *c += 1;
         }
         match ev.kind {
+            EventKind::BlockIssue { tid, dev, .. } => {
+                self.last_issue_by.insert(tid, dev);
+            }
             EventKind::BlockComplete { dev, .. } => {
                 self.last_block_here.insert(ev.cpu, (dev, ev.ts));
                 self.last_block_any = Some((dev, ev.ts));
@@ -203,7 +213,13 @@ impl<'t> FactsCollector<'t> {
                 .get(&cpu)
                 .filter(|(_, t)| recent(*t))
                 .map(|(d, _)| *d),
+            disk_issued: None,
         };
+        if let Waker::Thread { tid } = waker
+            && disk_ok
+        {
+            hint.disk_issued = self.last_issue_by.get(&tid).copied();
+        }
         if !disk_ok {
             hint.disk_here = None;
             hint.disk_any = None;

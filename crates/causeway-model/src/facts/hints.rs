@@ -17,6 +17,9 @@ pub struct DeviceHint {
     pub disk_any: Option<DevId>,
     /// Network device that received a packet just before, on the waking CPU.
     pub nic_here: Option<StringId>,
+    /// Block device the waking kernel I/O thread last issued a request to (ext4's
+    /// journal thread writes the commit an fsync waits for, then wakes it).
+    pub disk_issued: Option<DevId>,
 }
 
 /// Hints by thread, each thread's in wake-up time order once [`DeviceHints::finish`]ed.

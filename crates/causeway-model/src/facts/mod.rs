@@ -21,6 +21,7 @@ mod samples;
 mod signals;
 
 pub(crate) use collect::FactsCollector;
+pub use collect::is_completion_thread;
 pub use hints::DeviceHint;
 pub(crate) use hints::DeviceHints;
 pub(crate) use markers::Markers;
