@@ -16,7 +16,7 @@ bindir=${1:-bin}
 progs="blocking-write lock-contention load-imbalance circular-timeout
        spin-flag long-cpu two-peaks blocking-net prefork-lock group-commit
        stopped-peer lock-chain batch-loop pipeline-commit lock-holder-idle
-       cpu-quota cpu-pinned memcg-reclaim go-commit go-lock"
+       cpu-quota cpu-pinned memcg-reclaim commit-loop event-fsync go-commit go-lock"
 run_secs=0.5
 max_wall=2.0   # run_secs + generous slack for a loaded 2-core machine
 

@@ -802,3 +802,68 @@ fn halving_the_flush_predicts_the_gain_of_running_with_half_the_flush() {
         "predicted {predicted:+.2}, measured {measured:+.2} ({before:.0} -> {after:.0} ops/s)"
     );
 }
+
+/// The fsync shapes of issue 48: a single-thread insert-fsync loop and an event loop
+/// that fdatasyncs every round before replying to clients over loopback. Their disk
+/// edge, the disk (`--waits-on`) and the call site select the same waits and must
+/// predict the same gain, and removing them must predict most of what dropping the
+/// flush (`--fixed`) gives, measured unrecorded right after. Before the model
+/// followed only recorded threads, kept kernel I/O threads' waits as service time and
+/// took the removed calls' CPU out, these predicted +0 % on a journaled disk and
+/// 0.55 of the measured gain here.
+#[test]
+fn removing_an_fsync_predicts_the_gain_of_dropping_it() {
+    let Some(zoo) = Zoo::on_disk() else { return };
+    let _one = serial();
+    let dir = zoo.dir().to_str().unwrap().to_string();
+    for (name, waiter, site, call) in [
+        ("commit-loop", "inserter", "commit_row", "fsync"),
+        ("event-fsync", "ef-server", "flush_append_log", "fdatasync"),
+    ] {
+        let trace = zoo
+            .record(name)
+            .args(["--dir", dir.as_str()])
+            .seconds("2")
+            .run();
+        let gain = |args: &[&str]| {
+            let p = analyse_json(&trace, &[&["whatif", "--json"], args].concat());
+            assert!(p["waits"]["changed"].as_u64().unwrap() > 1000, "{p}");
+            p["gain"].as_f64().unwrap_or_else(|| panic!("no gain: {p}"))
+        };
+        let edge = format!("{waiter}->disk");
+        let by_edge = gain(&["--edge", &edge]);
+        let disk = bottleneck(&trace, &[])["vertices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["label"].as_str().is_some_and(|l| l.starts_with("disk")))
+            .map(|v| v["label"].as_str().unwrap().to_string())
+            .expect("a disk vertex");
+        let by_disk = gain(&["--waits-on", &disk]);
+        let by_site = gain(&["--site", site]);
+        let by_call = gain(&["--site", call]);
+        for g in [by_disk, by_site, by_call] {
+            assert!(
+                ((1.0 + g) / (1.0 + by_edge) - 1.0).abs() < 0.03,
+                "{name}: edge {by_edge:+.2}, disk {by_disk:+.2}, site {by_site:+.2}, call {by_call:+.2}"
+            );
+        }
+        let before = throughput(name, &["--seconds", "1.5", "--dir", &dir]);
+        let after = throughput(name, &["--seconds", "1.5", "--dir", &dir, "--fixed"]);
+        let ratio = (1.0 + by_edge) / (after / before);
+        eprintln!(
+            "{name}: predicted {:.2}x, measured {:.2}x ({before:.0} -> {after:.0} ops/s), ratio {ratio:.2}",
+            1.0 + by_edge,
+            after / before
+        );
+        // The issue's goal is within 25 %, not met yet: the recorder's own work in the
+        // recorded threads' context (stacks copied at every switch-out) stays in the
+        // replayed runs, and a 2-s recording has few samples to find the call's CPU
+        // (0.50-0.84 measured on a 2-CPU virtual machine). The floor catches a model
+        // that predicts nothing, as it did on a journaled disk.
+        assert!(
+            (0.4..1.35).contains(&ratio),
+            "{name}: predicted {by_edge:+.2}, measured {before:.0} -> {after:.0} ops/s"
+        );
+    }
+}

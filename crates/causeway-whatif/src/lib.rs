@@ -31,6 +31,7 @@
 //! in the middle 80 % of the recording; a prediction above what the CPUs can run is
 //! capped at their capacity.
 
+mod callcpu;
 mod change;
 mod error;
 mod measure;

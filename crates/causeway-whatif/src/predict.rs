@@ -1,5 +1,6 @@
 //! Predictions: a replay with the changes against the recording's own rate.
 
+use crate::callcpu::CallCpu;
 use crate::change::{Change, Factor, Target};
 use crate::error::WhatIfError;
 use crate::measure::{Counted, Cycles, MIN_CYCLES, cycles, replayed_speedup};
@@ -7,7 +8,7 @@ use crate::replay::{Plan, Rule, replay, waker_point};
 use crate::select::Selection;
 use causeway_bottleneck::{EdgeId, EdgeKind, Findings, VertexKind, WaitMap};
 use causeway_format::{Tables, Waker};
-use causeway_model::{Model, Segment, SegmentId, SegmentState, Trace};
+use causeway_model::{Facts, Model, Segment, SegmentId, SegmentState, Trace};
 use std::cell::Cell;
 
 /// How many of a knot's or sink's heaviest edges get a prediction each.
@@ -85,6 +86,7 @@ pub struct EdgeGain {
 /// replay order are found once, each prediction is one replay.
 pub struct Predictor<'a> {
     model: &'a Model,
+    facts: &'a Facts,
     tables: &'a Tables,
     findings: &'a Findings,
     waits: &'a WaitMap,
@@ -116,6 +118,7 @@ impl<'a> Predictor<'a> {
         };
         let mut p = Predictor {
             model,
+            facts: trace.facts(),
             tables: trace.tables(),
             findings,
             waits,
@@ -126,7 +129,13 @@ impl<'a> Predictor<'a> {
         };
         let none = p.select(&[])?;
         let tally = Tally::default();
-        let base = replay(model, &p.plan, &|id| p.rule(id, &none, &tally), &|_, o| o);
+        let calls = CallCpu::default();
+        let base = replay(
+            model,
+            &p.plan,
+            &|id| p.rule(id, &none, &calls, &tally),
+            &|_, o| o,
+        );
         p.base_speedup = replayed_speedup(&p.cycles, &base)
             .map(|(s, _)| s)
             .filter(|s| s.is_finite() && *s > 0.0)
@@ -147,8 +156,9 @@ impl<'a> Predictor<'a> {
         let sel = self.select(changes)?;
         let counted = self.cycles.counted.clone();
         let tally = Tally::default();
-        let rule = |id: SegmentId| self.rule(id, &sel, &tally);
-        let scale = |seg: SegmentId, offset: u64| self.scale(seg, offset, &sel);
+        let calls = CallCpu::of(self.model, self.facts, &sel);
+        let rule = |id: SegmentId| self.rule(id, &sel, &calls, &tally);
+        let scale = |seg: SegmentId, offset: u64| self.scale(seg, offset, &sel, &calls);
         let replayed = replay(self.model, &self.plan, &rule, &scale);
         let (speedup, window_ns) = replayed_speedup(&self.cycles, &replayed)
             .ok_or(WhatIfError::NothingToCount { min: MIN_CYCLES })?;
@@ -157,7 +167,7 @@ impl<'a> Predictor<'a> {
         // 1 is the estimator's (the counted threads' first wake-ups moving earlier than
         // their last, held by something that kept its time), reported as no gain.
         let rate = counted.recorded_per_s * (speedup / self.base_speedup).max(1.0);
-        let cpu_ns = self.cpu_in_window(&sel);
+        let cpu_ns = self.cpu_in_window(&sel, &calls);
         let cpu_demand = if window_ns == 0 {
             f64::INFINITY
         } else {
@@ -251,7 +261,7 @@ impl<'a> Predictor<'a> {
 
     /// How long a segment lasts in the replay (see the crate's documentation).
     /// (The replay asks once per segment, so the tally counts each segment once.)
-    fn rule(&self, id: SegmentId, sel: &Selection<'_>, tally: &Tally) -> Rule {
+    fn rule(&self, id: SegmentId, sel: &Selection<'_>, calls: &CallCpu, tally: &Tally) -> Rule {
         let Some(seg) = self.model.segment(id) else {
             return Rule::Fixed(0);
         };
@@ -293,6 +303,12 @@ impl<'a> Predictor<'a> {
                 tally.count(|r| &mut r.changed);
             }
             return Rule::Fixed(sel.runnable_len(id, seg));
+        }
+        if seg.state.is_running() {
+            // The CPU of removed calls around this run goes with them (`callcpu`).
+            let taken = calls.taken(self.model, sel, id, seg);
+            tally.removed_ns.set(tally.removed_ns.get() + taken);
+            return Rule::Fixed(d - taken);
         }
         if !seg.state.is_blocked() {
             return Rule::Fixed(d);
@@ -370,22 +386,23 @@ impl<'a> Predictor<'a> {
     }
 
     /// A point's recorded offset into a segment, in the replay.
-    fn scale(&self, seg: SegmentId, offset: u64, sel: &Selection<'_>) -> u64 {
-        match sel.factor_of(seg) {
-            Some(f)
-                if self
-                    .model
-                    .segment(seg)
-                    .is_some_and(|s| s.state.is_running()) =>
-            {
-                f.shrink(offset)
-            }
-            _ => offset,
+    fn scale(&self, seg: SegmentId, offset: u64, sel: &Selection<'_>, calls: &CallCpu) -> u64 {
+        let Some(s) = self.model.segment(seg).filter(|s| s.state.is_running()) else {
+            return offset;
+        };
+        if let Some(f) = sel.factor_of(seg) {
+            return f.shrink(offset);
+        }
+        // A run that removed calls shortened: its points move in proportion.
+        let d = s.duration().0;
+        match calls.taken(self.model, sel, seg, s) {
+            0 => offset,
+            taken => (offset as u128 * u128::from(d - taken) / u128::from(d.max(1))) as u64,
         }
     }
 
     /// Time on CPU of the recorded threads in the counted window, after the changes.
-    fn cpu_in_window(&self, sel: &Selection<'_>) -> u64 {
+    fn cpu_in_window(&self, sel: &Selection<'_>, calls: &CallCpu) -> u64 {
         let (lo, hi) = self.cycles.counted.window;
         let mut ns = 0;
         for (ti, t) in (0u32..).zip(self.model.threads()) {
@@ -410,7 +427,9 @@ impl<'a> Predictor<'a> {
                     thread: ti,
                     index: si,
                 };
-                ns += sel.factor_of(id).map_or(d, |f| f.shrink(d));
+                ns += sel
+                    .factor_of(id)
+                    .map_or_else(|| d - calls.taken(self.model, sel, id, s), |f| f.shrink(d));
             }
         }
         ns

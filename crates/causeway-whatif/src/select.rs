@@ -76,6 +76,13 @@ impl<'a> Selection<'a> {
 
     /// The factor a change applies to this segment, if one does (the first change
     /// that reaches it).
+    /// True when some change removes waits (rather than shortening them or CPU).
+    pub(crate) fn removes_waits(&self) -> bool {
+        self.sels
+            .iter()
+            .any(|(s, f)| f.removes() && !matches!(s, Sel::Cpu { .. }))
+    }
+
     pub(crate) fn factor_of(&self, id: SegmentId) -> Option<Factor> {
         if self.sels.is_empty() {
             return None;
