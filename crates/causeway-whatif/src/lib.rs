@@ -8,9 +8,10 @@
 //! bottleneck page, "Predicted gains"):
 //! - a wait ended by a recorded thread ends when that thread, replayed, reaches the
 //!   point of its timeline where it woke the waiter (locks, queues, condition
-//!   variables, socket data between recorded threads);
-//! - a wait ended by a timer, a disk or a NIC keeps its length (a sleep, a timeout,
-//!   a device's service time), shrunk only when it is the change;
+//!   variables, socket data between recorded threads); threads of processes the
+//!   recording did not follow are never followed (their timelines are fragments);
+//! - a wait ended by a timer, a disk, a NIC or a kernel I/O thread keeps its length
+//!   (a sleep, a timeout, a device's service time), shrunk only when it is the change;
 //! - a wait on a brief stopper (the bottleneck analysis's pauses: a runtime's
 //!   safepoint thread) keeps its length too: the stopper runs on its own clock, and
 //!   following it would hold the replayed program back to its recorded pace;
@@ -24,7 +25,8 @@
 //!   the time taken out of that work.
 //!
 //! A wait that is the change keeps no dependency: it lasts its recorded length divided
-//! by the factor. Every timestamp of the replay is `max` and `+` over the recorded
+//! by the factor. A removed wait also takes its wake-up's runnable delay and its
+//! call's own CPU (`callcpu`) with it: removal predicts the fix that drops the call. Every timestamp of the replay is `max` and `+` over the recorded
 //! ones, so an unchanged replay reproduces the recording exactly (tested), and a change
 //! moves only what depends on it. The rate of the repeated work counts the wake-ups
 //! of the throughput-bearing threads (the first knot's, else the first sink's waiters)
