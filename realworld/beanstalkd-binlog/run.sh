@@ -52,5 +52,6 @@ rw_fix throughput puts/s "$before" "$after" "-f0 (fsync every write) vs the defa
 
 set +e
 "$CW" bottleneck --json "$OUT/trace.cwt" >"$OUT/bottleneck.json" 2>"$OUT/bottleneck.err"
+rw_predict
 "$CW" bottleneck "$OUT/trace.cwt" >"$OUT/bottleneck.txt" 2>&1
 python3 "$here/judge.py" "$OUT" $(cat "$OUT/pids")

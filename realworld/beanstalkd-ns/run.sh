@@ -119,6 +119,7 @@ rw_fix throughput puts/s "$before" "$after" "-f0 (fsync every write) vs the defa
 
 set +e
 "$CW" bottleneck --json "$OUT/trace.cwt" >"$OUT/bottleneck.json" 2>"$OUT/bottleneck.err"
+rw_predict
 "$CW" bottleneck "$OUT/trace.cwt" >"$OUT/bottleneck.txt" 2>&1
 "$CW" info "$OUT/trace.cwt" >"$OUT/info.txt" 2>&1
 python3 "$here/judge.py" "$OUT" $(cat "$OUT/pids")

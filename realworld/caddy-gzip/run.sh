@@ -113,6 +113,7 @@ cp "$CACHE/caddy/binaries.txt" "$OUT/"
 
 set +e
 "$CW" bottleneck --json "$OUT/trace.cwt" >"$OUT/bottleneck.json" 2>"$OUT/bottleneck.err"
+rw_predict "the fix serves a file compressed once instead of compressing every response: it removes CPU work, not waits"
 "$CW" bottleneck "$OUT/trace.cwt" >"$OUT/bottleneck.txt" 2>&1
 "$CW" info "$OUT/trace.cwt" >"$OUT/info.txt" 2>&1
 python3 "$here/judge.py" "$OUT" $(cat "$OUT/pids")

@@ -89,4 +89,6 @@ set +e
 "$CW" diagnose --auto --thread "$LOAD" --json "$OUT/trace.cwt" >"$OUT/diagnose.json" 2>"$OUT/diagnose.err"
 "$CW" diagnose --auto --thread "$LOAD" "$OUT/trace.cwt" >"$OUT/diagnose.txt" 2>&1
 "$CW" bottleneck "$OUT/trace.cwt" >"$OUT/bottleneck.txt" 2>&1   # for the record; not judged
+"$CW" bottleneck --json "$OUT/trace.cwt" >"$OUT/bottleneck.json" 2>"$OUT/bottleneck.err"
+rw_predict "the fix keeps the database in memory instead of serializing it on every write: it removes CPU work, not waits"
 python3 "$here/judge.py" "$OUT" $(cat "$OUT/pids")

@@ -14,6 +14,10 @@
 #                      and return once it records (sets REC_PID)
 #   rw_pause SECONDS   wait without starting a process (no `sleep` in a recording)
 #   rw_fix METRIC UNIT WITHOUT WITH NOTE   write $OUT/fix.json (the measured fix)
+#   rw_predict [REASON]   after $OUT/bottleneck.json: `causeway whatif` removing the
+#                      waits on the top finding's device or quota, into $OUT/whatif.json
+#                      (the prediction the measured fix is compared with; REASON: why the
+#                      model cannot know this fix, when the fix changes the work)
 #   rw_apt PACKAGE...  install the Debian packages that are missing
 
 RW=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -134,6 +138,11 @@ rw_stall() {
     wait "$STALL_PID" || true
     t1=$(date +%s%N)
     STALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
+}
+
+rw_predict() {
+    python3 "$RW/lib/predict.py" "$CW" "$OUT" "${1:-}" >"$OUT/predict.log" 2>&1 ||
+        rw_log "no prediction (see $OUT/predict.log)"
 }
 
 rw_pause() {

@@ -320,6 +320,8 @@ def write_result(out, case, program, expected, finding, ok, why, extra=None):
         "pass": bool(ok),
         "why": why,
         "fix": load(fix_path) if os.path.exists(fix_path) else None,
+        "prediction": load(os.path.join(out, "whatif.json"))
+        if os.path.exists(os.path.join(out, "whatif.json")) else None,
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "cpu": "%s, %d CPUs" % (machine(), os.cpu_count()),
         "load_average": load_average(out),

@@ -13,6 +13,33 @@ import sys
 
 outroot, path, ran = sys.argv[1], sys.argv[2], sys.argv[3:]
 BEGIN, END = "<!-- rows: written by realworld/lib/results.py -->", "<!-- end of rows -->"
+PBEGIN, PEND = "<!-- predictions: written by realworld/lib/results.py -->", "<!-- end of predictions -->"
+# A prediction within this of the measured speedup (predicted / measured - 1) holds.
+WITHIN = 0.25
+
+
+def prediction_row(res):
+    """Predicted against measured speedup of the fix, or None for a case without both
+    (a stall case, whose fix shortens one wait rather than a rate)."""
+    pred, fix = res.get("prediction"), res.get("fix")
+    if not pred or not fix or fix["unit"] == "s" or not fix["without_fix"]:
+        return None
+    measured = fix["with_fix"] / fix["without_fix"]
+    if pred.get("speedup") is None:
+        verdict = ("not predicted, the model cannot know: %s" % pred["reason"]
+                   if pred.get("reason") else "no prediction: %s" % pred.get("error", "?"))
+        return "| %s |" % " | ".join(cell(c) for c in (
+            res["case"], pred.get("change") or "–", "–", "%.2f×" % measured, "–", verdict))
+    ratio = pred["speedup"] / measured
+    if abs(ratio - 1) <= WITHIN:
+        verdict = "**within 25 %**"
+    elif pred.get("reason"):
+        verdict = "outside; the model cannot know: %s" % pred["reason"]
+    else:
+        verdict = "**outside 25 %**"
+    return "| %s |" % " | ".join(cell(c) for c in (
+        res["case"], pred["change"], "%.2f×" % pred["speedup"], "%.2f×" % measured,
+        "%.2f" % ratio, verdict))
 
 
 def cell(text):
@@ -54,9 +81,14 @@ def detail(res):
     return "\n".join(lines)
 
 
-old_rows, old_details = {}, {}
+old_rows, old_details, old_preds = {}, {}, {}
 if os.path.exists(path):
     text = open(path).read()
+    if PBEGIN in text and PEND in text:
+        for line in text.split(PBEGIN, 1)[1].split(PEND, 1)[0].splitlines():
+            m = re.match(r"\| ([\w.-]+) \|", line)
+            if m and m.group(1) not in ("case",):
+                old_preds[m.group(1)] = line
     if BEGIN in text and END in text:
         for line in text.split(BEGIN, 1)[1].split(END, 1)[0].splitlines():
             m = re.match(r"\| ([\w.-]+) \|", line)
@@ -67,7 +99,7 @@ if os.path.exists(path):
             if m:
                 old_details[m.group(1)] = block.strip()
 
-rows, details = dict(old_rows), dict(old_details)
+rows, details, preds = dict(old_rows), dict(old_details), dict(old_preds)
 for case in ran:
     p = os.path.join(outroot, case, "result.json")
     if os.path.exists(p):
@@ -77,6 +109,9 @@ for case in ran:
                "finding": "error: the case left no result (see realworld/out/%s)" % case}
     rows[case] = row(res)
     details[case] = detail(res)
+    preds.pop(case, None)
+    if prediction_row(res):
+        preds[case] = prediction_row(res)
 
 with open(path, "w") as f:
     f.write("""# Real-world results
@@ -92,8 +127,23 @@ wait), measured unrecorded.
 %s
 %s
 
+## Predicted gains against the measured fix
+
+For each case whose fix removes or shortens waits, `causeway whatif` on the case's
+recording removes every wait on the top finding's device or quota (`lib/predict.py`);
+"measured" is the fix's speedup above, unrecorded. Within 25 %% (predicted / measured
+within 0.75-1.25) holds; a case outside says why the model cannot know, when the fix
+changes the work rather than the waits.
+
+%s
+| case | change | predicted | measured | predicted / measured | result |
+|---|---|---|---|---|---|
+%s
+%s
+
 ## Details
 
 %s
 """ % (BEGIN, "\n".join(rows[c] for c in sorted(rows)), END,
+       PBEGIN, "\n".join(preds[c] for c in sorted(preds)), PEND,
        "\n".join(details[c] for c in sorted(details))))

@@ -132,6 +132,7 @@ rw_stop "$SERVER"
 
 set +e
 "$CW" bottleneck --json "$OUT/trace.cwt" >"$OUT/bottleneck.json" 2>"$OUT/bottleneck.err"
+rw_predict
 "$CW" bottleneck "$OUT/trace.cwt" >"$OUT/bottleneck.txt" 2>&1
 "$CW" info "$OUT/trace.cwt" >"$OUT/info.txt" 2>&1
 python3 "$here/judge.py" "$OUT" $(cat "$OUT/pids") "$(cat "$CACHE/lighttpd/version")"

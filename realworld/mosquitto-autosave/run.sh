@@ -74,5 +74,6 @@ rw_fix throughput msgs/s "$before" "$after" "autosave_on_changes with autosave_i
 
 set +e
 "$CW" bottleneck --json "$OUT/trace.cwt" >"$OUT/bottleneck.json" 2>"$OUT/bottleneck.err"
+rw_predict "the fix saves the whole store every 1800 s instead of at every change: it removes the save's writing work, not only its sync"
 "$CW" bottleneck "$OUT/trace.cwt" >"$OUT/bottleneck.txt" 2>&1
 python3 "$here/judge.py" "$OUT" $(cat "$OUT/pids")

@@ -96,5 +96,6 @@ rm -rf "$OUT"/store-*
 
 set +e
 "$CW" bottleneck --json "$OUT/trace.cwt" >"$OUT/bottleneck.json" 2>"$OUT/bottleneck.err"
+rw_predict
 "$CW" bottleneck "$OUT/trace.cwt" >"$OUT/bottleneck.txt" 2>&1
 python3 "$here/judge.py" "$OUT" $(cat "$OUT/pids")
