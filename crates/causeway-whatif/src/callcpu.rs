@@ -24,14 +24,22 @@ const MIN_SAMPLES: usize = 10;
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CallCpu {
     per_wait: Vec<u64>,
+    /// The calls' CPU estimated, ns, over every thread.
+    pub(crate) total_ns: u64,
+    /// The samples found in the calls, which the estimate rests on.
+    pub(crate) samples: u64,
 }
 
 impl CallCpu {
     /// The calls' CPU of the waits `sel` removes.
     pub(crate) fn of(model: &Model, facts: &Facts, sel: &Selection<'_>) -> CallCpu {
         let mut per_wait = vec![0; model.threads().count()];
+        let (mut total_ns, mut in_calls) = (0u64, 0u64);
         if !sel.removes_waits() {
-            return CallCpu { per_wait };
+            return CallCpu {
+                per_wait,
+                ..CallCpu::default()
+            };
         }
         for (ti, t) in (0u32..).zip(model.threads()) {
             let mut stacks = HashSet::new();
@@ -62,8 +70,14 @@ impl CallCpu {
                 .count();
             let call_ns = running as f64 * in_call as f64 / samples.len() as f64;
             per_wait[ti as usize] = (call_ns / removed as f64).round() as u64;
+            total_ns += call_ns.round() as u64;
+            in_calls += in_call as u64;
         }
-        CallCpu { per_wait }
+        CallCpu {
+            per_wait,
+            total_ns,
+            samples: in_calls,
+        }
     }
 
     /// How much of running segment `id` (`seg`) the removed calls around it take out.

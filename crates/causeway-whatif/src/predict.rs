@@ -31,6 +31,10 @@ pub struct Prediction {
     pub waits: WaitRules,
     /// Recorded time (waits or CPU) the changes took out, ns.
     pub removed_ns: u64,
+    /// Of it, the removed calls' own CPU (estimated from samples; `callcpu`), ns.
+    pub call_cpu_ns: u64,
+    /// The on-CPU samples that estimate rests on.
+    pub call_cpu_samples: u64,
     /// CPUs the replayed work needs over the replayed window (recorded threads' time
     /// on CPU divided by the window).
     pub cpu_demand: f64,
@@ -190,6 +194,8 @@ impl<'a> Predictor<'a> {
             waits_changed: rules.changed,
             waits: rules,
             removed_ns,
+            call_cpu_ns: calls.total_ns,
+            call_cpu_samples: calls.samples,
             cpu_demand,
             cpus: self.cpus,
             cpu_bound,

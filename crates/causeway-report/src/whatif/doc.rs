@@ -64,6 +64,9 @@ pub(crate) struct PredictionDoc {
     /// How the replay treated the recorded waits.
     pub(crate) waits: RulesDoc,
     pub(crate) removed_ns: u64,
+    /// Of it, the removed calls' own CPU, estimated from `call_cpu_samples` samples.
+    pub(crate) call_cpu_ns: u64,
+    pub(crate) call_cpu_samples: u64,
     /// CPUs the replayed work needs (absent when the replay collapsed the window).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) cpu_demand: Option<f64>,
@@ -170,6 +173,8 @@ pub(crate) fn prediction(labels: &[String], p: &Prediction) -> PredictionDoc {
             idle_polls: p.waits.idle_polls,
         },
         removed_ns: p.removed_ns,
+        call_cpu_ns: p.call_cpu_ns,
+        call_cpu_samples: p.call_cpu_samples,
         cpu_demand: p.cpu_demand.is_finite().then_some(p.cpu_demand),
         cpus: p.cpus,
         cpu_bound: p.cpu_bound,

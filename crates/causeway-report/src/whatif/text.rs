@@ -7,7 +7,8 @@ use std::fmt::Write;
 const ASSUMPTIONS: &str = "\
 The replay keeps the recorded order of wake-ups: who woke whom, and what each thread
 did between its waits. Waits on timers, disks, NICs and brief stoppers keep their
-lengths; waits on processes outside the recording end no earlier than they did. It cannot know work the
+lengths; waits on processes outside the recording end no earlier than they did. A removed
+wait takes its call's own CPU with it (the fix that drops the call). It cannot know work the
 fix itself adds or removes, nor contention that a faster program would meet where the
 recording had none (a lock it never waited for); CPU demand above the machine's CPUs
 caps the prediction.
@@ -66,9 +67,18 @@ pub(crate) fn prediction(p: &PredictionDoc) -> String {
     let _ = writeln!(out, "{}", counted_line(&p.counted));
     let _ = writeln!(
         out,
-        "changed: {} waits, {:.3}s of recorded time taken out",
+        "changed: {} waits, {:.3}s of recorded time taken out{}",
         p.waits_changed,
-        p.removed_ns as f64 / 1e9
+        p.removed_ns as f64 / 1e9,
+        if p.call_cpu_ns > 0 {
+            format!(
+                ", of it {:.3}s the removed calls' own CPU (from {} samples in them)",
+                p.call_cpu_ns as f64 / 1e9,
+                p.call_cpu_samples
+            )
+        } else {
+            String::new()
+        }
     );
     let w = &p.waits;
     let _ = writeln!(
@@ -99,8 +109,46 @@ pub(crate) fn prediction(p: &PredictionDoc) -> String {
         }
         None => {}
     }
+    for c in certainty(p) {
+        let _ = writeln!(out, "how sure: {c}");
+    }
     out.push('\n');
     out.push_str(ASSUMPTIONS);
+    out
+}
+
+/// Below this many samples in the removed calls, their CPU is a rough estimate.
+const FEW_CALL_SAMPLES: u64 = 50;
+
+/// What limits how far a prediction can be trusted, one sentence each.
+fn certainty(p: &PredictionDoc) -> Vec<String> {
+    let mut out = Vec::new();
+    if p.waits.outside > 0 {
+        out.push(format!(
+            "{} held to {} recorded end{} (woken from outside the recording); where they fall in the counted work, the figure is a floor",
+            match p.waits.outside {
+                1 => "1 wait was".to_string(),
+                n => format!("{n} waits were"),
+            },
+            if p.waits.outside == 1 { "its" } else { "their" },
+            if p.waits.outside == 1 { "" } else { "s" }
+        ));
+    }
+    if p.call_cpu_ns > 0 && p.call_cpu_samples < FEW_CALL_SAMPLES {
+        out.push(format!(
+            "the removed calls' CPU rests on {} samples; record longer or with a higher `--sample` rate for a firmer figure",
+            p.call_cpu_samples
+        ));
+    }
+    if p.counted.cycles < 1000 {
+        out.push(format!(
+            "the rate rests on {} counted wake-ups",
+            p.counted.cycles
+        ));
+    }
+    out.push(
+        "the recorder's own work in the recorded threads (a stack taken at every switch-out) stays in the replay, while the fixed program would run unrecorded: the figure is low by about that share".to_string(),
+    );
     out
 }
 
@@ -186,11 +234,22 @@ mod tests {
                 idle_polls: 2,
             },
             removed_ns: 450_000_000,
+            call_cpu_ns: 50_000_000,
+            call_cpu_samples: 12,
             cpu_demand: Some(2.5),
             cpus: 2,
             cpu_bound: true,
         };
         let t = prediction(&p);
+        assert!(
+            t.contains("0.450s of recorded time taken out, of it 0.050s the removed calls' own CPU (from 12 samples in them)"),
+            "{t}"
+        );
+        assert!(
+            t.contains("how sure: the removed calls' CPU rests on 12 samples"),
+            "{t}"
+        );
+        assert!(!t.contains("held to its recorded end"), "{t}");
         assert!(
             t.starts_with("causeway whatif: consumer (12) -> disk vda waits divided by 2\n"),
             "{t}"
