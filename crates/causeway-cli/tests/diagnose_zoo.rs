@@ -428,6 +428,11 @@ fn stopped_peer_names_the_stopped_server_and_the_stopper() {
         note.starts_with("stopped by SIGSTOP from ") && note.contains("sp-stopper"),
         "{note}"
     );
+    // With the sender's stack at the send: stopped-peer's main calls kill(2).
+    assert!(
+        note.contains(", sent in main (") && note.contains("kill)"),
+        "{note}"
+    );
     let steps = stopped["slice"]["steps"].as_array().unwrap();
     assert_eq!(steps[1]["vertex"]["thread"], "sp-stopper");
     assert_eq!(steps[1]["edge"], "signal");

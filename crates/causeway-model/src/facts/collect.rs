@@ -148,7 +148,14 @@ impl<'t> FactsCollector<'t> {
                 sig,
                 group,
                 result,
+                stack: None,
             }),
+            EventKind::Stack {
+                tid,
+                kind: StackKind::Other,
+                user,
+                ..
+            } => self.facts.signals.sender_stack(tid, user),
             EventKind::SignalDeliver { tid, sig } => self.facts.signals.taken(SignalTaken {
                 ts: ev.ts,
                 tid,

@@ -3,7 +3,7 @@
 //! armed it). Records only, in time order; which of them explains a stop or a wait is
 //! the analysis's call.
 
-use causeway_format::{Cpu, Signal, SignalResult, Tgid, Tid, Timestamp, Waker};
+use causeway_format::{Cpu, Signal, SignalResult, StackId, Tgid, Tid, Timestamp, Waker};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
@@ -27,6 +27,10 @@ pub struct SignalSent {
     pub group: bool,
     /// What the kernel did with it.
     pub result: SignalResult,
+    /// The sender's user stack at the send (the `Stack` event of kind `Other` the
+    /// recorder writes after the send; `None` from older recorders, or from the
+    /// kernel).
+    pub stack: Option<StackId>,
 }
 
 /// One signal taken by its thread (`signal_deliver`).
@@ -70,6 +74,16 @@ pub(crate) struct Signals {
 impl Signals {
     pub(crate) fn sent(&mut self, s: SignalSent) {
         self.sent.push(s);
+    }
+
+    /// The stack the recorder took at a send: it follows the send's event, same thread.
+    pub(crate) fn sender_stack(&mut self, tid: Tid, user: Option<StackId>) {
+        if let Some(s) = self.sent.last_mut()
+            && s.sender == Some(tid)
+            && s.stack.is_none()
+        {
+            s.stack = user;
+        }
     }
 
     pub(crate) fn taken(&mut self, t: SignalTaken) {

@@ -337,6 +337,8 @@ enum stack_kind {
 	STACK_KIND_WAKER = 1,
 	STACK_KIND_SYSCALL = 2,
 	STACK_KIND_SAMPLE = 3,
+	/* Any other event's: a signal's sender at the send (the format's Other). */
+	STACK_KIND_OTHER = 4,
 	/* A waker stack kept as one of a random sample of short waits' (format 1.6). */
 	STACK_KIND_WAKER_SAMPLE = 5,
 };

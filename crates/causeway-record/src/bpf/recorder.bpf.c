@@ -558,7 +558,7 @@ BOTH(hrtimer_start, ARGS(struct hrtimer *t, enum hrtimer_mode m, bool was_armed)
      on_hrtimer_start(t))
 BOTH(signal_generate, ARGS(int sig, struct kernel_siginfo *info, struct task_struct *task,
 			   int group, int result),
-     on_signal_generate(sig, task, group, result))
+     on_signal_generate(ctx, sig, task, group, result))
 BOTH(signal_deliver, ARGS(int sig, struct kernel_siginfo *info, struct k_sigaction *ka),
      on_signal_deliver(sig))
 BOTH(hrtimer_expire_exit, ARGS(struct hrtimer *t), on_hrtimer(false))

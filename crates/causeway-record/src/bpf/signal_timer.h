@@ -42,8 +42,8 @@ static __always_inline bool in_interrupt_ctx(void)
 	return cc && (cc->in_irq || cc->in_softirq || cc->in_hrtimer);
 }
 
-static __always_inline void on_signal_generate(int sig, struct task_struct *task, int group,
-					       int result)
+static __always_inline void on_signal_generate(void *ctx, int sig, struct task_struct *task,
+					       int group, int result)
 {
 	if (!(events & EV_SIGNAL))
 		return;
@@ -69,6 +69,10 @@ static __always_inline void on_signal_generate(int sig, struct task_struct *task
 	b->group = group;
 	b->pad = 0;
 	h->len = sizeof(*h) + sizeof(*b);
+	/* Where the sender was when it sent (a script's kill, a supervisor's stop): signals
+	 * are rare, so every send keeps its user stack. */
+	if (!from_kernel && (stack_on & STACK_ON_WAKER))
+		add_stack(ctx, s, h, sizeof(*b), STACK_KIND_OTHER, true, false);
 	submit(s->buf, h->len);
 }
 

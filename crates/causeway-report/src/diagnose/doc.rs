@@ -213,14 +213,19 @@ fn note(
                 .into(),
         );
     };
-    let sig = causeway_diagnose::stop_signal(trace, stopped)
-        .map_or_else(|| "a stop signal".to_string(), |s| s.sig.name());
+    let sent = causeway_diagnose::stop_signal(trace, stopped);
+    let sig = sent.map_or_else(|| "a stop signal".to_string(), |s| s.sig.name());
+    let at = sent
+        .and_then(|s| s.stack)
+        .and_then(|st| n.place(st))
+        .map(|p| format!(", sent in {p}"))
+        .unwrap_or_default();
     let who = match (&from.title, from.pid) {
         (Some(t), Some(p)) => format!("{t} (pid {p}, thread {})", from.thread),
         (None, Some(p)) => format!("{} (pid {p})", from.thread),
         _ => format!("{} (tid {})", from.thread, from.tid),
     };
-    Some(format!("stopped by {sig} from {who}"))
+    Some(format!("stopped by {sig} from {who}{at}"))
 }
 
 /// Build the document.

@@ -275,6 +275,20 @@ impl<'a> Namer<'a> {
         ts.saturating_since(self.origin).0
     }
 
+    /// A user stack as a place in the program's own code (`main (__GI_kill)`), or its
+    /// innermost frames when none of them is the program's.
+    pub fn place(&mut self, id: StackId) -> Option<String> {
+        let t = self.trace.tables();
+        let frames = &t.stack(id)?.frames;
+        let own = self.code.own_frames(frames);
+        let text = SiteNames::of(t, frames, &own).text();
+        if own.is_empty() || text.is_empty() {
+            let top = self.top(Some(id));
+            return (!top.is_empty()).then(|| top.join(" < "));
+        }
+        Some(text)
+    }
+
     fn top(&mut self, id: Option<StackId>) -> Vec<String> {
         let Some(id) = id else { return Vec::new() };
         self.frames
