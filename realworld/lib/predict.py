@@ -13,6 +13,9 @@ import os
 import subprocess
 import sys
 
+# The vertices whose waits a fix of this kind removes: a device, a cgroup's quota.
+LIMITS = ("disk", "cpu_quota", "memory_limit")
+
 cw, out = sys.argv[1], sys.argv[2]
 reason = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] else None
 b = json.load(open(os.path.join(out, "bottleneck.json")))
@@ -21,7 +24,7 @@ findings = b.get("knots", []) + b.get("sinks", [])
 target = None
 for f in findings:
     ids = f["vertices"] if "vertices" in f else [f["vertex"]]
-    others = [vertices[i] for i in ids if vertices[i]["kind"]["type"] != "thread"]
+    others = [vertices[i] for i in ids if vertices[i]["kind"]["type"] in LIMITS]
     if others:
         target = others[0]["label"]
         break
