@@ -358,11 +358,7 @@ impl<'a> Predictor<'a> {
         // gaps read as long runs, so its "point" is its recorded time again: one such
         // wake-up late in the window held the whole replay to the recording.
         if let Some((seg, offset)) = waker_point(self.model, id)
-            && self
-                .waits
-                .threads
-                .get(seg.thread as usize)
-                .is_some_and(|t| t.vertex.is_some())
+            && self.recorded(seg.thread)
         {
             return Rule::Point { seg, offset };
         }
@@ -388,6 +384,20 @@ impl<'a> Predictor<'a> {
                 Rule::Fixed(d)
             }
             (None, Some(_)) => Rule::Until(seg.end.0),
+        }
+    }
+
+    /// True when model thread `ti` belongs to a process the recording followed (every
+    /// process of a system-wide recording): its timeline is whole. A Go program's own
+    /// threads count though the goroutine view gives them no vertex.
+    fn recorded(&self, ti: u32) -> bool {
+        let Some(t) = self.model.thread_by_index(ti) else {
+            return false;
+        };
+        match (self.facts.recorded(), t.tgid) {
+            (None, _) => true,
+            (Some(set), Some(tgid)) => set.contains(&tgid),
+            (Some(_), None) => false,
         }
     }
 

@@ -125,13 +125,14 @@ fn certainty(p: &PredictionDoc) -> Vec<String> {
     let mut out = Vec::new();
     if p.waits.outside > 0 {
         out.push(format!(
-            "{} held to {} recorded end{} (woken from outside the recording); where they fall in the counted work, the figure is a floor",
+            "{} held to {} recorded end{} (woken from outside the recording); where {} in the counted work, the figure is a floor",
             match p.waits.outside {
                 1 => "1 wait was".to_string(),
                 n => format!("{n} waits were"),
             },
             if p.waits.outside == 1 { "its" } else { "their" },
-            if p.waits.outside == 1 { "" } else { "s" }
+            if p.waits.outside == 1 { "" } else { "s" },
+            if p.waits.outside == 1 { "it falls" } else { "they fall" }
         ));
     }
     if p.call_cpu_ns > 0 && p.call_cpu_samples < FEW_CALL_SAMPLES {
