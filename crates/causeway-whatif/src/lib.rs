@@ -17,8 +17,10 @@
 //!   following it would hold the replayed program back to its recorded pace;
 //! - a poll that timed out after which the thread woke nobody (the bottleneck
 //!   analysis's idle polls) takes no time: the wait after it carries the dependency;
-//! - a wait ended by something outside the recording (an unrecorded process, an
-//!   unknown waker) ends no earlier than it did: the outside world is not sped up;
+//! - a wait ended by a process outside the recording ends no earlier than it did: the
+//!   outside world is not sped up; a wait whose waker the trace cannot place, or a
+//!   recorded waker whose point cannot be followed, keeps its length (held to its
+//!   recorded end, one such wait held a whole replay to the recorded pace);
 //! - CPU bursts keep their lengths, shrunk only when a vertex's CPU time is the
 //!   change; a runnable delay (waiting for a CPU) keeps its length unless a CPU change
 //!   shortens the work that held the CPU the thread then ran on, and then shrinks by
