@@ -55,6 +55,9 @@ pub(crate) struct ThreadBuild {
     /// A wake-up received while running since the last switch-in (see
     /// [`crate::ModelStats::wakeups_before_switch_out`]).
     pub(crate) wake_while_running: Option<WakeInfo>,
+    /// Socket data that came with `wake_while_running`, attached to the wait that
+    /// wake-up ends once the switch-out it raced with is seen.
+    pub(crate) ready_while_running: Option<crate::sockets::Ready>,
     pub(crate) wakeups: u64,
     pub(crate) wakeups_not_blocked: u64,
     pub(crate) first_seen: Timestamp,
@@ -79,6 +82,7 @@ impl ThreadBuild {
             life: Life::Ended,
             syscall: None,
             wake_while_running: None,
+            ready_while_running: None,
             wakeups: 0,
             wakeups_not_blocked: 0,
             first_seen: ts,

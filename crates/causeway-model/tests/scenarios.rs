@@ -817,3 +817,71 @@ fn a_trigger_mark_after_the_last_event_closes_the_timelines_there() {
     // Without the mark the same events end at the last one.
     assert_eq!(segs(&s.model(1), 10).last().unwrap().end, Timestamp(1000));
 }
+
+/// A datagram's wake-up that arrives while its receiver is still switching out (the
+/// two CPUs' records out of step) still ties the wait to the thread that sent it: the
+/// socket's mark is held until the switch-out makes the wait it ends.
+#[test]
+fn a_data_wakeup_racing_the_switch_out_names_the_sender() {
+    use causeway_format::{EventKind, Flow, FlowId, SockFamily, SockProto};
+    let a = causeway_format::Endpoint::v4([127, 0, 0, 1], 4000);
+    let b = causeway_format::Endpoint::v4([127, 0, 0, 1], 5000);
+    let sent = Flow {
+        family: SockFamily::INET,
+        proto: SockProto::UDP,
+        local: a,
+        remote: b,
+    };
+    let tables = Tables {
+        flows: vec![sent, sent.reversed()],
+        ..Tables::default()
+    };
+    let mut s = Synth::new();
+    s.switch(0, 0, 0, R, 10)
+        .switch(0, 1, 0, R, 20)
+        // 20's data reaches 10 (a softirq on CPU 1) before 10's switch-out is seen.
+        .wakeup(
+            100,
+            1,
+            10,
+            0,
+            Waker::Softirq {
+                vec: SoftirqVec::NET_RX,
+            },
+        )
+        .push(
+            100,
+            1,
+            EventKind::SockReady {
+                wakee: Tid(10),
+                host: Tid(20),
+                flow: FlowId(1),
+                seq: None,
+            },
+        )
+        .push(
+            102,
+            1,
+            EventKind::SockSend {
+                tid: Tid(20),
+                flow: FlowId(0),
+                bytes: 32,
+                seq: None,
+            },
+        )
+        .switch(101, 0, 10, S, 0)
+        .switch(400, 0, 0, R, 10);
+    let m = s.model_with(&tables, 2);
+    let th = m.thread(Tid(10)).unwrap();
+    let (i, w) = th
+        .segments
+        .iter()
+        .enumerate()
+        .find_map(|(i, s)| s.wake().map(|w| (i, w)))
+        .expect("the raced wait");
+    assert_eq!(w.waker, thread_waker(20));
+    let d = th.data_wake(i as u32).expect("its data wake-up");
+    assert_eq!(d.sender, Tid(20));
+    assert_eq!(m.stats().data_marks_unattached, 0);
+    assert_eq!(m.stats().wakeups_before_switch_out, 1);
+}

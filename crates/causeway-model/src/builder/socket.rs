@@ -51,14 +51,20 @@ impl ModelBuilder<'_> {
                 .and_then(|s| s.wake())
                 .is_some_and(|w| w.ts == ts)
         });
+        let ready = |segment| Ready {
+            segment,
+            ts,
+            host,
+            flow,
+            seq,
+        };
         match found.and_then(|i| u32::try_from(i).ok()) {
-            Some(segment) => th.readies.push(Ready {
-                segment,
-                ts,
-                host,
-                flow,
-                seq,
-            }),
+            Some(segment) => th.readies.push(ready(segment)),
+            // The wake-up came while the wakee was still switching out: its wait is
+            // made when the switch-out is seen, and the mark goes with it then.
+            None if th.wake_while_running.is_some_and(|w| w.ts == ts) => {
+                th.ready_while_running = Some(ready(0));
+            }
             None => self.stats.data_marks_unattached += 1,
         }
     }

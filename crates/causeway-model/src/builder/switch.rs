@@ -3,6 +3,7 @@
 use super::{FirstSeen, ModelBuilder};
 use crate::cpu::{Pending, StackTarget};
 use crate::segment::{SegmentState, WakeInfo};
+use crate::sockets::Ready;
 use crate::tracker::{Life, ThreadBuild};
 use causeway_format::{Cpu, TaskState, Tid, Timestamp};
 
@@ -95,6 +96,9 @@ impl ModelBuilder<'_> {
             if let Some(th) = slot.map(|i| self.threads.at(i)) {
                 th.transition(ts, SegmentState::Running { cpu: c });
                 th.wake_while_running = None;
+                if th.ready_while_running.take().is_some() {
+                    self.stats.data_marks_unattached += 1;
+                }
             }
         }
         let cpu = self.cpu(c);
@@ -109,6 +113,7 @@ impl ModelBuilder<'_> {
             return;
         };
         let early = th.wake_while_running.take();
+        let early_ready = th.ready_while_running.take();
         let since = th.open_seg().map_or(ts, |o| o.start);
         match early {
             // The wake-up raced with the switch-out: the thread never really slept.
@@ -122,7 +127,12 @@ impl ModelBuilder<'_> {
                     cpu: Some(w.target_cpu),
                     preempted: false,
                 };
-                th.wake(WakeInfo { ts: since, ..w }, runnable);
+                let blocked = th.wake(WakeInfo { ts: since, ..w }, runnable);
+                if let (Some(r), Some(i)) =
+                    (early_ready, blocked.and_then(|i| u32::try_from(i).ok()))
+                {
+                    th.readies.push(Ready { segment: i, ..r });
+                }
             }
             _ => {
                 if !self.invalidate(tid, ts) {

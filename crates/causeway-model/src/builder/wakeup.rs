@@ -85,7 +85,9 @@ impl ModelBuilder<'_> {
                 });
             }
             state => {
+                let mut mark_dropped = false;
                 if matches!(state, Some(SegmentState::Running { .. })) {
+                    mark_dropped = th.ready_while_running.take().is_some();
                     th.wake_while_running = Some(WakeInfo {
                         ts,
                         cpu: c,
@@ -97,6 +99,7 @@ impl ModelBuilder<'_> {
                 }
                 th.wakeups_not_blocked += 1;
                 self.stats.wakeups_not_blocked += 1;
+                self.stats.data_marks_unattached += u64::from(mark_dropped);
                 self.cpu(c).pending = Some(Pending {
                     ts,
                     target: StackTarget::WakerUnused,
