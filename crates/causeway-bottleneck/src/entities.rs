@@ -35,10 +35,7 @@ pub(crate) struct Entity {
     pub(crate) exit_ns: u64,
 }
 
-/// A name with its digits removed, so `worker-3` and `worker-12` compare equal.
-pub(crate) fn strip_digits(name: &str) -> String {
-    name.chars().filter(|c| !c.is_ascii_digit()).collect()
-}
+pub(crate) use causeway_model::strip_digits;
 
 /// Decide which model threads become one entity. Returns the entity kinds and, per
 /// model thread, its entity index ([`OUTSIDE`] for threads `inside` rejects).

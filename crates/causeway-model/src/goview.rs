@@ -107,11 +107,30 @@ impl Model {
     /// The goroutine view of this model (see the module documentation); the model
     /// itself when it has no goroutine events.
     pub fn goroutine_view(&self, tables: &Tables) -> Model {
-        if !self.has_goroutines() {
-            return self.clone();
-        }
-        Lift::new(self, tables).build()
+        self.goroutine_view_with_carries(tables).0
     }
+
+    /// The goroutine view and which goroutine each carrier thread ran when, for
+    /// handing the carriers' on-CPU samples to their goroutines.
+    pub(crate) fn goroutine_view_with_carries(&self, tables: &Tables) -> (Model, Vec<Carried>) {
+        if !self.has_goroutines() {
+            return (self.clone(), Vec::new());
+        }
+        let lift = Lift::new(self, tables);
+        let carried = lift.carried_list();
+        (lift.build(), carried)
+    }
+}
+
+/// A stretch of time an OS thread ran a goroutine of the view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Carried {
+    /// The OS thread.
+    pub(crate) carrier: Tid,
+    pub(crate) start: Timestamp,
+    pub(crate) end: Timestamp,
+    /// The goroutine's thread in the view.
+    pub(crate) goroutine: Tid,
 }
 
 /// Whether a stack runs on a Go thread's system stack.
@@ -260,6 +279,26 @@ impl<'m> Lift<'m> {
         for list in self.carries.values_mut() {
             list.sort_by_key(|c| c.start);
         }
+    }
+
+    /// Every carry, as OS thread and view thread.
+    fn carried_list(&self) -> Vec<Carried> {
+        let mut out = Vec::new();
+        for (&ti, list) in &self.carries {
+            let Some(t) = self.model.thread_by_index(ti) else {
+                continue;
+            };
+            out.extend(list.iter().filter_map(|c| {
+                Some(Carried {
+                    carrier: t.tid,
+                    start: c.start,
+                    end: c.end,
+                    goroutine: self.view_tid(c.key)?,
+                })
+            }));
+        }
+        out.sort_by_key(|c| (c.carrier, c.start));
+        out
     }
 
     /// Record a carry, ended early where the thread blocks in the scheduler.

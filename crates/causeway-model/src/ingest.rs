@@ -143,7 +143,10 @@ impl Trace {
     /// their threads. Unchanged without goroutine events.
     pub fn into_goroutine_view(mut self) -> Trace {
         if self.model.has_goroutines() {
-            self.model = self.model.goroutine_view(&self.tables);
+            let (view, carried) = self.model.goroutine_view_with_carries(&self.tables);
+            self.model = view;
+            // A goroutine's CPU profile is its carriers' samples while they ran it.
+            self.facts.samples.hand_to_goroutines(&carried);
         }
         self
     }

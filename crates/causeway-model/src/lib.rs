@@ -82,5 +82,5 @@ pub use process::{ProcessImage, ProcessNode};
 pub use segment::{Segment, SegmentId, SegmentState, StackRef, TimeSpan, UnknownCause, WakeInfo};
 pub use sockets::DataWake;
 pub use stats::{LossCoverage, LossWindow, ModelStats};
-pub use thread::{Annotation, Thread, ThreadIdentity};
+pub use thread::{Annotation, Thread, ThreadIdentity, strip_digits};
 pub use totals::{CpuData, ThreadTotals};

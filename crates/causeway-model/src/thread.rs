@@ -105,3 +105,9 @@ impl Thread {
         self.created.is_some()
     }
 }
+
+/// A name with its digits removed, so `worker-3` and `worker-12` compare equal: the
+/// threads of one pool.
+pub fn strip_digits(name: &str) -> String {
+    name.chars().filter(|c| !c.is_ascii_digit()).collect()
+}

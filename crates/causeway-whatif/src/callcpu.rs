@@ -13,8 +13,9 @@
 //! from the run before (entering the call) and half from the run after (leaving it).
 
 use crate::select::Selection;
-use causeway_model::{Facts, Model, Segment, SegmentId, SegmentState};
-use std::collections::HashSet;
+use causeway_format::StackId;
+use causeway_model::{Facts, Model, Segment, SegmentId, SegmentState, strip_digits};
+use std::collections::{BTreeMap, HashSet};
 
 /// Fewest samples of a thread to estimate its calls' CPU from.
 const MIN_SAMPLES: usize = 10;
@@ -30,17 +31,35 @@ pub(crate) struct CallCpu {
     pub(crate) samples: u64,
 }
 
+/// One thread's removed waits and what its samples say about their calls.
+struct Calls {
+    thread: u32,
+    removed: u64,
+    running: u64,
+    samples: usize,
+    /// Its samples in the kernel under a user stack some removed wait of its pool
+    /// switched out from.
+    in_call: usize,
+}
+
 impl CallCpu {
     /// The calls' CPU of the waits `sel` removes.
+    ///
+    /// A thread's own samples give the share of its running time in the calls; with
+    /// fewer than [`MIN_SAMPLES`], its pool's (the threads of its process with its name
+    /// but for digits, the way thread pools are named): they run the same code, and a
+    /// sampling clock of a few dozen hertz leaves each thread of a busy pool only a
+    /// handful.
     pub(crate) fn of(model: &Model, facts: &Facts, sel: &Selection<'_>) -> CallCpu {
         let mut per_wait = vec![0; model.threads().count()];
-        let (mut total_ns, mut in_calls) = (0u64, 0u64);
         if !sel.removes_waits() {
             return CallCpu {
                 per_wait,
                 ..CallCpu::default()
             };
         }
+        // Per pool: its members and the user stacks of their removed waits.
+        let mut pools: BTreeMap<(u32, String), (Vec<Calls>, HashSet<StackId>)> = BTreeMap::new();
         for (ti, t) in (0u32..).zip(model.threads()) {
             let mut stacks = HashSet::new();
             let (mut removed, mut running) = (0u64, 0u64);
@@ -60,18 +79,44 @@ impl CallCpu {
                     _ => {}
                 }
             }
-            let samples = facts.samples(t.tid);
-            if removed == 0 || stacks.is_empty() || samples.len() < MIN_SAMPLES {
+            if removed == 0 || stacks.is_empty() {
                 continue;
             }
-            let in_call = samples
-                .iter()
-                .filter(|s| s.kernel.is_some() && s.user.is_some_and(|u| stacks.contains(&u)))
-                .count();
-            let call_ns = running as f64 * in_call as f64 / samples.len() as f64;
-            per_wait[ti as usize] = (call_ns / removed as f64).round() as u64;
-            total_ns += call_ns.round() as u64;
-            in_calls += in_call as u64;
+            let key = (t.tgid.map_or(0, |g| g.0), strip_digits(&t.comm));
+            let pool = pools.entry(key).or_default();
+            pool.1.extend(stacks);
+            pool.0.push(Calls {
+                thread: ti,
+                removed,
+                running,
+                samples: 0,
+                in_call: 0,
+            });
+        }
+        let (mut total_ns, mut in_calls) = (0u64, 0u64);
+        for (members, stacks) in pools.values_mut() {
+            for c in members.iter_mut() {
+                let tid = model.thread_by_index(c.thread).map(|t| t.tid);
+                let samples = tid.map_or(&[][..], |tid| facts.samples(tid));
+                c.samples = samples.len();
+                c.in_call = samples
+                    .iter()
+                    .filter(|s| s.kernel.is_some() && s.user.is_some_and(|u| stacks.contains(&u)))
+                    .count();
+            }
+            let pool = (
+                members.iter().map(|c| c.samples).sum(),
+                members.iter().map(|c| c.in_call).sum(),
+            );
+            for c in members.iter() {
+                let Some(share) = in_call_share((c.samples, c.in_call), pool) else {
+                    continue;
+                };
+                let call_ns = c.running as f64 * share;
+                per_wait[c.thread as usize] = (call_ns / c.removed as f64).round() as u64;
+                total_ns += call_ns.round() as u64;
+                in_calls += c.in_call as u64;
+            }
         }
         CallCpu {
             per_wait,
@@ -113,7 +158,29 @@ impl CallCpu {
     }
 }
 
+/// The share of a thread's running time in the calls, from its own `(samples, in
+/// call)` when it has [`MIN_SAMPLES`], else from its pool's; `None` with too few.
+fn in_call_share(own: (usize, usize), pool: (usize, usize)) -> Option<f64> {
+    let (samples, in_call) = if own.0 >= MIN_SAMPLES { own } else { pool };
+    (samples >= MIN_SAMPLES).then(|| in_call as f64 / samples as f64)
+}
+
 /// True when `sel` removes the wait `id` (a blocked segment).
 fn removes(sel: &Selection<'_>, id: SegmentId) -> bool {
     sel.factor_of(id).is_some_and(|f| f.removes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_thread_with_few_samples_takes_its_pools_share() {
+        // Its own 12 samples decide.
+        assert_eq!(in_call_share((12, 3), (40, 30)), Some(0.25));
+        // 4 of its own are too few: the pool's 40 say three quarters.
+        assert_eq!(in_call_share((4, 0), (40, 30)), Some(0.75));
+        // Too few in the pool too: no estimate.
+        assert_eq!(in_call_share((4, 4), (9, 9)), None);
+    }
 }

@@ -113,6 +113,9 @@ pub(crate) fn replay(
         .map(|t| vec![UNSET; t.segments.len()])
         .collect();
     let mut starts = vec![UNSET; threads.len()];
+    // Per thread: its last segment was a wait whose waker got there before it began
+    // (the replayed thread found its condition met and never slept).
+    let mut unslept = vec![false; threads.len()];
     let point_time = |ends: &Vec<Vec<u64>>, starts: &Vec<u64>, seg: SegmentId, offset: u64| {
         let start = if seg.index == 0 {
             starts[seg.thread as usize]
@@ -142,12 +145,30 @@ pub(crate) fn replay(
             }
         };
         let fixed = rec_end.saturating_sub(rec_start);
+        // No sleep, no wake-up: the wake-up's runnable delay after an unslept wait
+        // goes too (a group commit's waiters whose flush is already done).
+        let woke_unslept = std::mem::take(&mut unslept[ti])
+            && matches!(
+                seg.state,
+                SegmentState::Runnable {
+                    preempted: false,
+                    ..
+                }
+            );
         ends[ti][si] = match rule(id) {
+            _ if woke_unslept => begin,
             Rule::Fixed(d) => begin + d,
             Rule::Until(t) => begin.max(t),
             Rule::Point { seg, offset } => {
                 // A waker not replayed yet (a tie in recorded time) keeps the length.
-                point_time(&ends, &starts, seg, offset).map_or(begin + fixed, |p| begin.max(p))
+                match point_time(&ends, &starts, seg, offset) {
+                    Some(p) if p < begin => {
+                        unslept[ti] = true;
+                        begin
+                    }
+                    Some(p) => p,
+                    None => begin + fixed,
+                }
             }
         };
     }
@@ -218,5 +239,76 @@ mod tests {
         }
         // The producer's waits follow the consumer.
         assert!(points >= 50, "{points}");
+    }
+
+    /// A waiter whose waker gets to the wake-up before the waiter blocks never sleeps
+    /// in the replay: no wake-up, so no wake-up latency either.
+    #[test]
+    fn a_wait_its_waker_ends_before_it_begins_loses_its_wake_up_latency() {
+        use causeway_format::TaskState;
+        let mut s = synth::Synth::new();
+        // A (10) runs 0..50 on CPU 0, is preempted for 10 ns, runs 60..600 and wakes
+        // B (20) at 500; B runs 0..100 on CPU 1, blocks, and after its wake-up waits
+        // 300 ns for the CPU, then runs 200.
+        s.switch(0, 0, 0, TaskState::RUNNABLE, 10)
+            .switch(0, 1, 0, TaskState::RUNNABLE, 20)
+            .switch(50, 0, 10, TaskState::RUNNABLE, 30)
+            .switch(60, 0, 30, TaskState::INTERRUPTIBLE, 10)
+            .switch(100, 1, 20, TaskState::INTERRUPTIBLE, 0)
+            .wake_by(500, 0, 10, 20)
+            .switch(600, 0, 10, TaskState::INTERRUPTIBLE, 0)
+            .switch(800, 1, 0, TaskState::RUNNABLE, 20)
+            .switch(1000, 1, 20, TaskState::INTERRUPTIBLE, 0);
+        let model = causeway_model::Model::from_events(
+            &Tables::default(),
+            &Header::synthetic(2),
+            &s.events(),
+        );
+        let plan = Plan::new(&model);
+        let a = model.thread_index_at(causeway_format::Tid(10), causeway_format::Timestamp(0));
+        let b = model.thread_index_at(causeway_format::Tid(20), causeway_format::Timestamp(0));
+        let (a, b) = (a.unwrap(), b.unwrap());
+        let seg_b = |index| SegmentId { thread: b, index };
+        let b_states: Vec<_> = model
+            .thread_by_index(b)
+            .unwrap()
+            .segments
+            .iter()
+            .map(|s| s.state.is_blocked())
+            .collect();
+        assert_eq!(
+            b_states[..4],
+            [false, true, false, false],
+            "running, blocked, runnable, running"
+        );
+        // A's runs made ten times faster: its wake-up comes at 5 + 10 + 44, before B
+        // blocks.
+        let rule = |id: SegmentId| {
+            let seg = model.segment(id).unwrap();
+            let d = seg.end.0 - seg.start.0;
+            if id.thread == a && seg.state.is_running() {
+                return Rule::Fixed(d / 10);
+            }
+            match waker_point(&model, id) {
+                Some((seg, offset)) => Rule::Point { seg, offset },
+                None => Rule::Fixed(d),
+            }
+        };
+        let scale = |id: SegmentId, o: u64| if id.thread == a { o / 10 } else { o };
+        let r = replay(&model, &plan, &rule, &scale);
+        // B's wait ends where it began (100), its runnable delay is gone, it runs 200.
+        assert_eq!(r.end(seg_b(1)), Some(100));
+        assert_eq!(r.end(seg_b(2)), Some(100));
+        assert_eq!(r.end(seg_b(3)), Some(300));
+        // Unchanged, the same replay is the recording (the wait slept, 300 ns latency).
+        let same = |id: SegmentId| {
+            let seg = model.segment(id).unwrap();
+            match waker_point(&model, id) {
+                Some((seg, offset)) => Rule::Point { seg, offset },
+                None => Rule::Fixed(seg.end.0 - seg.start.0),
+            }
+        };
+        let r = replay(&model, &plan, &same, &|_, o| o);
+        assert_eq!(r.end(seg_b(2)), Some(800));
     }
 }

@@ -47,6 +47,39 @@ impl Samples {
         &all[a..b.max(a)]
     }
 
+    /// Hand each sample taken in one of `carried`'s stretches (sorted by carrier and
+    /// start) from the carrier thread to the goroutine it ran then; the rest stay.
+    pub(crate) fn hand_to_goroutines(&mut self, carried: &[crate::goview::Carried]) {
+        let mut i = 0;
+        while i < carried.len() {
+            let carrier = carried[i].carrier;
+            let n = carried[i..].partition_point(|c| c.carrier == carrier);
+            let stretches = &carried[i..i + n];
+            i += n;
+            let Some(all) = self.by_thread.remove(&carrier) else {
+                continue;
+            };
+            let mut kept = Vec::new();
+            for s in all {
+                let at = stretches.partition_point(|c| c.start <= s.ts);
+                match at.checked_sub(1).map(|k| &stretches[k]) {
+                    Some(c) if s.ts < c.end => {
+                        self.by_thread.entry(c.goroutine).or_default().push(s)
+                    }
+                    _ => kept.push(s),
+                }
+            }
+            if !kept.is_empty() {
+                self.by_thread.insert(carrier, kept);
+            }
+        }
+        // A goroutine moves between carriers: its samples come from several, each in
+        // time order.
+        for v in self.by_thread.values_mut() {
+            v.sort_by_key(|s| s.ts);
+        }
+    }
+
     /// Threads with at least one sample.
     pub(crate) fn threads(&self) -> impl Iterator<Item = Tid> + '_ {
         self.by_thread.keys().copied()
@@ -84,5 +117,29 @@ mod tests {
         assert_eq!(w.iter().map(|s| s.ts.0).collect::<Vec<_>>(), vec![20, 30]);
         assert!(x.between(Tid(1), Timestamp(50), Timestamp(10)).is_empty());
         assert_eq!(x.threads().collect::<Vec<_>>(), vec![Tid(1), Tid(2)]);
+    }
+
+    #[test]
+    fn a_carriers_samples_go_to_the_goroutine_it_ran_then() {
+        use crate::goview::Carried;
+        let mut x = Samples::default();
+        for t in [10, 20, 30, 40, 50] {
+            x.push(Tid(1), s(t));
+        }
+        x.push(Tid(2), s(35));
+        let c = |carrier, start, end, goroutine| Carried {
+            carrier: Tid(carrier),
+            start: Timestamp(start),
+            end: Timestamp(end),
+            goroutine: Tid(goroutine),
+        };
+        // Goroutine 100 ran on thread 1 in [15, 35), then on thread 2 in [35, 45).
+        x.hand_to_goroutines(&[c(1, 15, 35, 100), c(1, 45, 60, 101), c(2, 35, 45, 100)]);
+        let ts = |t| x.of(Tid(t)).iter().map(|s| s.ts.0).collect::<Vec<_>>();
+        assert_eq!(ts(100), vec![20, 30, 35]);
+        assert_eq!(ts(101), vec![50]);
+        assert_eq!(ts(1), vec![10, 40]);
+        assert!(ts(2).is_empty());
+        assert_eq!(x.total(), 6);
     }
 }
