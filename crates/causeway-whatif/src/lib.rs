@@ -28,7 +28,9 @@
 //!
 //! A wait that is the change keeps no dependency: it lasts its recorded length divided
 //! by the factor. A removed wait also takes its wake-up's runnable delay and its
-//! call's own CPU (`callcpu`) with it: removal predicts the fix that drops the call. Every timestamp of the replay is `max` and `+` over the recorded
+//! call's own CPU (`callcpu`) with it: removal predicts the fix that drops the call. A
+//! followed wait whose waker, replayed, gets to the wake-up before the waiter blocks
+//! never sleeps, and loses its wake-up's runnable delay too. Every timestamp of the replay is `max` and `+` over the recorded
 //! ones, so an unchanged replay reproduces the recording exactly (tested), and a change
 //! moves only what depends on it. The rate of the repeated work counts the wake-ups
 //! of the throughput-bearing threads (the first knot's, else the first sink's waiters)
@@ -37,6 +39,7 @@
 
 mod callcpu;
 mod change;
+mod contention;
 mod error;
 mod measure;
 mod predict;
@@ -45,6 +48,7 @@ mod select;
 mod sitename;
 
 pub use change::{Change, Factor, Target};
+pub use contention::CpuWaits;
 pub use error::WhatIfError;
 pub use measure::Counted;
 pub use predict::{EdgeGain, Prediction, Predictor, WaitRules};

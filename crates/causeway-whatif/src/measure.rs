@@ -1,6 +1,7 @@
 //! What is counted as the program's repeated work, and its rate in the recording and
 //! in a replay.
 
+use crate::contention::{CpuWaits, cpu_waits};
 use crate::replay::Replayed;
 use causeway_bottleneck::{Findings, VertexId, WaitMap};
 use causeway_model::{Model, SegmentId, SegmentState};
@@ -31,6 +32,8 @@ pub struct Counted {
     pub window: (u64, u64),
     /// The wake-ups' rate in the recording, per second (first to last counted).
     pub recorded_per_s: f64,
+    /// How long the counted threads waited for a CPU in the window.
+    pub cpu_waits: CpuWaits,
 }
 
 /// The wake-ups counted, thread by thread (the blocked segments they end).
@@ -139,6 +142,11 @@ pub(crate) fn cycles(model: &Model, f: &Findings, waits: &WaitMap) -> Option<Cyc
             cycles,
             window,
             recorded_per_s,
+            cpu_waits: cpu_waits(
+                model,
+                &threads.iter().map(|e| e[0].thread).collect::<Vec<_>>(),
+                window,
+            ),
         },
         threads,
         recorded_spans,

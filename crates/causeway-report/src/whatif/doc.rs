@@ -39,6 +39,11 @@ pub(crate) struct CountedDoc {
     pub(crate) window_start_ns: u64,
     pub(crate) window_end_ns: u64,
     pub(crate) recorded_per_s: f64,
+    /// Share of the counted threads' time in the window spent waiting for a CPU.
+    pub(crate) cpu_wait_share: f64,
+    /// Of their time, the share waiting while their CPU ran no thread of their own
+    /// processes (other programs' load, which the replay keeps as it was).
+    pub(crate) cpu_wait_behind_others_share: f64,
 }
 
 /// How many recorded waits the replay followed, kept, held to their end or changed.
@@ -154,6 +159,8 @@ fn counted(labels: &[String], c: &Counted) -> CountedDoc {
         window_start_ns: c.window.0,
         window_end_ns: c.window.1,
         recorded_per_s: c.recorded_per_s,
+        cpu_wait_share: c.cpu_waits.runnable_share,
+        cpu_wait_behind_others_share: c.cpu_waits.behind_others_share,
     }
 }
 

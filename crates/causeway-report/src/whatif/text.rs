@@ -120,6 +120,10 @@ pub(crate) fn prediction(p: &PredictionDoc) -> String {
 /// Below this many samples in the removed calls, their CPU is a rough estimate.
 const FEW_CALL_SAMPLES: u64 = 50;
 
+/// From this share of the counted threads' time queued behind other programs, the
+/// machine's load is part of the figure.
+const BUSY_MACHINE: f64 = 0.1;
+
 /// What limits how far a prediction can be trusted, one sentence each.
 fn certainty(p: &PredictionDoc) -> Vec<String> {
     let mut out = Vec::new();
@@ -139,6 +143,14 @@ fn certainty(p: &PredictionDoc) -> Vec<String> {
         out.push(format!(
             "the removed calls' CPU rests on {} samples; record longer or with a higher `--sample` rate for a firmer figure",
             p.call_cpu_samples
+        ));
+    }
+    let c = &p.counted;
+    if c.cpu_wait_behind_others_share >= BUSY_MACHINE {
+        out.push(format!(
+            "the counted threads waited for a CPU {:.0}% of their time, {:.0}% while other programs or kernel threads held it; the replay keeps that load as recorded, so the figure holds at the recording's load, and a fix measured at another load differs",
+            c.cpu_wait_share * 100.0,
+            c.cpu_wait_behind_others_share * 100.0
         ));
     }
     if p.counted.cycles < 1000 {
@@ -206,6 +218,8 @@ mod tests {
             window_start_ns: 0,
             window_end_ns: 2_000_000_000,
             recorded_per_s: 500.0,
+            cpu_wait_share: 0.02,
+            cpu_wait_behind_others_share: 0.01,
         }
     }
 
@@ -265,6 +279,16 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("2 idle polls folded"), "{t}");
+        assert!(!t.contains("waited for a CPU"), "{t}");
+        // Queued behind other programs a fifth of the time: said, with both shares.
+        let mut busy = p.clone();
+        busy.counted.cpu_wait_share = 0.3;
+        busy.counted.cpu_wait_behind_others_share = 0.2;
+        let t = prediction(&busy);
+        assert!(
+            t.contains("how sure: the counted threads waited for a CPU 30% of their time, 20% while other programs"),
+            "{t}"
+        );
     }
 
     #[test]
