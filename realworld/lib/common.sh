@@ -42,10 +42,21 @@ rw_start() {
     rm -rf "$OUT"
     mkdir -p "$OUT"
     cp /proc/loadavg "$OUT/loadavg"   # other work beside a case changes its figures
+    # CPU pressure (time some task waited for a CPU) from here to the judgement: the
+    # load beside the case while it measured and recorded.
+    rw_psi >"$OUT/psi-start"
     RW_PIDS=()
     trap rw_cleanup EXIT
     trap 'exit 130' INT    # so that the EXIT trap stops the servers
     trap 'exit 143' TERM
+}
+
+# "SECONDS_SINCE_BOOT CPU_SOME_TOTAL_US" now, or nothing without PSI.
+rw_psi() {
+    local total
+    total=$(sed -n 's/^some .*total=\([0-9]*\).*/\1/p' /proc/pressure/cpu 2>/dev/null || true)
+    [ -n "$total" ] && echo "$(cut -d' ' -f1 /proc/uptime) $total"
+    return 0
 }
 
 # The binary under test. A private copy: target/ may be rebuilt while a case runs.

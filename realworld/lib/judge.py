@@ -310,6 +310,19 @@ def load_average(out):
     return " ".join(text.split()[:3])
 
 
+def cpu_pressure(out):
+    """The share of time some task waited for a CPU since the case started (PSI "cpu
+    some"), or None without PSI: a figure measured beside other load moves with it."""
+    try:
+        since, total = (float(x) for x in open(os.path.join(out, "psi-start")).read().split())
+        now = float(open("/proc/uptime").read().split()[0])
+        line = next(l for l in open("/proc/pressure/cpu") if l.startswith("some "))
+        total_now = float(line.split("total=")[1])
+    except (OSError, ValueError, StopIteration, IndexError):
+        return None
+    return (total_now - total) / 1e6 / (now - since) if now > since else None
+
+
 def write_result(out, case, program, expected, finding, ok, why, extra=None):
     fix_path = os.path.join(out, "fix.json")
     res = {
@@ -325,6 +338,7 @@ def write_result(out, case, program, expected, finding, ok, why, extra=None):
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "cpu": "%s, %d CPUs" % (machine(), os.cpu_count()),
         "load_average": load_average(out),
+        "cpu_pressure": cpu_pressure(out),
         "causeway": binary_id(out),
     }
     if extra:

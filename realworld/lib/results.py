@@ -25,11 +25,14 @@ def prediction_row(res):
     if not pred or not fix or fix["unit"] == "s" or not fix["without_fix"]:
         return None
     measured = fix["with_fix"] / fix["without_fix"]
+    psi = res.get("cpu_pressure")
+    load = "%.0f %%" % (100 * psi) if psi is not None else "?"
     if pred.get("speedup") is None:
         verdict = ("not predicted, the model cannot know: %s" % pred["reason"]
                    if pred.get("reason") else "no prediction: %s" % pred.get("error", "?"))
         return "| %s |" % " | ".join(cell(c) for c in (
-            res["case"], pred.get("change") or "–", "–", "%.2f×" % measured, "–", verdict))
+            res["case"], pred.get("change") or "–", "–", "%.2f×" % measured, "–", load,
+            verdict))
     ratio = pred["speedup"] / measured
     if abs(ratio - 1) <= WITHIN:
         verdict = "**within 25 %**"
@@ -39,7 +42,7 @@ def prediction_row(res):
         verdict = "**outside 25 %**"
     return "| %s |" % " | ".join(cell(c) for c in (
         res["case"], pred["change"], "%.2f×" % pred["speedup"], "%.2f×" % measured,
-        "%.2f" % ratio, verdict))
+        "%.2f" % ratio, load, verdict))
 
 
 def cell(text):
@@ -70,8 +73,11 @@ def row(res):
 
 def detail(res):
     fix = res.get("fix") or {}
-    lines = ["- **%s** (%s, load average %s; causeway %s):" % (
-        res["case"], res.get("date", ""), res.get("load_average", "?"), res.get("causeway"))]
+    psi = res.get("cpu_pressure")
+    lines = ["- **%s** (%s, load average %s%s; causeway %s):" % (
+        res["case"], res.get("date", ""), res.get("load_average", "?"),
+        ", CPU pressure %.0f %%" % (100 * psi) if psi is not None else "",
+        res.get("causeway"))]
     if res.get("why"):
         lines.append("  why it %s: %s." % ("failed" if not res["pass"] else "passed", res["why"]))
     if fix:
@@ -133,11 +139,12 @@ For each case whose fix removes or shortens waits, `causeway whatif` on the case
 recording removes every wait on the top finding's device or quota (`lib/predict.py`);
 "measured" is the fix's speedup above, unrecorded. Within 25 %% (predicted / measured
 within 0.75-1.25) holds; a case outside says why the model cannot know, when the fix
-changes the work rather than the waits.
+changes the work rather than the waits. "CPU pressure" is the share of the case's run
+in which some task waited for a CPU (PSI): other load beside the case moves both figures.
 
 %s
-| case | change | predicted | measured | predicted / measured | result |
-|---|---|---|---|---|---|
+| case | change | predicted | measured | predicted / measured | CPU pressure | result |
+|---|---|---|---|---|---|---|
 %s
 %s
 
