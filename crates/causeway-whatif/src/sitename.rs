@@ -51,10 +51,54 @@ pub(crate) fn base_name(symbol: &str) -> &str {
     }
 }
 
-/// True when a frame's `symbol` is the function a user `typed`: the same text, or the
-/// same name once aliases are taken off both.
+/// True when a frame's `symbol` is the function a user `typed`: the same text, the
+/// same name once aliases are taken off both, or the end of its qualified name (a JIT
+/// frame `int sun.nio.ch.FileDispatcherImpl.force0(java.io.FileDescriptor, boolean)` is
+/// `force0` or `FileDispatcherImpl.force0`; `ns::Log::flush` is `Log::flush`), as
+/// users name a method.
 pub(crate) fn same_function(symbol: &str, typed: &str) -> bool {
-    symbol == typed || (!symbol.is_empty() && base_name(symbol) == base_name(typed))
+    if symbol == typed || (!symbol.is_empty() && base_name(symbol) == base_name(typed)) {
+        return true;
+    }
+    let typed = base_name(typed);
+    let name = qualified_name(symbol);
+    if typed.is_empty() || name == typed {
+        return name == typed;
+    }
+    name.len() > typed.len()
+        && name.ends_with(typed)
+        && [".", "::", "/"]
+            .iter()
+            .any(|sep| name[..name.len() - typed.len()].ends_with(sep))
+}
+
+/// A symbol's qualified name: without its parameter list and a JIT frame's return type
+/// (`void kafka.log.UnifiedLog.flush(boolean)` is `kafka.log.UnifiedLog.flush`).
+fn qualified_name(symbol: &str) -> &str {
+    let s = params_start(symbol).map_or(symbol, |i| &symbol[..i]);
+    s.rsplit_once(' ').map_or(s, |(_, name)| name)
+}
+
+/// Where a symbol's final parameter list opens (the `(` matching its last `)`), if it
+/// ends in one: Go's `main.(*stream).loop` has none.
+fn params_start(symbol: &str) -> Option<usize> {
+    if !symbol.ends_with(')') {
+        return None;
+    }
+    let mut depth = 0usize;
+    for (i, c) in symbol.char_indices().rev() {
+        match c {
+            ')' => depth += 1,
+            '(' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return (i > 0).then_some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The functions waits blocked under that are most like `typed`: those containing it
@@ -137,6 +181,19 @@ mod tests {
         assert!(!same_function("__GI_fsync", "fdatasync"));
         assert!(!same_function("fdatasync_all", "fdatasync"));
         assert!(!same_function("", "_"));
+        // Methods by their short or class-qualified names.
+        let force = "int sun.nio.ch.FileDispatcherImpl.force0(java.io.FileDescriptor, boolean)";
+        for typed in [
+            "force0",
+            "FileDispatcherImpl.force0",
+            "sun.nio.ch.FileDispatcherImpl.force0",
+        ] {
+            assert!(same_function(force, typed), "{typed}");
+        }
+        assert!(!same_function(force, "rce0"));
+        assert!(!same_function(force, "boolean)"));
+        assert!(same_function("ns::Log::flush()", "Log::flush"));
+        assert!(same_function("main.(*stream).internalLoop", "internalLoop"));
     }
 
     #[test]
