@@ -239,3 +239,73 @@ fn check_on_a_full_disk_leaves_no_partial_salvage() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(salvaged.exists());
 }
+
+/// The processes whose parent is `pid`.
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let path = task.unwrap().path().join("children");
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        out.extend(
+            text.split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok()),
+        );
+    }
+    out
+}
+
+/// Whether process `pid` still runs (a zombie has ended).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z'))
+    })
+}
+
+/// A killed recorder's command gets the parent-death signal and ends; with `--no-kill`
+/// it runs on.
+#[test]
+fn a_killed_recorders_command_ends_unless_kept() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bin = workload("blocking-write");
+    for keep in [false, true] {
+        let out = dir.path().join(format!("keep-{keep}.cwt"));
+        let mut args = vec![];
+        if keep {
+            args.push("--no-kill");
+        }
+        let log_dir = dir.path().to_str().unwrap();
+        args.extend([
+            "--",
+            bin.to_str().unwrap(),
+            "--seconds",
+            "8",
+            "--dir",
+            log_dir,
+        ]);
+        let rec = start_recording(&out, &args);
+        let mut child = rec.child;
+        let command = children_of(child.id());
+        assert_eq!(command.len(), 1, "the recorder's command: {command:?}");
+        let command = command[0];
+        std::thread::sleep(Duration::from_millis(500));
+        // SAFETY: kill on the pid of a child this test started and has not waited for.
+        unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+        child.wait().unwrap();
+        let gone_by = std::time::Instant::now() + Duration::from_secs(2);
+        while alive(command) && std::time::Instant::now() < gone_by {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(
+            alive(command),
+            keep,
+            "the command of a killed recorder {} (--no-kill: {keep})",
+            if keep { "runs on" } else { "ends" }
+        );
+        // SAFETY: ending the kept command, which this test started.
+        unsafe { libc::kill(command as i32, libc::SIGKILL) };
+    }
+}

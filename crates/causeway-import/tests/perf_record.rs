@@ -408,14 +408,25 @@ fn the_native_reader_agrees_with_perf_script() {
     let (a, sa) = import_perf_data(&data, Vec::new(), &opts).expect("perf script import");
     let (b, sb) = import_perf_data_native(&data, Vec::new(), &opts).expect("native import");
     let _ = std::fs::remove_dir_all(&dir);
-    assert_eq!(sa.events, sb.events);
+    // Both read every record of the file, except that `perf script` now and then
+    // leaves out a few it cannot order (64 of 40,854 events in one CI run of five,
+    // the native reader having them all): the native reader never has fewer, and
+    // at most 1 % more, of every kind.
+    let close = |script: u64, native: u64| native >= script && (native - script) * 100 <= script;
+    assert!(
+        close(sa.events, sb.events),
+        "perf script {} events, native {}; perf's warnings: {:?}",
+        sa.events,
+        sb.events,
+        sa.perf_warnings
+    );
     assert_eq!(sa.stacks, sb.stacks);
     assert_eq!(sa.threads, sb.threads);
     assert_eq!(sb.malformed_lines, 0, "{:?}", sb.malformed_examples);
     let kinds = |bytes: &[u8]| {
         let mut rd = TraceReader::from_bytes(bytes).expect("trace reads back");
         let tables = rd.tables().clone();
-        let mut by: HashMap<String, u64> = HashMap::new();
+        let mut by: std::collections::BTreeMap<String, u64> = Default::default();
         for e in rd.events() {
             *by.entry(format!("{:?}", e.expect("event").kind.tag()))
                 .or_default() += 1;
@@ -431,7 +442,18 @@ fn the_native_reader_agrees_with_perf_script() {
     };
     let (ka, fa) = kinds(&a);
     let (kb, fb) = kinds(&b);
-    assert_eq!(ka, kb);
+    assert_eq!(
+        ka.keys().collect::<Vec<_>>(),
+        kb.keys().collect::<Vec<_>>(),
+        "{ka:?} {kb:?}"
+    );
+    for (kind, &n) in &ka {
+        assert!(
+            close(n, kb[kind]),
+            "{kind}: perf script {n}, native {}",
+            kb[kind]
+        );
+    }
     assert!(fa.len() > 20, "{} kernel frames", fa.len());
     let same = fa.iter().filter(|n| fb.binary_search(n).is_ok()).count();
     assert!(

@@ -15,9 +15,11 @@ pub fn start_stopped(
     cmd: &[String],
     stdout_to_stderr: bool,
 ) -> Result<(Launched, PathBuf), ProbeError> {
-    let l = Launched::fork_with(cmd, false, stdout_to_stderr).map_err(|e| ProbeError::Launch {
-        command: cmd.join(" "),
-        source: std::io::Error::other(e),
+    let l = Launched::fork_with(cmd, false, stdout_to_stderr, true).map_err(|e| {
+        ProbeError::Launch {
+            command: cmd.join(" "),
+            source: std::io::Error::other(e),
+        }
     })?;
     let binary = l
         .program

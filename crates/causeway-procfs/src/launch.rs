@@ -90,7 +90,7 @@ fn find_in_path(cmd: &str) -> Result<String, &'static str> {
 impl Launched {
     /// Fork `argv`; the child execs only after [`Launched::release`].
     pub fn fork(argv: &[String]) -> Result<Launched, LaunchError> {
-        Launched::fork_with(argv, false, false)
+        Launched::fork_with(argv, false, false, false)
     }
 
     /// [`Launched::fork`], and if `stop_at_exec` the child also stops at its exec
@@ -98,11 +98,16 @@ impl Launched {
     /// [`Launched::wait_exec_stop`] waits for that, [`Launched::detach`] lets it go.
     /// A data-flag watch attaches there, so that no access goes unseen. If
     /// `stdout_to_stderr`, the program's standard output is its standard error: the
-    /// caller's own standard output then carries only what it prints (`--json`).
+    /// caller's own standard output then carries only what it prints (`--json`). If
+    /// `end_with_parent`, the command gets SIGTERM when this process dies (the
+    /// parent-death signal; SIGTERM as at the end of a recording): killed, the recorder
+    /// would otherwise leave it running unrecorded, unnoticed. Only the command gets it,
+    /// not the processes it starts.
     pub fn fork_with(
         argv: &[String],
         stop_at_exec: bool,
         stdout_to_stderr: bool,
+        end_with_parent: bool,
     ) -> Result<Launched, LaunchError> {
         let Some(first) = argv.first() else {
             return Err(spawn_err("", "no command given"));
@@ -125,8 +130,10 @@ impl Launched {
                 source: std::io::Error::last_os_error(),
             });
         }
+        // SAFETY: getpid has no preconditions.
+        let parent = unsafe { libc::getpid() };
         // SAFETY: the child only calls async-signal-safe functions (read, close,
-        // dup2, execv, _exit) on memory prepared before the fork.
+        // dup2, prctl, getppid, execv, _exit) on memory prepared before the fork.
         let pid = unsafe { libc::fork() };
         if pid < 0 {
             return Err(LaunchError::Io {
@@ -137,6 +144,13 @@ impl Launched {
         if pid == 0 {
             unsafe {
                 libc::close(fds[1]);
+                if end_with_parent {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong);
+                    // The parent may have died before the prctl: nobody would tell.
+                    if libc::getppid() != parent {
+                        libc::_exit(126);
+                    }
+                }
                 let mut b = 0u8;
                 let n = libc::read(fds[0], (&mut b as *mut u8).cast(), 1);
                 if n != 1 {

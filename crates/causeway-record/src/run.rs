@@ -362,8 +362,12 @@ fn start(req: &Request, notify: &mut dyn FnMut(Notice)) -> Result<Session, Recor
     let mut child = match &req.command {
         Some(argv) => {
             // A watched command stops at its exec, to be watched from there on.
-            let mut l =
-                Launched::fork_with(argv, req.watch.is_some(), req.command_stdout_to_stderr)?;
+            let mut l = Launched::fork_with(
+                argv,
+                req.watch.is_some(),
+                req.command_stdout_to_stderr,
+                !req.keep_command,
+            )?;
             if req.keep_command {
                 l.keep_running();
             }

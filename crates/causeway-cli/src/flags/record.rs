@@ -158,9 +158,11 @@ pub struct RecordArgs {
     #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
     pub json: Option<PathBuf>,
     /// Leave the command of `-- CMD` running when the recording ends before it
-    /// (--duration, Ctrl-C, SIGTERM). By default it gets SIGTERM, with every process
-    /// it started, and SIGKILL 3 s later if any is left, as `perf record` ends its
-    /// workload.
+    /// (--duration, Ctrl-C, SIGTERM) or the recorder dies. By default it gets SIGTERM,
+    /// with every process it started, and SIGKILL 3 s later if any is left, as `perf
+    /// record` ends its workload; if the recorder itself is killed (SIGKILL, a crash),
+    /// the command gets SIGTERM from the kernel (the parent-death signal; the processes
+    /// it started do not).
     #[arg(long)]
     pub no_kill: bool,
     /// Show libbpf's messages on stderr (among them the kernel verifier's log when it
