@@ -395,14 +395,15 @@ fn load_imbalance_knot_is_the_cycle_between_the_phase_threads() {
     let v = merged.find("phase-0").unwrap();
     assert_eq!(merged.knots()[0]["vertices"], serde_json::json!([v]));
     assert!(merged.edge(v, v).is_some());
-    // On-CPU samples (default 49 Hz per CPU) name where the phase threads burn their
+    // On-CPU samples (default 199 Hz per CPU) name where the phase threads burn their
     // CPU: the item work, not the barrier.
-    // At 49 Hz per CPU a thread gets about 49 samples per second it runs; the tests
+    // At 199 Hz per CPU a thread gets about 199 samples per second it runs; the tests
     // run side by side, so how long that is varies: expect a third of it at least.
     let vertex = merged.vertex(&v.into());
     let prof = &vertex["on_cpu"];
     let samples = prof["samples"].as_u64().unwrap_or(0) as f64;
-    let expected = vertex["running_ns"].as_f64().unwrap() / 1e9 * 49.0;
+    let expected = vertex["running_ns"].as_f64().unwrap() / 1e9
+        * f64::from(causeway_record::sampling::DEFAULT_SAMPLE_HZ);
     assert!(
         samples >= (expected / 3.0).max(3.0),
         "phase threads sampled {samples} times, {expected:.0} expected: {prof}"

@@ -90,7 +90,7 @@ fn report_renders_in_headless_chromium() {
     );
     let flames = count(&mut browser, ".flame > svg");
     // Off-CPU and wake-up chains always; on-CPU too when the recording has samples
-    // of the recorded processes (on by default, 49 Hz).
+    // of the recorded processes (on by default, 199 Hz).
     assert!(
         (2..=3).contains(&flames),
         "{flames} flame graphs: off-CPU, wake-up chains and maybe on-CPU"

@@ -5,8 +5,9 @@
 use crate::change::{Change, Factor, Target};
 use crate::error::WhatIfError;
 use causeway_bottleneck::WaitMap;
-use causeway_format::{StackId, Tables};
-use causeway_model::{Model, Segment, SegmentId, SegmentState};
+use causeway_format::{StackId, Tables, Waker};
+use causeway_model::facts::is_completion_thread;
+use causeway_model::{Model, Segment, SegmentId, SegmentState, WakeInfo};
 use std::collections::HashSet;
 
 /// One change, resolved.
@@ -66,11 +67,52 @@ impl<'a> Selection<'a> {
             };
             sels.push((sel, c.factor));
         }
-        Ok(Selection {
+        let mut s = Selection {
             model,
             waits,
             sels,
             cpu_threads,
+        };
+        // Removing waits a device ended removes the I/O behind them, and with it the
+        // kernel's block I/O threads' work for it: a runnable delay behind them goes
+        // too (NATS's stream loop queued 13 % of its time behind kblockd's workers).
+        if s.removes_device_waits() {
+            let io: Vec<u32> = (0u32..)
+                .zip(model.threads())
+                .filter(|(_, t)| block_io_thread(&t.comm))
+                .map(|(i, _)| i)
+                .collect();
+            if !io.is_empty() {
+                s.cpu_threads.push((io, Factor::REMOVE));
+            }
+        }
+        Ok(s)
+    }
+
+    /// True when the changes remove some wait a device ended (an interrupt, a softirq
+    /// or a kernel I/O thread woke it).
+    fn removes_device_waits(&self) -> bool {
+        if !self.removes_waits() {
+            return false;
+        }
+        let by_device = |w: &WakeInfo| match w.waker {
+            Waker::Irq { .. } | Waker::Softirq { .. } => true,
+            Waker::Thread { tid } => self
+                .model
+                .thread(tid)
+                .is_some_and(|t| is_completion_thread(&t.comm)),
+            _ => false,
+        };
+        (0u32..).zip(self.model.threads()).any(|(ti, t)| {
+            (0u32..).zip(&t.segments).any(|(si, s)| {
+                s.wake().is_some_and(by_device)
+                    && self
+                        .factor_of(SegmentId {
+                            thread: ti,
+                            index: si,
+                        })
+                        .is_some_and(Factor::removes)
+            })
         })
     }
 
@@ -232,6 +274,32 @@ fn blocked_under(model: &Model, stacks: &HashSet<StackId>) -> bool {
         })
 }
 
+/// A kernel thread doing block I/O work: a journal's thread, `kblockd`, and the
+/// workqueue workers that run it (the high-priority `kworker/N:MH`, or a worker the
+/// kernel names after a block or writeback workqueue). Other kworkers and ksoftirqd
+/// serve the network and everything else, which removing disk waits does not remove.
+fn block_io_thread(comm: &str) -> bool {
+    if comm.starts_with("jbd2/") || comm.starts_with("kblockd") {
+        return true;
+    }
+    let Some(rest) = comm.strip_prefix("kworker/") else {
+        return false;
+    };
+    let (id, queue) = rest.split_once('-').unwrap_or((rest, ""));
+    id.ends_with('H')
+        || [
+            "kblockd",
+            "writeback",
+            "flush",
+            "ext4",
+            "xfs",
+            "btrfs",
+            "dio",
+        ]
+        .iter()
+        .any(|q| queue.contains(q))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,5 +369,27 @@ mod tests {
         assert_eq!(len(1, Factor::HALVE), 200);
         let none = Selection::new(&model, &Tables::default(), &waits, &[]).unwrap();
         assert_eq!(none.runnable_len(id, &seg), 200);
+    }
+
+    #[test]
+    fn block_io_threads_by_name() {
+        for c in [
+            "kworker/1:1H",
+            "kworker/0:2H-kblockd",
+            "kworker/u8:3-writeback",
+            "jbd2/vda1-8",
+            "kworker/u8:0-ext4-rsv-conversion",
+        ] {
+            assert!(block_io_thread(c), "{c}");
+        }
+        for c in [
+            "kworker/1:1",
+            "kworker/u8:2-events_unbound",
+            "ksoftirqd/0",
+            "kworker/1:0-mm_percpu_wq",
+            "nats-server",
+        ] {
+            assert!(!block_io_thread(c), "{c}");
+        }
     }
 }
