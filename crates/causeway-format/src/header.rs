@@ -198,6 +198,13 @@ impl Header {
     }
 }
 
+/// Counter-name prefix of a recorder program's total run time in ns, as the kernel
+/// measured it (`bpf_run_ns.btf_sched_switch`); with [`BPF_RUNS`], its cost per run.
+pub const BPF_RUN_NS: &str = "bpf_run_ns.";
+
+/// Counter-name prefix of a recorder program's runs (`bpf_runs.btf_sched_switch`).
+pub const BPF_RUNS: &str = "bpf_runs.";
+
 /// Counters written at the end of a trace.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TraceStats {

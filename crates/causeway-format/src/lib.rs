@@ -52,8 +52,8 @@ pub use event::{
     StackKind, TaskState, Waker,
 };
 pub use header::{
-    ClockSource, Header, HostInfo, SalvageMark, Scope, TraceStats, TriggerMark, TriggerReason,
-    WakerStackSampling,
+    BPF_RUN_NS, BPF_RUNS, ClockSource, Header, HostInfo, SalvageMark, Scope, TraceStats,
+    TriggerMark, TriggerReason, WakerStackSampling,
 };
 pub use ids::{Cpu, DevId, DurationNs, FrameId, StackId, StringId, Tgid, Tid, Timestamp};
 pub use reader::{ChunkInfo, MergedEvents, TimeRange, TraceReader};

@@ -13,6 +13,7 @@ use crate::watch::{Watch, WatchError};
 use crate::{RecordError, procfs, signals};
 use causeway_flight::{Condition, Flight};
 use causeway_format::Tid;
+use causeway_format::{BPF_RUN_NS, BPF_RUNS};
 use libbpf_rs::RingBufferBuilder;
 use std::cell::RefCell;
 use std::path::PathBuf;
@@ -783,6 +784,10 @@ fn note_kernel_counts(c: &mut Converter, p: &Probes) {
     let untracked = p.untracked_timers();
     if untracked > 0 {
         c.counters.insert(UNTRACKED_TIMERS.to_owned(), untracked);
+    }
+    for (name, ns, runs) in p.run_costs() {
+        c.counters.insert(format!("{BPF_RUN_NS}{name}"), ns);
+        c.counters.insert(format!("{BPF_RUNS}{name}"), runs);
     }
 }
 

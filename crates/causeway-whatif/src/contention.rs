@@ -13,8 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 pub struct CpuWaits {
     /// Share of the counted threads' time in the window they were runnable.
     pub runnable_share: f64,
-    /// Share of their time runnable while their CPU ran no thread of their own
-    /// processes (another program, a kernel thread, or the CPU waking from idle).
+    /// Share of their time runnable while their CPU ran a thread of another process
+    /// (another program or a kernel thread; not the CPU waking from idle).
     pub behind_others_share: f64,
 }
 
@@ -26,22 +26,21 @@ pub(crate) fn cpu_waits(model: &Model, threads: &[u32], window: (u64, u64)) -> C
         .iter()
         .filter_map(|&ti| model.thread_by_index(ti)?.tgid)
         .collect();
-    // Per CPU: when threads of the counted processes ran on it, in time order.
-    let mut own: BTreeMap<Cpu, Vec<(u64, u64)>> = BTreeMap::new();
-    for t in model
-        .threads()
-        .filter(|t| t.tgid.is_some_and(|g| tgids.contains(&g)))
-    {
+    // Per CPU: when threads of other processes ran on it, in time order.
+    let mut others: BTreeMap<Cpu, Vec<(u64, u64)>> = BTreeMap::new();
+    let other =
+        |t: &&causeway_model::Thread| t.tid.0 != 0 && !t.tgid.is_some_and(|g| tgids.contains(&g));
+    for t in model.threads().filter(other) {
         for s in t.segments_overlapping(
             causeway_format::Timestamp(lo),
             causeway_format::Timestamp(hi),
         ) {
             if let SegmentState::Running { cpu } = s.state {
-                own.entry(cpu).or_default().push((s.start.0, s.end.0));
+                others.entry(cpu).or_default().push((s.start.0, s.end.0));
             }
         }
     }
-    for v in own.values_mut() {
+    for v in others.values_mut() {
         v.sort_unstable();
     }
     let (mut total, mut runnable, mut behind) = (0u64, 0u64, 0u64);
@@ -69,8 +68,9 @@ pub(crate) fn cpu_waits(model: &Model, threads: &[u32], window: (u64, u64)) -> C
                 _ => continue,
             };
             let (a, b) = (s.start.0.max(lo), s.end.0.min(hi));
-            let mine = own.get(&cpu).map_or(0, |v| overlap(v, a, b));
-            behind += (b - a).saturating_sub(mine);
+            // Two threads' fragments can overlap on one CPU (a thread of a process
+            // the recording did not follow is seen only where it meets a followed one).
+            behind += others.get(&cpu).map_or(0, |v| overlap(v, a, b)).min(b - a);
         }
     }
     let share = |x: u64| {
@@ -86,15 +86,20 @@ pub(crate) fn cpu_waits(model: &Model, threads: &[u32], window: (u64, u64)) -> C
     }
 }
 
-/// Time of `[a, b)` covered by `spans` (sorted, not overlapping).
+/// Time of `[a, b)` covered by `spans` (sorted by start).
 fn overlap(spans: &[(u64, u64)], a: u64, b: u64) -> u64 {
-    let first = spans.partition_point(|&(_, e)| e <= a);
+    // Sorted by start, the ends need not be: look back as far as a run may last.
+    let first = spans.partition_point(|&(s, _)| s < a.saturating_sub(MAX_SPAN));
     spans[first..]
         .iter()
         .take_while(|&&(s, _)| s < b)
         .map(|&(s, e)| e.min(b).saturating_sub(s.max(a)))
         .sum()
 }
+
+/// Longest run of another process's thread looked back for (a fragment of an
+/// unfollowed thread can read as a long run; it is clipped to the delay anyway).
+const MAX_SPAN: u64 = 1_000_000_000;
 
 #[cfg(test)]
 mod tests {

@@ -43,6 +43,7 @@ mod contention;
 mod error;
 mod measure;
 mod predict;
+mod reccost;
 mod replay;
 mod select;
 mod sitename;

@@ -4,6 +4,7 @@ use crate::callcpu::CallCpu;
 use crate::change::{Change, Factor, Target};
 use crate::error::WhatIfError;
 use crate::measure::{Counted, Cycles, MIN_CYCLES, cycles, replayed_speedup};
+use crate::reccost::RecorderCost;
 use crate::replay::{Plan, Rule, replay, waker_point};
 use crate::select::Selection;
 use causeway_bottleneck::{EdgeId, EdgeKind, Findings, VertexKind, WaitMap};
@@ -35,6 +36,9 @@ pub struct Prediction {
     pub call_cpu_ns: u64,
     /// The on-CPU samples that estimate rests on.
     pub call_cpu_samples: u64,
+    /// The recorder's measured work taken out of the recorded threads' runs, ns
+    /// (`None`: the trace did not measure it, and it stays in the replay).
+    pub recorder_ns: Option<u64>,
     /// CPUs the replayed work needs over the replayed window (recorded threads' time
     /// on CPU divided by the window).
     pub cpu_demand: f64,
@@ -65,6 +69,7 @@ pub struct WaitRules {
 struct Tally {
     rules: Cell<WaitRules>,
     removed_ns: Cell<u64>,
+    recorder_ns: Cell<u64>,
 }
 
 impl Tally {
@@ -97,6 +102,8 @@ pub struct Predictor<'a> {
     cycles: Cycles,
     plan: Plan,
     cpus: u32,
+    /// The recorder's cost in the recorded threads' runs.
+    rec: RecorderCost,
     /// The unchanged replay's speedup: 1 when every dependency could be followed in
     /// recorded order (ties in recorded time can leave it a hair off); predictions are
     /// taken relative to it.
@@ -129,6 +136,7 @@ impl<'a> Predictor<'a> {
             cycles,
             plan: Plan::new(model),
             cpus,
+            rec: RecorderCost::new(model, trace.stats()),
             base_speedup: 1.0,
         };
         let none = p.select(&[])?;
@@ -196,6 +204,7 @@ impl<'a> Predictor<'a> {
             removed_ns,
             call_cpu_ns: calls.total_ns,
             call_cpu_samples: calls.samples,
+            recorder_ns: self.rec.known().then(|| tally.recorder_ns.get()),
             cpu_demand,
             cpus: self.cpus,
             cpu_bound,
@@ -314,7 +323,10 @@ impl<'a> Predictor<'a> {
             // The CPU of removed calls around this run goes with them (`callcpu`).
             let taken = calls.taken(self.model, sel, id, seg);
             tally.removed_ns.set(tally.removed_ns.get() + taken);
-            return Rule::Fixed(d - taken);
+            // And the recorder's own work in it (`reccost`), from every replay.
+            let rec = self.rec.in_run(self.model, id, seg).min(d - taken);
+            tally.recorder_ns.set(tally.recorder_ns.get() + rec);
+            return Rule::Fixed(d - taken - rec);
         }
         if !seg.state.is_blocked() {
             return Rule::Fixed(d);
@@ -428,10 +440,19 @@ impl<'a> Predictor<'a> {
         }
         // A run that removed calls shortened: its points move in proportion.
         let d = s.duration().0;
-        match calls.taken(self.model, sel, seg, s) {
+        let taken = self.run_taken(sel, calls, seg, s);
+        match taken {
             0 => offset,
             taken => (offset as u128 * u128::from(d - taken) / u128::from(d.max(1))) as u64,
         }
+    }
+
+    /// What a replay takes out of running segment `id` (`seg`) that no change
+    /// selected: the removed calls' CPU around it and the recorder's work in it.
+    fn run_taken(&self, sel: &Selection<'_>, calls: &CallCpu, id: SegmentId, seg: &Segment) -> u64 {
+        let d = seg.duration().0;
+        let calls = calls.taken(self.model, sel, id, seg);
+        (calls + self.rec.in_run(self.model, id, seg)).min(d)
     }
 
     /// Time on CPU of the recorded threads in the counted window, after the changes.
@@ -462,7 +483,7 @@ impl<'a> Predictor<'a> {
                 };
                 ns += sel
                     .factor_of(id)
-                    .map_or_else(|| d - calls.taken(self.model, sel, id, s), |f| f.shrink(d));
+                    .map_or_else(|| d - self.run_taken(sel, calls, id, s), |f| f.shrink(d));
             }
         }
         ns

@@ -72,6 +72,10 @@ pub(crate) struct PredictionDoc {
     /// Of it, the removed calls' own CPU, estimated from `call_cpu_samples` samples.
     pub(crate) call_cpu_ns: u64,
     pub(crate) call_cpu_samples: u64,
+    /// The recorder's measured work taken out of the recorded threads' runs (absent:
+    /// the trace did not measure it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) recorder_ns: Option<u64>,
     /// CPUs the replayed work needs (absent when the replay collapsed the window).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) cpu_demand: Option<f64>,
@@ -182,6 +186,7 @@ pub(crate) fn prediction(labels: &[String], p: &Prediction) -> PredictionDoc {
         removed_ns: p.removed_ns,
         call_cpu_ns: p.call_cpu_ns,
         call_cpu_samples: p.call_cpu_samples,
+        recorder_ns: p.recorder_ns,
         cpu_demand: p.cpu_demand.is_finite().then_some(p.cpu_demand),
         cpus: p.cpus,
         cpu_bound: p.cpu_bound,

@@ -159,9 +159,13 @@ fn certainty(p: &PredictionDoc) -> Vec<String> {
             p.counted.cycles
         ));
     }
-    out.push(
-        "the recorder's own work in the recorded threads (a stack taken at every switch-out) stays in the replay, while the fixed program would run unrecorded: the figure is low by about that share".to_string(),
-    );
+    out.push(match p.recorder_ns {
+        Some(ns) => format!(
+            "the recorder's measured work in the recorded threads' runs ({:.3}s) is out of both replays, the fixed program's and the recorded one's; the traps of its uprobes (Go's scheduler) are not measured and stay",
+            ns as f64 / 1e9
+        ),
+        None => "the recorder's own work in the recorded threads (a stack taken at every switch-out) stays in the replay, while the fixed program would run unrecorded: the figure is low by about that share (this trace did not measure it)".to_string(),
+    });
     out
 }
 
@@ -251,6 +255,7 @@ mod tests {
             removed_ns: 450_000_000,
             call_cpu_ns: 50_000_000,
             call_cpu_samples: 12,
+            recorder_ns: None,
             cpu_demand: Some(2.5),
             cpus: 2,
             cpu_bound: true,
@@ -280,13 +285,19 @@ mod tests {
         );
         assert!(t.contains("2 idle polls folded"), "{t}");
         assert!(!t.contains("waited for a CPU"), "{t}");
+        assert!(t.contains("(this trace did not measure it)"), "{t}");
         // Queued behind other programs a fifth of the time: said, with both shares.
         let mut busy = p.clone();
+        busy.recorder_ns = Some(120_000_000);
         busy.counted.cpu_wait_share = 0.3;
         busy.counted.cpu_wait_behind_others_share = 0.2;
         let t = prediction(&busy);
         assert!(
             t.contains("how sure: the counted threads waited for a CPU 30% of their time, 20% while other programs"),
+            "{t}"
+        );
+        assert!(
+            t.contains("how sure: the recorder's measured work in the recorded threads' runs (0.120s) is out of both replays"),
             "{t}"
         );
     }
