@@ -75,8 +75,12 @@ impl Samples {
         }
         // A goroutine moves between carriers: its samples come from several, each in
         // time order.
-        for v in self.by_thread.values_mut() {
-            v.sort_by_key(|s| s.ts);
+        let goroutines: std::collections::BTreeSet<Tid> =
+            carried.iter().map(|c| c.goroutine).collect();
+        for g in goroutines {
+            if let Some(v) = self.by_thread.get_mut(&g) {
+                v.sort_by_key(|s| s.ts);
+            }
         }
     }
 
